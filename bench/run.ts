@@ -1,0 +1,14 @@
+// `npm run bench`: every HTTP bench in sequence (KV throughput against the ceiling, then the
+// blocking-query fan-out), a few minutes in all; each prints its table and writes .bench-out/.
+import { parseHttpBenchArgs } from './support/args.js';
+import { runFanoutBench } from './http/fanout.js';
+import { runKvBench } from './http/kv.js';
+import { isEntryPoint, runMain } from './support/main.js';
+
+if (isEntryPoint(import.meta.url)) {
+  runMain(async () => {
+    const args = parseHttpBenchArgs();
+    await runKvBench(args);
+    await runFanoutBench(args.queries, args.quietWaitS);
+  });
+}

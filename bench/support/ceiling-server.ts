@@ -1,0 +1,73 @@
+// The ceiling: a bare uWS server (child process) that answers every GET with the fixed KV-sized
+// body and every PUT with `true` after reading the body. Nothing over HTTP on uWS can beat it on
+// this machine, so agent figures are read as a fraction of it. A GET with `?index=` parks until
+// the next PUT, the least a blocking query can cost, which the fan-out bench compares with.
+// Usage: node ceiling-server.js <port>
+import uWS, { type HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import { CEILING_GET_BODY } from './fixtures.js';
+import { LOOPBACK } from './ports.js';
+
+const port = Number(process.argv[2]);
+if (!Number.isInteger(port) || port <= 0) {
+  process.stderr.write('usage: ceiling-server <port>\n');
+  process.exit(2);
+}
+
+// The agent sends these on a KV GET too; sending them here keeps header bytes comparable.
+const CONTENT_TYPE = 'application/json';
+const INDEX = '12';
+// Parked queries answer with a later index, as a woken blocking query does.
+const WOKEN_INDEX = '13';
+
+const parked = new Set<HttpResponse>();
+
+function wakeAll(): void {
+  // Measured on the 2-core bench machine with 15k parked: run from setImmediate, each answer in
+  // its own cork, ~0.3 s; the same loop inside the PUT's uWS callback (corked or not), or in a
+  // microtask of it, ~3 s, since uWS cannot cork a second socket there and writes piecemeal.
+  for (const res of parked) {
+    res.cork(() => {
+      res.writeHeader('Content-Type', CONTENT_TYPE).writeHeader('X-Svc-Index', WOKEN_INDEX).end(CEILING_GET_BODY);
+    });
+  }
+  parked.clear();
+}
+
+const app = uWS.App()
+  .get('/*', (res, req) => {
+    if (req.getQuery('index') !== undefined) {
+      res.onAborted(() => parked.delete(res));
+      parked.add(res);
+      return;
+    }
+    res.cork(() => {
+      res.writeHeader('Content-Type', CONTENT_TYPE).writeHeader('X-Svc-Index', INDEX).end(CEILING_GET_BODY);
+    });
+  })
+  .put('/*', (res) => {
+    // Read the whole body before answering, as the agent must; the bytes themselves are dropped.
+    let aborted = false;
+    res.onAborted(() => (aborted = true));
+    res.onData((_chunk, isLast) => {
+      if (!isLast || aborted) return;
+      res.cork(() => {
+        res.writeHeader('Content-Type', CONTENT_TYPE).writeHeader('X-Svc-Index', INDEX).end('true');
+      });
+      if (parked.size > 0) setImmediate(wakeAll);
+    });
+  })
+  .any('/*', (res) => {
+    res.writeStatus('405 Method Not Allowed').end();
+  });
+
+app.listen(LOOPBACK, port, (listenSocket) => {
+  if (listenSocket === false) {
+    process.stderr.write(`ceiling-server: cannot listen on ${LOOPBACK}:${port}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`${JSON.stringify({ msg: 'ceiling listening', port })}\n`);
+  process.once('SIGTERM', () => {
+    uWS.us_listen_socket_close(listenSocket);
+    process.exit(0);
+  });
+});

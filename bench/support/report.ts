@@ -1,0 +1,44 @@
+// Prints a bench's result as a compact aligned table and writes it, with the run's settings and
+// environment, to .bench-out/<name>.json for later comparison.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { BENCH_OUT } from './paths.js';
+
+export type Cell = string | number | undefined;
+
+/** Fixed-width table; numbers right-aligned, text left-aligned, missing cells as '-'. */
+export function formatTable(headers: readonly string[], rows: readonly (readonly Cell[])[]): string {
+  const text = rows.map((row) => headers.map((_, i) => cellText(row[i])));
+  const widths = headers.map((h, i) => Math.max(h.length, ...text.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[], numeric: (i: number) => boolean): string =>
+    cells.map((c, i) => (numeric(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  const isNumeric = (i: number): boolean => rows.some((r) => typeof r[i] === 'number');
+  return [
+    line(headers, isNumeric),
+    line(widths.map((w) => '-'.repeat(w)), () => false),
+    ...text.map((r) => line(r, isNumeric)),
+  ].join('\n');
+}
+
+function cellText(cell: Cell): string {
+  if (cell === undefined || (typeof cell === 'number' && !Number.isFinite(cell))) return '-';
+  if (typeof cell === 'string') return cell;
+  if (Number.isInteger(cell)) return cell.toLocaleString('en-US');
+  return cell >= 100 ? Math.round(cell).toLocaleString('en-US') : cell.toPrecision(3);
+}
+
+/** Rounds for JSON so the files diff cleanly: 3 significant digits below 100, integers above. */
+export function round(n: number): number {
+  if (!Number.isFinite(n)) return n;
+  return Math.abs(n) >= 100 ? Math.round(n) : Number(n.toPrecision(3));
+}
+
+/** Writes `.bench-out/<name>.json` with the environment attached; returns the path. */
+export async function writeJson(name: string, data: Record<string, unknown>): Promise<string> {
+  await mkdir(BENCH_OUT, { recursive: true });
+  const path = join(BENCH_OUT, `${name}.json`);
+  const env = { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', platform: process.platform };
+  await writeFile(path, `${JSON.stringify({ name, date: new Date().toISOString(), env, ...data }, null, 2)}\n`);
+  return path;
+}

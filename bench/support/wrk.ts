@@ -1,0 +1,76 @@
+// Runs wrk against one URL (keep-alive, fixed connections) and returns its figures. Request
+// shapes that wrk cannot take on its command line (PUT bodies, Connection: close) go in a
+// generated Lua script that only sets wrk.method/body/headers, so wrk still pre-builds one
+// request and spends no Lua per request.
+import { rmSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LoadRequest, LoadResult, LoadSettings, LoadTool } from './load.js';
+import { runCommand } from './run-command.js';
+import { parseWrkOutput } from './wrk-parse.js';
+
+// Requests slower than this count as timeouts; far above anything a healthy run shows, so a
+// timeout always means a stall worth reading about.
+const REQUEST_TIMEOUT = '5s';
+
+function luaString(text: string): string {
+  // JSON's escapes (\" \\ \n) are valid Lua for printable ASCII; wrk's LuaJIT has no \u escapes.
+  if (!/^[\x20-\x7e]*$/.test(text)) throw new Error('wrk script: keep bodies and headers printable ASCII');
+  return JSON.stringify(text);
+}
+
+export function wrkScript(request: LoadRequest): string | undefined {
+  const lines: string[] = [];
+  if (request.method !== 'GET') lines.push(`wrk.method = ${luaString(request.method)}`);
+  if (request.body !== undefined) {
+    lines.push(`wrk.body = ${luaString(request.body)}`);
+    lines.push('wrk.headers["Content-Type"] = "application/octet-stream"');
+  }
+  if (request.close === true) lines.push('wrk.headers["Connection"] = "close"');
+  return lines.length === 0 ? undefined : `${lines.join('\n')}\n`;
+}
+
+let scriptDir: string | undefined;
+async function writeScript(source: string): Promise<string> {
+  if (scriptDir === undefined) {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-bench-wrk-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    scriptDir = dir;
+  }
+  const path = join(scriptDir, `s${Date.now()}-${Math.random().toString(36).slice(2)}.lua`);
+  await writeFile(path, source);
+  return path;
+}
+
+export function wrkTool(path: string, version: string): LoadTool {
+  return {
+    name: 'wrk',
+    version,
+    async run(request: LoadRequest, settings: LoadSettings): Promise<LoadResult> {
+      const args = [
+        `-t${settings.threads}`,
+        `-c${settings.connections}`,
+        `-d${settings.durationS}s`,
+        '--latency',
+        '--timeout',
+        REQUEST_TIMEOUT,
+      ];
+      const script = wrkScript(request);
+      if (script !== undefined) args.push('-s', await writeScript(script));
+      args.push(request.url);
+      const { code, stdout, stderr } = await runCommand(path, args);
+      if (code !== 0) throw new Error(`wrk exited ${code}: ${stderr || stdout}`);
+      const report = parseWrkOutput(stdout);
+      return {
+        tool: 'wrk',
+        requests: report.requests,
+        rps: report.rps,
+        p50Ms: report.latencyMs.get(50) ?? Number.NaN,
+        p99Ms: report.latencyMs.get(99) ?? Number.NaN,
+        errors: report.errors,
+        non2xx: report.non2xx,
+      };
+    },
+  };
+}

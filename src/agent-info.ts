@@ -1,0 +1,61 @@
+// Who this agent is: node, datacenter, addresses and build, as /v1/agent/self, /v1/agent/members
+// and /v1/status report it. The agent is a one-node cluster: its own server and leader.
+import type { AgentConfig } from './config/types.js';
+import { VERSION } from './version.js';
+
+/** Consul's default server RPC and LAN gossip ports, reported where clients expect them. */
+export const SERVER_PORT = 8300;
+export const SERF_LAN_PORT = 8301;
+
+export interface AgentInfo {
+  readonly nodeName: string;
+  readonly nodeId: string;
+  readonly datacenter: string;
+  /** The address peers and clients are told about (the bind address, or loopback for 0.0.0.0). */
+  readonly advertiseAddr: string;
+  readonly version: string;
+  readonly buildDate: string;
+  readonly aclsEnabled: boolean;
+}
+
+export function agentInfo(config: AgentConfig, nodeId: string, startedAt: Date): AgentInfo {
+  const bind = config.clientAddr;
+  return Object.freeze({
+    nodeName: config.nodeName,
+    nodeId,
+    datacenter: config.datacenter,
+    advertiseAddr: bind === '0.0.0.0' || bind === '::' ? '127.0.0.1' : bind,
+    version: VERSION,
+    buildDate: startedAt.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    aclsEnabled: config.acl.enabled,
+  });
+}
+
+/** Consul's member shape (reference §9.2); Status 1 is "alive". Tags are in sorted key order. */
+export function memberJson(info: AgentInfo): Record<string, unknown> {
+  return {
+    Name: info.nodeName,
+    Addr: info.advertiseAddr,
+    Port: SERF_LAN_PORT,
+    Tags: {
+      acls: info.aclsEnabled ? '1' : '0',
+      build: `${info.version}:`,
+      dc: info.datacenter,
+      id: info.nodeId,
+      port: String(SERVER_PORT),
+      raft_vsn: '3',
+      role: 'consul',
+      segment: '',
+      vsn: '2',
+      vsn_max: '3',
+      vsn_min: '2',
+    },
+    Status: 1,
+    ProtocolMin: 1,
+    ProtocolMax: 5,
+    ProtocolCur: 2,
+    DelegateMin: 2,
+    DelegateMax: 5,
+    DelegateCur: 4,
+  };
+}

@@ -1,0 +1,223 @@
+// Command-line parsing in Consul's (Go flag package) style: single-dash long flags, `-x value`,
+// `-x=value` and `--x` all work, errors use Go's wording. Subcommands and help text live here too;
+// flag docs come from the config schema, so `-help` and the config keys cannot drift apart.
+import yargsParser from 'yargs-parser';
+import { AgentError } from '../core/errors.js';
+import { describeDefault, findConfigKey, type RawConfig } from '../config/schema.js';
+
+export const CLI_USAGE = 'CLI_USAGE';
+
+/** A command-line mistake; the caller prints the message and the usage, and exits 1. */
+export class UsageError extends AgentError {
+  constructor(message: string) {
+    super(CLI_USAGE, 'invalid', message);
+  }
+}
+
+interface FlagSpec {
+  readonly name: string;
+  /** Dotted config key the flag sets; its doc and default come from the schema. */
+  readonly key?: string;
+  readonly kind: 'bool' | 'string' | 'int' | 'files';
+  /** Placeholder in help text. */
+  readonly placeholder?: string;
+  /** For flags that map to no config key. */
+  readonly doc?: string;
+}
+
+const AGENT_FLAGS: readonly FlagSpec[] = [
+  { name: 'dev', kind: 'bool', doc: 'Development mode: state is kept in memory and data_dir is optional.' },
+  {
+    name: 'config-file',
+    kind: 'files',
+    placeholder: 'path',
+    doc: 'A JSON config file. Repeat to load several; later files override earlier ones, flags override all files.',
+  },
+  { name: 'data-dir', key: 'data_dir', kind: 'string', placeholder: 'path' },
+  { name: 'http-port', key: 'ports.http', kind: 'int', placeholder: 'port' },
+  { name: 'client', key: 'client_addr', kind: 'string', placeholder: 'address' },
+  { name: 'node', key: 'node_name', kind: 'string', placeholder: 'name' },
+  { name: 'datacenter', key: 'datacenter', kind: 'string', placeholder: 'name' },
+  { name: 'log-level', key: 'log_level', kind: 'string', placeholder: 'level' },
+];
+
+const FLAG_BY_NAME = new Map(AGENT_FLAGS.map((f) => [f.name, f]));
+const HELP_FLAGS = new Set(['-h', '-help', '--help', '--h']);
+
+export interface AgentArgs {
+  readonly flags: RawConfig;
+  readonly files: readonly string[];
+  readonly dev: boolean;
+}
+
+/** Parses the arguments after `agent`; throws UsageError with Go's flag-package wording. */
+export function parseAgentArgs(argv: readonly string[]): AgentArgs {
+  const parsed = yargsParser(normalize(argv), {
+    boolean: AGENT_FLAGS.filter((f) => f.kind === 'bool').map((f) => f.name),
+    string: AGENT_FLAGS.filter((f) => f.kind !== 'bool').map((f) => f.name),
+    configuration: {
+      'short-option-groups': false, // -dev is one flag, not -d -e -v
+      'camel-case-expansion': false, // keys stay as typed, so unknown ones are named as typed
+      'boolean-negation': false, // Go has no --no-x
+      'dot-notation': false,
+      'parse-numbers': false, // integers are checked here, with a message naming the flag
+      'parse-positional-numbers': false,
+      'duplicate-arguments-array': true,
+      'flatten-duplicate-arrays': true,
+      'greedy-arrays': false,
+      'populate--': true,
+    },
+  });
+
+  const extra = [...parsed._.map(String), ...((parsed['--'] as string[] | undefined) ?? [])];
+  const flags: Record<string, unknown> = {};
+  let files: string[] = [];
+  let dev = false;
+  for (const [name, raw] of Object.entries(parsed)) {
+    if (name === '_' || name === '--') continue;
+    const spec = FLAG_BY_NAME.get(name);
+    if (spec === undefined) throw new UsageError(`flag provided but not defined: -${name}`);
+    const values = (Array.isArray(raw) ? raw : [raw]) as unknown[];
+    if (spec.kind === 'files') {
+      files = values.map((v) => requireText(spec, String(v)));
+      continue;
+    }
+    // Go's flag package keeps the last of repeated flags.
+    const last = values[values.length - 1];
+    if (spec.kind === 'bool') dev = last === true;
+    else if (spec.key !== undefined) {
+      setPath(flags, spec.key, spec.kind === 'int' ? parseInteger(spec, String(last)) : String(last));
+    }
+  }
+  if (extra.length > 0) throw new UsageError(`unexpected extra arguments: [${extra.join(' ')}]`);
+  return { flags: flags as RawConfig, files, dev };
+}
+
+/**
+ * Go's flag semantics that yargs-parser lacks, applied before it runs. yargs reads `-data-dir`
+ * followed by nothing (or by another flag) as an empty value; Go reports the missing argument, and
+ * so do we (a negative number still counts as a value). Booleans take Go's spellings in `-dev=x`.
+ */
+function normalize(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i] as string;
+    out.push(token);
+    if (token === '--') {
+      out.push(...argv.slice(i + 1));
+      break;
+    }
+    const m = /^--?([^=]+)(?:=(.*))?$/s.exec(token);
+    const spec = m ? FLAG_BY_NAME.get(m[1] as string) : undefined;
+    if (m === null || spec === undefined) continue;
+    const inline = m[2];
+    if (spec.kind === 'bool') {
+      if (inline !== undefined) out[out.length - 1] = `--${spec.name}=${parseBool(spec, inline)}`;
+      continue;
+    }
+    if (inline !== undefined) continue;
+    const next = argv[i + 1];
+    if (next === undefined || (next.startsWith('-') && !/^-\d/.test(next))) {
+      throw new UsageError(`flag needs an argument: -${spec.name}`);
+    }
+    out.push(next);
+    i++;
+  }
+  return out;
+}
+
+const GO_BOOLS: ReadonlyMap<string, boolean> = new Map([
+  ...['1', 't', 'T', 'true', 'TRUE', 'True'].map((v) => [v, true] as const),
+  ...['0', 'f', 'F', 'false', 'FALSE', 'False'].map((v) => [v, false] as const),
+]);
+
+function parseBool(spec: FlagSpec, value: string): boolean {
+  const b = GO_BOOLS.get(value);
+  if (b === undefined) {
+    throw new UsageError(`invalid boolean value ${JSON.stringify(value)} for -${spec.name}: parse error`);
+  }
+  return b;
+}
+
+function parseInteger(spec: FlagSpec, value: string): number {
+  if (!/^[+-]?\d+$/.test(value)) {
+    throw new UsageError(`invalid value ${JSON.stringify(value)} for flag -${spec.name}: expected an integer`);
+  }
+  return Number(value);
+}
+
+function requireText(spec: FlagSpec, value: string): string {
+  if (value === '') {
+    throw new UsageError(`invalid value "" for flag -${spec.name}: expected a ${spec.placeholder ?? 'value'}`);
+  }
+  return value;
+}
+
+function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
+  const parts = dotted.split('.');
+  const last = parts.pop() as string;
+  let node = target;
+  for (const part of parts) {
+    const child = (node[part] ??= {}) as Record<string, unknown>;
+    node = child;
+  }
+  node[last] = value;
+}
+
+export type Command =
+  | { readonly name: 'agent'; readonly args: AgentArgs }
+  | { readonly name: 'version' }
+  /** exitCode 0 when help was asked for, 1 when it is shown because no command was given. */
+  | { readonly name: 'help'; readonly text: string; readonly exitCode: 0 | 1 };
+
+/** Picks the subcommand from argv (without node and script); throws UsageError on a bad one. */
+export function parseCommand(argv: readonly string[]): Command {
+  const [first, ...rest] = argv;
+  if (first === undefined) return { name: 'help', text: mainHelp(), exitCode: 1 };
+  if (first === 'help' || HELP_FLAGS.has(first)) {
+    return { name: 'help', text: rest[0] === 'agent' ? agentHelp() : mainHelp(), exitCode: 0 };
+  }
+  if (first === 'version' || first === '-version' || first === '--version' || first === '-v') {
+    if (rest.length > 0) throw new UsageError(`unexpected extra arguments: [${rest.join(' ')}]`);
+    return { name: 'version' };
+  }
+  if (first === 'agent') {
+    const end = rest.indexOf('--');
+    const options = end === -1 ? rest : rest.slice(0, end);
+    if (options.some((a) => HELP_FLAGS.has(a))) return { name: 'help', text: agentHelp(), exitCode: 0 };
+    return { name: 'agent', args: parseAgentArgs(rest) };
+  }
+  throw new UsageError(`unknown command: ${JSON.stringify(first)}`);
+}
+
+export function mainHelp(): string {
+  return [
+    'Usage: svc-agent <command> [options]',
+    '',
+    'Commands:',
+    '    agent      Runs a service-mesh agent',
+    '    version    Prints the version',
+    '    help       Shows this help (help agent: the agent options)',
+    '',
+    agentOptions(),
+  ].join('\n');
+}
+
+export function agentHelp(): string {
+  const intro = ['Usage: svc-agent agent [options]', '', '  Starts the agent and runs until interrupted.', ''];
+  return [...intro, agentOptions()].join('\n');
+}
+
+function agentOptions(): string {
+  const lines = ['Agent options:', ''];
+  for (const flag of AGENT_FLAGS) {
+    const key = flag.key === undefined ? undefined : findConfigKey(flag.key);
+    const usage = flag.placeholder === undefined ? `-${flag.name}` : `-${flag.name}=<${flag.placeholder}>`;
+    const def = key === undefined ? undefined : describeDefault(key);
+    let doc = flag.doc ?? key?.doc ?? '';
+    if (flag.key !== undefined) doc += ` Config key: ${flag.key}.`;
+    if (def !== undefined) doc += ` Default: ${def}.`;
+    lines.push(`  ${usage}`, `      ${doc}`, '');
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,53 @@
+// Maps validated snake_case values onto the camelCase AgentConfig the rest of the agent reads.
+// Spelled out key by key so the compiler checks both sides; derived defaults are resolved here.
+import { defaultKeyBits } from './ca-rules.js';
+import type { ConfigValues } from './schema.js';
+import type { AgentConfig } from './types.js';
+
+export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
+  const ca = v.connect.ca_config;
+  return {
+    dev,
+    datacenter: v.datacenter,
+    nodeName: v.node_name,
+    nodeId: v.node_id,
+    clientAddr: v.client_addr,
+    ports: { http: v.ports.http },
+    dataDir: v.data_dir,
+    logLevel: v.log_level,
+    translateWanAddrs: v.translate_wan_addrs,
+    acl: {
+      enabled: v.acl.enabled,
+      defaultPolicy: v.acl.default_policy,
+      tokens: {
+        initialManagement: v.acl.tokens.initial_management,
+        default: v.acl.tokens.default,
+        agent: v.acl.tokens.agent,
+      },
+      tokenTtlMs: v.acl.token_ttl,
+    },
+    httpConfig: { headerBrand: v.http_config.header_brand },
+    limits: { httpMaxBodyBytes: v.limits.http_max_body_bytes },
+    kvMaxValueSize: v.limits.kv_max_value_size,
+    defaultQueryTimeMs: v.default_query_time,
+    maxQueryTimeMs: v.max_query_time,
+    connect: {
+      enabled: v.connect.enabled,
+      caProvider: v.connect.ca_provider,
+      caConfig: {
+        leafCertTtlMs: ca.leaf_cert_ttl,
+        intermediateCertTtlMs: ca.intermediate_cert_ttl,
+        rootCertTtlMs: ca.root_cert_ttl,
+        privateKeyType: ca.private_key_type,
+        privateKeyBits: ca.private_key_bits ?? defaultKeyBits(ca.private_key_type),
+        csrMaxPerSecond: ca.csr_max_per_second,
+        csrMaxConcurrent: ca.csr_max_concurrent,
+        privateKey: ca.private_key,
+        rootCert: ca.root_cert,
+      },
+      leafRootChangeSpreadMs: v.connect.leaf_root_change_spread,
+      leafCacheMaxEntries: v.connect.leaf_cache_max_entries,
+    },
+    cache: { maxEntries: v.cache.max_entries, ttlMs: v.cache.ttl },
+  };
+}

@@ -1,0 +1,107 @@
+// Start-up config loading: read the JSON files, stack defaults < files (in order) < command-line
+// flags, validate once, and hand back a deep-frozen AgentConfig. Every problem found is reported
+// together in one ConfigError.
+import { readFileSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { toAgentConfig } from './convert.js';
+import { ConfigError } from './errors.js';
+import { findJsonSyntaxError } from './json-error.js';
+import { deepFreeze, deepMerge, isPlainObject, type PlainObject } from './object.js';
+import type { RawConfig } from './schema.js';
+import type { AgentConfig } from './types.js';
+import { unknownKeys, validateValues } from './validate.js';
+
+/** The machine as the loader sees it; tests hand in their own. */
+export interface LoadEnv {
+  hostname(): string;
+  /** File contents as UTF-8; throws a Node fs error when unreadable. */
+  readFile(path: string): string;
+  /** true / false for an existing path, undefined when nothing is there. */
+  isDirectory(path: string): boolean | undefined;
+}
+
+export const systemEnv: LoadEnv = {
+  hostname,
+  readFile: (path) => readFileSync(path, 'utf8'),
+  isDirectory: (path) => statSync(path, { throwIfNoEntry: false })?.isDirectory(),
+};
+
+export interface LoadInput {
+  /** JSON config files, lowest priority first. */
+  readonly files: readonly string[];
+  /** Values from the command line; they override every file. */
+  readonly flags: RawConfig;
+  /** -dev: state in memory, so data_dir becomes optional. */
+  readonly dev: boolean;
+  readonly env?: LoadEnv;
+}
+
+/** Loads, validates and freezes the agent config; throws ConfigError listing every problem. */
+export function loadConfig(input: LoadInput): AgentConfig {
+  const env = input.env ?? systemEnv;
+
+  const fileProblems: string[] = [];
+  const layers: { readonly path: string; readonly values: PlainObject }[] = [];
+  for (const path of input.files) {
+    const values = readConfigFile(path, env, fileProblems);
+    if (values !== undefined) layers.push({ path, values });
+  }
+  // A file that could not be read leaves the merged view incomplete, so judging the values would
+  // only add misleading problems (e.g. data_dir "missing" because it was in that file).
+  if (fileProblems.length > 0) throw new ConfigError(fileProblems);
+
+  const flags = input.flags as PlainObject;
+  const problems = [
+    ...layers.flatMap((layer) => unknownKeys(layer.values).map((p) => `${layer.path}: ${p}`)),
+    ...unknownKeys(flags).map((p) => `command line: ${p}`),
+  ];
+  const merged = deepMerge(...layers.map((layer) => layer.values), flags);
+  const result = validateValues(merged, { hostname: env.hostname(), dev: input.dev });
+  if (!result.ok) problems.push(...result.problems);
+  // Consul's check, kept out of validate.ts because it touches the disk. A missing directory is
+  // fine: the store creates it.
+  const dataDir = merged['data_dir'];
+  if (typeof dataDir === 'string' && dataDir !== '' && env.isDirectory(dataDir) === false) {
+    problems.push(`data_dir: ${JSON.stringify(dataDir)} is not a directory`);
+  }
+
+  if (!result.ok || problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(toAgentConfig(result.values, input.dev));
+}
+
+function readConfigFile(path: string, env: LoadEnv, problems: string[]): PlainObject | undefined {
+  let text: string;
+  try {
+    text = env.readFile(path);
+  } catch (err) {
+    problems.push(`${path}: cannot read config file: ${describeFsError(err)}`);
+    return undefined;
+  }
+  // Editors on Windows may save a byte-order mark, which JSON.parse rejects.
+  if (text.startsWith('\uFEFF')) text = text.slice(1);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    const at = findJsonSyntaxError(text);
+    problems.push(
+      at
+        ? `${path}: invalid JSON at line ${at.line}, column ${at.column}: ${at.reason}`
+        : `${path}: invalid JSON: ${err instanceof Error ? err.message : String(err)}`,
+    );
+    return undefined;
+  }
+  if (!isPlainObject(parsed)) {
+    problems.push(`${path}: expected a JSON object at the top level`);
+    return undefined;
+  }
+  return parsed;
+}
+
+function describeFsError(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES') return 'permission denied';
+  if (code === 'EISDIR') return 'is a directory';
+  return err instanceof Error ? err.message : String(err);
+}

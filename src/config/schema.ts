@@ -1,0 +1,176 @@
+// The one list of config keys: Consul's snake_case names as they appear in JSON config files, each
+// with its validator, default and doc. Loading, validation, unknown-key checks and help text all
+// walk this tree, so a key added here is known everywhere.
+import type { z } from 'zod';
+import {
+  bool,
+  datacenterName,
+  duration,
+  int,
+  ipAddress,
+  logLevel,
+  nonNegativeNumber,
+  oneOf,
+  pem,
+  secretText,
+  secretUuid,
+  text,
+  uuid,
+} from './fields.js';
+
+/** What a default may depend on; injected so tests do not depend on the machine. */
+export interface DefaultContext {
+  readonly hostname: string;
+}
+
+/** One config key. `In` is what a file or flag holds, `Out` what the agent reads after validation. */
+export class ConfigKey<In, Out, Optional extends boolean> {
+  constructor(
+    readonly schema: z.ZodType<Out, In>,
+    readonly doc: string,
+    /** In input form (e.g. "30s"), so it is validated like any file value and shown as written. */
+    readonly defaultValue: In | ((ctx: DefaultContext) => In) | undefined,
+    readonly optional: Optional,
+    /** How help text shows the default when it is not a constant. */
+    readonly defaultDoc: string | undefined,
+  ) {}
+}
+
+export interface ConfigTree {
+  readonly [name: string]: ConfigKey<unknown, unknown, boolean> | ConfigTree;
+}
+
+function key<In, Out>(
+  schema: z.ZodType<Out, In>,
+  defaultValue: NoInfer<In> | ((ctx: DefaultContext) => NoInfer<In>),
+  doc: string,
+  defaultDoc?: string,
+): ConfigKey<In, Out, false> {
+  return new ConfigKey(schema, doc, defaultValue, false, defaultDoc);
+}
+
+function optionalKey<In, Out>(schema: z.ZodType<Out, In>, doc: string, defaultDoc?: string): ConfigKey<In, Out, true> {
+  return new ConfigKey<In, Out, true>(schema, doc, undefined, true, defaultDoc);
+}
+
+export const CONFIG_SCHEMA = {
+  datacenter: key(datacenterName(), 'dc1', 'Datacenter this agent belongs to (lowercase alphanumerics, "-", "_").'),
+  node_name: key(text(), (ctx) => ctx.hostname, 'Name of this node in the cluster.', 'the host name'),
+  node_id: optionalKey(uuid(), 'Unique ID of this node (UUID).', 'derived by the agent'),
+  client_addr: key(ipAddress(), '127.0.0.1', 'Address the HTTP API binds to.'),
+  ports: {
+    http: key(int(0, 65535), 8500, 'Port of the HTTP API; 0 picks a free port (tests).'),
+  },
+  data_dir: optionalKey(text(), 'Directory for persistent state; required unless -dev.', 'none (required unless -dev)'),
+  log_level: key(logLevel(), 'info', 'Log level: trace, debug, info, warn or error (any case; "err" means error).'),
+  translate_wan_addrs: key(bool(), false, 'Prefer WAN addresses for nodes in remote datacenters.'),
+  acl: {
+    enabled: key(bool(), false, 'Enforce ACLs.'),
+    default_policy: key(oneOf(['allow', 'deny']), 'allow', 'Decision when no rule matches: "allow" or "deny".'),
+    token_ttl: key(duration('non-negative'), '30s', 'How long a resolved token is cached; 0s disables the cache.'),
+    tokens: {
+      initial_management: optionalKey(secretUuid(), 'Secret of the management token created at bootstrap (UUID).'),
+      default: optionalKey(secretText(), 'Token used for requests that carry none.'),
+      agent: optionalKey(secretText(), "Token the agent uses for its own operations."),
+    },
+  },
+  http_config: {
+    header_brand: key(
+      oneOf(['Svc', 'Consul']),
+      'Svc',
+      'Brand of emitted headers: "Svc" (X-Svc-*) or "Consul" (X-Consul-*).',
+    ),
+  },
+  limits: {
+    http_max_body_bytes: key(
+      int(1),
+      4 * 1024 * 1024,
+      'Largest request body accepted, in bytes; at least limits.kv_max_value_size.',
+    ),
+    kv_max_value_size: key(int(1), 512 * 1024, 'Largest KV value accepted, in bytes.'),
+  },
+  default_query_time: key(duration('positive'), '300s', 'Wait of a blocking query that gives no ?wait.'),
+  max_query_time: key(duration('positive'), '600s', 'Cap on a blocking query ?wait; at least default_query_time.'),
+  connect: {
+    enabled: key(bool(), true, 'Enable the service mesh (CA, leaf certificates, intentions).'),
+    ca_provider: key(oneOf(['consul']), 'consul', 'CA provider; only the built-in "consul" provider.'),
+    ca_config: {
+      leaf_cert_ttl: key(duration('positive'), '72h', 'Lifetime of leaf certificates (1h to 8760h).'),
+      intermediate_cert_ttl: key(
+        duration('positive'),
+        '8760h',
+        'Lifetime of intermediate certificates (at least 3h and 3 x leaf_cert_ttl).',
+      ),
+      root_cert_ttl: key(
+        duration('positive'),
+        '87600h',
+        'Lifetime of the root certificate (at least intermediate_cert_ttl).',
+      ),
+      private_key_type: key(oneOf(['ec', 'rsa']), 'ec', 'Key type of generated CA keys: "ec" or "rsa".'),
+      private_key_bits: optionalKey(int(1), 'Key size: ec 224/256/384/521, rsa 2048/4096.', '256 for ec, 2048 for rsa'),
+      csr_max_per_second: key(nonNegativeNumber(), 50, 'Leaf signings per second; 0 disables the rate limit.'),
+      csr_max_concurrent: key(int(0), 0, 'Concurrent leaf signings when csr_max_per_second is 0; 0 means unlimited.'),
+      private_key: optionalKey(pem(), 'PEM private key of a supplied root; generated when absent.'),
+      root_cert: optionalKey(pem(), 'PEM root certificate to use instead of a generated one (needs private_key).'),
+    },
+    leaf_root_change_spread: key(
+      duration('non-negative'),
+      '30s',
+      'After a root change, leaves are re-issued at a random point within this window; 0s re-issues at once.',
+    ),
+    leaf_cache_max_entries: key(int(1), 10_000, 'Most leaf certificates kept in memory.'),
+  },
+  cache: {
+    max_entries: key(int(1), 10_000, 'Most entries in the agent cache (shared across tokens).'),
+    ttl: key(duration('positive'), '72h', 'An agent cache entry is dropped this long after its last read.'),
+  },
+} satisfies ConfigTree;
+
+type Schema = typeof CONFIG_SCHEMA;
+
+/** What a file or the command line may hold: every key optional, values in input form. */
+export type RawConfig = RawOf<Schema>;
+type RawOf<N> = N extends ConfigKey<infer In, unknown, boolean> ? In : { [K in keyof N]?: RawOf<N[K]> };
+
+/** The validated tree, still snake_case, every key present (undefined for optional keys unset). */
+export type ConfigValues = ValuesOf<Schema>;
+type ValuesOf<N> =
+  N extends ConfigKey<unknown, infer Out, infer Optional>
+    ? Optional extends true
+      ? Out | undefined
+      : Out
+    : { readonly [K in keyof N]: ValuesOf<N[K]> };
+
+export interface KeyEntry {
+  readonly path: string;
+  readonly key: ConfigKey<unknown, unknown, boolean>;
+}
+
+/** Every key with its dotted path, in schema order (for help text and docs). */
+export function listConfigKeys(tree: ConfigTree = CONFIG_SCHEMA, prefix = ''): KeyEntry[] {
+  const out: KeyEntry[] = [];
+  for (const [name, node] of Object.entries(tree)) {
+    const path = prefix + name;
+    if (node instanceof ConfigKey) out.push({ path, key: node });
+    else out.push(...listConfigKeys(node, `${path}.`));
+  }
+  return out;
+}
+
+/** The key at a dotted path, or undefined when the path is a group or unknown. */
+export function findConfigKey(path: string): ConfigKey<unknown, unknown, boolean> | undefined {
+  let node: ConfigTree | ConfigKey<unknown, unknown, boolean> = CONFIG_SCHEMA;
+  for (const part of path.split('.')) {
+    if (node instanceof ConfigKey || !Object.hasOwn(node, part)) return undefined;
+    node = node[part] as ConfigTree | ConfigKey<unknown, unknown, boolean>;
+  }
+  return node instanceof ConfigKey ? node : undefined;
+}
+
+/** How help text shows a key's default: the literal input value, or its description. */
+export function describeDefault(entry: ConfigKey<unknown, unknown, boolean>): string | undefined {
+  if (entry.defaultDoc !== undefined) return entry.defaultDoc;
+  const value = entry.defaultValue;
+  if (value === undefined || typeof value === 'function') return undefined;
+  return JSON.stringify(value);
+}

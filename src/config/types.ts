@@ -1,0 +1,78 @@
+// The agent's view of its configuration: camelCase, every default filled in, durations in
+// milliseconds, deep-frozen. Components take the slice they need (AclConfig, CaConfig, ...).
+import type { LogLevel } from '../core/log.js';
+
+export interface AclTokens {
+  readonly initialManagement: string | undefined;
+  readonly default: string | undefined;
+  readonly agent: string | undefined;
+}
+
+export interface AclConfig {
+  readonly enabled: boolean;
+  readonly defaultPolicy: 'allow' | 'deny';
+  readonly tokens: AclTokens;
+  /** How long a resolved token stays cached; 0 disables caching. */
+  readonly tokenTtlMs: number;
+}
+
+export interface HttpConfig {
+  /** Which header spelling the agent emits: X-Svc-* or X-Consul-* (decision D1). */
+  readonly headerBrand: 'Svc' | 'Consul';
+}
+
+export interface LimitsConfig {
+  readonly httpMaxBodyBytes: number;
+}
+
+export interface CaConfig {
+  readonly leafCertTtlMs: number;
+  readonly intermediateCertTtlMs: number;
+  readonly rootCertTtlMs: number;
+  readonly privateKeyType: 'ec' | 'rsa';
+  /** Resolved: 256 for ec and 2048 for rsa when not configured. */
+  readonly privateKeyBits: number;
+  readonly csrMaxPerSecond: number;
+  readonly csrMaxConcurrent: number;
+  readonly privateKey: string | undefined;
+  readonly rootCert: string | undefined;
+}
+
+export interface ConnectConfig {
+  readonly enabled: boolean;
+  readonly caProvider: 'consul';
+  readonly caConfig: CaConfig;
+  /** Window for re-issuing leaves after a root change (decision D13); 0 re-issues at once. */
+  readonly leafRootChangeSpreadMs: number;
+  readonly leafCacheMaxEntries: number;
+}
+
+export interface CacheConfig {
+  readonly maxEntries: number;
+  /** Entry lifetime after its last read (decision D7). */
+  readonly ttlMs: number;
+}
+
+export interface AgentConfig {
+  /** -dev: state lives in memory and data_dir is optional. */
+  readonly dev: boolean;
+  readonly datacenter: string;
+  readonly nodeName: string;
+  /** Lower-case UUID when configured; otherwise the agent derives one. */
+  readonly nodeId: string | undefined;
+  readonly clientAddr: string;
+  readonly ports: { readonly http: number };
+  /** Undefined only in dev mode: state is then kept in memory. */
+  readonly dataDir: string | undefined;
+  readonly logLevel: LogLevel;
+  readonly translateWanAddrs: boolean;
+  readonly acl: AclConfig;
+  readonly httpConfig: HttpConfig;
+  readonly limits: LimitsConfig;
+  /** Consul's limits.kv_max_value_size, kept at the top level where the KV handler reads it. */
+  readonly kvMaxValueSize: number;
+  readonly defaultQueryTimeMs: number;
+  readonly maxQueryTimeMs: number;
+  readonly connect: ConnectConfig;
+  readonly cache: CacheConfig;
+}

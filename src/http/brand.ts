@@ -1,0 +1,33 @@
+// Header names that carry the product brand (decision D1): the agent emits one brand, chosen by
+// `http_config.header_brand`, and accepts both spellings on requests.
+
+export type Brand = 'Svc' | 'Consul';
+
+export interface BrandHeaders {
+  readonly index: string;
+  readonly knownLeader: string;
+  readonly lastContact: string;
+  readonly defaultAclPolicy: string;
+  readonly translateAddresses: string;
+  readonly resultsFilteredByAcls: string;
+  readonly effectiveConsistency: string;
+}
+
+export function brandHeaders(brand: Brand): BrandHeaders {
+  const p = `X-${brand}-`;
+  return Object.freeze({
+    index: `${p}Index`,
+    knownLeader: `${p}KnownLeader`,
+    lastContact: `${p}LastContact`,
+    defaultAclPolicy: `${p}Default-ACL-Policy`,
+    translateAddresses: `${p}Translate-Addresses`,
+    resultsFilteredByAcls: `${p}Results-Filtered-By-ACLs`,
+    effectiveConsistency: `${p}Effective-Consistency`,
+  });
+}
+
+/** Request headers, lowercased as uWS hands them out; the Svc spelling is tried first. */
+export const REQUEST_HEADERS = {
+  token: ['x-svc-token', 'x-consul-token'],
+  namespace: ['x-svc-namespace', 'x-consul-namespace'],
+} as const;

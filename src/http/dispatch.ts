@@ -1,0 +1,67 @@
+// Transport-agnostic request outcomes: method checks, OPTIONS, unmatched paths, and the mapping of
+// thrown errors to replies. The uWS adapter calls these; unit tests call them directly.
+import { isAgentError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { STATUS_BY_KIND, TEXT_TYPE, textReply, type Reply } from './reply.js';
+import type { CompiledRoute } from './routes.js';
+
+/** The reply for a method the route does not declare: OPTIONS → 200, anything else → 405. */
+export function methodReply(route: CompiledRoute, method: string): Reply {
+  const allow = ['Allow', route.allow] as const;
+  if (method === 'OPTIONS') return { status: 200, headers: [allow] };
+  return textReply(405, `method ${method} not allowed`, [allow]);
+}
+
+/** Consul's root handler: `/` answers, unclean paths redirect, anything else is a 404. */
+export function unmatchedPathReply(path: string, method: string): Reply {
+  if (path === '/') return textReply(200, 'Svc Agent: UI disabled. The HTTP API is served under /v1/.\n');
+  const clean = cleanPath(path);
+  if (clean !== path) return redirectReply(clean, method);
+  return textReply(
+    404,
+    path.includes('/v1/')
+      ? 'Invalid URL path: not a recognized HTTP API endpoint\n'
+      : "Invalid URL path: if attempting to use the HTTP API, ensure the path starts with '/v1/'\n",
+  );
+}
+
+/** Go's ServeMux redirect, with its HTML body on GET and HEAD. */
+export function redirectReply(location: string, method: string): Reply {
+  const headers = [['Location', location]] as const;
+  if (method !== 'GET' && method !== 'HEAD') return { status: 301, headers };
+  return { status: 301, body: `<a href="${location}">Moved Permanently</a>.\n\n`, contentType: 'text/html; charset=utf-8', headers };
+}
+
+/** Go's path.Clean, keeping a trailing slash as ServeMux does. */
+export function cleanPath(path: string): string {
+  const out: string[] = [];
+  for (const segment of path.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') out.pop();
+    else out.push(segment);
+  }
+  let clean = `/${out.join('/')}`;
+  if (path.endsWith('/') && clean !== '/') clean += '/';
+  return clean;
+}
+
+export function errorReply(err: unknown, log: Logger, path: string): Reply {
+  if (isAgentError(err)) {
+    const status = STATUS_BY_KIND[err.kind];
+    if (status >= 500) log.error({ err, path }, 'request failed');
+    return { status, body: err.message, contentType: TEXT_TYPE };
+  }
+  log.error({ err, path }, 'unexpected error');
+  const message = err instanceof Error && err.message ? err.message : 'An unexpected error occurred';
+  return { status: 500, body: message, contentType: TEXT_TYPE };
+}
+
+/** Decodes the rest of a prefix route's path (a KV key, a name); undefined when malformed. */
+export function decodePathRest(raw: string): string | undefined {
+  if (!raw.includes('%')) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,75 @@
+// /v1/agent/self, /v1/agent/members and /v1/status/{leader,peers}: who this agent is.
+import { memberJson, SERVER_PORT, type AgentInfo } from '../../agent-info.js';
+import type { AgentConfig } from '../../config/types.js';
+import { invalid } from '../../core/errors.js';
+import { jsonReply } from '../reply.js';
+import type { Route } from '../routes.js';
+
+export interface AgentDeps {
+  readonly info: AgentInfo;
+  readonly config: AgentConfig;
+  readonly stats: () => Record<string, Record<string, string>>;
+}
+
+export function agentRoutes({ info, config, stats }: AgentDeps): Route[] {
+  const leader = `${info.advertiseAddr}:${SERVER_PORT}`;
+  const debugConfig = sanitize(config);
+  return [
+    {
+      path: '/v1/agent/self',
+      methods: {
+        GET: (req) =>
+          jsonReply(
+            {
+              Config: {
+                Datacenter: info.datacenter,
+                PrimaryDatacenter: info.datacenter,
+                NodeName: info.nodeName,
+                NodeID: info.nodeId,
+                Revision: '',
+                Server: true,
+                Version: info.version,
+                BuildDate: info.buildDate,
+              },
+              DebugConfig: debugConfig,
+              Coord: { Vec: [0, 0, 0, 0, 0, 0, 0, 0], Error: 1.5, Adjustment: 0, Height: 0.00001 },
+              Member: memberJson(info),
+              Stats: stats(),
+              Meta: { 'consul-network-segment': '', 'consul-version': info.version },
+            },
+            req.pretty,
+          ),
+      },
+    },
+    {
+      path: '/v1/agent/members',
+      methods: {
+        GET: (req) => {
+          const segment = req.query.get('segment');
+          const wan = req.query.get('wan');
+          if (wan && segment && segment !== '_all') throw invalid('MEMBERS_SEGMENT', 'Cannot provide a segment with wan=true');
+          return jsonReply([memberJson(info)], req.pretty);
+        },
+      },
+    },
+    { path: '/v1/status/leader', methods: { GET: (req) => jsonReply(leader, req.pretty) } },
+    { path: '/v1/status/peers', methods: { GET: (req) => jsonReply([leader], req.pretty) } },
+  ];
+}
+
+const SECRET_NAME = /key|token|secret/i;
+
+/** The runtime config with Go-style field names; anything named like a secret reads "hidden". */
+function sanitize(value: unknown, name = ''): unknown {
+  if (SECRET_NAME.test(name) && (typeof value === 'string' || value === undefined)) return 'hidden';
+  if (value === undefined) return null;
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => sanitize(v));
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) out[pascal(key)] = sanitize(v, key);
+  return out;
+}
+
+function pascal(key: string): string {
+  return key.charAt(0).toUpperCase() + key.slice(1);
+}

@@ -1,0 +1,150 @@
+// /v1/kv/<key>: GET (single, ?recurse, ?keys[&separator], ?raw), PUT (raw body, ?flags, ?cas),
+// DELETE (?recurse, ?cas), blocking on the key or the prefix. Shapes and texts: reference §9.1.
+import { invalid } from '../../core/errors.js';
+import { parseUint64 } from '../../core/uint.js';
+import { KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
+import type { StateStore, WriteOp } from '../../state/types.js';
+import type { BlockingLimits, BlockingQueries, WatchedRead } from '../blocking.js';
+import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
+import type { BrandHeaders } from '../brand.js';
+import type { Query } from '../query.js';
+import { JSON_TYPE, jsonReply, type Header, type Reply } from '../reply.js';
+import type { ApiRequest } from '../request.js';
+import type { Route } from '../routes.js';
+
+export interface KvDeps {
+  readonly store: StateStore;
+  readonly blocking: BlockingQueries;
+  readonly brand: BrandHeaders;
+  readonly limits: BlockingLimits;
+  readonly kvMaxValueSize: number;
+  readonly random: () => number;
+}
+
+const DOCS = 'https://developer.hashicorp.com/docs/agent/config/config-files#kv_max_value_size';
+
+export function kvRoutes(deps: KvDeps): Route[] {
+  const { store, brand } = deps;
+  const bool = (value: boolean, pretty: boolean): Reply => ({
+    status: 200,
+    body: pretty ? `${value}\n` : String(value),
+    contentType: JSON_TYPE,
+  });
+
+  const get = (req: ApiRequest): Reply | Promise<Reply> => {
+    const query = req.query;
+    const params = parseBlockingParams(query, deps.limits, deps.random);
+    const key = req.rest;
+    const pretty = req.pretty;
+    let read: WatchedRead;
+    if (query.has('keys')) {
+      const separator = query.get('separator') ?? query.get('seperator') ?? '';
+      read = {
+        target: { table: KV_TABLE, prefix: key },
+        index: () => store.prefixIndex(KV_TABLE, key),
+        render(index) {
+          const meta = queryMetaHeaders(brand, index);
+          const keys = listKeys(store.list(KV_TABLE, key), key, separator);
+          if (keys.length === 0 && key !== '') return { status: 404, headers: meta };
+          return jsonReply(keys, pretty, meta);
+        },
+      };
+    } else if (query.has('recurse')) {
+      read = {
+        target: { table: KV_TABLE, prefix: key },
+        index: () => store.prefixIndex(KV_TABLE, key),
+        render(index) {
+          const meta = queryMetaHeaders(brand, index);
+          const rows = store.list<StoredKv>(KV_TABLE, key);
+          if (rows.length === 0) return { status: 404, headers: meta };
+          return jsonReply(rows.map(toEntryJson), pretty, meta);
+        },
+      };
+    } else {
+      if (key === '') throw invalid('KV_MISSING_KEY', 'Missing key name');
+      const raw = query.has('raw');
+      read = {
+        target: { table: KV_TABLE, key },
+        index: () => store.keyIndex(KV_TABLE, key),
+        render(index) {
+          const meta = queryMetaHeaders(brand, index);
+          const row = store.get<StoredKv>(KV_TABLE, key);
+          if (row === undefined) return { status: 404, headers: meta };
+          if (raw) return rawReply(row.value, meta);
+          return jsonReply([toEntryJson(row)], pretty, meta);
+        },
+      };
+    }
+    return deps.blocking.answer(req, params, read);
+  };
+
+  const put = async (req: ApiRequest): Promise<Reply> => {
+    const key = req.rest;
+    if (key === '') throw invalid('KV_MISSING_KEY', 'Missing key name');
+    const query = req.query;
+    rejectConflictingFlags(query, ['cas', 'acquire', 'release']);
+    const flags = query.has('flags') ? parseUint64(query.get('flags') ?? '', 'KV_BAD_FLAGS') : 0n;
+    const cas = query.has('cas') ? parseUint64(query.get('cas') ?? '', 'KV_BAD_CAS') : undefined;
+    rejectSessions(query);
+    const op: WriteOp =
+      cas === undefined
+        ? { op: 'set', table: KV_TABLE, key, value: storedKv(flags, req.body ?? Buffer.alloc(0)) }
+        : { op: 'set', table: KV_TABLE, key, value: storedKv(flags, req.body ?? Buffer.alloc(0)), ifIndex: Number(cas) };
+    const result = await store.commit([op]);
+    return bool(cas === undefined ? true : result.ok, req.pretty);
+  };
+
+  const del = async (req: ApiRequest): Promise<Reply> => {
+    const key = req.rest;
+    const query = req.query;
+    rejectConflictingFlags(query, ['recurse', 'cas']);
+    if (query.has('recurse')) {
+      await store.commit([{ op: 'delete-prefix', table: KV_TABLE, prefix: key }]);
+      return bool(true, req.pretty);
+    }
+    if (key === '') throw invalid('KV_MISSING_KEY', 'Missing key name');
+    if (!query.has('cas')) {
+      await store.commit([{ op: 'delete', table: KV_TABLE, key }]);
+      return bool(true, req.pretty);
+    }
+    const cas = parseUint64(query.get('cas') ?? '', 'KV_BAD_CAS');
+    // Consul answers true for a check-and-delete of a key that is already gone.
+    if (store.get(KV_TABLE, key) === undefined) return bool(true, req.pretty);
+    const result = await store.commit([{ op: 'delete', table: KV_TABLE, key, ifIndex: Number(cas) }]);
+    return bool(result.ok, req.pretty);
+  };
+
+  return [
+    {
+      path: '/v1/kv/',
+      prefix: true,
+      methods: { GET: get, PUT: put, DELETE: del },
+      maxBodyBytes: deps.kvMaxValueSize,
+      bodyTooLarge: (size, max) => `Request body(${size} bytes) too large, max size: ${max} bytes. See ${DOCS}.`,
+    },
+  ];
+}
+
+function rawReply(value: StoredKv, headers: readonly Header[]): Reply {
+  const body = value.Value === null ? Buffer.alloc(0) : Buffer.from(value.Value, 'base64');
+  return {
+    status: 200,
+    body,
+    contentType: 'text/plain',
+    headers: [...headers, ['X-Content-Type-Options', 'nosniff'], ['Content-Security-Policy', 'sandbox']],
+  };
+}
+
+function rejectConflictingFlags(query: Query, flags: readonly string[]): void {
+  if (flags.filter((flag) => query.has(flag)).length > 1) {
+    throw invalid('KV_CONFLICTING_FLAGS', `Conflicting flags: ${query.encode()}\n`);
+  }
+}
+
+// The agent has no session API, so no session can exist: lock operations fail as Consul's do
+// for an unknown session.
+function rejectSessions(query: Query): void {
+  for (const flag of ['acquire', 'release']) {
+    if (query.has(flag)) throw invalid('KV_INVALID_SESSION', `Invalid session ${JSON.stringify(query.get(flag) ?? '')}`);
+  }
+}

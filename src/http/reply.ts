@@ -1,0 +1,55 @@
+// What a handler returns: a status, an optional body and its type, and extra headers. The adapter
+// adds the agent-wide headers and writes it; handlers never see the transport.
+import type { ErrorKind } from '../core/errors.js';
+import { encodeJson } from './json.js';
+
+export type Header = readonly [name: string, value: string];
+
+export interface Reply {
+  readonly status: number;
+  readonly body?: string | Uint8Array;
+  readonly contentType?: string;
+  readonly headers?: readonly Header[];
+}
+
+export const JSON_TYPE = 'application/json';
+export const TEXT_TYPE = 'text/plain; charset=utf-8';
+
+export function jsonReply(value: unknown, pretty: boolean, headers?: readonly Header[]): Reply {
+  const body = encodeJson(value, pretty);
+  return headers ? { status: 200, body, contentType: JSON_TYPE, headers } : { status: 200, body, contentType: JSON_TYPE };
+}
+
+export function textReply(status: number, message: string, headers?: readonly Header[]): Reply {
+  return headers ? { status, body: message, contentType: TEXT_TYPE, headers } : { status, body: message, contentType: TEXT_TYPE };
+}
+
+/** 200 with an empty body and no Content-Type, as Consul answers most writes and deletes. */
+export const EMPTY_OK: Reply = Object.freeze({ status: 200 });
+
+export const STATUS_BY_KIND: Readonly<Record<ErrorKind, number>> = {
+  invalid: 400,
+  unauthorized: 401,
+  'permission-denied': 403,
+  'not-found': 404,
+  conflict: 409,
+  'too-large': 413,
+  'rate-limited': 429,
+  internal: 500,
+  unavailable: 503,
+};
+
+export const STATUS_LINE: Readonly<Record<number, string>> = {
+  200: '200 OK',
+  301: '301 Moved Permanently',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  409: '409 Conflict',
+  413: '413 Payload Too Large',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
+};

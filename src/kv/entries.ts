@@ -1,0 +1,61 @@
+// KV entries as stored and as Consul's API shows them (reference §9.1): values kept base64 so the
+// log and snapshots stay JSON; flags are uint64, exact beyond 2^53.
+import type { Row } from '../state/types.js';
+import { Uint64 } from '../http/json.js';
+
+export const KV_TABLE = 'kv';
+
+export interface StoredKv {
+  /** Flags as a number when it is a safe integer, else its decimal digits. */
+  readonly Flags: number | string;
+  /** Base64 of the value; null for an empty value (as Go's nil byte slice). */
+  readonly Value: string | null;
+}
+
+export interface KvEntryJson {
+  LockIndex: number;
+  Key: string;
+  Flags: number | Uint64;
+  Value: string | null;
+  CreateIndex: number;
+  ModifyIndex: number;
+}
+
+export function toEntryJson(row: Row<StoredKv>): KvEntryJson {
+  const flags = row.value.Flags;
+  return {
+    LockIndex: 0,
+    Key: row.key,
+    Flags: typeof flags === 'number' ? flags : new Uint64(flags),
+    Value: row.value.Value,
+    CreateIndex: row.createIndex,
+    ModifyIndex: row.modifyIndex,
+  };
+}
+
+export function storedKv(flags: bigint, body: Buffer): StoredKv {
+  return {
+    Flags: flags <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(flags) : flags.toString(),
+    Value: body.length > 0 ? body.toString('base64') : null,
+  };
+}
+
+/** Key names under `prefix`, rolled up after the first `separator` past it (KVS.ListKeys). */
+export function listKeys(rows: readonly Row<unknown>[], prefix: string, separator: string): string[] {
+  if (separator === '') return rows.map((r) => r.key);
+  const keys: string[] = [];
+  let previous = '';
+  for (const { key } of rows) {
+    const at = key.indexOf(separator, prefix.length);
+    if (at === -1) {
+      keys.push(key);
+      continue;
+    }
+    const folder = key.slice(0, at + separator.length);
+    if (folder !== previous) {
+      keys.push(folder);
+      previous = folder;
+    }
+  }
+  return keys;
+}

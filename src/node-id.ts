@@ -1,0 +1,23 @@
+// The node's ID: configured, else kept in `<data_dir>/node-id` across restarts (as Consul does),
+// else fresh for an in-memory dev agent.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AgentError } from './core/errors.js';
+import { generateId, isUuid } from './core/ids.js';
+
+export async function resolveNodeId(configured: string | undefined, dataDir: string | undefined): Promise<string> {
+  if (configured) return configured;
+  if (dataDir === undefined) return generateId();
+  const file = join(dataDir, 'node-id');
+  try {
+    const stored = (await readFile(file, 'utf8')).trim();
+    if (!isUuid(stored)) throw new AgentError('NODE_ID_CORRUPT', 'internal', `${file} does not hold a UUID: remove it or set node_id`);
+    return stored.toLowerCase();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const id = generateId();
+  await mkdir(dataDir, { recursive: true });
+  await writeFile(file, `${id}\n`, { mode: 0o600 });
+  return id;
+}

@@ -1,0 +1,178 @@
+// Argument parsing with Go flag-package semantics and messages, subcommands, and help text.
+import { describe, expect, it } from 'vitest';
+import { CLI_USAGE, UsageError, agentHelp, mainHelp, parseAgentArgs, parseCommand } from '../../../src/cli/args.js';
+import { ConfigError } from '../../../src/config/errors.js';
+import { loadConfig } from '../../../src/config/load.js';
+
+const usageMessage = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as UsageError).code).toBe(CLI_USAGE);
+    expect((err as UsageError).kind).toBe('invalid');
+    return (err as UsageError).message;
+  }
+  throw new Error('expected a usage error');
+};
+
+describe('parseAgentArgs', () => {
+  it('returns nothing set for no arguments', () => {
+    expect(parseAgentArgs([])).toEqual({ flags: {}, files: [], dev: false });
+  });
+
+  it('maps every flag to its config key', () => {
+    const args = parseAgentArgs([
+      '-dev',
+      '-data-dir', '/var/lib/svc',
+      '-http-port', '8600',
+      '-client', '0.0.0.0',
+      '-node', 'node-a',
+      '-datacenter', 'east',
+      '-log-level', 'DEBUG',
+    ]);
+    expect(args).toEqual({
+      dev: true,
+      files: [],
+      flags: {
+        data_dir: '/var/lib/svc',
+        ports: { http: 8600 },
+        client_addr: '0.0.0.0',
+        node_name: 'node-a',
+        datacenter: 'east',
+        log_level: 'DEBUG',
+      },
+    });
+  });
+
+  it.each([
+    [['-data-dir', '/d']],
+    [['-data-dir=/d']],
+    [['--data-dir', '/d']],
+    [['--data-dir=/d']],
+  ])('accepts the form %j', (argv) => {
+    expect(parseAgentArgs(argv).flags).toEqual({ data_dir: '/d' });
+  });
+
+  it('reads -dev as one flag, in every spelling', () => {
+    for (const argv of [['-dev'], ['--dev'], ['-dev=true'], ['-dev=1'], ['-dev=T']]) expect(parseAgentArgs(argv).dev).toBe(true);
+    for (const argv of [['-dev=false'], ['--dev=0'], ['-dev=F']]) expect(parseAgentArgs(argv).dev).toBe(false);
+  });
+
+  it('rejects a boolean value Go would not parse', () => {
+    expect(usageMessage(() => parseAgentArgs(['-dev=yes']))).toBe('invalid boolean value "yes" for -dev: parse error');
+  });
+
+  it('collects repeated -config-file in order, in any form', () => {
+    expect(parseAgentArgs(['-config-file', 'a.json', '--config-file=b.json', '-config-file=c.json']).files).toEqual([
+      'a.json',
+      'b.json',
+      'c.json',
+    ]);
+  });
+
+  it('keeps the last of a repeated single-valued flag, as Go does', () => {
+    expect(parseAgentArgs(['-node', 'a', '-node=b']).flags).toEqual({ node_name: 'b' });
+  });
+
+  it('keeps values that look like numbers or booleans as strings', () => {
+    expect(parseAgentArgs(['-node', '123', '-datacenter', 'true']).flags).toEqual({ node_name: '123', datacenter: 'true' });
+  });
+
+  it('names an unknown flag the way Go does', () => {
+    expect(usageMessage(() => parseAgentArgs(['-foo']))).toBe('flag provided but not defined: -foo');
+    expect(usageMessage(() => parseAgentArgs(['-dev', '--foo=1']))).toBe('flag provided but not defined: -foo');
+    expect(usageMessage(() => parseAgentArgs(['-d']))).toBe('flag provided but not defined: -d');
+    expect(usageMessage(() => parseAgentArgs(['--no-dev']))).toBe('flag provided but not defined: -no-dev');
+    expect(usageMessage(() => parseAgentArgs(['-dataDir', 'x']))).toBe('flag provided but not defined: -dataDir');
+  });
+
+  it('reports a flag missing its value', () => {
+    expect(usageMessage(() => parseAgentArgs(['-data-dir']))).toBe('flag needs an argument: -data-dir');
+    expect(usageMessage(() => parseAgentArgs(['-data-dir', '-dev']))).toBe('flag needs an argument: -data-dir');
+    expect(usageMessage(() => parseAgentArgs(['-dev', '--config-file']))).toBe('flag needs an argument: -config-file');
+  });
+
+  it('rejects an explicitly empty config file path', () => {
+    expect(usageMessage(() => parseAgentArgs(['-config-file=']))).toBe('invalid value "" for flag -config-file: expected a path');
+  });
+
+  it('requires an integer -http-port, naming the flag', () => {
+    expect(usageMessage(() => parseAgentArgs(['-http-port', 'abc']))).toBe('invalid value "abc" for flag -http-port: expected an integer');
+    expect(usageMessage(() => parseAgentArgs(['-http-port=80.5']))).toBe('invalid value "80.5" for flag -http-port: expected an integer');
+  });
+
+  it('passes a negative port on for the range check', () => {
+    expect(parseAgentArgs(['-http-port', '-1']).flags).toEqual({ ports: { http: -1 } });
+  });
+
+  it('rejects positional arguments', () => {
+    expect(usageMessage(() => parseAgentArgs(['-dev', 'extra']))).toBe('unexpected extra arguments: [extra]');
+    expect(usageMessage(() => parseAgentArgs(['--', '-dev']))).toBe('unexpected extra arguments: [-dev]');
+  });
+
+  it('feeds loadConfig: flags beat files', () => {
+    const args = parseAgentArgs(['-dev', '-http-port=0', '-log-level', 'err']);
+    const config = loadConfig({ ...args, env: { hostname: () => 'h', readFile: () => '{}', isDirectory: () => undefined } });
+    expect([config.dev, config.ports.http, config.logLevel]).toEqual([true, 0, 'error']);
+  });
+
+  it('leaves range checks to loadConfig, which names the key', () => {
+    const args = parseAgentArgs(['-dev', '-http-port=70000']);
+    expect(() => loadConfig(args)).toThrow(ConfigError);
+    expect(() => loadConfig(args)).toThrow('ports.http: expected an integer from 0 to 65535, got 70000');
+  });
+});
+
+describe('parseCommand', () => {
+  it('runs the agent', () => {
+    expect(parseCommand(['agent', '-dev'])).toEqual({ name: 'agent', args: { flags: {}, files: [], dev: true } });
+  });
+
+  it('prints the version', () => {
+    for (const first of ['version', '-version', '--version', '-v']) expect(parseCommand([first])).toEqual({ name: 'version' });
+  });
+
+  it('shows help on request with exit code 0', () => {
+    for (const argv of [['help'], ['-h'], ['--help'], ['-help']]) {
+      expect(parseCommand(argv)).toEqual({ name: 'help', text: mainHelp(), exitCode: 0 });
+    }
+  });
+
+  it('shows the agent help for help agent and agent -h', () => {
+    for (const argv of [['help', 'agent'], ['agent', '-h'], ['agent', '-dev', '--help']]) {
+      expect(parseCommand(argv)).toEqual({ name: 'help', text: agentHelp(), exitCode: 0 });
+    }
+  });
+
+  it('shows help with exit code 1 when no command is given', () => {
+    expect(parseCommand([])).toEqual({ name: 'help', text: mainHelp(), exitCode: 1 });
+  });
+
+  it('rejects an unknown command', () => {
+    expect(usageMessage(() => parseCommand(['serve']))).toBe('unknown command: "serve"');
+    expect(usageMessage(() => parseCommand(['-dev']))).toBe('unknown command: "-dev"');
+  });
+
+  it('passes agent flag errors through', () => {
+    expect(usageMessage(() => parseCommand(['agent', '-foo']))).toBe('flag provided but not defined: -foo');
+  });
+});
+
+describe('help text', () => {
+  const help = mainHelp();
+
+  it('lists the commands', () => {
+    for (const command of ['agent', 'version', 'help']) expect(help).toMatch(new RegExp(`^ {4}${command} `, 'm'));
+  });
+
+  it('lists every agent flag with the doc, key and default from the schema', () => {
+    expect(help).toContain('  -dev\n');
+    expect(help).toContain('  -config-file=<path>\n');
+    expect(help).toContain(
+      '  -http-port=<port>\n      Port of the HTTP API; 0 picks a free port (tests). Config key: ports.http. Default: 8500.\n',
+    );
+    expect(help).toContain('  -node=<name>\n      Name of this node in the cluster. Config key: node_name. Default: the host name.\n');
+    for (const flag of ['-data-dir', '-client', '-datacenter', '-log-level']) expect(help).toContain(`  ${flag}=<`);
+  });
+});

@@ -1,0 +1,38 @@
+// Temp config files and a loader wrapper for the config tests: files go under os.tmpdir() and
+// the host name is pinned so defaults do not depend on the machine.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '../../../src/config/errors.js';
+import { loadConfig, systemEnv, type LoadInput } from '../../../src/config/load.js';
+import type { AgentConfig } from '../../../src/config/types.js';
+
+export const testEnv = { ...systemEnv, hostname: () => 'test-host' };
+
+export function tempDir(): { dir: string; file(name: string, content: unknown): string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-agent-config-'));
+  return {
+    dir,
+    file(name, content) {
+      const path = join(dir, name);
+      writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+      return path;
+    },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export function load(input: Partial<LoadInput>): AgentConfig {
+  return loadConfig({ files: [], flags: {}, dev: true, env: testEnv, ...input });
+}
+
+/** The problems a load reports; fails the test when it loads. */
+export function problemsOf(input: Partial<LoadInput>): readonly string[] {
+  try {
+    load(input);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected the config to be rejected');
+}

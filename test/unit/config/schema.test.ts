@@ -1,0 +1,79 @@
+// The schema as the single list of keys: every key documented, every default valid, lookups.
+import { describe, expect, it } from 'vitest';
+import { describeDefault, findConfigKey, listConfigKeys } from '../../../src/config/schema.js';
+
+describe('config schema', () => {
+  const keys = listConfigKeys();
+
+  it('lists every key by dotted path', () => {
+    expect(keys.map((k) => k.path)).toEqual([
+      'datacenter',
+      'node_name',
+      'node_id',
+      'client_addr',
+      'ports.http',
+      'data_dir',
+      'log_level',
+      'translate_wan_addrs',
+      'acl.enabled',
+      'acl.default_policy',
+      'acl.token_ttl',
+      'acl.tokens.initial_management',
+      'acl.tokens.default',
+      'acl.tokens.agent',
+      'http_config.header_brand',
+      'limits.http_max_body_bytes',
+      'limits.kv_max_value_size',
+      'default_query_time',
+      'max_query_time',
+      'connect.enabled',
+      'connect.ca_provider',
+      'connect.ca_config.leaf_cert_ttl',
+      'connect.ca_config.intermediate_cert_ttl',
+      'connect.ca_config.root_cert_ttl',
+      'connect.ca_config.private_key_type',
+      'connect.ca_config.private_key_bits',
+      'connect.ca_config.csr_max_per_second',
+      'connect.ca_config.csr_max_concurrent',
+      'connect.ca_config.private_key',
+      'connect.ca_config.root_cert',
+      'connect.leaf_root_change_spread',
+      'connect.leaf_cache_max_entries',
+      'cache.max_entries',
+      'cache.ttl',
+    ]);
+  });
+
+  it('documents every key', () => {
+    for (const { path, key } of keys) expect(key.doc.length, path).toBeGreaterThan(10);
+  });
+
+  it('has defaults that pass their own validation', () => {
+    for (const { path, key } of keys) {
+      const d = key.defaultValue;
+      if (d === undefined) continue;
+      const value = typeof d === 'function' ? (d as (c: { hostname: string }) => unknown)({ hostname: 'h' }) : d;
+      expect(key.schema.safeParse(value).success, path).toBe(true);
+    }
+  });
+
+  it('marks exactly the keys without a default as optional', () => {
+    for (const { path, key } of keys) expect(key.optional, path).toBe(key.defaultValue === undefined);
+  });
+
+  it('finds keys by path, and nothing for groups or unknown paths', () => {
+    expect(findConfigKey('connect.ca_config.leaf_cert_ttl')?.defaultValue).toBe('72h');
+    expect(findConfigKey('connect.ca_config')).toBeUndefined();
+    expect(findConfigKey('connect.nope')).toBeUndefined();
+    expect(findConfigKey('datacenter.x')).toBeUndefined();
+    expect(findConfigKey('toString')).toBeUndefined();
+  });
+
+  it('describes defaults as written, or in words when computed', () => {
+    const d = (path: string) => describeDefault(findConfigKey(path)!);
+    expect(d('acl.token_ttl')).toBe('"30s"');
+    expect(d('ports.http')).toBe('8500');
+    expect(d('node_name')).toBe('the host name');
+    expect(d('acl.tokens.agent')).toBeUndefined();
+  });
+});

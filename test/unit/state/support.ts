@@ -1,0 +1,63 @@
+// Shared helpers of the state tests: temp data directories and a logger that records entries.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from '../../../src/core/log.js';
+import type { EmbeddedStore } from '../../../src/state/embedded-store.js';
+
+export interface LogEntry {
+  level: 'trace' | 'debug' | 'info' | 'warn' | 'error';
+  obj: Record<string, unknown>;
+  msg: string | undefined;
+}
+
+export interface RecordingLogger extends Logger {
+  readonly entries: LogEntry[];
+}
+
+export function recordingLogger(entries: LogEntry[] = []): RecordingLogger {
+  const at =
+    (level: LogEntry['level']) =>
+    (obj: object, msg?: string): void => {
+      entries.push({ level, obj: obj as Record<string, unknown>, msg });
+    };
+  return {
+    entries,
+    trace: at('trace'),
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: () => recordingLogger(entries),
+  };
+}
+
+/** Makes a temp directory per test; `cleanupDirs` removes them all. */
+export function tempDirs(): { make: () => Promise<string>; cleanupDirs: () => Promise<void> } {
+  const made: string[] = [];
+  return {
+    make: async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'svc-agent-state-'));
+      made.push(dir);
+      return dir;
+    },
+    cleanupDirs: async () => {
+      await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+    },
+  };
+}
+
+/** Resolves after the pending setImmediate callbacks (watch deliveries) have run. */
+export const nextMacrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Everything a reader can observe of the `kv` and `other` tables, for before/after comparisons. */
+export function observe(store: EmbeddedStore, keys: readonly string[]): unknown {
+  return {
+    index: store.index,
+    kv: store.list('kv', ''),
+    other: store.list('other', ''),
+    keyIndexes: keys.map((k) => store.keyIndex('kv', k)),
+    prefixIndexes: ['', 'a', 'b/', 'k1', 'zzz'].map((p) => store.prefixIndex('kv', p)),
+    tableIndexes: [store.tableIndex('kv'), store.tableIndex('other')],
+  };
+}
