@@ -43,6 +43,9 @@ const SCENARIOS: readonly Scenario[] = [
 // Server and load generator fill both cores; another job taking more than a tenth of one core
 // visibly moves req/s (seen: ceiling 117k/s alone, ~70k/s beside a tsc + vitest run).
 const NOISY_OTHER_CPU_PCT = 10;
+// A noisy row is measured again, at most this often, keeping the quietest sample; bounded so a
+// machine that never quietens costs at most 3x the planned time.
+const MAX_NOISY_RETRIES = 2;
 
 interface Sample {
   result: LoadResult;
@@ -118,7 +121,13 @@ async function runRound(tool: LoadTool, scenarios: readonly Scenario[], rows: Ma
         process.stderr.write(`  ${scenario.id} ...\n`);
         const row = rows.get(scenario.id);
         try {
-          row?.samples.push(await measure(tool, server, scenario, args));
+          let sample = await measure(tool, server, scenario, args);
+          for (let retry = 1; retry <= MAX_NOISY_RETRIES && sample.otherCpuPct > NOISY_OTHER_CPU_PCT; retry++) {
+            process.stderr.write(`    other jobs took ${sample.otherCpuPct.toFixed(0)}% CPU; measuring again (${retry}/${MAX_NOISY_RETRIES})\n`);
+            const again = await measure(tool, server, scenario, args);
+            if (again.otherCpuPct < sample.otherCpuPct) sample = again;
+          }
+          row?.samples.push(sample);
         } catch (err) {
           if (row !== undefined) row.error = err instanceof Error ? err.message : String(err);
         }
@@ -215,7 +224,7 @@ export async function runKvBench(args: HttpBenchArgs): Promise<Summary[]> {
   for (const s of skipped) process.stdout.write(`skipped ${s}\n`);
   const noisy = list.filter((x) => x.otherCpuPct > NOISY_OTHER_CPU_PCT).map((x) => x.scenario);
   if (noisy.length > 0) {
-    process.stdout.write(`! other jobs took > ${NOISY_OTHER_CPU_PCT}% CPU during: ${noisy.join(', ')}; rerun those figures or use --rounds 3\n`);
+    process.stdout.write(`! other jobs took > ${NOISY_OTHER_CPU_PCT}% CPU during: ${noisy.join(', ')}; even after retries; rerun later for firm figures\n`);
   }
 
   const path = await writeJson('kv', {

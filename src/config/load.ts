@@ -3,6 +3,7 @@
 // together in one ConfigError.
 import { readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { resolveAliases } from './aliases.js';
 import { toAgentConfig } from './convert.js';
 import { ConfigError } from './errors.js';
 import { findJsonSyntaxError } from './json-error.js';
@@ -43,8 +44,11 @@ export function loadConfig(input: LoadInput): AgentConfig {
   const fileProblems: string[] = [];
   const layers: { readonly path: string; readonly values: PlainObject }[] = [];
   for (const path of input.files) {
-    const values = readConfigFile(path, env, fileProblems);
-    if (values !== undefined) layers.push({ path, values });
+    const read = readConfigFile(path, env, fileProblems);
+    if (read === undefined) continue;
+    const { values, problems } = resolveAliases(read);
+    fileProblems.push(...problems.map((p) => `${path}: ${p}`));
+    layers.push({ path, values });
   }
   // A file that could not be read leaves the merged view incomplete, so judging the values would
   // only add misleading problems (e.g. data_dir "missing" because it was in that file).

@@ -35,11 +35,13 @@ export function parseDuration(text: string): number | undefined {
   return sign * total;
 }
 
-/** Formats milliseconds the way Go prints a Duration ("72h0m0s", "1m30s", "500ms", "0s"). */
+/** Formats milliseconds the way Go prints a Duration ("72h0m0s", "1m30s", "500ms", "1.5µs", "0s"). */
 export function formatDuration(ms: number): string {
   if (ms === 0) return '0s';
   const sign = ms < 0 ? '-' : '';
   let rest = Math.abs(ms);
+  if (rest < 1e-3) return `${sign}${Math.round(rest * 1e6)}ns`;
+  if (rest < 1) return `${sign}${trimNumber(rest * 1000)}µs`;
   if (rest < 1000) return `${sign}${trimNumber(rest)}ms`;
   const h = Math.floor(rest / 3_600_000);
   rest -= h * 3_600_000;

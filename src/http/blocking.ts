@@ -31,7 +31,8 @@ export function parseBlockingParams(query: Query, limits: BlockingLimits, random
   const wait = query.get('wait');
   if (wait) {
     const parsed = parseDuration(wait);
-    if (parsed === undefined || parsed < 0) throw invalid('INVALID_WAIT', 'Invalid wait time');
+    // A negative duration parses in Go; Consul then falls back to the default wait.
+    if (parsed === undefined) throw invalid('INVALID_WAIT', 'Invalid wait time');
     waitMs = parsed;
   }
   let minIndex = 0;

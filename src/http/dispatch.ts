@@ -29,7 +29,14 @@ export function unmatchedPathReply(path: string, method: string): Reply {
 export function redirectReply(location: string, method: string): Reply {
   const headers = [['Location', location]] as const;
   if (method !== 'GET' && method !== 'HEAD') return { status: 301, headers };
-  return { status: 301, body: `<a href="${location}">Moved Permanently</a>.\n\n`, contentType: 'text/html; charset=utf-8', headers };
+  return { status: 301, body: `<a href="${htmlEscape(location)}">Moved Permanently</a>.\n\n`, contentType: 'text/html; charset=utf-8', headers };
+}
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
+
+/** Go's net/http htmlEscape: the path is the client's, echoed into an HTML body. */
+function htmlEscape(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string);
 }
 
 /** Go's path.Clean, keeping a trailing slash as ServeMux does. */

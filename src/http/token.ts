@@ -7,7 +7,9 @@ export const ANONYMOUS_SECRET = 'anonymous';
 
 /** The token the client sent, or undefined when it sent none. */
 export function requestToken(req: ApiRequest): string | undefined {
-  if (req.head.rawQuery !== '' && req.head.rawQuery.includes('token=')) {
+  // The fast path skips parsing when `token=` cannot be present; a key may be percent-encoded.
+  const raw = req.head.rawQuery;
+  if (raw !== '' && (raw.includes('token=') || raw.includes('%'))) {
     const fromQuery = req.query.get('token');
     if (fromQuery) return fromQuery;
   }

@@ -57,16 +57,17 @@ export function agentRoutes({ info, config, stats }: AgentDeps): Route[] {
   ];
 }
 
-const SECRET_NAME = /key|token|secret/i;
+/** Fields that hold secrets: every ACL token, and key material. */
+const SECRET_FIELD = /^(?:privateKey|.*secret.*|.*token)$/i;
 
-/** The runtime config with Go-style field names; anything named like a secret reads "hidden". */
-function sanitize(value: unknown, name = ''): unknown {
-  if (SECRET_NAME.test(name) && (typeof value === 'string' || value === undefined)) return 'hidden';
+/** The runtime config with Go-style field names; every secret field reads "hidden". */
+function sanitize(value: unknown, secret = false): unknown {
+  if (secret && (typeof value === 'string' || value === undefined)) return 'hidden';
   if (value === undefined) return null;
   if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => sanitize(v));
+  if (Array.isArray(value)) return value.map((v) => sanitize(v, secret));
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) out[pascal(key)] = sanitize(v, key);
+  for (const [key, v] of Object.entries(value)) out[pascal(key)] = sanitize(v, secret || key === 'tokens' || SECRET_FIELD.test(key));
   return out;
 }
 

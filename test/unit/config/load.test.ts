@@ -229,3 +229,24 @@ describe('the result', () => {
     expect(Object.isFrozen(flags.ports)).toBe(false);
   });
 });
+
+describe('kv_max_value_size spellings', () => {
+  const files = tempDir();
+  afterAll(() => files.cleanup());
+
+  it('accepts the top-level spelling and Consul\'s limits.kv_max_value_size', () => {
+    expect(load({ files: [files.file('top.json', { kv_max_value_size: 2048 })] }).kvMaxValueSize).toBe(2048);
+    expect(load({ files: [files.file('lim.json', { limits: { kv_max_value_size: 4096 } })] }).kvMaxValueSize).toBe(4096);
+  });
+
+  it('lets a later file override an earlier one across spellings', () => {
+    const a = files.file('a.json', { limits: { kv_max_value_size: 1000 } });
+    const b = files.file('b.json', { kv_max_value_size: 3000 });
+    expect(load({ files: [a, b] }).kvMaxValueSize).toBe(3000);
+  });
+
+  it('rejects both spellings in one file, naming the file', () => {
+    const both = files.file('both.json', { kv_max_value_size: 1, limits: { kv_max_value_size: 2 } });
+    expect(problemsOf({ files: [both] })).toEqual([`${both}: kv_max_value_size: set either kv_max_value_size or limits.kv_max_value_size, not both`]);
+  });
+});

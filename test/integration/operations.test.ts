@@ -1,0 +1,111 @@
+// Running the agent: persistence across kill -9, graceful stop, start-up errors, the uWS check.
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli, startAgent, tempDir } from './support/agent-process.js';
+import { get, openRequest } from './support/raw-http.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+describe('persistence with -data-dir', () => {
+  it('keeps every acknowledged write across kill -9, and the index clock does not go back', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const first = await startAgent({ dataDir: dir.path });
+    const writes = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => fetch(`${first.url}/v1/kv/p/${i}`, { method: 'PUT', body: `v${i}` })),
+    );
+    expect(writes.every((r) => r.status === 200)).toBe(true);
+    await fetch(`${first.url}/v1/kv/p/7`, { method: 'DELETE' });
+    const lastIndex = Number((await fetch(`${first.url}/v1/kv/p/?recurse`)).headers.get('x-svc-index'));
+    const self = (await (await fetch(`${first.url}/v1/agent/self`)).json()) as { Config: { NodeID: string } };
+    expect(await first.stop('SIGKILL')).toBe('SIGKILL');
+
+    const second = await startAgent({ dataDir: dir.path });
+    cleanups.push(() => second.stop());
+    const rows = (await (await fetch(`${second.url}/v1/kv/p/?recurse`)).json()) as { Key: string; Value: string }[];
+    expect(rows).toHaveLength(199);
+    expect(rows.find((r) => r.Key === 'p/7')).toBeUndefined();
+    expect(Buffer.from(rows.find((r) => r.Key === 'p/42')!.Value, 'base64').toString()).toBe('v42');
+    expect(Number((await fetch(`${second.url}/v1/kv/p/?recurse`)).headers.get('x-svc-index'))).toBe(lastIndex);
+    await fetch(`${second.url}/v1/kv/p/new`, { method: 'PUT', body: 'n' });
+    expect(Number((await fetch(`${second.url}/v1/kv/p/new`)).headers.get('x-svc-index'))).toBeGreaterThan(lastIndex);
+    const again = (await (await fetch(`${second.url}/v1/agent/self`)).json()) as { Config: { NodeID: string } };
+    expect(again.Config.NodeID).toBe(self.Config.NodeID);
+  });
+
+  it('refuses a second agent on the same data dir', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const first = await startAgent({ dataDir: dir.path });
+    cleanups.push(() => first.stop());
+    const second = await runCli(['agent', '-data-dir', dir.path, '-http-port', '0']);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/lock/i);
+  });
+});
+
+describe('graceful stop', () => {
+  it('on SIGTERM answers parked queries with current data and exits 0', async () => {
+    const agent = await startAgent();
+    await fetch(`${agent.url}/v1/kv/stop/me`, { method: 'PUT', body: 'x' });
+    const index = Number((await fetch(`${agent.url}/v1/kv/stop/me`)).headers.get('x-svc-index'));
+    const { socket, response } = await openRequest(agent.port, get(`/v1/kv/stop/me?index=${index}&wait=60s`));
+    cleanups.push(async () => socket.destroy());
+    await new Promise((r) => setTimeout(r, 200));
+    const exit = agent.stop('SIGTERM');
+    const answered = await response;
+    expect(answered.status).toBe(200);
+    expect(Number(answered.headers['x-svc-index'])).toBe(index);
+    expect(await exit).toBe(0);
+  });
+});
+
+describe('start-up', () => {
+  it('stops with exit 1 on an unknown flag', async () => {
+    const out = await runCli(['agent', '-dev', '-bogus']);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain('flag provided but not defined: -bogus');
+  });
+
+  it('stops with exit 1 on a bad config value, naming the key and what is expected', async () => {
+    const dir = await tempDir('svc-cfg-');
+    cleanups.push(dir.remove);
+    const file = `${dir.path}/bad.json`;
+    await import('node:fs/promises').then((fs) => fs.writeFile(file, JSON.stringify({ acl: { default_policy: 'maybe' } })));
+    const out = await runCli(['agent', '-dev', '-config-file', file]);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain('acl.default_policy');
+    expect(out.stderr).toContain('"allow"');
+  });
+
+  it('requires a data dir unless -dev is given', async () => {
+    const out = await runCli(['agent', '-http-port', '0']);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain('data_dir');
+  });
+
+  it('logs one start-up line with address, node, datacenter, data dir and the uWS binary', async () => {
+    const agent = await startAgent({ args: ['-node', 'n1', '-datacenter', 'east'] });
+    cleanups.push(() => agent.stop());
+    const line = agent.logs.find((l) => l.msg === 'svc-agent started')!;
+    expect(line).toMatchObject({ node: 'n1', datacenter: 'east', dataDir: null, uwsNative: true });
+    expect(line.address).toBe(`127.0.0.1:${agent.port}`);
+  });
+
+  it('refuses to start on the uWS JavaScript fallback unless SVC_ALLOW_UWS_FALLBACK=1', async () => {
+    const refused = await runCli(['agent', '-dev', '-http-port', '0'], { UWS_USE_FALLBACK: '1' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('SVC_ALLOW_UWS_FALLBACK=1');
+    const allowed = await startAgent({ env: { UWS_USE_FALLBACK: '1', SVC_ALLOW_UWS_FALLBACK: '1' } });
+    cleanups.push(() => allowed.stop());
+    expect(allowed.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ uwsNative: false });
+  });
+
+  it('prints its version', async () => {
+    const out = await runCli(['version']);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/^svc-agent v\d+\.\d+\.\d+\n$/);
+  });
+});

@@ -1,0 +1,108 @@
+// Starts the real compiled agent (dist/) as a child process on an ephemeral port, reads its
+// start-up line for the bound address, and stops it by signal. `npm test` builds dist/ first.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const MAIN = resolve(import.meta.dirname, '../../../dist/src/cli/main.js');
+
+export interface AgentProcess {
+  readonly port: number;
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Every log line the agent wrote to stdout so far, parsed. */
+  readonly logs: Record<string, unknown>[];
+  readonly stderr: () => string;
+  /** Sends a signal and resolves with the exit code (or the signal name). */
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+export interface StartOptions {
+  /** Extra CLI arguments; `-dev` is added unless `dataDir` is given. */
+  readonly args?: readonly string[];
+  readonly dataDir?: string;
+  /** A config object written to a temp file and passed with -config-file. */
+  readonly config?: Record<string, unknown>;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export async function startAgent(options: StartOptions = {}): Promise<AgentProcess> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` (npm test does)`);
+  const args = ['agent', '-http-port', '0', '-log-level', 'info'];
+  args.push(...(options.dataDir === undefined ? ['-dev'] : ['-data-dir', options.dataDir]));
+  let configDir: string | undefined;
+  if (options.config) {
+    configDir = await mkdtemp(join(tmpdir(), 'svc-config-'));
+    const file = join(configDir, 'config.json');
+    await writeFile(file, JSON.stringify(options.config));
+    args.push('-config-file', file);
+  }
+  args.push(...(options.args ?? []));
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const logs: Record<string, unknown>[] = [];
+  const exited = new Promise<number | string>((done) =>
+    child.once('exit', (code, signal) => {
+      if (configDir) void rm(configDir, { recursive: true, force: true });
+      done(code ?? signal ?? -1);
+    }),
+  );
+  const started = new Promise<Record<string, unknown>>((ok, fail) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      logs.push(entry);
+      if (entry.msg === 'svc-agent started') ok(entry);
+    });
+    void exited.then((code) => fail(new Error(`agent exited (${code}) before starting: ${stderr}`)));
+  });
+  const line = await started;
+  const port = Number(String(line.address).split(':').pop());
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    child,
+    logs,
+    stderr: () => stderr,
+    stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Runs the CLI to completion (for commands that should fail fast or print and exit). */
+export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 10_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`CLI did not exit within ${timeoutMs} ms: ${stdout}${stderr}`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+export async function tempDir(prefix = 'svc-data-'): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}

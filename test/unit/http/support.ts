@@ -1,0 +1,52 @@
+// Helpers of the HTTP unit tests: ApiRequest objects built from a RequestHead literal, and a
+// logger that records what it is given.
+import type { Logger } from '../../../src/core/log.js';
+import { ApiRequest, type RequestHead } from '../../../src/http/request.js';
+
+export function head(overrides: Partial<RequestHead> = {}): RequestHead {
+  return {
+    method: 'GET',
+    path: '/v1/kv/x',
+    rawQuery: '',
+    tokenHeader: '',
+    authorization: '',
+    namespaceHeader: '',
+    cacheControl: '',
+    closeConnection: false,
+    ...overrides,
+  };
+}
+
+export function request(overrides: Partial<RequestHead> = {}, rest = '', body?: Buffer): ApiRequest {
+  return new ApiRequest(head(overrides), rest, body);
+}
+
+export interface LogEntry {
+  readonly level: 'trace' | 'debug' | 'info' | 'warn' | 'error';
+  readonly obj: Record<string, unknown>;
+  readonly msg: string | undefined;
+}
+
+export interface RecordingLogger extends Logger {
+  readonly entries: LogEntry[];
+}
+
+export function recordingLogger(entries: LogEntry[] = []): RecordingLogger {
+  const at =
+    (level: LogEntry['level']) =>
+    (obj: object, msg?: string): void => {
+      entries.push({ level, obj: obj as Record<string, unknown>, msg });
+    };
+  return {
+    entries,
+    trace: at('trace'),
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: () => recordingLogger(entries),
+  };
+}
+
+/** Resolves after pending setImmediate callbacks (the store's watch deliveries) have run. */
+export const nextMacrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
