@@ -4,8 +4,12 @@ import { agentInfo, type AgentInfo } from './agent-info.js';
 import type { AgentConfig } from './config/types.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { silentLogger, type Logger } from './core/log.js';
-import { buildApi, brandHeaders, commonHeaders } from './http/api.js';
+import { createAclDomain } from './acl/domain.js';
+import { initAclState } from './acl/init.js';
+import { AclResolver } from './acl/resolver.js';
+import { aclGate, buildApi, brandHeaders, commonHeaders } from './http/api.js';
 import { BlockingQueries } from './http/blocking.js';
+import { aclRoutes } from './http/handlers/acl.js';
 import { agentRoutes } from './http/handlers/agent.js';
 import { kvRoutes } from './http/handlers/kv.js';
 import { startHttpServer, type HttpServer } from './http/uws-server.js';
@@ -22,6 +26,7 @@ export interface Agent {
   readonly config: AgentConfig;
   readonly info: AgentInfo;
   readonly store: EmbeddedStore;
+  readonly acl: AclResolver;
   /** Starts the HTTP API on `client_addr:ports.http`; resolves to the bound port. */
   listen(): Promise<number>;
   /** Graceful stop: no new connections, parked queries answered, the store flushed and closed. */
@@ -39,10 +44,23 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const blocking = new BlockingQueries(store, clock);
   const limits = { defaultQueryTimeMs: config.defaultQueryTimeMs, maxQueryTimeMs: config.maxQueryTimeMs };
 
-  const routes = buildApi(config, [
+  const resolver = new AclResolver(
+    store,
+    { enabled: config.acl.enabled, defaultPolicy: config.acl.defaultPolicy, datacenter: config.datacenter },
+    clock,
+  );
+  if (config.acl.enabled) await initAclState(store, { initialManagement: config.acl.tokens.initialManagement }, clock);
+  const aclDomain = createAclDomain(store, clock, {
+    minExpirationTtlMs: config.acl.tokenMinExpirationTtlMs,
+    maxExpirationTtlMs: config.acl.tokenMaxExpirationTtlMs,
+  });
+
+  const routes = buildApi(config, aclGate(resolver, config.acl.tokens.default), [
     kvRoutes({ store, blocking, brand, limits, kvMaxValueSize: config.kvMaxValueSize, random }),
+    aclRoutes({ ...aclDomain, store, blocking, brand, limits, random }),
     agentRoutes({
       info,
+      brand,
       config,
       stats: () => ({
         agent: { parked_queries: String(blocking.parked), watches: String(store.watchCount) },
@@ -59,6 +77,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     config,
     info,
     store,
+    acl: resolver,
     async listen() {
       if (server) return server.port;
       server = await startHttpServer({

@@ -2,7 +2,7 @@
 // agent in memory (-dev: GET, PUT) and durable (-data-dir: PUT, target >= 2,000/s through group
 // commit). Each agent row is read as a fraction of the ceiling row with the same method.
 // Run: node dist/bench/http/kv.js [--duration 10] [--warmup 2] [--threads 1] [--rounds 1] [--node-http]
-import { agentBuilt, startAgent } from '../support/agent.js';
+import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
 import { parseHttpBenchArgs, type HttpBenchArgs } from '../support/args.js';
 import type { ServerProcess } from '../support/child.js';
 import { GET_KEY, PUT_KEY, VALUE } from '../support/fixtures.js';
@@ -12,7 +12,7 @@ import { isEntryPoint, runMain } from '../support/main.js';
 import { pickLoadTool } from '../support/pick-tool.js';
 import { waitForQuiet } from '../support/quiet.js';
 import { readRssKiB, startCpuWatch } from '../support/proc-stats.js';
-import { formatTable, round, writeJson } from '../support/report.js';
+import { brief, formatTable, round, writeJson } from '../support/report.js';
 import { startCeiling, startNodeHttpBaseline } from '../support/servers.js';
 import { median } from '../support/stats.js';
 
@@ -91,8 +91,10 @@ async function startServer(kind: ServerKind): Promise<ServerProcess> {
 
 async function measure(tool: LoadTool, server: ServerProcess, scenario: Scenario, args: HttpBenchArgs): Promise<Sample> {
   const request = requestFor(scenario, server.port);
-  const check = await probe(request.url, request.body === undefined ? { method: request.method } : { method: request.method, body: request.body });
-  if (check.status !== 200) throw new Error(`${request.method} ${request.url} answered ${check.status}: ${check.body.slice(0, 200)}`);
+  const check = await probe(request.url, { method: request.method, body: request.body });
+  if (check.status !== 200) {
+    throw new Error(`${request.method} ${request.url} answered ${check.status}: ${check.body.slice(0, 200)}`);
+  }
   const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
   if (args.quietWaitS > 0 && !(await waitForQuiet(args.quietWaitS * 1000))) {
     process.stderr.write(`    machine still busy after ${args.quietWaitS}s; measuring anyway\n`);
@@ -196,10 +198,12 @@ export async function runKvBench(args: HttpBenchArgs): Promise<Summary[]> {
   let scenarios = SCENARIOS.filter((s) => args.nodeHttp || s.server !== 'node-http');
   const skipped: string[] = [];
   if (!agentBuilt()) {
-    skipped.push('agent rows: dist/src/cli/main.js not built (npx tsc -p tsconfig.build.json)');
+    skipped.push(`agent rows: ${AGENT_MISSING}`);
     scenarios = scenarios.filter((s) => !s.server.startsWith('agent'));
   }
-  const settings = `${tool.name} ${tool.version}, -t${args.threads} -c${args.connections}, ${args.warmupS}s warm-up + ${args.durationS}s per row, ${args.rounds} round(s)`;
+  const settings =
+    `${tool.name} ${tool.version}, -t${args.threads} -c${args.connections}, ` +
+    `${args.warmupS}s warm-up + ${args.durationS}s per row, ${args.rounds} round(s)`;
   process.stderr.write(`kv bench: ${settings}\n`);
 
   const rows = new Map<string, Row>(scenarios.map((s) => [s.id, { scenario: s, samples: [] }]));
@@ -220,16 +224,20 @@ export async function runKvBench(args: HttpBenchArgs): Promise<Summary[]> {
     ]),
   );
   process.stdout.write(`\nKV over HTTP (${settings})\n${table}\n`);
-  for (const x of list) if (x.error !== undefined) process.stdout.write(`! ${x.scenario}: ${x.error}\n`);
+  // Rows of one server usually fail for one reason (it did not start): say it once.
+  const errors = new Map<string, string[]>();
+  for (const x of list) if (x.error !== undefined) errors.set(x.error, [...(errors.get(x.error) ?? []), x.scenario]);
+  for (const [error, rowIds] of errors) process.stdout.write(`! ${rowIds.join(', ')}: ${brief(error, 8)}\n`);
   for (const s of skipped) process.stdout.write(`skipped ${s}\n`);
   const noisy = list.filter((x) => x.otherCpuPct > NOISY_OTHER_CPU_PCT).map((x) => x.scenario);
   if (noisy.length > 0) {
-    process.stdout.write(`! other jobs took > ${NOISY_OTHER_CPU_PCT}% CPU during: ${noisy.join(', ')}; even after retries; rerun later for firm figures\n`);
+    process.stdout.write(`! other jobs took > ${NOISY_OTHER_CPU_PCT}% CPU during: ${noisy.join(', ')}, even after retries; `);
+    process.stdout.write('rerun later for firm figures\n');
   }
 
   const path = await writeJson('kv', {
     tool: { name: tool.name, version: tool.version },
-    settings: { threads: args.threads, connections: args.connections, durationS: args.durationS, warmupS: args.warmupS, rounds: args.rounds },
+    settings: args,
     rows: list.map((x) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v]))),
     skipped,
   });

@@ -1,11 +1,10 @@
 // Starts the built svc-agent as a child process on a free loopback port, in memory (-dev) or
-// durable (-data-dir in a fresh temp directory that is removed on stop).
+// durable (-data-dir in a fresh directory that is removed on stop).
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { spawnServer, type ServerProcess } from './child.js';
-import { AGENT_MAIN } from './paths.js';
+import { AGENT_MAIN, BENCH_OUT } from './paths.js';
 import { freePort } from './ports.js';
 
 export type AgentMode = 'dev' | 'durable';
@@ -15,9 +14,19 @@ export function agentBuilt(): boolean {
   return existsSync(AGENT_MAIN);
 }
 
+/** The line a bench prints when it skips the agent. */
+export const AGENT_MISSING = `${AGENT_MAIN} not found (build: npx tsc -p tsconfig.build.json)`;
+
+async function mkdirOut(): Promise<string> {
+  await mkdir(BENCH_OUT, { recursive: true });
+  return BENCH_OUT;
+}
+
 export async function startAgent(mode: AgentMode): Promise<ServerProcess> {
   const port = await freePort();
-  const dataDir = mode === 'durable' ? await mkdtemp(join(tmpdir(), 'svc-agent-bench-')) : undefined;
+  // Under .bench-out/, on the repository's disk: a tmpfs /tmp would make every fsync free and the
+  // durable figures fiction.
+  const dataDir = mode === 'durable' ? await mkdtemp(join(await mkdirOut(), 'data-')) : undefined;
   const storage = dataDir === undefined ? ['-dev'] : ['-data-dir', dataDir];
   return spawnServer({
     name: `agent (${mode})`,

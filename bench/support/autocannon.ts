@@ -31,6 +31,7 @@ export function autocannonTool(): LoadTool {
       const { code, stdout, stderr } = await runCommand(process.execPath, args);
       if (code !== 0) throw new Error(`autocannon exited ${code}: ${stderr}`);
       const json = JSON.parse(stdout) as AutocannonJson;
+      // autocannon's latency percentiles are whole milliseconds: sub-millisecond p50s read as 0.
       return {
         tool: 'autocannon',
         requests: json.requests.total,

@@ -1,5 +1,6 @@
 // The few KV calls a bench makes outside the load generator (seed a key, read its index, check a
 // URL answers as expected before loading it), over fetch on loopback.
+import type { Method } from './load.js';
 import { LOOPBACK } from './ports.js';
 
 export function kvUrl(port: number, key: string, query = ''): string {
@@ -14,8 +15,8 @@ export interface Probe {
   body: string;
 }
 
-export async function probe(url: string, init: { method?: 'GET' | 'PUT'; body?: string } = {}): Promise<Probe> {
-  const response = await fetch(url, { method: init.method ?? 'GET', ...(init.body === undefined ? {} : { body: init.body }) });
+export async function probe(url: string, init: { method?: Method; body?: string | undefined } = {}): Promise<Probe> {
+  const response = await fetch(url, { method: init.method ?? 'GET', body: init.body ?? null });
   const body = await response.text();
   const index = response.headers.get('x-svc-index');
   return { status: response.status, bodyBytes: Buffer.byteLength(body), index: index === null ? undefined : Number(index), body };

@@ -50,6 +50,9 @@ export function measure(name: string, fn: (i: number) => unknown, options: Micro
 export function formatMicro(results: readonly MicroResult[]): string {
   const width = Math.max(...results.map((r) => r.name.length));
   return results
-    .map((r) => `${r.name.padEnd(width)}  ${r.nsPerOp.toFixed(1).padStart(10)} ns/op  (${r.minNsPerOp.toFixed(1)}..${r.maxNsPerOp.toFixed(1)})`)
+    .map((r) => {
+      const spread = `(${r.minNsPerOp.toFixed(1)}..${r.maxNsPerOp.toFixed(1)})`;
+      return `${r.name.padEnd(width)}  ${r.nsPerOp.toFixed(1).padStart(10)} ns/op  ${spread}`;
+    })
     .join('\n');
 }

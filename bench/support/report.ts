@@ -25,13 +25,16 @@ function cellText(cell: Cell): string {
   if (cell === undefined || (typeof cell === 'number' && !Number.isFinite(cell))) return '-';
   if (typeof cell === 'string') return cell;
   if (Number.isInteger(cell)) return cell.toLocaleString('en-US');
-  return cell >= 100 ? Math.round(cell).toLocaleString('en-US') : cell.toPrecision(3);
+  if (Math.abs(cell) >= 100) return Math.round(cell).toLocaleString('en-US');
+  // Three significant digits, but no exponent for float dust like 1e-11 (shown as 0).
+  return Math.abs(cell) >= 1 ? cell.toPrecision(3) : String(Number(cell.toFixed(3)));
 }
 
-/** Rounds for JSON so the files diff cleanly: 3 significant digits below 100, integers above. */
+/** Rounds for JSON so the files diff cleanly: integers from 100, 3 significant digits from 1, else 4 decimals. */
 export function round(n: number): number {
   if (!Number.isFinite(n)) return n;
-  return Math.abs(n) >= 100 ? Math.round(n) : Number(n.toPrecision(3));
+  if (Math.abs(n) >= 100) return Math.round(n);
+  return Math.abs(n) >= 1 ? Number(n.toPrecision(3)) : Number(n.toFixed(4));
 }
 
 /** Writes `.bench-out/<name>.json` with the environment attached; returns the path. */
@@ -41,4 +44,10 @@ export async function writeJson(name: string, data: Record<string, unknown>): Pr
   const env = { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', platform: process.platform };
   await writeFile(path, `${JSON.stringify({ name, date: new Date().toISOString(), env, ...data }, null, 2)}\n`);
   return path;
+}
+
+/** The first `lines` lines of an error message (a child's stack trace is long and repeats). */
+export function brief(message: string, lines = 4): string {
+  const all = message.split('\n').filter((l) => l.trim() !== '');
+  return all.length <= lines ? all.join('\n') : `${all.slice(0, lines).join('\n')}\n  ...`;
 }

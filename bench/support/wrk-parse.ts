@@ -6,7 +6,8 @@ export interface WrkReport {
   rps: number;
   /** Percentile (50, 75, 90, 99) -> milliseconds. */
   latencyMs: Map<number, number>;
-  errors: number;
+  /** Socket errors by kind; wrk counts each server-side close as a read error. */
+  errors: { connect: number; read: number; write: number; timeout: number };
   non2xx: number;
 }
 
@@ -32,9 +33,13 @@ export function parseWrkOutput(text: string): WrkReport {
   if (!latencyMs.has(50) || !latencyMs.has(99)) throw new Error(`wrk: no latency distribution (run with --latency):\n${text}`);
 
   // "Socket errors: connect 0, read 0, write 0, timeout 0" appears only when one is non-zero.
-  let errors = 0;
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
-  if (socket !== null) errors = socket.slice(1).reduce((sum, n) => sum + Number(n), 0);
+  const errors = {
+    connect: Number(socket?.[1] ?? 0),
+    read: Number(socket?.[2] ?? 0),
+    write: Number(socket?.[3] ?? 0),
+    timeout: Number(socket?.[4] ?? 0),
+  };
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(text)?.[1] ?? 0);
 
   return { requests: Number(requests), rps: Number(rps), latencyMs, errors, non2xx };

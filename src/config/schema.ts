@@ -67,7 +67,8 @@ export const CONFIG_SCHEMA = {
   acl: {
     enabled: key(bool(), false, 'Enforce ACLs.'),
     default_policy: key(oneOf(['allow', 'deny']), 'allow', 'Decision when no rule matches: "allow" or "deny".'),
-    token_ttl: key(duration('non-negative'), '30s', 'How long a resolved token is cached; 0s disables the cache.'),
+    token_min_expiration_ttl: key(duration('positive'), '1m', 'Shortest ExpirationTTL a token may be given.'),
+    token_max_expiration_ttl: key(duration('positive'), '24h', 'Longest ExpirationTTL a token may be given.'),
     tokens: {
       initial_management: optionalKey(secretUuid(), 'Secret of the management token created at bootstrap (UUID).'),
       default: optionalKey(secretText(), 'Token used for requests that carry none.'),

@@ -12,8 +12,9 @@ export interface AclConfig {
   readonly enabled: boolean;
   readonly defaultPolicy: 'allow' | 'deny';
   readonly tokens: AclTokens;
-  /** How long a resolved token stays cached; 0 disables caching. */
-  readonly tokenTtlMs: number;
+  /** Bounds on a token's ExpirationTTL (Consul: 1m and 24h). */
+  readonly tokenMinExpirationTtlMs: number;
+  readonly tokenMaxExpirationTtlMs: number;
 }
 
 export interface HttpConfig {

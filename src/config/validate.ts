@@ -108,6 +108,11 @@ function crossKeyProblems(v: ConfigValues, failed: ReadonlySet<string>): string[
     const [floor, given] = [formatDuration(v.default_query_time), formatDuration(v.max_query_time)];
     problems.push(`max_query_time: must be at least default_query_time (${floor}), got ${given}`);
   }
+  const [minTtl, maxTtl] = ['acl.token_min_expiration_ttl', 'acl.token_max_expiration_ttl'];
+  if (ok(minTtl, maxTtl) && v.acl.token_max_expiration_ttl < v.acl.token_min_expiration_ttl) {
+    const [floor, given] = [formatDuration(v.acl.token_min_expiration_ttl), formatDuration(v.acl.token_max_expiration_ttl)];
+    problems.push(`${maxTtl}: must be at least ${minTtl} (${floor}), got ${given}`);
+  }
   const body = 'limits.http_max_body_bytes';
   const kv = 'limits.kv_max_value_size';
   if (ok(body, kv) && v.limits.http_max_body_bytes < v.limits.kv_max_value_size) {

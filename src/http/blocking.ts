@@ -66,83 +66,251 @@ export interface WatchedRead {
   index(): number;
   /** The reply for the current data, given the index just read. */
   render(index: number): Reply;
+  /**
+   * Reads with equal keys give equal replies for an index (same data, same rendering, same
+   * ACL view): they park together and are rendered once per wake-up. Absent: parked alone.
+   */
+  readonly shareKey?: string;
 }
 
+/** Hands a reply to the transport that holds a parked request (the adapter's writer). */
+export type Deliver<H> = (handle: H, reply: Reply, closeConnection: boolean) => void;
+
+/** Timeouts are served from a shared wheel with this resolution instead of a timer per query. */
+const WHEEL_RESOLUTION_MS = 100;
+
+/**
+ * Parked reads. Memory per parked query is one small Entry (measured target: ≤ 1.5 KiB RSS per
+ * parked query including uWS's own socket state); readers of the same data share one Group with
+ * one store watch, and a wake-up renders once per group and writes from the store's deferred
+ * (setImmediate) callback, never from inside another request's handler.
+ */
 export class BlockingQueries {
-  private readonly parkedSet = new Set<ParkedQuery>();
+  /** Every group with parked members; shared groups are also found by key. */
+  private readonly live = new Set<Group>();
+  private readonly shared = new Map<string, Group>();
+  private readonly wheel: TimeoutWheel;
+  private parkedCount = 0;
 
   constructor(
     private readonly store: StateStore,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.wheel = new TimeoutWheel(clock, (entry) => this.expire(entry));
+  }
 
   get parked(): number {
-    return this.parkedSet.size;
+    return this.parkedCount;
   }
 
   /** Answers at once when the read does not block or is already past `minIndex`; else parks. */
-  answer(req: ApiRequest, params: BlockingParams, read: WatchedRead): Reply | Promise<Reply> {
+  answer(req: ApiRequest, params: BlockingParams, read: WatchedRead): Reply | Parked {
     const index = read.index();
     if (params.minIndex === 0 || index > params.minIndex) return read.render(index);
-    return new Promise<Reply>((resolve) => {
-      const parked = new ParkedQuery(this.store, this.parkedSet, read, params.minIndex, resolve);
-      parked.arm(this.clock, params.timeoutMs);
-      req.onAbort(() => parked.cancel());
-    });
+    return new Parked(this, req, read, params);
   }
 
   /** Answers every parked query with its current data (graceful shutdown). */
   releaseAll(): void {
-    for (const parked of [...this.parkedSet]) parked.finish();
+    for (const group of [...this.live]) {
+      const reply = group.reply(group.read.index());
+      for (const entry of [...group.members]) this.settle(entry, reply);
+    }
+  }
+
+  /** @internal Called by Parked.attach. */
+  park<H>(parked: Parked, handle: H, deliver: Deliver<H>, closeConnection: boolean): Entry {
+    const { read } = parked;
+    const key = read.shareKey;
+    let group = key === undefined ? undefined : this.shared.get(key);
+    if (group === undefined) {
+      group = new Group(read, key);
+      this.live.add(group);
+      if (key !== undefined) this.shared.set(key, group);
+      this.arm(group);
+    }
+    const entry = new Entry(group, handle, deliver as Deliver<unknown>, closeConnection, parked.params.minIndex, this.clock.now() + parked.params.timeoutMs);
+    group.members.add(entry);
+    this.wheel.add(entry);
+    this.parkedCount++;
+    return entry;
+  }
+
+  /** @internal The client went away: forget the entry, answer nothing. */
+  drop(entry: Entry): void {
+    if (!entry.group.members.delete(entry)) return;
+    this.wheel.remove(entry);
+    this.parkedCount--;
+    this.retireIfEmpty(entry.group);
+  }
+
+  private arm(group: Group): void {
+    group.cancelWatch = this.store.watchOnce(group.read.target, () => {
+      group.cancelWatch = undefined;
+      const index = group.read.index();
+      const reply = group.reply(index);
+      for (const entry of [...group.members]) {
+        if (index > entry.minIndex) this.settle(entry, reply);
+      }
+      // A watch fires only on a change of its target, so survivors are a safety net.
+      if (group.members.size > 0) this.arm(group);
+    });
+  }
+
+  private expire(entry: Entry): void {
+    if (!entry.group.members.has(entry)) return;
+    this.settle(entry, entry.group.reply(entry.group.read.index()));
+  }
+
+  private settle(entry: Entry, reply: Reply): void {
+    entry.group.members.delete(entry);
+    this.wheel.remove(entry);
+    this.parkedCount--;
+    this.retireIfEmpty(entry.group);
+    entry.deliver(entry.handle, reply, entry.closeConnection);
+  }
+
+  private retireIfEmpty(group: Group): void {
+    if (group.members.size > 0) return;
+    group.cancelWatch?.();
+    group.cancelWatch = undefined;
+    this.live.delete(group);
+    if (group.key !== undefined && this.shared.get(group.key) === group) this.shared.delete(group.key);
   }
 }
 
-class ParkedQuery {
-  private cancelWatch: (() => void) | undefined;
-  private timer: TimerHandle | undefined;
-
+/** A read that must wait: the transport attaches what it needs to answer it later. */
+export class Parked {
   constructor(
-    private readonly store: StateStore,
-    private readonly registry: Set<ParkedQuery>,
-    private readonly read: WatchedRead,
-    private readonly minIndex: number,
-    private readonly resolve: (reply: Reply) => void,
+    private readonly queries: BlockingQueries,
+    private readonly req: ApiRequest,
+    readonly read: WatchedRead,
+    readonly params: BlockingParams,
   ) {}
 
-  arm(clock: Clock, timeoutMs: number): void {
-    this.registry.add(this);
-    this.watch();
-    this.timer = clock.setTimer(timeoutMs, () => {
+  /** Parks with a transport handle; returns the detach to call when the client goes away. */
+  attach<H>(handle: H, deliver: Deliver<H>, closeConnection: boolean): () => void {
+    return detacher(this.queries, this.queries.park(this, handle, deliver, closeConnection));
+  }
+
+  /** Parks and resolves with the reply (for callers without a transport handle, and tests). */
+  wait(): Promise<Reply> {
+    return new Promise((resolve) => {
+      const detach = this.attach(resolve, (done, reply) => done(reply), false);
+      this.req.onAbort(detach);
+    });
+  }
+}
+
+// Outside any method so the closure holds only these two, not the request (memory per parked query).
+function detacher(queries: BlockingQueries, entry: Entry): () => void {
+  return () => queries.drop(entry);
+}
+
+class Group {
+  readonly members = new Set<Entry>();
+  cancelWatch: (() => void) | undefined;
+  private rendered: { readonly index: number; readonly reply: Reply } | undefined;
+
+  constructor(
+    readonly read: WatchedRead,
+    readonly key: string | undefined,
+  ) {}
+
+  /** One render per index for the whole group. */
+  reply(index: number): Reply {
+    if (this.rendered?.index === index) return this.rendered.reply;
+    const reply = this.read.render(index);
+    this.rendered = { index, reply };
+    return reply;
+  }
+}
+
+class Entry {
+  slot: number | undefined;
+  constructor(
+    readonly group: Group,
+    readonly handle: unknown,
+    readonly deliver: Deliver<unknown>,
+    readonly closeConnection: boolean,
+    readonly minIndex: number,
+    readonly deadline: number,
+  ) {}
+}
+
+/** Deadlines bucketed by WHEEL_RESOLUTION_MS behind one timer for the earliest bucket. */
+class TimeoutWheel {
+  private readonly slots = new Map<number, Set<Entry>>();
+  private readonly order: number[] = [];
+  private timer: TimerHandle | undefined;
+  private timerAt = Infinity;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly onExpire: (entry: Entry) => void,
+  ) {}
+
+  add(entry: Entry): void {
+    const slot = Math.ceil(entry.deadline / WHEEL_RESOLUTION_MS) * WHEEL_RESOLUTION_MS;
+    entry.slot = slot;
+    let set = this.slots.get(slot);
+    if (set === undefined) {
+      set = new Set();
+      this.slots.set(slot, set);
+      this.order.splice(lowerBound(this.order, slot), 0, slot);
+    }
+    set.add(entry);
+    if (slot < this.timerAt) this.schedule(slot);
+  }
+
+  remove(entry: Entry): void {
+    const slot = entry.slot;
+    if (slot === undefined) return;
+    entry.slot = undefined;
+    const set = this.slots.get(slot);
+    if (set === undefined) return;
+    set.delete(entry);
+    if (set.size === 0) this.dropSlot(slot);
+  }
+
+  private dropSlot(slot: number): void {
+    this.slots.delete(slot);
+    const at = lowerBound(this.order, slot);
+    if (this.order[at] === slot) this.order.splice(at, 1);
+    if (this.order.length === 0) {
+      this.timer?.cancel();
       this.timer = undefined;
-      this.finish();
-    });
+      this.timerAt = Infinity;
+    }
   }
 
-  private watch(): void {
-    this.cancelWatch = this.store.watchOnce(this.read.target, () => {
-      this.cancelWatch = undefined;
-      const index = this.read.index();
-      // A watch fires only on a change of the target, so this re-watch is a safety net.
-      if (index > this.minIndex) this.finish(index);
-      else this.watch();
-    });
-  }
-
-  finish(index = this.read.index()): void {
-    if (!this.registry.delete(this)) return;
-    this.release();
-    this.resolve(this.read.render(index));
-  }
-
-  /** The client went away: drop the watch and the timer, answer nothing. */
-  cancel(): void {
-    if (this.registry.delete(this)) this.release();
-  }
-
-  private release(): void {
-    this.cancelWatch?.();
-    this.cancelWatch = undefined;
+  private schedule(slot: number): void {
     this.timer?.cancel();
-    this.timer = undefined;
+    this.timerAt = slot;
+    this.timer = this.clock.setTimer(Math.max(0, slot - this.clock.now()), () => this.fire());
   }
+
+  private fire(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = this.clock.now();
+    while (this.order.length > 0 && (this.order[0] as number) <= now) {
+      const slot = this.order[0] as number;
+      for (const entry of [...(this.slots.get(slot) ?? [])]) this.onExpire(entry);
+      if (this.slots.has(slot)) this.dropSlot(slot);
+    }
+    const next = this.order[0];
+    if (next !== undefined) this.schedule(next);
+  }
+}
+
+function lowerBound(sorted: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -13,10 +13,10 @@ export function methodReply(route: CompiledRoute, method: string): Reply {
 }
 
 /** Consul's root handler: `/` answers, unclean paths redirect, anything else is a 404. */
-export function unmatchedPathReply(path: string, method: string): Reply {
+export function unmatchedPathReply(path: string, rawQuery: string, method: string): Reply {
   if (path === '/') return textReply(200, 'Svc Agent: UI disabled. The HTTP API is served under /v1/.\n');
   const clean = cleanPath(path);
-  if (clean !== path) return redirectReply(clean, method);
+  if (clean !== path) return redirectReply(rawQuery === '' ? clean : `${clean}?${rawQuery}`, method);
   return textReply(
     404,
     path.includes('/v1/')

@@ -45,7 +45,9 @@ export class ApiRequest {
 
   /** Registers a callback for a client that goes away before the reply is written. */
   onAbort(fn: () => void): void {
-    (this.abortHandlers ??= []).push(fn);
+    // A client already gone (say, during an await before parking) still gets its cleanup.
+    if (this.aborted) fn();
+    else (this.abortHandlers ??= []).push(fn);
   }
 
   /** Called by the adapter only. */

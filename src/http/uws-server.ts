@@ -9,7 +9,8 @@ import type { Logger } from '../core/log.js';
 import { decodePathRest, errorReply, methodReply, redirectReply, unmatchedPathReply } from './dispatch.js';
 import { STATUS_LINE, textReply, type Header, type Reply } from './reply.js';
 import { ApiRequest, type RequestHead } from './request.js';
-import { BODY_METHODS, type CompiledRoute, type Handler } from './routes.js';
+import { Parked, type Deliver } from './blocking.js';
+import { BODY_METHODS, type CompiledRoute, type Outcome, type RequestHandler } from './routes.js';
 
 /** True when the package loaded its native binary rather than its slow JavaScript fallback. */
 export const uwsIsNative: boolean = typeof (uws as unknown as { getParts?: unknown }).getParts === 'function';
@@ -45,30 +46,39 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
     else res.end(reply.body, close);
   };
 
-  /** Runs a handler; answers at once when it returns a Reply, later (corked) when a Promise. */
-  const run = (res: HttpResponse, handler: Handler, req: ApiRequest, inHandler: boolean, abortHooked: boolean): void => {
-    let result: Reply | Promise<Reply>;
+  /** Writes a reply that was not ready inside the request handler (uWS wants it corked). */
+  const deliverLater: Deliver<HttpResponse> = (res, reply, close) => res.cork(() => respond(res, reply, false, close));
+
+  /** Runs a handler; answers at once, when its promise settles, or when its parked read wakes. */
+  const run = (res: HttpResponse, handler: RequestHandler, req: ApiRequest, inHandler: boolean, abortHooked: boolean): void => {
+    let result: Outcome;
     try {
       result = handler(req);
     } catch (err) {
       result = errorReply(err, log, req.head.path);
     }
     const close = req.head.closeConnection;
+    if (result instanceof Parked) {
+      const detach = result.attach(res, deliverLater, close);
+      if (abortHooked) req.onAbort(detach);
+      else res.onAborted(detach);
+      return;
+    }
     if (!(result instanceof Promise)) {
       if (inHandler) respond(res, result, false, close);
-      else res.cork(() => respond(res, result as Reply, false, close));
+      else deliverLater(res, result, close);
       return;
     }
     if (!abortHooked) res.onAborted(() => req.abort());
     const finish = (reply: Reply): void => {
       if (req.aborted) return;
       req.aborted = true; // answered: a later abort or second answer is a no-op
-      res.cork(() => respond(res, reply, false, close));
+      deliverLater(res, reply, close);
     };
     result.then(finish, (err: unknown) => finish(errorReply(err, log, req.head.path)));
   };
 
-  const readBody = (res: HttpResponse, route: CompiledRoute, handler: Handler, head: RequestHead, rest: string, contentLength: string, chunked: boolean): void => {
+  const readBody = (res: HttpResponse, route: CompiledRoute, handler: RequestHandler, head: RequestHead, rest: string, contentLength: string, chunked: boolean): void => {
     const max = route.maxBodyBytes;
     const declared = contentLength === '' ? -1 : Number(contentLength);
     if (declared > max) {
@@ -103,6 +113,9 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
     });
   };
 
+  // A path declared exactly (PUT /v1/acl/token) beside its subtree (/v1/acl/token/) keeps its own
+  // handler, as in ServeMux; uWS refuses the same pattern twice, so no redirect is added for it.
+  const exactPaths = new Set(options.routes.filter((route) => !route.prefix).map((route) => route.path));
   for (const route of options.routes) {
     app.any(route.prefix ? `${route.path}*` : route.path, (res, req) => {
       const method = req.getCaseSensitiveMethod();
@@ -127,7 +140,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
         run(res, handler, new ApiRequest(head, rest, undefined), true, false);
       }
     });
-    if (route.prefix) {
+    if (route.prefix && !exactPaths.has(route.path.slice(0, -1))) {
       // ServeMux redirects the slash-less form of a subtree pattern to the subtree.
       const bare = route.path.slice(0, -1);
       app.any(bare, (res, req) => {
@@ -138,7 +151,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
   }
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod();
-    respond(res, unmatchedPathReply(req.getUrl(), method), method === 'HEAD', wantsClose(req));
+    respond(res, unmatchedPathReply(req.getUrl(), req.getQuery() ?? '', method), method === 'HEAD', wantsClose(req));
   });
 
   return new Promise((resolve, reject) => {

@@ -2,23 +2,28 @@
 import { memberJson, SERVER_PORT, type AgentInfo } from '../../agent-info.js';
 import type { AgentConfig } from '../../config/types.js';
 import { invalid } from '../../core/errors.js';
-import { jsonReply } from '../reply.js';
+import type { BrandHeaders } from '../brand.js';
+import { jsonReply, type Header } from '../reply.js';
+import { requestToken } from '../token.js';
 import type { Route } from '../routes.js';
 
 export interface AgentDeps {
   readonly info: AgentInfo;
+  readonly brand: BrandHeaders;
   readonly config: AgentConfig;
   readonly stats: () => Record<string, Record<string, string>>;
 }
 
-export function agentRoutes({ info, config, stats }: AgentDeps): Route[] {
+export function agentRoutes({ info, brand, config, stats }: AgentDeps): Route[] {
   const leader = `${info.advertiseAddr}:${SERVER_PORT}`;
   const debugConfig = sanitize(config);
   return [
     {
       path: '/v1/agent/self',
       methods: {
-        GET: (req) =>
+        GET: {
+          acl: { resource: 'agent', access: 'read', name: () => info.nodeName },
+          handler: (req) =>
           jsonReply(
             {
               Config: {
@@ -39,21 +44,28 @@ export function agentRoutes({ info, config, stats }: AgentDeps): Route[] {
             },
             req.pretty,
           ),
+        },
       },
     },
     {
       path: '/v1/agent/members',
       methods: {
-        GET: (req) => {
-          const segment = req.query.get('segment');
-          const wan = req.query.get('wan');
-          if (wan && segment && segment !== '_all') throw invalid('MEMBERS_SEGMENT', 'Cannot provide a segment with wan=true');
-          return jsonReply([memberJson(info)], req.pretty);
+        GET: {
+          acl: 'resolved',
+          handler: (req, identity) => {
+            const segment = req.query.get('segment');
+            const wan = req.query.get('wan');
+            if (wan && segment && segment !== '_all') throw invalid('MEMBERS_SEGMENT', 'Cannot provide a segment with wan=true');
+            // Filtered by node:read; an agent-local endpoint says so only to a caller that gave a token.
+            const visible = identity.authorizer.allowed('node', 'read', info.nodeName);
+            const headers: Header[] = !visible && requestToken(req) !== undefined ? [[brand.resultsFilteredByAcls, 'true']] : [];
+            return jsonReply(visible ? [memberJson(info)] : [], req.pretty, headers);
+          },
         },
       },
     },
-    { path: '/v1/status/leader', methods: { GET: (req) => jsonReply(leader, req.pretty) } },
-    { path: '/v1/status/peers', methods: { GET: (req) => jsonReply([leader], req.pretty) } },
+    { path: '/v1/status/leader', methods: { GET: { acl: 'none', handler: (req) => jsonReply(leader, req.pretty) } } },
+    { path: '/v1/status/peers', methods: { GET: { acl: 'none', handler: (req) => jsonReply([leader], req.pretty) } } },
   ];
 }
 

@@ -1,16 +1,18 @@
 // /v1/kv/<key>: GET (single, ?recurse, ?keys[&separator], ?raw), PUT (raw body, ?flags, ?cas),
 // DELETE (?recurse, ?cas), blocking on the key or the prefix. Shapes and texts: reference §9.1.
+import { permissionDenied } from '../../acl/errors.js';
+import type { Identity } from '../../acl/identity.js';
 import { invalid } from '../../core/errors.js';
 import { parseUint64 } from '../../core/uint.js';
 import { KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
-import type { StateStore, WriteOp } from '../../state/types.js';
-import type { BlockingLimits, BlockingQueries, WatchedRead } from '../blocking.js';
+import type { Row, StateStore, WriteOp } from '../../state/types.js';
+import type { BlockingLimits, BlockingQueries, Parked, WatchedRead } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
 import type { Query } from '../query.js';
 import { JSON_TYPE, jsonReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
-import type { Route } from '../routes.js';
+import type { AclRequirement, Route } from '../routes.js';
 
 export interface KvDeps {
   readonly store: StateStore;
@@ -20,6 +22,9 @@ export interface KvDeps {
   readonly kvMaxValueSize: number;
   readonly random: () => number;
 }
+
+const readKey: AclRequirement = { resource: 'key', access: 'read', name: (req) => req.rest };
+const writeKey: AclRequirement = { resource: 'key', access: 'write', name: (req) => req.rest };
 
 const DOCS = 'https://developer.hashicorp.com/docs/agent/config/config-files#kv_max_value_size';
 
@@ -31,7 +36,15 @@ export function kvRoutes(deps: KvDeps): Route[] {
     contentType: JSON_TYPE,
   });
 
-  const get = (req: ApiRequest): Reply | Promise<Reply> => {
+  /** Lists are filtered silently by key:read, as Consul does, and say so in a header. */
+  const readable = <V>(all: Row<V>[], identity: Identity, index: number): { rows: Row<V>[]; meta: Header[] } => {
+    const meta = queryMetaHeaders(brand, index);
+    const rows = all.filter((row) => identity.authorizer.allowed('key', 'read', row.key));
+    if (rows.length < all.length) meta.push([brand.resultsFilteredByAcls, 'true']);
+    return { rows, meta };
+  };
+
+  const get = (req: ApiRequest, identity: Identity): Reply | Parked => {
     const query = req.query;
     const params = parseBlockingParams(query, deps.limits, deps.random);
     const key = req.rest;
@@ -41,10 +54,11 @@ export function kvRoutes(deps: KvDeps): Route[] {
       const separator = query.get('separator') ?? query.get('seperator') ?? '';
       read = {
         target: { table: KV_TABLE, prefix: key },
+        shareKey: JSON.stringify(['kv-keys', key, separator, pretty, identity.accessorId]),
         index: () => store.prefixIndex(KV_TABLE, key),
         render(index) {
-          const meta = queryMetaHeaders(brand, index);
-          const keys = listKeys(store.list(KV_TABLE, key), key, separator);
+          const { rows, meta } = readable(store.list<StoredKv>(KV_TABLE, key), identity, index);
+          const keys = listKeys(rows, key, separator);
           if (keys.length === 0 && key !== '') return { status: 404, headers: meta };
           return jsonReply(keys, pretty, meta);
         },
@@ -52,10 +66,10 @@ export function kvRoutes(deps: KvDeps): Route[] {
     } else if (query.has('recurse')) {
       read = {
         target: { table: KV_TABLE, prefix: key },
+        shareKey: JSON.stringify(['kv-list', key, pretty, identity.accessorId]),
         index: () => store.prefixIndex(KV_TABLE, key),
         render(index) {
-          const meta = queryMetaHeaders(brand, index);
-          const rows = store.list<StoredKv>(KV_TABLE, key);
+          const { rows, meta } = readable(store.list<StoredKv>(KV_TABLE, key), identity, index);
           if (rows.length === 0) return { status: 404, headers: meta };
           return jsonReply(rows.map(toEntryJson), pretty, meta);
         },
@@ -65,6 +79,8 @@ export function kvRoutes(deps: KvDeps): Route[] {
       const raw = query.has('raw');
       read = {
         target: { table: KV_TABLE, key },
+        // The key:read check happened before parking, so every reader of the key sees the same.
+        shareKey: JSON.stringify(['kv', key, pretty, raw]),
         index: () => store.keyIndex(KV_TABLE, key),
         render(index) {
           const meta = queryMetaHeaders(brand, index);
@@ -94,11 +110,13 @@ export function kvRoutes(deps: KvDeps): Route[] {
     return bool(cas === undefined ? true : result.ok, req.pretty);
   };
 
-  const del = async (req: ApiRequest): Promise<Reply> => {
+  const del = async (req: ApiRequest, identity: Identity): Promise<Reply> => {
     const key = req.rest;
     const query = req.query;
     rejectConflictingFlags(query, ['recurse', 'cas']);
     if (query.has('recurse')) {
+      // Write on the prefix and on every rule beneath it (reference §8.3).
+      if (!identity.authorizer.keyWritePrefix(key)) throw permissionDenied(identity, 'key', 'write', key);
       await store.commit([{ op: 'delete-prefix', table: KV_TABLE, prefix: key }]);
       return bool(true, req.pretty);
     }
@@ -118,7 +136,11 @@ export function kvRoutes(deps: KvDeps): Route[] {
     {
       path: '/v1/kv/',
       prefix: true,
-      methods: { GET: get, PUT: put, DELETE: del },
+      methods: {
+        GET: { handler: get, acl: (req) => (req.query.has('recurse') || req.query.has('keys') ? 'resolved' : readKey) },
+        PUT: { handler: put, acl: writeKey },
+        DELETE: { handler: del, acl: (req) => (req.query.has('recurse') ? 'resolved' : writeKey) },
+      },
       maxBodyBytes: deps.kvMaxValueSize,
       bodyTooLarge: (size, max) => `Request body(${size} bytes) too large, max size: ${max} bytes. See ${DOCS}.`,
     },

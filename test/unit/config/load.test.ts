@@ -24,7 +24,8 @@ describe('defaults', () => {
         enabled: false,
         defaultPolicy: 'allow',
         tokens: { initialManagement: undefined, default: undefined, agent: undefined },
-        tokenTtlMs: 30_000,
+        tokenMinExpirationTtlMs: 60_000,
+        tokenMaxExpirationTtlMs: 86_400_000,
       },
       httpConfig: { headerBrand: 'Svc' },
       limits: { httpMaxBodyBytes: 4 * 1024 * 1024 },
@@ -82,7 +83,8 @@ describe('layering', () => {
       enabled: true,
       defaultPolicy: 'deny',
       tokens: { initialManagement: undefined, default: 'anon', agent: 'flag-agent' },
-      tokenTtlMs: 30_000,
+      tokenMinExpirationTtlMs: 60_000,
+      tokenMaxExpirationTtlMs: 86_400_000,
     });
   });
 

@@ -17,7 +17,8 @@ describe('config schema', () => {
       'translate_wan_addrs',
       'acl.enabled',
       'acl.default_policy',
-      'acl.token_ttl',
+      'acl.token_min_expiration_ttl',
+      'acl.token_max_expiration_ttl',
       'acl.tokens.initial_management',
       'acl.tokens.default',
       'acl.tokens.agent',
@@ -71,7 +72,7 @@ describe('config schema', () => {
 
   it('describes defaults as written, or in words when computed', () => {
     const d = (path: string) => describeDefault(findConfigKey(path)!);
-    expect(d('acl.token_ttl')).toBe('"30s"');
+    expect(d('acl.token_min_expiration_ttl')).toBe('"1m"');
     expect(d('ports.http')).toBe('8500');
     expect(d('node_name')).toBe('the host name');
     expect(d('acl.tokens.agent')).toBeUndefined();

@@ -28,7 +28,7 @@ describe('scalar keys', () => {
     [{ log_level: 'loud' }, 'log_level: expected one of "trace", "debug", "info", "warn", "error", got "loud"'],
     [{ translate_wan_addrs: 'yes' }, 'translate_wan_addrs: expected true or false, got "yes"'],
     [{ acl: { enabled: 1 } }, 'acl.enabled: expected true or false, got 1'],
-    [{ acl: { token_ttl: '-1s' } }, 'acl.token_ttl: expected a non-negative duration, got "-1s"'],
+    [{ acl: { token_min_expiration_ttl: '0s' } }, 'acl.token_min_expiration_ttl: expected a positive duration, got "0s"'],
     [{ http_config: { header_brand: 'svc' } }, 'http_config.header_brand: expected "Svc" or "Consul", got "svc"'],
     [{ limits: { http_max_body_bytes: 0 } }, 'limits.http_max_body_bytes: expected an integer of at least 1, got 0'],
     [{ limits: { kv_max_value_size: 0 } }, 'limits.kv_max_value_size: expected an integer of at least 1, got 0'],
@@ -86,13 +86,13 @@ describe('accepted spellings', () => {
 
   it('converts durations to milliseconds, including Go compound forms', () => {
     const c = loaded({
-      acl: { token_ttl: '0s' },
+      acl: { token_min_expiration_ttl: '10ms' },
       default_query_time: '1m30s',
       max_query_time: '1h',
       connect: { leaf_root_change_spread: '0s', ca_config: { leaf_cert_ttl: '1h' } },
       cache: { ttl: '500ms' },
     });
-    expect(c.acl.tokenTtlMs).toBe(0);
+    expect(c.acl.tokenMinExpirationTtlMs).toBe(10);
     expect(c.defaultQueryTimeMs).toBe(90_000);
     expect(c.maxQueryTimeMs).toBe(3_600_000);
     expect(c.connect.leafRootChangeSpreadMs).toBe(0);
@@ -130,6 +130,12 @@ describe('rules between keys', () => {
   it('requires max_query_time >= default_query_time', () => {
     expect(problems({ default_query_time: '10m', max_query_time: '5m' })).toEqual([
       'max_query_time: must be at least default_query_time (10m0s), got 5m0s',
+    ]);
+  });
+
+  it('requires the token expiration bounds in order', () => {
+    expect(problems({ acl: { token_min_expiration_ttl: '2h', token_max_expiration_ttl: '1h' } })).toEqual([
+      'acl.token_max_expiration_ttl: must be at least acl.token_min_expiration_ttl (2h0m0s), got 1h0m0s',
     ]);
   });
 

@@ -17,6 +17,14 @@ describe('ApiRequest', () => {
     expect(calls).toEqual(['a', 'b']);
   });
 
+  it('runs a handler registered after the abort at once (cleanup after an await)', () => {
+    const req = request();
+    req.abort();
+    let ran = 0;
+    req.onAbort(() => ran++);
+    expect(ran).toBe(1);
+  });
+
   it('abort with no handlers just marks the request', () => {
     const req = request();
     req.abort();

@@ -1,0 +1,27 @@
+// The ACL write side as the HTTP layer is handed it: tokens and policies over one store, sharing
+// one WriteLock so that no two ACL writes interleave their checks and commits.
+import type { Clock } from '../core/clock.js';
+import type { StateStore } from '../state/types.js';
+import { AclPolicies } from './policies.js';
+import { AclTokens } from './tokens.js';
+import { WriteLock } from './write-lock.js';
+
+export interface AclDomainOptions {
+  /** acl.token_min_expiration_ttl, in milliseconds. */
+  readonly minExpirationTtlMs: number;
+  /** acl.token_max_expiration_ttl, in milliseconds. */
+  readonly maxExpirationTtlMs: number;
+}
+
+export interface AclDomain {
+  readonly tokens: AclTokens;
+  readonly policies: AclPolicies;
+}
+
+export function createAclDomain(store: StateStore, clock: Clock, options: AclDomainOptions): AclDomain {
+  const lock = new WriteLock();
+  return {
+    tokens: new AclTokens(store, clock, { ...options, lock }),
+    policies: new AclPolicies(store, { lock }),
+  };
+}

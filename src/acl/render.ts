@@ -1,0 +1,120 @@
+// The JSON shapes of the ACL API in Consul's key order (reference §8.2), built from stored rows.
+// Tokens store policy IDs only: names are filled in here, and links to policies that no longer
+// exist are left out. `Namespace` (decision D2) sits where Consul Enterprise's embedded
+// EnterpriseMeta puts it: after `Hash` in a token, after `ModifyIndex` in a token list stub.
+import type { Row } from '../state/types.js';
+import { HIDDEN_SECRET, type PolicyLink, type StoredPolicy, type StoredToken } from './model.js';
+
+/** A policy's current name, or undefined when the policy is gone. */
+export type PolicyNameOf = (id: string) => string | undefined;
+
+interface PolicyLinkJson {
+  readonly ID: string;
+  readonly Name: string;
+}
+
+/** GET /v1/acl/token/:accessor, and every token write's answer. */
+export function tokenJson(row: Row<StoredToken>, policyName: PolicyNameOf, revealSecret: boolean): Record<string, unknown> {
+  const token = row.value;
+  const out: Record<string, unknown> = {
+    AccessorID: token.AccessorID,
+    SecretID: revealSecret ? token.SecretID : HIDDEN_SECRET,
+    Description: token.Description,
+  };
+  addLinks(out, token, policyName);
+  out.Local = token.Local;
+  if (token.ExpirationTime !== undefined) out.ExpirationTime = goTime(token.ExpirationTime);
+  out.CreateTime = goTime(token.CreateTime);
+  out.Hash = token.Hash;
+  out.Namespace = token.Namespace;
+  out.CreateIndex = row.createIndex;
+  out.ModifyIndex = row.modifyIndex;
+  return out;
+}
+
+/** PUT /v1/acl/bootstrap: the token with a leading `ID` equal to its SecretID. */
+export function bootstrapJson(row: Row<StoredToken>, policyName: PolicyNameOf): Record<string, unknown> {
+  return { ID: row.value.SecretID, ...tokenJson(row, policyName, true) };
+}
+
+/** One entry of GET /v1/acl/tokens. */
+export function tokenStubJson(row: Row<StoredToken>, policyName: PolicyNameOf, revealSecret: boolean): Record<string, unknown> {
+  const token = row.value;
+  const out: Record<string, unknown> = {
+    AccessorID: token.AccessorID,
+    SecretID: revealSecret ? token.SecretID : HIDDEN_SECRET,
+    Description: token.Description,
+  };
+  addLinks(out, token, policyName);
+  out.Local = token.Local;
+  if (token.ExpirationTime !== undefined) out.ExpirationTime = goTime(token.ExpirationTime);
+  out.CreateTime = goTime(token.CreateTime);
+  out.Hash = token.Hash;
+  out.CreateIndex = row.createIndex;
+  out.ModifyIndex = row.modifyIndex;
+  out.Namespace = token.Namespace;
+  return out;
+}
+
+/** GET /v1/acl/policy/:id, and every policy write's answer. */
+export function policyJson(row: Row<StoredPolicy>): Record<string, unknown> {
+  const policy = row.value;
+  const out: Record<string, unknown> = {
+    ID: policy.ID,
+    Name: policy.Name,
+    Description: policy.Description,
+    Rules: policy.Rules,
+  };
+  if (policy.Datacenters !== null && policy.Datacenters.length > 0) out.Datacenters = policy.Datacenters;
+  out.Hash = policy.Hash;
+  out.CreateIndex = row.createIndex;
+  out.ModifyIndex = row.modifyIndex;
+  return out;
+}
+
+/** One entry of GET /v1/acl/policies; `Datacenters` is always there, null when none. */
+export function policyStubJson(row: Row<StoredPolicy>): Record<string, unknown> {
+  const policy = row.value;
+  return {
+    ID: policy.ID,
+    Name: policy.Name,
+    Description: policy.Description,
+    Datacenters: policy.Datacenters !== null && policy.Datacenters.length > 0 ? policy.Datacenters : null,
+    Hash: policy.Hash,
+    CreateIndex: row.createIndex,
+    ModifyIndex: row.modifyIndex,
+  };
+}
+
+/** Policies?, ServiceIdentities?, NodeIdentities?: each left out when empty (Go's omitempty). */
+function addLinks(out: Record<string, unknown>, token: StoredToken, policyName: PolicyNameOf): void {
+  const policies = policyLinks(token.Policies, policyName);
+  if (policies.length > 0) out.Policies = policies;
+  if (token.ServiceIdentities.length > 0) {
+    out.ServiceIdentities = token.ServiceIdentities.map((s) =>
+      s.Datacenters !== undefined && s.Datacenters.length > 0
+        ? { ServiceName: s.ServiceName, Datacenters: s.Datacenters }
+        : { ServiceName: s.ServiceName },
+    );
+  }
+  if (token.NodeIdentities.length > 0) {
+    out.NodeIdentities = token.NodeIdentities.map((n) => ({ NodeName: n.NodeName, Datacenter: n.Datacenter }));
+  }
+}
+
+function policyLinks(links: readonly PolicyLink[], policyName: PolicyNameOf): PolicyLinkJson[] {
+  const out: PolicyLinkJson[] = [];
+  for (const link of links) {
+    const name = policyName(link.ID);
+    if (name !== undefined) out.push({ ID: link.ID, Name: name });
+  }
+  return out;
+}
+
+/**
+ * An ISO-8601 UTC time as Go's encoding/json writes a time.Time (RFC 3339 with nanoseconds, zeros
+ * trimmed): "2024-05-01T10:00:00.120Z" → "2024-05-01T10:00:00.12Z", ".000Z" → "Z".
+ */
+export function goTime(iso: string): string {
+  return iso.replace(/\.(\d*?)0*Z$/, (_m, digits: string) => (digits === '' ? 'Z' : `.${digits}Z`));
+}

@@ -1,0 +1,126 @@
+// Token secret → Identity. Compiled authorizers are cached (bounded, lru-cache) and the whole
+// cache is dropped the moment the token or policy table's index moves, so a deleted token or an
+// edited policy takes effect on the very next request. Secrets are found through SHA-256 digests
+// and confirmed with a constant-time compare. Guarded by bench/micro/acl-resolve.ts.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../core/clock.js';
+import type { StateStore } from '../state/types.js';
+import { allowAllAuthorizer, compileAuthorizer } from './authorizer.js';
+import { ANONYMOUS_ACCESSOR_ID } from './builtin.js';
+import { aclNotFound } from './errors.js';
+import type { Identity } from './identity.js';
+import { ACL_POLICIES, ACL_TOKENS, type StoredPolicy, type StoredToken } from './model.js';
+
+export interface ResolverOptions {
+  readonly enabled: boolean;
+  readonly defaultPolicy: 'allow' | 'deny';
+  readonly datacenter: string;
+  /** Upper bound on cached identities (decision D7: every cache is bounded). */
+  readonly maxCached?: number;
+}
+
+interface Cached {
+  readonly identity: Identity;
+  /** Epoch ms after which the token is expired; Infinity when it never expires. */
+  readonly expiresAt: number;
+}
+
+export const ACLS_DISABLED_IDENTITY: Identity = Object.freeze({
+  authorizer: allowAllAuthorizer,
+  accessorId: '',
+  anonymous: false,
+  namespace: 'default',
+});
+
+export class AclResolver {
+  private readonly cache: LRUCache<string, Cached>;
+  private tokensIndex = -1;
+  private policiesIndex = -1;
+  private bySecretDigest = new Map<string, StoredToken>();
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly options: ResolverOptions,
+    private readonly clock: Clock,
+  ) {
+    this.cache = new LRUCache({ max: options.maxCached ?? 10_000 });
+  }
+
+  get enabled(): boolean {
+    return this.options.enabled;
+  }
+
+  /** The identity a secret acts as; throws `ACL not found` for an unknown or expired token. */
+  resolve(secret: string): Identity {
+    if (!this.options.enabled) return ACLS_DISABLED_IDENTITY;
+    this.syncWithStore();
+    const cached = this.cache.get(secret);
+    if (cached !== undefined) {
+      if (cached.expiresAt > this.clock.now()) return cached.identity;
+      this.cache.delete(secret);
+      throw aclNotFound();
+    }
+    const token = this.findBySecret(secret);
+    if (token === undefined) throw aclNotFound();
+    const expiresAt = token.ExpirationTime === undefined ? Infinity : Date.parse(token.ExpirationTime);
+    if (expiresAt <= this.clock.now()) throw aclNotFound();
+    const identity = this.identityOf(token);
+    this.cache.set(secret, { identity, expiresAt });
+    return identity;
+  }
+
+  /** The stored token a secret belongs to (for /v1/acl/token/self); undefined when unknown. */
+  tokenForSecret(secret: string): StoredToken | undefined {
+    this.syncWithStore();
+    return this.findBySecret(secret);
+  }
+
+  private identityOf(token: StoredToken): Identity {
+    const policies = [];
+    for (const link of token.Policies) {
+      const policy = this.store.get<StoredPolicy>(ACL_POLICIES, link.ID);
+      if (policy !== undefined) policies.push(policy.value.Parsed);
+    }
+    const authorizer = compileAuthorizer({
+      policies,
+      serviceIdentities: token.ServiceIdentities,
+      nodeIdentities: token.NodeIdentities,
+      datacenter: this.options.datacenter,
+      defaultPolicy: this.options.defaultPolicy,
+    });
+    return Object.freeze({
+      authorizer,
+      accessorId: token.AccessorID,
+      anonymous: token.AccessorID === ANONYMOUS_ACCESSOR_ID,
+      namespace: token.Namespace,
+    });
+  }
+
+  /** Drops every cached identity when a token or policy changed since the cache was filled. */
+  private syncWithStore(): void {
+    const tokensIndex = this.store.tableIndex(ACL_TOKENS);
+    const policiesIndex = this.store.tableIndex(ACL_POLICIES);
+    if (tokensIndex === this.tokensIndex && policiesIndex === this.policiesIndex) return;
+    this.cache.clear();
+    if (tokensIndex !== this.tokensIndex) {
+      const bySecret = new Map<string, StoredToken>();
+      for (const row of this.store.list<StoredToken>(ACL_TOKENS, '')) bySecret.set(digest(row.value.SecretID), row.value);
+      this.bySecretDigest = bySecret;
+    }
+    this.tokensIndex = tokensIndex;
+    this.policiesIndex = policiesIndex;
+  }
+
+  private findBySecret(secret: string): StoredToken | undefined {
+    const token = this.bySecretDigest.get(digest(secret));
+    if (token === undefined) return undefined;
+    const given = Buffer.from(secret);
+    const stored = Buffer.from(token.SecretID);
+    return given.length === stored.length && timingSafeEqual(given, stored) ? token : undefined;
+  }
+}
+
+function digest(secret: string): string {
+  return createHash('sha256').update(secret).digest('base64');
+}

@@ -1,0 +1,452 @@
+// ACL token operations without HTTP (reference §8.2): bootstrap, create, read, update, clone,
+// delete and list, with Consul's validation order and texts (its TokenWriter). Every user mistake
+// is a 4xx (decision D3): 400 for validation, 404 for a missing token, 409 for an ID in use.
+// Writes run one at a time through the shared WriteLock, so check-then-commit is atomic.
+import type { Clock } from '../core/clock.js';
+import { formatDuration } from '../core/duration.js';
+import { AgentError, invalid, notFound } from '../core/errors.js';
+import { generateId, isUuid } from '../core/ids.js';
+import { DEFAULT_NAMESPACE, invalidNamespaceMessage, isValidNamespace } from '../core/namespace.js';
+import type { Row, StateStore, WriteOp } from '../state/types.js';
+import { ANONYMOUS_ACCESSOR_ID, GLOBAL_MANAGEMENT_POLICY_ID, RESERVED_ID_PREFIX } from './builtin.js';
+import { ACL_NOT_FOUND, deniedBecause } from './errors.js';
+import { newToken } from './init.js';
+import {
+  ACL_META,
+  ACL_POLICIES,
+  ACL_TOKENS,
+  BOOTSTRAP_KEY,
+  type NodeIdentity,
+  type PolicyLink,
+  type ServiceIdentity,
+  type StoredPolicy,
+  type StoredToken,
+} from './model.js';
+import { findPolicyByName } from './policies.js';
+import { bootstrapJson, tokenJson, tokenStubJson, type PolicyNameOf } from './render.js';
+import { WriteLock, writeRaced } from './write-lock.js';
+
+/** A policy or role link as a client sends it: by ID, or by Name when the ID is empty. */
+export interface LinkInput {
+  readonly ID?: string | undefined;
+  readonly Name?: string | undefined;
+}
+
+export interface ServiceIdentityInput {
+  readonly ServiceName?: string | undefined;
+  readonly Datacenters?: readonly string[] | undefined;
+}
+
+export interface NodeIdentityInput {
+  readonly NodeName?: string | undefined;
+  readonly Datacenter?: string | undefined;
+}
+
+/** A token write's body, decoded. As in Go, an empty string or zero means "not given". */
+export interface TokenInput {
+  readonly AccessorID?: string | undefined;
+  readonly SecretID?: string | undefined;
+  readonly Description?: string | undefined;
+  readonly Policies?: readonly LinkInput[] | undefined;
+  readonly Roles?: readonly LinkInput[] | undefined;
+  readonly ServiceIdentities?: readonly ServiceIdentityInput[] | undefined;
+  readonly NodeIdentities?: readonly NodeIdentityInput[] | undefined;
+  readonly Local?: boolean | undefined;
+  readonly AuthMethod?: string | undefined;
+  /** Epoch milliseconds. */
+  readonly ExpirationTime?: number | undefined;
+  /** Milliseconds (a Go duration); turned into ExpirationTime at create and never stored. */
+  readonly ExpirationTTL?: number | undefined;
+  /** Decision D2; when empty, the create's `namespace` default applies. */
+  readonly Namespace?: string | undefined;
+}
+
+export interface TokenFilter {
+  /** A policy ID: only tokens linked to it. */
+  readonly policy?: string | undefined;
+  readonly role?: string | undefined;
+  readonly authMethod?: string | undefined;
+  readonly serviceName?: string | undefined;
+  /** Only tokens of this namespace; `*` or absent for all. */
+  readonly namespace?: string | undefined;
+}
+
+export interface AclTokensOptions {
+  /** Consul's acl.token_min_expiration_ttl (default 1m). */
+  readonly minExpirationTtlMs: number;
+  /** Consul's acl.token_max_expiration_ttl (default 24h). */
+  readonly maxExpirationTtlMs: number;
+  /** Shared with AclPolicies so that every ACL write is serialized. */
+  readonly lock?: WriteLock;
+}
+
+export const TOKEN_INVALID = 'ACL_TOKEN_INVALID';
+export const TOKEN_NOT_FOUND = 'ACL_TOKEN_NOT_FOUND';
+export const TOKEN_ID_IN_USE = 'ACL_TOKEN_ID_IN_USE';
+
+export const BOOTSTRAP_DESCRIPTION = 'Bootstrap Token (Global Management)';
+
+// Consul's service- and node-identity names: lowercase DNS-ish labels, at most 256 characters.
+const IDENTITY_NAME = /^[a-z0-9](?:[a-z0-9\-_]*[a-z0-9])?$/;
+const IDENTITY_NAME_MAX = 256;
+
+const badToken = (message: string): AgentError => invalid(TOKEN_INVALID, message);
+const q = (s: string): string => JSON.stringify(s);
+
+export class AclTokens {
+  private readonly lock: WriteLock;
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly clock: Clock,
+    private readonly options: AclTokensOptions,
+  ) {
+    this.lock = options.lock ?? new WriteLock();
+  }
+
+  /** The current name of a policy, for filling in links on read. */
+  readonly policyName: PolicyNameOf = (id) => this.store.get<StoredPolicy>(ACL_POLICIES, id)?.value.Name;
+
+  /** The token JSON; `revealSecret` is false for a caller without acl:write. */
+  view(row: Row<StoredToken>, revealSecret: boolean): Record<string, unknown> {
+    return tokenJson(row, this.policyName, revealSecret);
+  }
+
+  stub(row: Row<StoredToken>, revealSecret: boolean): Record<string, unknown> {
+    return tokenStubJson(row, this.policyName, revealSecret);
+  }
+
+  bootstrapView(row: Row<StoredToken>): Record<string, unknown> {
+    return bootstrapJson(row, this.policyName);
+  }
+
+  /** The one-time bootstrap: a global-management token, optionally with the caller's SecretID. */
+  bootstrap(bootstrapSecret?: string): Promise<Row<StoredToken>> {
+    return this.lock.run(async () => {
+      this.rejectBootstrapDone();
+      const used = this.usedIds();
+      if (bootstrapSecret) checkNewId('SecretID', bootstrapSecret, used);
+      const accessor = freshId(used);
+      const secret = bootstrapSecret || freshId(used);
+      const token = newToken(accessor, secret, BOOTSTRAP_DESCRIPTION, [{ ID: GLOBAL_MANAGEMENT_POLICY_ID }], this.nowIso());
+      const result = await this.store.commit([
+        { op: 'set', table: ACL_TOKENS, key: accessor, value: token, ifIndex: 0 },
+        { op: 'set', table: ACL_META, key: BOOTSTRAP_KEY, value: { AccessorID: accessor }, ifIndex: 0 },
+      ]);
+      if (!result.ok) {
+        this.rejectBootstrapDone();
+        throw writeRaced();
+      }
+      return this.stored(accessor);
+    });
+  }
+
+  /** The token with this AccessorID; undefined when there is none or it has expired. */
+  read(accessorId: string): Row<StoredToken> | undefined {
+    const row = this.store.get<StoredToken>(ACL_TOKENS, accessorId);
+    return row === undefined || this.expired(row.value) ? undefined : row;
+  }
+
+  /** Unexpired tokens, sorted by AccessorID, narrowed by at most one of policy/role/authmethod/service. */
+  list(filter: TokenFilter = {}): Row<StoredToken>[] {
+    AclTokens.checkFilter(filter);
+    // No role or auth method can exist on this agent, so filtering by one finds nothing.
+    if (filter.role || filter.authMethod) return [];
+    const namespace = filter.namespace && filter.namespace !== '*' ? filter.namespace : undefined;
+    return this.store.list<StoredToken>(ACL_TOKENS, '').filter((row) => {
+      const token = row.value;
+      if (this.expired(token)) return false;
+      if (namespace !== undefined && token.Namespace !== namespace) return false;
+      if (filter.policy && !token.Policies.some((p) => p.ID === filter.policy)) return false;
+      if (filter.serviceName && !token.ServiceIdentities.some((s) => s.ServiceName === filter.serviceName)) return false;
+      return true;
+    });
+  }
+
+  /** Throws for a filter Consul refuses: more than one of policy, role, serviceName, authmethod. */
+  static checkFilter(filter: TokenFilter): void {
+    const narrowing = [filter.policy, filter.role, filter.authMethod, filter.serviceName].filter((f) => f);
+    if (narrowing.length > 1) {
+      throw badToken('can only filter by one of policy, role, serviceName, or authmethod at once');
+    }
+  }
+
+  /** PUT /v1/acl/token. `namespace` applies when the body names none (D2's resolution order). */
+  create(input: TokenInput, namespace: string = DEFAULT_NAMESPACE): Promise<Row<StoredToken>> {
+    return this.lock.run(() => this.createLocked(input, namespace));
+  }
+
+  /** PUT /v1/acl/token/:accessor: replaces the token's links and description. */
+  update(accessorId: string, input: TokenInput): Promise<Row<StoredToken>> {
+    return this.lock.run(async () => {
+      const bodyAccessor = input.AccessorID || accessorId;
+      if (bodyAccessor !== accessorId) throw badToken('Token Accessor ID in URL and payload do not match');
+      if (!isUuid(accessorId)) throw badToken('AccessorID is not a valid UUID');
+      const row = this.read(accessorId);
+      if (row === undefined) throw notFound(TOKEN_NOT_FOUND, `Cannot find token ${q(accessorId)}`);
+      const existing = row.value;
+      if (input.SecretID && input.SecretID !== existing.SecretID) {
+        throw badToken("Changing a token's SecretID is not permitted");
+      }
+      if ((input.Local ?? false) !== existing.Local) throw badToken(`Cannot toggle local mode of ${accessorId}`);
+      // No stored token has an auth method (login is not offered).
+      if (input.AuthMethod) throw badToken(`Cannot change AuthMethod of ${accessorId}`);
+      if (input.ExpirationTTL) throw badToken(`Cannot change expiration time of ${accessorId}`);
+      if (input.ExpirationTime !== undefined) {
+        if (existing.ExpirationTime === undefined || Date.parse(existing.ExpirationTime) !== input.ExpirationTime) {
+          throw badToken(`Cannot change expiration time of ${accessorId}`);
+        }
+      }
+      if (input.Namespace && input.Namespace !== existing.Namespace) {
+        throw badToken(`Cannot change the namespace of ${accessorId}`);
+      }
+      const token = this.assemble(input, {
+        accessor: existing.AccessorID,
+        secret: existing.SecretID,
+        description: input.Description ?? '',
+        local: existing.Local,
+        createTime: existing.CreateTime,
+        expirationTime: existing.ExpirationTime,
+        namespace: existing.Namespace,
+      });
+      await this.commit([{ op: 'set', table: ACL_TOKENS, key: accessorId, value: token, ifIndex: row.modifyIndex }]);
+      return this.stored(accessorId);
+    });
+  }
+
+  /** PUT /v1/acl/token/:accessor/clone: new IDs, the same links; `description` replaces a non-empty one. */
+  clone(accessorId: string, description?: string): Promise<Row<StoredToken>> {
+    return this.lock.run(() => {
+      const row = this.read(accessorId);
+      if (row === undefined) throw notFound(TOKEN_NOT_FOUND, ACL_NOT_FOUND);
+      const source = row.value;
+      // Links to deleted policies are not shown on read, so the clone does not carry them either.
+      const policies = source.Policies.filter((p) => this.policyName(p.ID) !== undefined);
+      return this.createLocked(
+        {
+          Description: description || source.Description,
+          Policies: policies,
+          ServiceIdentities: source.ServiceIdentities,
+          NodeIdentities: source.NodeIdentities,
+          Local: source.Local,
+          ExpirationTime: source.ExpirationTime === undefined ? undefined : Date.parse(source.ExpirationTime),
+          Namespace: source.Namespace,
+        },
+        source.Namespace,
+      );
+    });
+  }
+
+  /** DELETE /v1/acl/token/:accessor; `callerAccessorId` is the requesting token's own accessor. */
+  delete(accessorId: string, callerAccessorId: string): Promise<void> {
+    return this.lock.run(async () => {
+      if (!isUuid(accessorId)) throw badToken('Accessor ID is missing or an invalid UUID');
+      if (accessorId === ANONYMOUS_ACCESSOR_ID) throw badToken('Delete operation not permitted on the anonymous token');
+      // An expired token can still be deleted.
+      const row = this.store.get<StoredToken>(ACL_TOKENS, accessorId);
+      if (row === undefined) throw notFound(TOKEN_NOT_FOUND, 'Cannot find token to delete');
+      if (row.value.AccessorID === callerAccessorId) {
+        throw badToken("Deletion of the request's authorization token is not permitted");
+      }
+      await this.commit([{ op: 'delete', table: ACL_TOKENS, key: accessorId, ifIndex: row.modifyIndex }]);
+    });
+  }
+
+  private async createLocked(input: TokenInput, namespace: string): Promise<Row<StoredToken>> {
+    const used = this.usedIds();
+    let accessor = input.AccessorID ?? '';
+    if (accessor === '') accessor = freshId(used);
+    else checkNewId('AccessorID', accessor, used);
+    let secret = input.SecretID ?? '';
+    if (secret === '') secret = freshId(used, accessor);
+    else {
+      checkNewId('SecretID', secret, used);
+      if (secret === accessor) throw new AgentError(TOKEN_ID_IN_USE, 'conflict', 'Invalid Token: SecretID is already in use');
+    }
+    const now = this.clock.now();
+    const expiration = this.expirationAtCreate(input, now);
+    if (input.AuthMethod) throw badToken('AuthMethod field is disallowed outside of login');
+    const token = this.assemble(input, {
+      accessor,
+      secret,
+      description: input.Description ?? '',
+      local: input.Local ?? false,
+      createTime: new Date(now).toISOString(),
+      expirationTime: expiration === undefined ? undefined : new Date(expiration).toISOString(),
+      namespace: input.Namespace || namespace,
+    });
+    await this.commit([{ op: 'set', table: ACL_TOKENS, key: accessor, value: token, ifIndex: 0 }]);
+    return this.stored(accessor);
+  }
+
+  /** ExpirationTTL becomes ExpirationTime; the result must lie within the configured bounds. */
+  private expirationAtCreate(input: TokenInput, createdMs: number): number | undefined {
+    const ttl = input.ExpirationTTL ?? 0;
+    let expires = input.ExpirationTime;
+    if (ttl < 0) throw badToken(`Token Expiration TTL '${formatDuration(ttl)}' should be > 0`);
+    if (ttl > 0) {
+      if (expires !== undefined) throw badToken('Token Expiration TTL and Expiration Time cannot both be set');
+      expires = createdMs + ttl;
+    }
+    if (expires === undefined) return undefined;
+    if (expires < createdMs) throw badToken('ExpirationTime cannot be before CreateTime');
+    const expiresIn = expires - createdMs;
+    const { minExpirationTtlMs: min, maxExpirationTtlMs: max } = this.options;
+    if (expiresIn > max) {
+      throw badToken(`ExpirationTime cannot be more than ${formatDuration(max)} in the future (was ${formatDuration(expiresIn)})`);
+    }
+    if (expiresIn < min) {
+      throw badToken(`ExpirationTime cannot be less than ${formatDuration(min)} in the future (was ${formatDuration(expiresIn)})`);
+    }
+    return expires;
+  }
+
+  /** Consul's write(): roles, then policies, then service and node identities; then the hash. */
+  private assemble(
+    input: TokenInput,
+    fields: {
+      accessor: string;
+      secret: string;
+      description: string;
+      local: boolean;
+      createTime: string;
+      expirationTime: string | undefined;
+      namespace: string;
+    },
+  ): StoredToken {
+    // The agent stores no roles, so any role link names a role that does not exist.
+    for (const link of input.Roles ?? []) {
+      throw badToken(link.ID ? `No such ACL role with ID ${q(link.ID)}` : `No such ACL role with name ${q(link.Name ?? '')}`);
+    }
+    const policies = this.policyLinks(input.Policies ?? []);
+    const services = serviceIdentities(input.ServiceIdentities ?? [], fields.local);
+    const nodes = nodeIdentities(input.NodeIdentities ?? []);
+    if (!isValidNamespace(fields.namespace)) throw badToken(invalidNamespaceMessage(fields.namespace));
+    return newToken(fields.accessor, fields.secret, fields.description, policies, fields.createTime, {
+      ServiceIdentities: services,
+      NodeIdentities: nodes,
+      Local: fields.local,
+      Namespace: fields.namespace,
+      ...(fields.expirationTime === undefined ? {} : { ExpirationTime: fields.expirationTime }),
+    });
+  }
+
+  /** Links by name become links by ID (a policy may be renamed later); duplicates go. */
+  private policyLinks(links: readonly LinkInput[]): PolicyLink[] {
+    const out: PolicyLink[] = [];
+    const seen = new Set<string>();
+    for (const link of links) {
+      let id = link.ID ?? '';
+      if (id === '') {
+        const name = link.Name ?? '';
+        const policy = findPolicyByName(this.store, name);
+        if (policy === undefined) throw badToken(`No such ACL policy with name ${q(name)}`);
+        id = policy.value.ID;
+      } else if (this.store.get(ACL_POLICIES, id) === undefined) {
+        throw badToken(`No such ACL policy with ID ${q(id)}`);
+      }
+      if (!seen.has(id)) {
+        seen.add(id);
+        out.push({ ID: id });
+      }
+    }
+    return out;
+  }
+
+  private rejectBootstrapDone(): void {
+    const marker = this.store.get(ACL_META, BOOTSTRAP_KEY);
+    if (marker !== undefined) throw deniedBecause(`ACL bootstrap no longer allowed (reset index: ${marker.modifyIndex})`);
+  }
+
+  /** Every AccessorID and SecretID in use: a new ID may be neither (Consul checks both tables). */
+  private usedIds(): Set<string> {
+    const used = new Set<string>();
+    for (const row of this.store.list<StoredToken>(ACL_TOKENS, '')) {
+      used.add(row.value.AccessorID);
+      used.add(row.value.SecretID);
+    }
+    return used;
+  }
+
+  private expired(token: StoredToken): boolean {
+    // The resolver's rule: a token is unusable from its ExpirationTime on.
+    return token.ExpirationTime !== undefined && Date.parse(token.ExpirationTime) <= this.clock.now();
+  }
+
+  private nowIso(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
+  private async commit(ops: readonly WriteOp[]): Promise<void> {
+    const result = await this.store.commit(ops);
+    if (!result.ok) throw writeRaced();
+  }
+
+  private stored(accessorId: string): Row<StoredToken> {
+    const row = this.store.get<StoredToken>(ACL_TOKENS, accessorId);
+    if (row === undefined) throw new AgentError('ACL_TOKEN_LOST', 'internal', 'Failed to retrieve token after insertion');
+    return row;
+  }
+}
+
+/** A new random ID that is not reserved and not in use as an AccessorID or SecretID. */
+function freshId(used: ReadonlySet<string>, alsoAvoid?: string): string {
+  for (;;) {
+    const id = generateId();
+    if (!id.startsWith(RESERVED_ID_PREFIX) && !used.has(id) && id !== alsoAvoid) return id;
+  }
+}
+
+/** Consul's validateTokenID, then the in-use check. */
+function checkNewId(field: 'AccessorID' | 'SecretID', id: string, used: ReadonlySet<string>): void {
+  if (id.startsWith(RESERVED_ID_PREFIX)) {
+    throw badToken(`Invalid Token: ${field} - UUIDs with the prefix ${q(RESERVED_ID_PREFIX)} are reserved`);
+  }
+  if (!isUuid(id)) throw badToken(`Invalid Token: ${field} - not a valid UUID`);
+  if (used.has(id)) throw new AgentError(TOKEN_ID_IN_USE, 'conflict', `Invalid Token: ${field} is already in use`);
+}
+
+function validIdentityName(name: string): boolean {
+  return name.length <= IDENTITY_NAME_MAX && IDENTITY_NAME.test(name);
+}
+
+/** Validated, then merged by name (datacenters united and sorted), in first-seen order. */
+function serviceIdentities(list: readonly ServiceIdentityInput[], local: boolean): ServiceIdentity[] {
+  const merged = new Map<string, Set<string>>();
+  for (const identity of list) {
+    const name = identity.ServiceName ?? '';
+    const datacenters = identity.Datacenters ?? [];
+    if (name === '') throw badToken('Service identity is missing the service name field on this token');
+    if (local && datacenters.length > 0) {
+      throw badToken(`Service identity ${q(name)} cannot specify a list of datacenters on a local token`);
+    }
+    if (!validIdentityName(name)) {
+      throw badToken(`Service identity ${q(name)} has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed`);
+    }
+    const dcs = merged.get(name) ?? new Set<string>();
+    for (const dc of datacenters) dcs.add(dc);
+    merged.set(name, dcs);
+  }
+  return [...merged].map(([name, dcs]) =>
+    dcs.size > 0 ? { ServiceName: name, Datacenters: [...dcs].sort() } : { ServiceName: name },
+  );
+}
+
+function nodeIdentities(list: readonly NodeIdentityInput[]): NodeIdentity[] {
+  const out: NodeIdentity[] = [];
+  const seen = new Set<string>();
+  for (const identity of list) {
+    const name = identity.NodeName ?? '';
+    const datacenter = identity.Datacenter ?? '';
+    if (name === '') throw badToken('Node identity is missing the node name field on this token');
+    if (datacenter === '') throw badToken('Node identity is missing the datacenter field on this token');
+    if (!validIdentityName(name)) {
+      throw badToken("Node identity has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed");
+    }
+    const key = `${name}\u0000${datacenter}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ NodeName: name, Datacenter: datacenter });
+  }
+  return out;
+}

@@ -1,0 +1,23 @@
+// One ACL write at a time. A write validates against the current store (is this SecretID in use,
+// does this policy name exist) and then commits; with the WAL, a commit is applied only once it
+// is durable, so two writes running side by side could both pass their checks. Running them one
+// after another makes check-then-commit atomic for everything written through this lock.
+import { AgentError } from '../core/errors.js';
+
+export class WriteLock {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  /** Runs `fn` once every write queued before it has settled; resolves or rejects with it. */
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+export const ACL_WRITE_RACE = 'ACL_WRITE_RACE';
+
+/** A guarded commit failed: something outside the lock changed the row in between. */
+export function writeRaced(): AgentError {
+  return new AgentError(ACL_WRITE_RACE, 'conflict', 'ACL state changed while the write was applied; retry the request');
+}

@@ -1,0 +1,237 @@
+// /v1/acl/*: bootstrap, tokens and policies (reference §8.2). Thin: bodies are decoded by
+// acl-body.ts, the rules live in src/acl (tokens.ts, policies.ts), the shapes in acl/render.ts.
+// Every route is `aclApi` (401 `ACL support disabled` while ACLs are off) and declares its ACL
+// requirement; reads are blocking queries with the index headers.
+import type { Identity } from '../../acl/identity.js';
+import { ACL_POLICIES, ACL_TOKENS, type StoredToken } from '../../acl/model.js';
+import type { AclPolicies } from '../../acl/policies.js';
+import { AclTokens, type TokenFilter } from '../../acl/tokens.js';
+import { invalid } from '../../core/errors.js';
+import { DEFAULT_NAMESPACE } from '../../core/namespace.js';
+import type { Row, StateStore, WatchTarget } from '../../state/types.js';
+import {
+  parseBlockingParams,
+  queryMetaHeaders,
+  type BlockingLimits,
+  type BlockingQueries,
+} from '../blocking.js';
+import type { BrandHeaders } from '../brand.js';
+import { jsonReply, textReply, type Header, type Reply } from '../reply.js';
+import type { ApiRequest } from '../request.js';
+import type { AclRequirement, Outcome, Permission, Route } from '../routes.js';
+import { decodeBootstrapBody, decodePolicyBody, decodeTokenBody } from './acl-body.js';
+
+export interface AclRouteDeps {
+  readonly tokens: AclTokens;
+  readonly policies: AclPolicies;
+  readonly store: StateStore;
+  readonly blocking: BlockingQueries;
+  readonly brand: BrandHeaders;
+  readonly limits: BlockingLimits;
+  readonly random: () => number;
+}
+
+const ACL_READ: Permission = Object.freeze({ resource: 'acl', access: 'read' });
+const ACL_WRITE: Permission = Object.freeze({ resource: 'acl', access: 'write' });
+
+const TOKEN_NOT_FOUND = 'Requested token does not exist: ACL not found';
+const POLICY_NOT_FOUND = 'Requested policy does not exist: ACL not found';
+const CLONE_SUFFIX = '/clone';
+
+/** Without acl:write a caller sees `<hidden>` for every SecretID. */
+const canSeeSecrets = (identity: Identity): boolean => identity.authorizer.allowed('acl', 'write');
+
+export function aclRoutes(deps: AclRouteDeps): Route[] {
+  const { tokens, policies, store, brand } = deps;
+
+  const blockingRead = (req: ApiRequest, target: WatchTarget, index: () => number, render: (meta: Header[]) => Reply) =>
+    deps.blocking.answer(req, parseBlockingParams(req.query, deps.limits, deps.random), {
+      target,
+      index,
+      render: (at) => render(queryMetaHeaders(brand, at)),
+    });
+
+  // Token JSON names its policies, so a token read's index covers the policy table too.
+  const tokenIndex = (accessor: string) => (): number =>
+    Math.max(store.keyIndex(ACL_TOKENS, accessor), store.tableIndex(ACL_POLICIES));
+
+  const readToken = (req: ApiRequest, accessor: string, reveal: boolean, missing: string): Outcome => {
+    const pretty = req.pretty;
+    return blockingRead(req, { table: ACL_TOKENS, key: accessor }, tokenIndex(accessor), (meta) => {
+      const row = tokens.read(accessor);
+      if (row === undefined) return textReply(404, missing, meta);
+      return jsonReply(tokens.view(row, reveal), pretty, meta);
+    });
+  };
+
+  const bootstrap = async (req: ApiRequest): Promise<Reply> => {
+    const row = await tokens.bootstrap(decodeBootstrapBody(req.body));
+    return jsonReply(tokens.bootstrapView(row), req.pretty);
+  };
+
+  const createToken = async (req: ApiRequest, identity: Identity): Promise<Reply> => {
+    const row = await tokens.create(decodeTokenBody(req.body), requestNamespace(req, identity));
+    return jsonReply(tokens.view(row, true), req.pretty);
+  };
+
+  const getToken = (req: ApiRequest, identity: Identity): Outcome => {
+    const accessor = req.rest;
+    // The caller's own token, secret shown: whoever holds a secret may read its token.
+    if (accessor === 'self') return readToken(req, identity.accessorId, true, 'Supplied token does not exist');
+    if (accessor === '') throw invalid('ACL_MISSING_ACCESSOR', 'Missing token AccessorID');
+    return readToken(req, accessor, canSeeSecrets(identity), TOKEN_NOT_FOUND);
+  };
+
+  const putToken = async (req: ApiRequest, identity: Identity): Promise<Reply> => {
+    const rest = req.rest;
+    if (rest === 'self') return selfMethodNotAllowed(req);
+    const input = decodeTokenBody(req.body);
+    let row: Row<StoredToken>;
+    if (rest.endsWith(CLONE_SUFFIX)) row = await tokens.clone(rest.slice(0, -CLONE_SUFFIX.length), input.Description);
+    // Consul treats a PUT with no AccessorID anywhere as a create.
+    else if (rest === '' && !input.AccessorID) row = await tokens.create(input, requestNamespace(req, identity));
+    else row = await tokens.update(rest, input);
+    return jsonReply(tokens.view(row, true), req.pretty);
+  };
+
+  const deleteToken = async (req: ApiRequest, identity: Identity): Promise<Reply> => {
+    const accessor = req.rest;
+    if (accessor === 'self') return selfMethodNotAllowed(req);
+    if (accessor === '') throw invalid('ACL_MISSING_ACCESSOR', 'Missing token AccessorID');
+    await tokens.delete(accessor, identity.accessorId);
+    return jsonReply(true, req.pretty);
+  };
+
+  const listTokens = (req: ApiRequest, identity: Identity): Outcome => {
+    const query = req.query;
+    const filter: TokenFilter = {
+      policy: query.get('policy'),
+      role: query.get('role'),
+      authMethod: query.get('authmethod'),
+      serviceName: query.get('servicename'),
+      namespace: query.get('ns') || req.head.namespaceHeader || undefined,
+    };
+    AclTokens.checkFilter(filter);
+    const reveal = canSeeSecrets(identity);
+    const pretty = req.pretty;
+    return blockingRead(
+      req,
+      { table: ACL_TOKENS },
+      () => Math.max(store.tableIndex(ACL_TOKENS), store.tableIndex(ACL_POLICIES)),
+      (meta) => jsonReply(tokens.list(filter).map((row) => tokens.stub(row, reveal)), pretty, meta),
+    );
+  };
+
+  const createPolicy = async (req: ApiRequest): Promise<Reply> => {
+    const row = await policies.create(decodePolicyBody(req.body));
+    return jsonReply(policies.view(row), req.pretty);
+  };
+
+  const getPolicy = (req: ApiRequest): Outcome => {
+    const id = req.rest;
+    if (id === '') throw invalid('ACL_MISSING_POLICY_ID', 'Missing policy ID');
+    const pretty = req.pretty;
+    return blockingRead(req, { table: ACL_POLICIES, key: id }, () => store.keyIndex(ACL_POLICIES, id), (meta) => {
+      const row = policies.read(id);
+      return row === undefined ? textReply(404, POLICY_NOT_FOUND, meta) : jsonReply(policies.view(row), pretty, meta);
+    });
+  };
+
+  const getPolicyByName = (req: ApiRequest): Outcome => {
+    if (req.rest === '') throw invalid('ACL_MISSING_POLICY_NAME', 'Missing policy Name');
+    // Consul unescapes the name once more, so a name with a '/' can be sent as %2F.
+    const name = queryUnescape(req.rest);
+    const pretty = req.pretty;
+    return blockingRead(req, { table: ACL_POLICIES }, () => store.tableIndex(ACL_POLICIES), (meta) => {
+      const row = policies.readByName(name);
+      return row === undefined ? textReply(404, POLICY_NOT_FOUND, meta) : jsonReply(policies.view(row), pretty, meta);
+    });
+  };
+
+  const putPolicy = async (req: ApiRequest): Promise<Reply> => {
+    // An empty ID in the URL and the body creates, as in Consul.
+    const row = await policies.update(req.rest, decodePolicyBody(req.body));
+    return jsonReply(policies.view(row), req.pretty);
+  };
+
+  const deletePolicy = async (req: ApiRequest): Promise<Reply> => {
+    if (req.rest === '') throw invalid('ACL_MISSING_POLICY_ID', 'Missing policy ID');
+    await policies.delete(req.rest);
+    return jsonReply(true, req.pretty);
+  };
+
+  const listPolicies = (req: ApiRequest): Outcome => {
+    const pretty = req.pretty;
+    return blockingRead(req, { table: ACL_POLICIES }, () => store.tableIndex(ACL_POLICIES), (meta) =>
+      jsonReply(policies.list().map((row) => policies.stub(row)), pretty, meta),
+    );
+  };
+
+  // Requests Consul answers before looking at the token (a missing ID, the 405 of `self`) ask
+  // for nothing here either.
+  const tokenReadAcl = (req: ApiRequest): AclRequirement =>
+    req.rest === 'self' ? 'resolved' : req.rest === '' ? 'none' : ACL_READ;
+  const tokenWriteAcl = (req: ApiRequest): AclRequirement => (req.rest === 'self' ? 'none' : ACL_WRITE);
+  const tokenDeleteAcl = (req: ApiRequest): AclRequirement =>
+    req.rest === 'self' || req.rest === '' ? 'none' : ACL_WRITE;
+  const policyByIdAcl =
+    (permission: Permission) =>
+    (req: ApiRequest): AclRequirement =>
+      req.rest === '' ? 'none' : permission;
+
+  return [
+    { path: '/v1/acl/bootstrap', aclApi: true, methods: { PUT: { handler: bootstrap, acl: 'none' } } },
+    { path: '/v1/acl/token', aclApi: true, methods: { PUT: { handler: createToken, acl: ACL_WRITE } } },
+    {
+      path: '/v1/acl/token/',
+      prefix: true,
+      aclApi: true,
+      methods: {
+        GET: { handler: getToken, acl: tokenReadAcl },
+        PUT: { handler: putToken, acl: tokenWriteAcl },
+        DELETE: { handler: deleteToken, acl: tokenDeleteAcl },
+      },
+    },
+    { path: '/v1/acl/tokens', aclApi: true, methods: { GET: { handler: listTokens, acl: ACL_READ } } },
+    { path: '/v1/acl/policy', aclApi: true, methods: { PUT: { handler: createPolicy, acl: ACL_WRITE } } },
+    {
+      path: '/v1/acl/policy/',
+      prefix: true,
+      aclApi: true,
+      methods: {
+        GET: { handler: getPolicy, acl: policyByIdAcl(ACL_READ) },
+        PUT: { handler: putPolicy, acl: ACL_WRITE },
+        DELETE: { handler: deletePolicy, acl: policyByIdAcl(ACL_WRITE) },
+      },
+    },
+    {
+      path: '/v1/acl/policy/name/',
+      prefix: true,
+      aclApi: true,
+      methods: { GET: { handler: getPolicyByName, acl: policyByIdAcl(ACL_READ) } },
+    },
+    { path: '/v1/acl/policies', aclApi: true, methods: { GET: { handler: listPolicies, acl: ACL_READ } } },
+  ];
+}
+
+/** D2's order for a new token's namespace: body (applied by the domain), ?ns, header, caller's token. */
+function requestNamespace(req: ApiRequest, identity: Identity): string {
+  return req.query.get('ns') || req.head.namespaceHeader || identity.namespace || DEFAULT_NAMESPACE;
+}
+
+/** Consul registers /v1/acl/token/self for GET only. */
+function selfMethodNotAllowed(req: ApiRequest): Reply {
+  return textReply(405, `method ${req.method} not allowed`, [['Allow', 'OPTIONS,GET']]);
+}
+
+/** Go's url.QueryUnescape: '+' is a space; a bad escape is an error with Go's text. */
+function queryUnescape(s: string): string {
+  const bad = /%(?![0-9a-fA-F]{2})(.{0,2})/.exec(s);
+  if (bad !== null) throw invalid('ACL_BAD_ESCAPE', `invalid URL escape ${JSON.stringify(bad[0])}`);
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    // Valid escapes that are not UTF-8: Go keeps the raw bytes; a JS string cannot, so keep the text.
+    return s.replace(/\+/g, ' ');
+  }
+}

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { AgentError } from '../../../src/core/errors.js';
+import { decodeBootstrapBody, decodePolicyBody, decodeTokenBody } from '../../../src/http/handlers/acl-body.js';
+
+const body = (value: unknown): Buffer => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+
+function decodeError(fn: () => unknown): [string, string] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof AgentError) return [err.kind, err.message];
+    throw err;
+  }
+  throw new Error('expected an AgentError');
+}
+
+describe('decodeTokenBody', () => {
+  it('matches field names in any case, nested ones too', () => {
+    const input = decodeTokenBody(
+      body({
+        description: 'd',
+        POLICIES: [{ name: 'p' }, { id: 'x' }],
+        serviceidentities: [{ servicename: 'web', datacenters: ['dc1'] }],
+        NodeIdentities: [{ nodename: 'n', DATACENTER: 'dc1' }],
+        local: true,
+        namespace: 'team',
+      }),
+    );
+    expect(input).toMatchObject({
+      Description: 'd',
+      Policies: [{ Name: 'p' }, { ID: 'x' }],
+      ServiceIdentities: [{ ServiceName: 'web', Datacenters: ['dc1'] }],
+      NodeIdentities: [{ NodeName: 'n', Datacenter: 'dc1' }],
+      Local: true,
+      Namespace: 'team',
+    });
+  });
+
+  it('accepts a token read back whole (CreateTime, Hash, indexes are ignored)', () => {
+    const input = decodeTokenBody(
+      body({ AccessorID: 'a', SecretID: 's', CreateTime: '2024-05-01T10:00:00.123456789Z', Hash: 'abc=', CreateIndex: 5, ModifyIndex: 6 }),
+    );
+    expect(input).toMatchObject({ AccessorID: 'a', SecretID: 's' });
+  });
+
+  it('reads ExpirationTTL as a Go duration or as nanoseconds, and ExpirationTime as RFC 3339', () => {
+    expect(decodeTokenBody(body({ ExpirationTTL: '1h30m' })).ExpirationTTL).toBe(90 * 60_000);
+    expect(decodeTokenBody(body({ ExpirationTTL: 2_000_000_000 })).ExpirationTTL).toBe(2000);
+    expect(decodeTokenBody(body({ ExpirationTime: '2024-05-01T12:00:00.5+02:00' })).ExpirationTime).toBe(Date.UTC(2024, 4, 1, 10, 0, 0, 500));
+  });
+
+  it.each<[unknown, string]>([
+    ['', 'Token decoding failed: EOF'],
+    [[], 'Token decoding failed: json: cannot unmarshal array into Go value of type structs.ACLToken'],
+    [{ Bogus: 1 }, 'Token decoding failed: json: unknown field "Bogus"'],
+    [{ Policies: [{ ID: 'x', Extra: 1 }] }, 'Token decoding failed: json: unknown field "Extra"'],
+    [{ Description: 5 }, 'Token decoding failed: json: cannot unmarshal number into Go struct field ACLToken.Description of type string'],
+    [{ Local: 'yes' }, 'Token decoding failed: json: cannot unmarshal string into Go struct field ACLToken.Local of type bool'],
+    [{ Policies: 'p' }, 'Token decoding failed: json: cannot unmarshal string into Go struct field ACLToken.Policies of type []structs.ACLTokenPolicyLink'],
+    [{ Policies: ['p'] }, 'Token decoding failed: json: cannot unmarshal string into Go struct field ACLToken.Policies of type structs.ACLTokenPolicyLink'],
+    [
+      { ServiceIdentities: [{ ServiceName: 'web', Datacenters: 'dc1' }] },
+      'Token decoding failed: json: cannot unmarshal string into Go struct field ACLToken.ServiceIdentities.Datacenters of type []string',
+    ],
+    [{ CreateIndex: -1 }, 'Token decoding failed: json: cannot unmarshal number -1 into Go struct field ACLToken.CreateIndex of type uint64'],
+    [{ ExpirationTTL: 'soon' }, 'Token decoding failed: time: invalid duration "soon"'],
+    [
+      { ExpirationTime: 'tomorrow' },
+      'Token decoding failed: parsing time "tomorrow" as "2006-01-02T15:04:05Z07:00": cannot parse "tomorrow" as "2006"',
+    ],
+    [{ ExpirationTime: 5 }, 'Token decoding failed: Time.UnmarshalJSON: input is not a JSON string'],
+  ])('%j → 400 %s', (value, message) => {
+    expect(decodeError(() => decodeTokenBody(body(value)))).toEqual(['invalid', message]);
+  });
+
+  it('a JSON null leaves the zero value', () => {
+    expect(decodeTokenBody(body({ Description: null, Policies: null, ExpirationTime: null }))).toMatchObject({
+      Description: undefined,
+      Policies: undefined,
+      ExpirationTime: undefined,
+    });
+  });
+});
+
+describe('decodePolicyBody', () => {
+  it('reads the policy fields', () => {
+    expect(decodePolicyBody(body({ name: 'p', rules: 'acl = "read"', datacenters: ['dc1'], Hash: 'x', CreateIndex: 1 }))).toEqual({
+      ID: undefined,
+      Name: 'p',
+      Description: undefined,
+      Rules: 'acl = "read"',
+      Datacenters: ['dc1'],
+    });
+  });
+
+  it('words its failures with its own prefix', () => {
+    expect(decodeError(() => decodePolicyBody(body({ Namespace: 'x' })))).toEqual(['invalid', 'Policy decoding failed: json: unknown field "Namespace"']);
+    expect(decodeError(() => decodePolicyBody(body({ Rules: {} })))).toEqual([
+      'invalid',
+      'Policy decoding failed: json: cannot unmarshal object into Go struct field ACLPolicy.Rules of type string',
+    ]);
+  });
+});
+
+describe('decodeBootstrapBody', () => {
+  it('is optional, and reads BootstrapSecret', () => {
+    expect(decodeBootstrapBody(undefined)).toBeUndefined();
+    expect(decodeBootstrapBody(Buffer.alloc(0))).toBeUndefined();
+    expect(decodeBootstrapBody(body({ bootstrapsecret: 's' }))).toBe('s');
+    expect(decodeError(() => decodeBootstrapBody(body({ Other: 1 })))).toEqual(['invalid', 'Request decoding failed: json: unknown field "Other"']);
+  });
+});

@@ -1,0 +1,405 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../../src/core/clock.js';
+import { AgentError } from '../../../src/core/errors.js';
+import { silentLogger } from '../../../src/core/log.js';
+import {
+  BlockingQueries,
+  Parked,
+  blockingTimeout,
+  parseBlockingParams,
+  queryMetaHeaders,
+  type BlockingLimits,
+  type BlockingParams,
+  type WatchedRead,
+} from '../../../src/http/blocking.js';
+import { brandHeaders } from '../../../src/http/brand.js';
+import { Query } from '../../../src/http/query.js';
+import type { Reply } from '../../../src/http/reply.js';
+import { openEmbeddedStore, type EmbeddedStore } from '../../../src/state/embedded-store.js';
+import type { ApiRequest } from '../../../src/http/request.js';
+import { nextMacrotask, request } from './support.js';
+
+const LIMITS: BlockingLimits = { defaultQueryTimeMs: 300_000, maxQueryTimeMs: 600_000 };
+const noJitter = (): number => 0;
+
+function params(raw: string, random: () => number = noJitter): BlockingParams {
+  return parseBlockingParams(new Query(raw), LIMITS, random);
+}
+
+function paramError(raw: string): AgentError {
+  try {
+    params(raw);
+  } catch (err) {
+    expect(err).toBeInstanceOf(AgentError);
+    expect((err as AgentError).kind).toBe('invalid');
+    return err as AgentError;
+  }
+  throw new Error(`?${raw} did not throw`);
+}
+
+describe('parseBlockingParams', () => {
+  it('no parameters: non-blocking with the default wait', () => {
+    expect(params('')).toEqual({ minIndex: 0, timeoutMs: 300_000 });
+  });
+
+  it('reads index and wait', () => {
+    expect(params('index=42&wait=10s')).toEqual({ minIndex: 42, timeoutMs: 10_000 });
+    expect(params('wait=1m30s&index=007')).toEqual({ minIndex: 7, timeoutMs: 90_000 });
+  });
+
+  it.each(['index=abc', 'index=-1', 'index=1.5', 'index=+1', 'index=1e3', 'index=18446744073709551616', 'index= 1'])(
+    '?%s → Invalid index',
+    (raw) => {
+      const err = paramError(raw);
+      expect(err.message).toBe('Invalid index');
+      expect(err.code).toBe('INVALID_INDEX');
+    },
+  );
+
+  it('accepts the largest uint64 index', () => {
+    expect(params('index=18446744073709551615').minIndex).toBeGreaterThan(0);
+  });
+
+  it.each(['wait=10', 'wait=abc', 'wait=5 s', 'wait=1d', 'wait=s'])('?%s → Invalid wait time', (raw) => {
+    const err = paramError(raw);
+    expect(err.message).toBe('Invalid wait time');
+    expect(err.code).toBe('INVALID_WAIT');
+  });
+
+  it('parses wait before index: both bad → Invalid wait time', () => {
+    expect(paramError('index=abc&wait=abc').message).toBe('Invalid wait time');
+  });
+
+  it('ignores empty values', () => {
+    expect(params('index=&wait=')).toEqual({ minIndex: 0, timeoutMs: 300_000 });
+    expect(params('index&wait')).toEqual({ minIndex: 0, timeoutMs: 300_000 });
+  });
+
+  it('the first of repeated values is used', () => {
+    expect(params('index=3&index=abc').minIndex).toBe(3);
+  });
+
+  it.each(['wait=0', 'wait=0s', 'wait=-5s'])('?%s uses the default wait (Go parses a negative wait; Consul then defaults)', (raw) => {
+    expect(params(`index=1&${raw}`).timeoutMs).toBe(300_000);
+  });
+
+  it('caps the wait at the maximum', () => {
+    expect(params('index=1&wait=1h').timeoutMs).toBe(600_000);
+    expect(params('index=1&wait=10m').timeoutMs).toBe(600_000);
+    expect(params('index=1&wait=9m59s').timeoutMs).toBe(599_000);
+  });
+
+  it('adds jitter in [0, timeout/16) from the injected random', () => {
+    expect(params('wait=160s', () => 0).timeoutMs).toBe(160_000);
+    expect(params('wait=160s', () => 0.5).timeoutMs).toBe(165_000);
+    const high = params('wait=160s', () => 0.9999999).timeoutMs;
+    expect(high).toBeLessThan(170_000);
+    expect(high).toBeGreaterThanOrEqual(169_999);
+    // Jitter applies after the clamp: at most max + max/16.
+    const capped = params('wait=1h', () => 0.9999999).timeoutMs;
+    expect(capped).toBeLessThan(600_000 + 37_500);
+    expect(capped).toBeGreaterThanOrEqual(637_499);
+  });
+
+  it('blockingTimeout on its own', () => {
+    expect(blockingTimeout(0, LIMITS, noJitter)).toBe(300_000);
+    expect(blockingTimeout(1_000, LIMITS, noJitter)).toBe(1_000);
+    expect(blockingTimeout(1_000, { defaultQueryTimeMs: 10, maxQueryTimeMs: 500 }, noJitter)).toBe(500);
+  });
+});
+
+describe('queryMetaHeaders', () => {
+  it('writes index 0 as 1, and the leader headers', () => {
+    expect(queryMetaHeaders(brandHeaders('Svc'), 0)).toEqual([
+      ['X-Svc-Index', '1'],
+      ['X-Svc-KnownLeader', 'true'],
+      ['X-Svc-LastContact', '0'],
+    ]);
+  });
+
+  it('writes the index as given otherwise, in the chosen brand', () => {
+    expect(queryMetaHeaders(brandHeaders('Consul'), 77)[0]).toEqual(['X-Consul-Index', '77']);
+    expect(queryMetaHeaders(brandHeaders('Svc'), 1)[0]).toEqual(['X-Svc-Index', '1']);
+  });
+});
+
+describe('BlockingQueries', () => {
+  let store: EmbeddedStore;
+  let clock: FakeClock;
+  let blocking: BlockingQueries;
+
+  beforeEach(async () => {
+    store = await openEmbeddedStore({ log: silentLogger });
+    clock = new FakeClock();
+    blocking = new BlockingQueries(store, clock);
+  });
+
+  afterEach(async () => {
+    await store.close();
+  });
+
+  /** A read of one kv key whose reply body is `<index>:<value or none>`, counting renders. */
+  function keyRead(key: string): WatchedRead & { renders: number } {
+    const read = {
+      renders: 0,
+      target: { table: 'kv', key },
+      index: () => store.keyIndex('kv', key),
+      render(index: number): Reply {
+        read.renders++;
+        const row = store.get<string>('kv', key);
+        return { status: 200, body: `${index}:${row?.value ?? 'none'}` };
+      },
+    };
+    return read;
+  }
+
+  /** The answer as a reply, or as a promise of one for a parked read. */
+  const ask = (req: ApiRequest, p: BlockingParams, read: WatchedRead): Reply | Promise<Reply> => {
+    const out = blocking.answer(req, p, read);
+    return out instanceof Parked ? out.wait() : out;
+  };
+
+  const set = (key: string, value: string) => store.commit([{ op: 'set', table: 'kv', key, value }]);
+
+  /** Tracks whether a promise has settled, without awaiting it. */
+  function track(p: Reply | Promise<Reply>): { reply: Reply | undefined } {
+    const state: { reply: Reply | undefined } = { reply: undefined };
+    void Promise.resolve(p).then((r) => (state.reply = r));
+    return state;
+  }
+
+  it('answers synchronously when the read does not block', async () => {
+    await set('a', 'v1');
+    const reply = ask(request(), { minIndex: 0, timeoutMs: 1000 }, keyRead('a'));
+    expect(reply).not.toBeInstanceOf(Promise);
+    expect((reply as Reply).body).toBe('1:v1');
+    expect(blocking.parked).toBe(0);
+    expect(store.watchCount).toBe(0);
+  });
+
+  it('answers synchronously when the index is already past minIndex', async () => {
+    await set('a', 'v1');
+    await set('a', 'v2');
+    const reply = ask(request(), { minIndex: 1, timeoutMs: 1000 }, keyRead('a'));
+    expect(reply).not.toBeInstanceOf(Promise);
+    expect((reply as Reply).body).toBe('2:v2');
+  });
+
+  it('parks at the current index and wakes on a commit to the watched key', async () => {
+    await set('a', 'v1');
+    const read = keyRead('a');
+    const reply = ask(request(), { minIndex: 1, timeoutMs: 60_000 }, read);
+    expect(reply).toBeInstanceOf(Promise);
+    expect(blocking.parked).toBe(1);
+    expect(store.watchCount).toBe(1);
+    expect(clock.pendingTimers).toBe(1);
+    expect(read.renders).toBe(0);
+
+    await set('a', 'v2');
+    await nextMacrotask();
+    await expect(reply).resolves.toEqual({ status: 200, body: '2:v2' });
+    expect(read.renders).toBe(1);
+    expect(blocking.parked).toBe(0);
+    expect(store.watchCount).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('parks when the index is below minIndex too (strictly greater wakes)', async () => {
+    await set('a', 'v1');
+    const state = track(ask(request(), { minIndex: 5, timeoutMs: 60_000 }, keyRead('a')));
+    await set('other', 'x'); // index 2
+    await set('other', 'y'); // index 3
+    await set('a', 'v2'); // index 4: still not above 5
+    await nextMacrotask();
+    expect(state.reply).toBeUndefined();
+    expect(blocking.parked).toBe(1);
+    expect(store.watchCount).toBe(1); // re-armed
+    await set('x', '1'); // 5
+    await set('a', 'v3'); // 6
+    await nextMacrotask();
+    await nextMacrotask();
+    expect(state.reply).toEqual({ status: 200, body: '6:v3' });
+    expect(blocking.parked).toBe(0);
+    expect(store.watchCount).toBe(0);
+  });
+
+  it('does not wake on a commit to another key (D6)', async () => {
+    await set('a', 'v1');
+    const read = keyRead('a');
+    const state = track(ask(request(), { minIndex: 1, timeoutMs: 60_000 }, read));
+    await set('b', 'x');
+    await set('ab', 'y');
+    await store.commit([{ op: 'set', table: 'other', key: 'a', value: 'z' }]);
+    await nextMacrotask();
+    await nextMacrotask();
+    expect(state.reply).toBeUndefined();
+    expect(read.renders).toBe(0);
+    expect(blocking.parked).toBe(1);
+    expect(store.watchCount).toBe(1);
+  });
+
+  it('a parked query on a key that does not exist yet wakes when it is created', async () => {
+    await set('other', 'x');
+    const reply = ask(request(), { minIndex: 1, timeoutMs: 60_000 }, keyRead('new'));
+    expect(reply).toBeInstanceOf(Promise);
+    await set('new', 'v');
+    await nextMacrotask();
+    await expect(reply).resolves.toEqual({ status: 200, body: '2:v' });
+  });
+
+  it('resolves with the current data when the wait runs out', async () => {
+    await set('a', 'v1');
+    const read = keyRead('a');
+    const state = track(ask(request(), { minIndex: 1, timeoutMs: 10_000 }, read));
+    clock.advance(9_999);
+    await Promise.resolve();
+    expect(state.reply).toBeUndefined();
+    clock.advance(1);
+    await Promise.resolve();
+    expect(state.reply).toEqual({ status: 200, body: '1:v1' });
+    expect(blocking.parked).toBe(0);
+    expect(store.watchCount).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+    // A later commit does not answer a second time.
+    await set('a', 'v2');
+    await nextMacrotask();
+    expect(read.renders).toBe(1);
+  });
+
+  it('abort unparks: no watch, no timer, no answer', async () => {
+    await set('a', 'v1');
+    const req = request();
+    const read = keyRead('a');
+    const state = track(ask(req, { minIndex: 1, timeoutMs: 10_000 }, read));
+    expect(blocking.parked).toBe(1);
+    req.abort();
+    expect(blocking.parked).toBe(0);
+    expect(store.watchCount).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+    await set('a', 'v2');
+    await nextMacrotask();
+    clock.advance(20_000);
+    await Promise.resolve();
+    expect(state.reply).toBeUndefined();
+    expect(read.renders).toBe(0);
+  });
+
+  it('an abort after the answer changes nothing', async () => {
+    await set('a', 'v1');
+    const req = request();
+    const reply = ask(req, { minIndex: 1, timeoutMs: 10_000 }, keyRead('a'));
+    clock.advance(10_000);
+    await expect(reply).resolves.toEqual({ status: 200, body: '1:v1' });
+    req.abort();
+    expect(blocking.parked).toBe(0);
+    expect(store.watchCount).toBe(0);
+  });
+
+  it('releaseAll answers every parked query with its current data', async () => {
+    await set('a', 'v1');
+    await set('b', 'w1');
+    const a = ask(request(), { minIndex: 1, timeoutMs: 60_000 }, keyRead('a'));
+    const b = ask(request(), { minIndex: 2, timeoutMs: 60_000 }, keyRead('b'));
+    expect(blocking.parked).toBe(2);
+    blocking.releaseAll();
+    await expect(a).resolves.toEqual({ status: 200, body: '1:v1' });
+    await expect(b).resolves.toEqual({ status: 200, body: '2:w1' });
+    expect(blocking.parked).toBe(0);
+    expect(store.watchCount).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('prefix and table targets wake on changes they cover', async () => {
+    await set('app/x', '1');
+    const prefixRead: WatchedRead = {
+      target: { table: 'kv', prefix: 'app/' },
+      index: () => store.prefixIndex('kv', 'app/'),
+      render: (index) => ({ status: 200, body: String(index) }),
+    };
+    const tableRead: WatchedRead = {
+      target: { table: 'kv' },
+      index: () => store.tableIndex('kv'),
+      render: (index) => ({ status: 200, body: `t${index}` }),
+    };
+    const p = track(ask(request(), { minIndex: 1, timeoutMs: 60_000 }, prefixRead));
+    const t = track(ask(request(), { minIndex: 1, timeoutMs: 60_000 }, tableRead));
+    await set('zzz', '1');
+    await nextMacrotask();
+    await Promise.resolve();
+    expect(p.reply).toBeUndefined();
+    expect(t.reply).toEqual({ status: 200, body: 't2' });
+    await set('app/y', '2');
+    await nextMacrotask();
+    await Promise.resolve();
+    expect(p.reply).toEqual({ status: 200, body: '3' });
+  });
+
+  it('reads with the same share key park in one group: one watch, one render per wake', async () => {
+    await set('hot', 'v1');
+    const read = (): WatchedRead & { renders: number } => Object.assign(keyRead('hot'), { shareKey: 'hot' });
+    const first = read();
+    const replies: (Reply | Promise<Reply>)[] = [ask(request(), { minIndex: 1, timeoutMs: 60_000 }, first)];
+    for (let i = 0; i < 999; i++) replies.push(ask(request(), { minIndex: 1, timeoutMs: 60_000 }, read()));
+    const other = ask(request(), { minIndex: 1, timeoutMs: 60_000 }, { ...keyRead('hot'), shareKey: 'hot-pretty' });
+    expect(blocking.parked).toBe(1001);
+    expect(store.watchCount).toBe(2);
+    await set('hot', 'v2');
+    await nextMacrotask();
+    const answered = await Promise.all(replies);
+    expect(answered.every((r) => r.body === '2:v2')).toBe(true);
+    expect(first.renders).toBe(1);
+    await expect(other).resolves.toEqual({ status: 200, body: '2:v2' });
+    expect(blocking.parked).toBe(0);
+    expect(store.watchCount).toBe(0);
+  });
+
+  it('a member leaving a shared group keeps the others parked; the last one out drops the watch', async () => {
+    await set('k', 'v1');
+    const reqs = [request(), request(), request()];
+    const states = reqs.map((req) => track(ask(req, { minIndex: 1, timeoutMs: 60_000 }, { ...keyRead('k'), shareKey: 'k' })));
+    reqs[0]!.abort();
+    reqs[1]!.abort();
+    expect(blocking.parked).toBe(1);
+    expect(store.watchCount).toBe(1);
+    reqs[2]!.abort();
+    expect(blocking.parked).toBe(0);
+    expect(store.watchCount).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+    await set('k', 'v2');
+    await nextMacrotask();
+    expect(states.every((st) => st.reply === undefined)).toBe(true);
+  });
+
+  it('times out each query at its own deadline, sharing one timer', async () => {
+    await set('t', 'v1');
+    const shared = { ...keyRead('t'), shareKey: 't' };
+    const early = track(ask(request(), { minIndex: 1, timeoutMs: 1_000 }, shared));
+    const late = track(ask(request(), { minIndex: 1, timeoutMs: 5_000 }, shared));
+    expect(clock.pendingTimers).toBe(1);
+    clock.advance(1_000);
+    await Promise.resolve();
+    expect(early.reply).toEqual({ status: 200, body: '1:v1' });
+    expect(late.reply).toBeUndefined();
+    expect(blocking.parked).toBe(1);
+    clock.advance(4_000);
+    await Promise.resolve();
+    expect(late.reply).toEqual({ status: 200, body: '1:v1' });
+    expect(clock.pendingTimers).toBe(0);
+    expect(store.watchCount).toBe(0);
+  });
+
+  it('10,000 queries parked on one key are all answered by one commit', async () => {
+    await set('hot', 'v1');
+    const replies: (Reply | Promise<Reply>)[] = [];
+    for (let i = 0; i < 10_000; i++) replies.push(ask(request(), { minIndex: 1, timeoutMs: 60_000 }, keyRead('hot')));
+    expect(blocking.parked).toBe(10_000);
+    expect(store.watchCount).toBe(10_000);
+    await set('hot', 'v2');
+    await nextMacrotask();
+    const answered = await Promise.all(replies);
+    expect(answered.every((r) => r.body === '2:v2')).toBe(true);
+    expect(blocking.parked).toBe(0);
+    expect(store.watchCount).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+  });
+});
