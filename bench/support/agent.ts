@@ -22,7 +22,8 @@ async function mkdirOut(): Promise<string> {
   return BENCH_OUT;
 }
 
-export async function startAgent(mode: AgentMode): Promise<ServerProcess> {
+/** `extraArgs` go after the defaults (e.g. `-config-file <path>`); later flags win. */
+export async function startAgent(mode: AgentMode, extraArgs: readonly string[] = []): Promise<ServerProcess> {
   const port = await freePort();
   // Under .bench-out/, on the repository's disk: a tmpfs /tmp would make every fsync free and the
   // durable figures fiction.
@@ -30,7 +31,7 @@ export async function startAgent(mode: AgentMode): Promise<ServerProcess> {
   const storage = dataDir === undefined ? ['-dev'] : ['-data-dir', dataDir];
   return spawnServer({
     name: `agent (${mode})`,
-    args: [AGENT_MAIN, 'agent', ...storage, '-http-port', String(port), '-log-level', 'warn'],
+    args: [AGENT_MAIN, 'agent', ...storage, '-http-port', String(port), '-log-level', 'warn', ...extraArgs],
     port,
     cleanup: async () => {
       if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });

@@ -27,6 +27,7 @@ export function autocannonTool(): LoadTool {
       if (request.close === true) throw new Error('autocannon: Connection: close scenarios need wrk');
       const args = [cli, '-j', '-c', String(settings.connections), '-d', String(settings.durationS), '-m', request.method];
       if (request.body !== undefined) args.push('-b', request.body, '-H', 'Content-Type=application/octet-stream');
+      for (const [name, value] of Object.entries(request.headers ?? {})) args.push('-H', `${name}=${value}`);
       args.push(request.url);
       const { code, stdout, stderr } = await runCommand(process.execPath, args);
       if (code !== 0) throw new Error(`autocannon exited ${code}: ${stderr}`);

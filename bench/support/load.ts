@@ -1,13 +1,15 @@
 // The shape every load generator (wrk, autocannon) takes and returns, so a scenario can run on
 // either and a ratio always has the same tool on both sides.
 
-export type Method = 'GET' | 'PUT';
+export type Method = 'GET' | 'PUT' | 'POST';
 
 export interface LoadRequest {
   url: string;
   method: Method;
-  /** Sent as the raw body (PUT). */
+  /** Sent as the raw body (PUT, POST). */
   body?: string;
+  /** Extra request headers (an ACL token, say); printable ASCII. */
+  headers?: Readonly<Record<string, string>>;
   /** Ask the server to close after each response, to measure connection set-up instead of reuse. */
   close?: boolean;
 }

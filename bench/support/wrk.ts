@@ -28,6 +28,7 @@ export function wrkScript(request: LoadRequest): string | undefined {
     lines.push('wrk.headers["Content-Type"] = "application/octet-stream"');
   }
   if (request.close === true) lines.push('wrk.headers["Connection"] = "close"');
+  for (const [name, value] of Object.entries(request.headers ?? {})) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
   return lines.length === 0 ? undefined : `${lines.join('\n')}\n`;
 }
 

@@ -17,33 +17,30 @@ export interface AgentDeps {
 export function agentRoutes({ info, brand, config, stats }: AgentDeps): Route[] {
   const leader = `${info.advertiseAddr}:${SERVER_PORT}`;
   const debugConfig = sanitize(config);
+  const selfJson = (): Record<string, unknown> => ({
+    Config: {
+      Datacenter: info.datacenter,
+      PrimaryDatacenter: info.datacenter,
+      NodeName: info.nodeName,
+      NodeID: info.nodeId,
+      Revision: '',
+      Server: true,
+      Version: info.version,
+      BuildDate: info.buildDate,
+    },
+    DebugConfig: debugConfig,
+    Coord: { Vec: [0, 0, 0, 0, 0, 0, 0, 0], Error: 1.5, Adjustment: 0, Height: 0.00001 },
+    Member: memberJson(info),
+    Stats: stats(),
+    Meta: { 'consul-network-segment': '', 'consul-version': info.version },
+  });
   return [
     {
       path: '/v1/agent/self',
       methods: {
         GET: {
           acl: { resource: 'agent', access: 'read', name: () => info.nodeName },
-          handler: (req) =>
-          jsonReply(
-            {
-              Config: {
-                Datacenter: info.datacenter,
-                PrimaryDatacenter: info.datacenter,
-                NodeName: info.nodeName,
-                NodeID: info.nodeId,
-                Revision: '',
-                Server: true,
-                Version: info.version,
-                BuildDate: info.buildDate,
-              },
-              DebugConfig: debugConfig,
-              Coord: { Vec: [0, 0, 0, 0, 0, 0, 0, 0], Error: 1.5, Adjustment: 0, Height: 0.00001 },
-              Member: memberJson(info),
-              Stats: stats(),
-              Meta: { 'consul-network-segment': '', 'consul-version': info.version },
-            },
-            req.pretty,
-          ),
+          handler: (req) => jsonReply(selfJson(), req.pretty),
         },
       },
     },
