@@ -1,6 +1,8 @@
 // `npm run bench`: every HTTP bench in sequence (KV throughput against the ceiling, then the
 // blocking-query fan-out), a few minutes in all; each prints its table and writes .bench-out/.
 import { parseHttpBenchArgs } from './support/args.js';
+import { runAuthorizeBench } from './http/authorize.js';
+import { runCaBench } from './http/ca.js';
 import { runFanoutBench } from './http/fanout.js';
 import { runKvBench } from './http/kv.js';
 import { isEntryPoint, runMain } from './support/main.js';
@@ -10,5 +12,7 @@ if (isEntryPoint(import.meta.url)) {
     const args = parseHttpBenchArgs();
     await runKvBench(args);
     await runFanoutBench(args.queries, args.quietWaitS);
+    await runCaBench(args);
+    await runAuthorizeBench(args);
   });
 }

@@ -7,11 +7,23 @@ import { silentLogger, type Logger } from './core/log.js';
 import { createAclDomain } from './acl/domain.js';
 import { initAclState } from './acl/init.js';
 import { AclResolver } from './acl/resolver.js';
+import type { AuthorizeRequest, AuthorizeResult } from './connect/authorize.js';
+import { connectAuthorizer } from './connect/authorizer.js';
+import { IntentionStore } from './connect/intentions/store.js';
 import { aclGate, buildApi, brandHeaders, commonHeaders } from './http/api.js';
 import { BlockingQueries } from './http/blocking.js';
 import { aclRoutes } from './http/handlers/acl.js';
 import { agentRoutes } from './http/handlers/agent.js';
+import { authorizeRoutes } from './http/handlers/authorize.js';
+import { intentionsRoutes } from './http/handlers/intentions.js';
 import { kvRoutes } from './http/handlers/kv.js';
+import { connectCaRoutes, type ConnectCa } from './http/handlers/connect-ca.js';
+import { CaManager } from './connect/ca/ca-manager.js';
+import { LeafManager } from './connect/ca/leaf-manager.js';
+import { ROOTS_TABLE } from './connect/ca/model.js';
+import { PoolSigner } from './connect/ca/pool-signer.js';
+import { RootsCache } from './connect/ca/roots-cache.js';
+import type { StateStore } from './state/types.js';
 import { startHttpServer, type HttpServer } from './http/uws-server.js';
 import { resolveNodeId } from './node-id.js';
 import { openEmbeddedStore, type EmbeddedStore } from './state/embedded-store.js';
@@ -20,6 +32,8 @@ export interface AgentOptions {
   readonly log?: Logger;
   readonly clock?: Clock;
   readonly random?: () => number;
+  /** Fault injection for tests: the CA and its caches read the store through this wrapper. */
+  readonly wrapCaStore?: (store: StateStore) => StateStore;
 }
 
 export interface Agent {
@@ -27,6 +41,15 @@ export interface Agent {
   readonly info: AgentInfo;
   readonly store: EmbeddedStore;
   readonly acl: AclResolver;
+  readonly intentions: IntentionStore;
+  /** The built-in CA, its roots cache and the leaf manager; undefined with connect disabled. */
+  readonly ca: ConnectCa | undefined;
+  /**
+   * The connection decision of POST /v1/agent/connect/authorize, in-process: the same checks,
+   * ACL rule (service:write on Target, with `token` or the agent's default token) and reasons.
+   * Throws the AgentError the endpoint would answer with (400, 403).
+   */
+  authorize(request: AuthorizeRequest, token?: string): AuthorizeResult;
   /** Starts the HTTP API on `client_addr:ports.http`; resolves to the bound port. */
   listen(): Promise<number>;
   /** Graceful stop: no new connections, parked queries answered, the store flushed and closed. */
@@ -50,13 +73,47 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     clock,
   );
   if (config.acl.enabled) await initAclState(store, { initialManagement: config.acl.tokens.initialManagement }, clock);
+
+  const intentions = new IntentionStore(store, clock);
+  const authorize = connectAuthorizer({
+    intentions,
+    resolve: (secret) => resolver.resolve(secret),
+    defaultToken: config.acl.tokens.default,
+    connectEnabled: config.connect.enabled,
+  });
   const aclDomain = createAclDomain(store, clock, {
     minExpirationTtlMs: config.acl.tokenMinExpirationTtlMs,
     maxExpirationTtlMs: config.acl.tokenMaxExpirationTtlMs,
   });
 
+  let ca: ConnectCa | undefined;
+  let signer: PoolSigner | undefined;
+  if (config.connect.enabled) {
+    const caStore = options.wrapCaStore?.(store) ?? store;
+    const pool = (signer = new PoolSigner());
+    const manager = await CaManager.open({ store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain }).catch(async (err: unknown) => {
+      await pool.close(); // a CA that cannot start (a supplied root without its key, say) leaves no threads behind
+      throw err;
+    });
+    const roots = new RootsCache({ roots: () => manager.roots(), watch: (fn) => caStore.watchOnce({ table: ROOTS_TABLE }, fn) }, clock, random, log);
+    const leaves = new LeafManager({
+      source: manager,
+      roots,
+      clock,
+      random,
+      log,
+      maxEntries: config.connect.leafCacheMaxEntries,
+      idleTtlMs: config.cache.ttlMs,
+      rootChangeSpreadMs: config.connect.leafRootChangeSpreadMs,
+    });
+    ca = { manager, roots, leaves };
+  }
+
   const routes = buildApi(config, aclGate(resolver, config.acl.tokens.default), [
     kvRoutes({ store, blocking, brand, limits, kvMaxValueSize: config.kvMaxValueSize, random }),
+    connectCaRoutes({ ca, blocking, brand, limits, clock, random }),
+    authorizeRoutes({ intentions, connectEnabled: config.connect.enabled, cacheMaxEntries: config.cache.maxEntries }),
+    intentionsRoutes({ intentions, blocking, brand, limits, random, connectEnabled: config.connect.enabled }),
     aclRoutes({ ...aclDomain, store, blocking, brand, limits, random }),
     agentRoutes({
       info,
@@ -78,6 +135,9 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     info,
     store,
     acl: resolver,
+    intentions,
+    authorize,
+    ca,
     async listen() {
       if (server) return server.port;
       server = await startHttpServer({
@@ -93,8 +153,13 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       closing ??= (async () => {
         server?.close();
         blocking.releaseAll();
+        intentions.close();
+        ca?.leaves.close();
+        ca?.roots.close();
+        ca?.manager.close();
         // Let the released answers (written from promise callbacks) reach their sockets.
         await new Promise((resolve) => setImmediate(resolve));
+        await signer?.close();
         await store.close();
       })();
       return closing;

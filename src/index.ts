@@ -1,6 +1,7 @@
 // The library entry: embed the agent in-process (its state, and the decisions later issues add)
 // with or without its HTTP API.
 export { createAgent, type Agent, type AgentOptions } from './agent.js';
+export type { AuthorizeRequest, AuthorizeResult } from './connect/authorize.js';
 export { loadConfig, type LoadInput } from './config/load.js';
 export type { AgentConfig } from './config/types.js';
 export { AgentError, type ErrorKind } from './core/errors.js';

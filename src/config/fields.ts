@@ -92,6 +92,17 @@ export const pem = () =>
 export const ipAddress = () =>
   z.string(expecting('an IP address')).refine((v) => isIP(v) !== 0, expecting('an IP address'));
 
+/** A SPIFFE trust domain (decision D9): DNS-like, folded to lower case as SPIFFE requires. */
+export const trustDomain = () =>
+  z.string(expecting('a non-empty string')).transform((value, ctx) => {
+    const lower = value.toLowerCase();
+    if (!/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(lower) || lower.length > 255) {
+      ctx.addIssue({ code: 'custom', message: `expected a trust domain (letters, digits, "-", "_", dot-separated), got ${JSON.stringify(value)}` });
+      return z.NEVER;
+    }
+    return lower;
+  });
+
 /** Consul lower-cases the datacenter before checking it, so "DC1" is accepted as "dc1". */
 export const datacenterName = () =>
   z.string(expecting('a non-empty string')).transform((value, ctx) => {

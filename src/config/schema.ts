@@ -15,6 +15,7 @@ import {
   secretText,
   secretUuid,
   text,
+  trustDomain,
   uuid,
 } from './fields.js';
 
@@ -120,6 +121,11 @@ export const CONFIG_SCHEMA = {
       'After a root change, leaves are re-issued at a random point within this window; 0s re-issues at once.',
     ),
     leaf_cache_max_entries: key(int(1), 10_000, 'Most leaf certificates kept in memory.'),
+    trust_domain: optionalKey(
+      trustDomain(),
+      'SPIFFE trust domain of the mesh, fixed when the CA is first created (decision D9).',
+      '"<cluster id>.consul"',
+    ),
   },
   cache: {
     max_entries: key(int(1), 10_000, 'Most entries in the agent cache (shared across tokens).'),

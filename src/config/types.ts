@@ -46,6 +46,8 @@ export interface ConnectConfig {
   /** Window for re-issuing leaves after a root change (decision D13); 0 re-issues at once. */
   readonly leafRootChangeSpreadMs: number;
   readonly leafCacheMaxEntries: number;
+  /** The mesh's trust domain (D9); undefined means `<cluster-id>.consul`. Used when the CA is created. */
+  readonly trustDomain: string | undefined;
 }
 
 export interface CacheConfig {

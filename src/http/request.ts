@@ -13,7 +13,6 @@ export interface RequestHead {
   readonly authorization: string;
   /** `X-Svc-Namespace`, else `X-Consul-Namespace`. */
   readonly namespaceHeader: string;
-  readonly cacheControl: string;
   /** The client asked for `Connection: close`. */
   readonly closeConnection: boolean;
 }

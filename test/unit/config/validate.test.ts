@@ -40,6 +40,7 @@ describe('scalar keys', () => {
     [{ connect: { ca_config: { csr_max_concurrent: 1.5 } } }, 'connect.ca_config.csr_max_concurrent: expected an integer of at least 0, got 1.5'],
     [{ connect: { leaf_root_change_spread: 'soon' } }, 'connect.leaf_root_change_spread: invalid duration "soon"'],
     [{ connect: { leaf_cache_max_entries: 0 } }, 'connect.leaf_cache_max_entries: expected an integer of at least 1, got 0'],
+    [{ connect: { trust_domain: 'bad domain' } }, 'connect.trust_domain: expected a trust domain (letters, digits, "-", "_", dot-separated), got "bad domain"'],
     [{ cache: { max_entries: [] } }, 'cache.max_entries: expected an integer of at least 1, got an array'],
     [{ cache: { ttl: '0s' } }, 'cache.ttl: expected a positive duration, got "0s"'],
   ])('%j', (content, message) => {

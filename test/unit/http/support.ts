@@ -16,7 +16,6 @@ export function head(overrides: Partial<RequestHead> = {}): RequestHead {
     tokenHeader: '',
     authorization: '',
     namespaceHeader: '',
-    cacheControl: '',
     closeConnection: false,
     ...overrides,
   };

@@ -1,0 +1,197 @@
+// The CA over HTTP, every row in one run with one load tool (wrk):
+// - cached GETs: the agent's roots and a cached leaf against a bare-uWS ceiling answering bodies
+//   of the same sizes (target >= 0.7x each);
+// - authorize p99 idle, then while waves of 1,000 distinct services request their first leaf at
+//   once, back to back for the whole measured run (target: p99 rises by < 2x).
+// Run: node dist/bench/http/ca.js [--duration 10] [--warmup 2] [--quiet-wait 15]
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
+import { parseHttpBenchArgs, type HttpBenchArgs } from '../support/args.js';
+import { spawnServer, type ServerProcess } from '../support/child.js';
+import { ResponseParser } from '../support/http-response.js';
+import { probe } from '../support/kv-client.js';
+import type { LoadRequest, LoadResult, LoadTool } from '../support/load.js';
+import { isEntryPoint, runMain } from '../support/main.js';
+import { BENCH_OUT } from '../support/paths.js';
+import { pickLoadTool } from '../support/pick-tool.js';
+import { freePort, LOOPBACK } from '../support/ports.js';
+import { startCpuWatch } from '../support/proc-stats.js';
+import { waitForQuiet } from '../support/quiet.js';
+import { formatTable, round, writeJson } from '../support/report.js';
+import { AUTHORIZE_BODY } from './authorize.js';
+
+const CEILING = fileURLToPath(new URL('./ca-ceiling.js', import.meta.url));
+const MIN_GET_RATIO = 0.7;
+const MAX_P99_RISE = 2;
+/** Services per wave of first-leaf requests, all sent at once (the brief's 1,000). */
+const WAVE = 1000;
+
+interface Row {
+  readonly scenario: string;
+  readonly result: LoadResult;
+  readonly serverCpuPct: number;
+  readonly otherCpuPct: number;
+  readonly bodyBytes?: number;
+  ratio?: number;
+  vs?: string;
+  target?: string;
+  note?: string;
+}
+
+// The rate limit would turn most of a 1,000-service wave into 429s (Consul's default is 50/s):
+// the storm measures issuance itself, so the bench agent runs without it.
+const AGENT_CONFIG = { connect: { ca_config: { csr_max_per_second: 0 } } };
+
+async function measure(tool: LoadTool, pid: number, request: LoadRequest, args: HttpBenchArgs, during?: () => { stop(): Promise<string> }): Promise<Omit<Row, 'scenario'> & { note?: string }> {
+  const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
+  if (args.quietWaitS > 0 && !(await waitForQuiet(args.quietWaitS * 1000))) process.stderr.write(`    machine still busy after ${args.quietWaitS}s; measuring anyway\n`);
+  if (args.warmupS > 0) await tool.run(request, { ...settings, durationS: args.warmupS });
+  const cpu = startCpuWatch(pid);
+  const side = during?.();
+  const result = await tool.run(request, settings);
+  const note = await side?.stop();
+  const { serverPct, otherPct } = cpu();
+  return note === undefined ? { result, serverCpuPct: serverPct, otherCpuPct: otherPct } : { result, serverCpuPct: serverPct, otherCpuPct: otherPct, note };
+}
+
+/**
+ * Waves of WAVE never-seen services asking for their first leaf at once, until stopped: each on
+ * its own new connection, as 1,000 starting proxies would, over raw sockets with a pre-built
+ * request so the client's own CPU on the shared cores stays small. A wave can take seconds while
+ * wrk saturates the agent (the signing worker runs at a lower priority), longer than the server's
+ * idle timeout, so connections are not reused across waves.
+ */
+function leafStorm(port: number): () => { stop(): Promise<string> } {
+  return () => {
+    let running = true;
+    let issued = 0;
+    let failed = 0;
+    let wave = 0;
+    let slowestWaveMs = 0;
+    const one = (name: string): Promise<void> =>
+      new Promise((resolve) => {
+        const parser = new ResponseParser();
+        let settled = false;
+        const settle = (ok: boolean): void => {
+          if (settled) return;
+          settled = true;
+          if (ok) issued++;
+          else failed++;
+          socket.destroy();
+          resolve();
+        };
+        const socket = connect(port, LOOPBACK, () => socket.write(`GET /v1/agent/connect/ca/leaf/${name} HTTP/1.1\r\nHost: ${LOOPBACK}\r\n\r\n`));
+        socket.on('data', (chunk: Buffer) => {
+          const response = parser.feed(chunk);
+          if (response !== undefined) settle(response.status === 200);
+        });
+        socket.on('error', () => settle(false));
+        socket.on('close', () => settle(false));
+      });
+    const loop = (async () => {
+      while (running) {
+        const w = wave++;
+        const started = performance.now();
+        await Promise.all(Array.from({ length: WAVE }, (_, i) => one(`storm-${w}-${i}`)));
+        slowestWaveMs = Math.max(slowestWaveMs, performance.now() - started);
+      }
+    })();
+    return {
+      async stop() {
+        running = false;
+        await loop;
+        return `${issued} first leaves issued in ${wave} waves of ${WAVE} (slowest wave ${(slowestWaveMs / 1000).toFixed(1)} s)${failed > 0 ? `, ${failed} failed` : ''}`;
+      },
+    };
+  };
+}
+
+export async function runCaBench(args: HttpBenchArgs): Promise<Row[]> {
+  if (!agentBuilt()) {
+    process.stdout.write(`skipped ca bench: ${AGENT_MISSING}\n`);
+    return [];
+  }
+  const tool = await pickLoadTool(args.tool);
+  const settings = `${tool.name} ${tool.version}, -t${args.threads} -c${args.connections}, ${args.warmupS}s warm-up + ${args.durationS}s per row`;
+  process.stderr.write(`ca bench: ${settings}\n`);
+  await mkdir(BENCH_OUT, { recursive: true });
+  const configFile = join(BENCH_OUT, 'ca-bench-config.json');
+  await writeFile(configFile, JSON.stringify(AGENT_CONFIG));
+
+  const rows: Row[] = [];
+  const agent = await startAgent('dev', ['-config-file', configFile]);
+  let ceiling: ServerProcess | undefined;
+  try {
+    const base = `http://${LOOPBACK}:${agent.port}`;
+    const roots = await probe(`${base}/v1/agent/connect/ca/roots`);
+    await probe(`${base}/v1/agent/connect/ca/leaf/web`);
+    const leaf = await probe(`${base}/v1/agent/connect/ca/leaf/web`);
+    if (roots.status !== 200 || leaf.status !== 200) throw new Error(`agent answered roots ${roots.status}, leaf ${leaf.status}: ${leaf.body.slice(0, 200)}`);
+
+    const ceilingPort = await freePort();
+    ceiling = await spawnServer({ name: 'ca ceiling (bare uWS)', args: [CEILING, String(ceilingPort), String(roots.bodyBytes), String(leaf.bodyBytes)], port: ceilingPort });
+    for (const [id, path, bytes] of [['ceiling GET roots-sized', '/roots', roots.bodyBytes], ['ceiling GET leaf-sized', '/leaf', leaf.bodyBytes]] as const) {
+      process.stderr.write(`  ${id} ...\n`);
+      const check = await probe(`http://${LOOPBACK}:${ceilingPort}${path}`);
+      rows.push({ scenario: id, bodyBytes: check.bodyBytes, ...(await measure(tool, ceiling.pid, { url: `http://${LOOPBACK}:${ceilingPort}${path}`, method: 'GET' }, args)) });
+      if (check.bodyBytes !== bytes) throw new Error(`ceiling body ${check.bodyBytes} B, agent ${bytes} B`);
+    }
+    await ceiling.stop();
+    ceiling = undefined;
+
+    const gets = [
+      ['agent GET /v1/agent/connect/ca/roots (HIT)', '/v1/agent/connect/ca/roots', roots.bodyBytes, 'ceiling GET roots-sized'],
+      ['agent GET /v1/agent/connect/ca/leaf/web (cached)', '/v1/agent/connect/ca/leaf/web', leaf.bodyBytes, 'ceiling GET leaf-sized'],
+    ] as const;
+    for (const [id, path, bytes, vs] of gets) {
+      process.stderr.write(`  ${id} ...\n`);
+      const row: Row = { scenario: id, bodyBytes: bytes, ...(await measure(tool, agent.pid, { url: `${base}${path}`, method: 'GET' }, args)) };
+      const reference = rows.find((r) => r.scenario === vs);
+      if (reference !== undefined) {
+        row.ratio = row.result.rps / reference.result.rps;
+        row.vs = vs;
+        row.target = `>=${MIN_GET_RATIO}x ${row.ratio >= MIN_GET_RATIO ? 'ok' : 'MISS'}`;
+      }
+      rows.push(row);
+    }
+
+    const authorize: LoadRequest = { url: `${base}/v1/agent/connect/authorize`, method: 'POST', body: AUTHORIZE_BODY };
+    const check = await probe(authorize.url, { method: 'POST', body: AUTHORIZE_BODY });
+    if (check.status !== 200) throw new Error(`authorize answered ${check.status}: ${check.body.slice(0, 200)}`);
+    process.stderr.write('  authorize idle ...\n');
+    const idle: Row = { scenario: 'agent authorize, idle', ...(await measure(tool, agent.pid, authorize, args)) };
+    rows.push(idle);
+    process.stderr.write(`  authorize during first-leaf waves of ${WAVE} ...\n`);
+    const storm: Row = { scenario: `agent authorize, ${WAVE} services' first leaves at once, repeated`, ...(await measure(tool, agent.pid, authorize, args, leafStorm(agent.port))) };
+    storm.ratio = storm.result.p99Ms / idle.result.p99Ms;
+    storm.vs = 'p99 / idle p99';
+    storm.target = `<${MAX_P99_RISE}x ${storm.ratio < MAX_P99_RISE ? 'ok' : 'MISS'}`;
+    rows.push(storm);
+  } finally {
+    await ceiling?.stop();
+    await agent.stop();
+  }
+
+  const table = formatTable(
+    ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'vs', 'srv cpu%', 'other cpu%', 'body B', 'err', 'non2xx', 'target'],
+    rows.map((r) => [r.scenario, r.result.rps, r.result.p50Ms, r.result.p99Ms, r.ratio, r.vs, r.serverCpuPct, r.otherCpuPct, r.bodyBytes, r.result.errors, r.result.non2xx, r.target]),
+  );
+  process.stdout.write(`\nCA over HTTP (${settings})\n${table}\n`);
+  for (const r of rows) if (r.note !== undefined) process.stdout.write(`  ${r.scenario}: ${r.note}\n`);
+  const path = await writeJson('ca', {
+    tool: { name: tool.name, version: tool.version },
+    settings: args,
+    rows: rows.map((r) => ({ scenario: r.scenario, rps: round(r.result.rps), p50Ms: r.result.p50Ms, p99Ms: r.result.p99Ms, ratio: r.ratio === undefined ? undefined : round(r.ratio), vs: r.vs, target: r.target, serverCpuPct: round(r.serverCpuPct), otherCpuPct: round(r.otherCpuPct), note: r.note })),
+  });
+  process.stdout.write(`wrote ${path}\n`);
+  return rows;
+}
+
+if (isEntryPoint(import.meta.url)) {
+  runMain(async () => {
+    await runCaBench(parseHttpBenchArgs());
+  });
+}

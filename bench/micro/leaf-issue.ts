@@ -1,0 +1,232 @@
+// Leaf issuance (src/connect/ca/x509.ts, leaf-work.ts, pool-signer.ts, ca-manager.ts), cold: a new
+// P-256 key, its CSR, the CSR check and the CA's signature every time.
+// - one thread in-process: the DER-template path, beside @peculiar/x509 building the same leaf
+//   (the library baseline the template replaced);
+// - through the piscina pool (target >= 500 certificates/s on 2 cores), alone and behind the CA
+//   manager (serial counter committed to the store, memory and durable), with the main thread's
+//   event-loop delay measured by perf_hooks.monitorEventLoopDelay (target: never over 5 ms).
+// Run: node dist/bench/micro/leaf-issue.js [--count 3000] [--in-flight 64]
+import 'reflect-metadata';
+import * as px from '@peculiar/x509';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { webcrypto } from 'node:crypto';
+import { CaManager } from '../../src/connect/ca/ca-manager.js';
+import { toPem } from '../../src/connect/ca/encoding.js';
+import { LeafWork } from '../../src/connect/ca/leaf-work.js';
+import { DEFAULT_THREADS, PoolSigner } from '../../src/connect/ca/pool-signer.js';
+import type { SignTask } from '../../src/connect/ca/signer.js';
+import { createRootCertificate, generateCaKey } from '../../src/connect/ca/x509.js';
+import { systemClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/log.js';
+import { openEmbeddedStore } from '../../src/state/embedded-store.js';
+import { isEntryPoint, runMain } from '../support/main.js';
+import { BENCH_OUT } from '../support/paths.js';
+import { formatTable, round, writeJson } from '../support/report.js';
+
+const TD = '11111111-2222-3333-4444-555555555555.consul';
+const MIN_PER_SECOND = 500;
+const MAX_LOOP_DELAY_MS = 5;
+
+interface Row {
+  readonly scenario: string;
+  readonly perSecond: number;
+  readonly msPerCert: number;
+  readonly loopMaxMs?: number;
+  readonly loopP99Ms?: number;
+  readonly target?: string;
+}
+
+function argValue(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : Number.NaN;
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+async function testCa(): Promise<SignTask['ca'] & { key: CryptoKeyPairLike }> {
+  const key = await generateCaKey({ type: 'ec', bits: 256 });
+  const now = Date.now();
+  const der = createRootCertificate({ key, serial: 1n, commonName: 'pri-bench.consul.ca.11111111.consul', uri: `spiffe://${TD}`, notBefore: now, notAfter: now + 87600 * 3_600_000 });
+  return { id: 'bench-root', privateKeyPem: key.export({ type: 'pkcs8', format: 'pem' }) as string, rootCertPem: toPem(der, 'CERTIFICATE'), key: { der } };
+}
+interface CryptoKeyPairLike {
+  readonly der: Buffer;
+}
+
+function task(ca: SignTask['ca'], i: number): SignTask {
+  return { ca, serial: BigInt(i + 2), uri: `spiffe://${TD}/ns/default/dc/dc1/svc/svc-${i}`, nowMs: Date.now(), ttlMs: 72 * 3_600_000, trustDomain: TD, datacenter: 'dc1' };
+}
+
+function inProcess(ca: SignTask['ca'], count: number): Row {
+  const work = new LeafWork();
+  const first = work.run({ ...task(ca, 0), caId: ca.id, ca });
+  if (!first.ok) throw new Error(first.message);
+  for (let i = 0; i < 100; i++) work.run({ ...task(ca, i), caId: ca.id }); // warm-up
+  const start = performance.now();
+  for (let i = 0; i < count; i++) {
+    const r = work.run({ ...task(ca, i), caId: ca.id });
+    if (!r.ok) throw new Error(r.message);
+  }
+  const ms = (performance.now() - start) / count;
+  return { scenario: 'DER template, 1 thread in-process', perSecond: 1000 / ms, msPerCert: ms };
+}
+
+/** The same leaf (P-256 key, empty subject, SAN, key usages, key IDs) built by @peculiar/x509. */
+async function peculiarBaseline(caDer: Buffer, caKeyPem: string, count: number): Promise<Row> {
+  const crypto = webcrypto as unknown as Parameters<typeof px.cryptoProvider.set>[0];
+  px.cryptoProvider.set(crypto);
+  const subtle = webcrypto.subtle;
+  const pkcs8 = Buffer.from(caKeyPem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+  const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+  const caKey = await subtle.importKey('pkcs8', pkcs8, alg, false, ['sign']);
+  const caCert = new px.X509Certificate(caDer);
+  const one = async (i: number): Promise<void> => {
+    const keys = (await subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+    const now = Date.now();
+    await px.X509CertificateGenerator.create({
+      serialNumber: (i + 2).toString(16).padStart(2, '0'),
+      issuer: caCert.subject,
+      subject: '',
+      notBefore: new Date(now - 60_000),
+      notAfter: new Date(now + 72 * 3_600_000),
+      signingAlgorithm: alg,
+      publicKey: keys.publicKey as never,
+      signingKey: caKey as never,
+      extensions: [
+        new px.KeyUsagesExtension(px.KeyUsageFlags.digitalSignature | px.KeyUsageFlags.keyEncipherment | px.KeyUsageFlags.dataEncipherment | px.KeyUsageFlags.keyAgreement, true),
+        new px.ExtendedKeyUsageExtension([px.ExtendedKeyUsage.clientAuth, px.ExtendedKeyUsage.serverAuth]),
+        new px.BasicConstraintsExtension(false, undefined, true),
+        await px.SubjectKeyIdentifierExtension.create(keys.publicKey as never),
+        await px.AuthorityKeyIdentifierExtension.create(caCert),
+        new px.SubjectAlternativeNameExtension([{ type: 'url', value: `spiffe://${TD}/ns/default/dc/dc1/svc/svc-${i}` }], true),
+      ],
+    });
+    await subtle.exportKey('pkcs8', keys.privateKey);
+  };
+  for (let i = 0; i < 20; i++) await one(i);
+  const start = performance.now();
+  for (let i = 0; i < count; i++) await one(i);
+  const ms = (performance.now() - start) / count;
+  return { scenario: '@peculiar/x509 (library baseline), 1 thread', perSecond: 1000 / ms, msPerCert: ms };
+}
+
+/** Runs `count` issuances with `inFlight` outstanding, timing them and the event loop. */
+async function throughPool(scenario: string, issue: (i: number) => Promise<unknown>, count: number, inFlight: number): Promise<Row> {
+  await Promise.all(Array.from({ length: 16 }, (_, i) => issue(i))); // start and warm the workers
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const start = performance.now();
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < count) await issue(next++);
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
+  const elapsed = performance.now() - start;
+  delay.disable();
+  const perSecond = (count * 1000) / elapsed;
+  const loopMaxMs = delay.max / 1e6;
+  return {
+    scenario,
+    perSecond,
+    msPerCert: elapsed / count,
+    loopMaxMs,
+    loopP99Ms: delay.percentile(99) / 1e6,
+    target: `>=${MIN_PER_SECOND}/s ${perSecond >= MIN_PER_SECOND ? 'ok' : 'MISS'}, loop<=${MAX_LOOP_DELAY_MS}ms ${loopMaxMs <= MAX_LOOP_DELAY_MS ? 'ok' : 'MISS'}`,
+  };
+}
+
+/** The same measurement with nothing to do: the machine's own noise floor for the loop columns. */
+async function idleLoop(ms: number): Promise<Row> {
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  delay.disable();
+  return { scenario: `idle event loop for ${(ms / 1000).toFixed(1)} s (noise floor)`, perSecond: Number.NaN, msPerCert: Number.NaN, loopMaxMs: delay.max / 1e6, loopP99Ms: delay.percentile(99) / 1e6 };
+}
+
+async function withManager(durable: boolean, count: number, inFlight: number): Promise<Row> {
+  let dir: string | undefined;
+  if (durable) {
+    await mkdir(BENCH_OUT, { recursive: true });
+    dir = await mkdtemp(join(BENCH_OUT, 'ca-'));
+  }
+  const store = await openEmbeddedStore({ dataDir: dir, log: silentLogger });
+  const signer = new PoolSigner();
+  try {
+    const manager = await CaManager.open({
+      store,
+      signer,
+      clock: systemClock,
+      random: Math.random,
+      log: silentLogger,
+      datacenter: 'dc1',
+      bootstrap: {
+        leafCertTtlMs: 72 * 3_600_000,
+        intermediateCertTtlMs: 8760 * 3_600_000,
+        rootCertTtlMs: 87600 * 3_600_000,
+        privateKeyType: 'ec',
+        privateKeyBits: 256,
+        csrMaxPerSecond: 0,
+        csrMaxConcurrent: 0,
+        privateKey: undefined,
+        rootCert: undefined,
+      },
+    });
+    const name = `CaManager.signLeaf: pool + serial commit (${durable ? 'durable store' : 'memory store'})`;
+    const row = await throughPool(name, (i) => manager.signLeaf('default', `svc-${i}`), count, inFlight);
+    manager.close();
+    return row;
+  } finally {
+    await signer.close();
+    await store.close();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const nan = (n: number): number | undefined => (Number.isNaN(n) ? undefined : n);
+
+export async function runLeafIssueBench(count = 3000, inFlight = 64): Promise<Row[]> {
+  const ca = await testCa();
+  const rows: Row[] = [];
+  process.stderr.write('leaf-issue: in-process ...\n');
+  rows.push(inProcess(ca, Math.min(count, 2000)));
+  process.stderr.write('leaf-issue: @peculiar/x509 baseline ...\n');
+  rows.push(await peculiarBaseline(ca.key.der, ca.privateKeyPem, 200));
+  process.stderr.write('leaf-issue: pool ...\n');
+  for (const threads of [...new Set([DEFAULT_THREADS, availableParallelism()])]) {
+    const signer = new PoolSigner({ threads });
+    try {
+      const label = `PoolSigner.sign, ${threads} worker(s)${threads === DEFAULT_THREADS ? ' (default)' : ''}, ${inFlight} in flight`;
+      rows.push(await throughPool(label, (i) => signer.sign(task(ca, i)), count, inFlight));
+    } finally {
+      await signer.close();
+    }
+  }
+  rows.push(await idleLoop(2000));
+  process.stderr.write('leaf-issue: CA manager ...\n');
+  rows.push(await withManager(false, count, inFlight));
+  rows.push(await withManager(true, count, inFlight));
+
+  const baseline = rows[1]?.msPerCert ?? Number.NaN;
+  const table = formatTable(
+    ['scenario', 'certs/s', 'ms/cert', 'x baseline', 'loop max ms', 'loop p99 ms', 'target'],
+    rows.map((r) => [r.scenario, nan(r.perSecond), nan(r.msPerCert), nan(baseline / r.msPerCert), r.loopMaxMs, r.loopP99Ms, r.target]),
+  );
+  process.stdout.write(`\nLeaf issuance, cold (EC P-256), ${count} certificates per pool row\n${table}\n`);
+  const path = await writeJson('leaf-issue', {
+    count,
+    inFlight,
+    cores: availableParallelism(),
+    rows: rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v]))),
+  });
+  process.stdout.write(`wrote ${path}\n`);
+  return rows;
+}
+
+if (isEntryPoint(import.meta.url)) {
+  runMain(async () => {
+    await runLeafIssueBench(argValue('count', 3000), argValue('in-flight', 64));
+  });
+}

@@ -1,0 +1,402 @@
+// The built-in CA provider (Consul's `consul` provider): bootstraps the cluster ID and the first
+// root, keeps the CA key and the serial counter in the state store, signs leaves through a
+// CertSigner under the CSR rate limit, changes the configuration (rotating and cross-signing the
+// root when the key changes, §6.3) and prunes rotated-out roots after 2 x the leaf TTL.
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { CaMaterial } from '../../../workers/protocol.js';
+import type { CaConfig } from '../../config/types.js';
+import type { Clock, TimerHandle } from '../../core/clock.js';
+import { AgentError, invalid } from '../../core/errors.js';
+import { generateId } from '../../core/ids.js';
+import type { Logger } from '../../core/log.js';
+import type { Row, StateStore, WriteOp } from '../../state/types.js';
+import { bootstrapConfig, parseProviderConfig, type ProviderConfig } from './ca-config.js';
+import { CsrLimiter } from './csr-limiter.js';
+import { certificateId, colonHex, pemBlocks, rfc3339, serialColonHex, toPem, withTrailingNewline } from './encoding.js';
+import { CA_TABLE, CONFIG_KEY, PROVIDER_KEY, ROOTS_TABLE, SERIAL_KEY, type CaSettings, type StoredCaConfig, type StoredProvider, type StoredRoot, type StoredSerial } from './model.js';
+import { buildRootsSnapshot, type RootsSnapshot } from './roots-view.js';
+import type { CertSigner } from './signer.js';
+import { serviceUri, signingUri, trustDomainOf } from './spiffe-id.js';
+import { createIssuer, createRootCertificate, crossSign, generateCaKey, keySpecOf, parseCertificate, parsePrivateKey, signingKeyIdOf } from './x509.js';
+
+export interface CaManagerOptions {
+  readonly store: StateStore;
+  readonly signer: CertSigner;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly log: Logger;
+  readonly datacenter: string;
+  /** The agent's `connect.ca_config`: used only when the store holds no CA yet (as Consul). */
+  readonly bootstrap: CaConfig;
+  /** `connect.trust_domain` (D9), likewise fixed when the CA is created; default `<cluster>.consul`. */
+  readonly trustDomain?: string | undefined;
+}
+
+/** A freshly signed leaf, as the leaf manager caches it. */
+export interface IssuedLeaf {
+  readonly serial: bigint;
+  /** Colon-hex serial, as the API shows it. */
+  readonly serialNumber: string;
+  /** The leaf followed by the active root's intermediates. */
+  readonly certPem: string;
+  readonly privateKeyPem: string;
+  readonly uri: string;
+  readonly validAfter: number;
+  readonly validBefore: number;
+  /** The index of the commit that recorded this signing (its CreateIndex and ModifyIndex). */
+  readonly index: number;
+  /** The key ID of the CA that signed it (the leaf's AKI), colon-hex. */
+  readonly signingKeyId: string;
+}
+
+/** The body of PUT /v1/connect/ca/configuration, decoded. */
+export interface ConfigurationUpdate {
+  readonly provider: string;
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly state: unknown;
+  readonly forceWithoutCrossSigning: boolean;
+}
+
+export const ROOT_NAME = 'Consul CA Primary Cert';
+/** Consul's lifetime of the certificate that cross-signs a new root with the old key. */
+const CROSS_SIGN_LIFETIME_MS = 7 * 24 * 3_600_000;
+/** Pruning runs hourly, as Consul's; roots go 2 x LeafCertTTL (at least 2 h) after rotation. */
+const PRUNE_INTERVAL_MS = 3_600_000;
+
+interface ActiveCa {
+  readonly key: string;
+  readonly material: CaMaterial;
+  readonly signingKeyId: string;
+  readonly intermediatesPem: string;
+}
+
+interface NewRoot {
+  readonly key: KeyObject;
+  readonly der: Buffer;
+  readonly row: StoredRoot;
+}
+
+const notInitialized = (): AgentError => new AgentError('CA_NOT_INITIALIZED', 'internal', 'CA has not finished initializing');
+
+export class CaManager {
+  private nextSerial = 1n;
+  private active: ActiveCa | undefined;
+  private rootsMemo: RootsSnapshot | undefined;
+  private settingsMemo: { readonly index: number; readonly settings: CaSettings } | undefined;
+  private updating: Promise<unknown> = Promise.resolve();
+  private pruneTimer: TimerHandle | undefined;
+  private closed = false;
+  readonly limiter: CsrLimiter;
+
+  private constructor(private readonly o: CaManagerOptions) {
+    this.limiter = new CsrLimiter(() => this.settings(), o.clock);
+  }
+
+  /** Loads the CA from the store, bootstrapping it on first start, and starts pruning. */
+  static async open(options: CaManagerOptions): Promise<CaManager> {
+    const manager = new CaManager(options);
+    await manager.initialize();
+    manager.schedulePrune();
+    return manager;
+  }
+
+  private async initialize(): Promise<void> {
+    const { store, log } = this.o;
+    if (store.get(CA_TABLE, CONFIG_KEY) === undefined) {
+      const clusterId = generateId();
+      const trustDomain = this.o.trustDomain ?? trustDomainOf(clusterId);
+      const provider = bootstrapConfig(this.o.bootstrap);
+      const root = await this.newRoot(provider, clusterId, trustDomain);
+      const config: StoredCaConfig = { ClusterID: clusterId, TrustDomain: trustDomain, Provider: 'consul', Config: provider.publicMap, ForceWithoutCrossSigning: false, Settings: provider.settings };
+      const ops: WriteOp[] = [
+        { op: 'set', table: CA_TABLE, key: CONFIG_KEY, value: config, ifIndex: 0 },
+        { op: 'set', table: CA_TABLE, key: PROVIDER_KEY, value: this.providerRow(root, provider) },
+        this.serialOp(),
+        { op: 'set', table: ROOTS_TABLE, key: root.row.ID, value: root.row },
+      ];
+      const result = await store.commit(ops);
+      if (result.ok) log.info({ clusterId, rootId: root.row.ID }, 'initialized the built-in CA');
+    }
+    const serial = store.get<StoredSerial>(CA_TABLE, SERIAL_KEY);
+    if (serial !== undefined && BigInt(serial.value.Next) > this.nextSerial) this.nextSerial = BigInt(serial.value.Next);
+  }
+
+  private config(): Row<StoredCaConfig> {
+    const row = this.o.store.get<StoredCaConfig>(CA_TABLE, CONFIG_KEY);
+    if (row === undefined) throw notInitialized();
+    return row;
+  }
+
+  /** The settings in force (read per signing; cheap once memoised on the row's index). */
+  settings(): CaSettings {
+    const row = this.config();
+    if (this.settingsMemo?.index !== row.modifyIndex) this.settingsMemo = { index: row.modifyIndex, settings: row.value.Settings };
+    return this.settingsMemo.settings;
+  }
+
+  get trustDomain(): string {
+    const config = this.config().value;
+    return config.TrustDomain ?? trustDomainOf(config.ClusterID);
+  }
+
+  /** The roots' own index: the roots table's. */
+  rootsIndex(): number {
+    return this.o.store.tableIndex(ROOTS_TABLE);
+  }
+
+  /** The current roots, rebuilt only when the roots table changed. Throws if the store does. */
+  roots(): RootsSnapshot {
+    const index = this.rootsIndex();
+    if (this.rootsMemo?.index === index) return this.rootsMemo;
+    const rows = this.o.store.list<StoredRoot>(ROOTS_TABLE, '');
+    this.rootsMemo = buildRootsSnapshot(rows, this.trustDomain, index);
+    return this.rootsMemo;
+  }
+
+  /** The stored configuration row (GET /v1/connect/ca/configuration). */
+  configuration(): Row<StoredCaConfig> {
+    return this.config();
+  }
+
+  private activeCa(): ActiveCa {
+    const { store } = this.o;
+    const provider = store.get<StoredProvider>(CA_TABLE, PROVIDER_KEY);
+    if (provider === undefined) throw notInitialized();
+    const root = store.get<StoredRoot>(ROOTS_TABLE, provider.value.RootID);
+    const key = `${provider.modifyIndex}/${root?.modifyIndex ?? 0}`;
+    if (this.active?.key === key) return this.active;
+    const p = provider.value;
+    this.active = {
+      key,
+      material: { id: p.RootID, privateKeyPem: p.PrivateKey, rootCertPem: p.RootCert },
+      signingKeyId: root?.value.SigningKeyID ?? '',
+      intermediatesPem: (root?.value.IntermediateCerts ?? []).join(''),
+    };
+    return this.active;
+  }
+
+  /**
+   * Signs a leaf for a service. The serial comes from the cluster-wide counter; the commit that
+   * records it runs while the pool signs, and its index becomes the leaf's Create/ModifyIndex.
+   */
+  async signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
+    const ca = this.activeCa();
+    const settings = this.settings();
+    const uri = serviceUri({ trustDomain: this.trustDomain, namespace, datacenter: this.o.datacenter, service });
+    const release = await this.limiter.acquire();
+    try {
+      const serial = this.nextSerial;
+      const committed = this.o.store.commit([this.serialOp(1n)]);
+      const signed = this.o.signer.sign({
+        ca: ca.material,
+        serial,
+        uri,
+        nowMs: this.o.clock.now(),
+        ttlMs: settings.leafCertTtlMs,
+        trustDomain: this.trustDomain,
+        datacenter: this.o.datacenter,
+      });
+      const [material, commit] = await Promise.all([signed, committed]);
+      return {
+        serial,
+        serialNumber: serialColonHex(serial),
+        certPem: material.certPem + ca.intermediatesPem,
+        privateKeyPem: material.privateKeyPem,
+        uri,
+        validAfter: material.notBefore,
+        validBefore: material.notAfter,
+        index: commit.index,
+        signingKeyId: ca.signingKeyId,
+      };
+    } finally {
+      release();
+    }
+  }
+
+  /** Takes `count` serials and returns the op that records the counter past them. */
+  private serialOp(count = 0n): WriteOp {
+    this.nextSerial += count;
+    return { op: 'set', table: CA_TABLE, key: SERIAL_KEY, value: { Next: this.nextSerial.toString() } satisfies StoredSerial };
+  }
+
+  private takeSerial(): bigint {
+    const serial = this.nextSerial;
+    this.nextSerial += 1n;
+    return serial;
+  }
+
+  /** A new root from the provider config: the supplied cert and key, or a generated key. */
+  private async newRoot(provider: ProviderConfig, clusterId: string, trustDomain: string): Promise<NewRoot> {
+    const now = this.o.clock.now();
+    if (provider.rootCert !== undefined) {
+      const der = pemBlocks(provider.rootCert, 'CERTIFICATE')[0];
+      if (der === undefined) throw invalid('CA_BAD_CERT', 'error parsing root cert: no PEM certificate found');
+      const key = parsePrivateKey(provider.privateKey ?? '');
+      createIssuer(key, der); // checks that the key belongs to the certificate
+      return { key, der, row: this.rootRow(der, key, clusterId) };
+    }
+    const key = provider.privateKey !== undefined ? parsePrivateKey(provider.privateKey) : await generateCaKey({ type: provider.settings.privateKeyType, bits: provider.settings.privateKeyBits });
+    const der = createRootCertificate({
+      key,
+      serial: this.takeSerial(),
+      commonName: `pri-${this.randomBase36(8)}.consul.ca.${clusterId.slice(0, 8)}.consul`,
+      uri: signingUri(trustDomain),
+      notBefore: now,
+      notAfter: now + provider.settings.rootCertTtlMs,
+    });
+    return { key, der, row: this.rootRow(der, key, clusterId) };
+  }
+
+  private rootRow(der: Buffer, key: KeyObject, clusterId: string): StoredRoot {
+    const cert = parseCertificate(der);
+    const spec = keySpecOf(createPublicKey(key));
+    return {
+      ID: certificateId(der),
+      Name: ROOT_NAME,
+      // Consul reports the low 64 bits of the serial (big.Int.Uint64).
+      SerialNumber: BigInt.asUintN(64, cert.serial).toString(),
+      SigningKeyID: colonHex(signingKeyIdOf(cert)),
+      ExternalTrustDomain: clusterId,
+      NotBefore: rfc3339(cert.notBefore),
+      NotAfter: rfc3339(cert.notAfter),
+      RootCert: withTrailingNewline(toPem(der, 'CERTIFICATE')),
+      IntermediateCerts: null,
+      Active: true,
+      PrivateKeyType: spec.type,
+      PrivateKeyBits: spec.bits,
+      RotatedOutAt: null,
+    };
+  }
+
+  private providerRow(root: NewRoot, provider: ProviderConfig): StoredProvider {
+    return {
+      RootID: root.row.ID,
+      PrivateKey: root.key.export({ type: 'pkcs8', format: 'pem' }) as string,
+      RootCert: root.row.RootCert,
+      SuppliedPrivateKey: provider.privateKey ?? null,
+      SuppliedRootCert: provider.rootCert ?? null,
+    };
+  }
+
+  private randomBase36(n: number): string {
+    let out = '';
+    for (let i = 0; i < n; i++) out += Math.floor(this.o.random() * 36).toString(36);
+    return out;
+  }
+
+  /** PUT /v1/connect/ca/configuration: one change at a time, in arrival order. */
+  updateConfiguration(update: ConfigurationUpdate): Promise<void> {
+    const run = this.updating.then(() => this.applyUpdate(update));
+    this.updating = run.catch(() => undefined);
+    return run;
+  }
+
+  private async applyUpdate(update: ConfigurationUpdate): Promise<void> {
+    if (update.provider !== 'consul') throw invalid('CA_UNKNOWN_PROVIDER', `unknown CA provider ${JSON.stringify(update.provider)}`);
+    const state = update.state;
+    if (state !== null && state !== undefined && !(typeof state === 'object' && Object.keys(state).length === 0)) {
+      // The built-in provider keeps no state, so any non-empty State differs from the stored one.
+      throw invalid('CA_STATE_READ_ONLY', 'Provider State is read-only. It must be omitted or identical to the current value');
+    }
+    const next = parseProviderConfig(update.config);
+    const configRow = this.config();
+    const current = configRow.value;
+    const providerRow = this.o.store.get<StoredProvider>(CA_TABLE, PROVIDER_KEY);
+    if (providerRow === undefined) throw notInitialized();
+    const stored: StoredCaConfig = {
+      ClusterID: current.ClusterID,
+      ...(current.TrustDomain === undefined ? {} : { TrustDomain: current.TrustDomain }),
+      Provider: 'consul',
+      Config: next.publicMap,
+      ForceWithoutCrossSigning: update.forceWithoutCrossSigning,
+      Settings: next.settings,
+    };
+    const sameIdentity =
+      (next.privateKey ?? null) === providerRow.value.SuppliedPrivateKey &&
+      (next.rootCert ?? null) === providerRow.value.SuppliedRootCert &&
+      next.settings.privateKeyType === current.Settings.privateKeyType &&
+      next.settings.privateKeyBits === current.Settings.privateKeyBits;
+    const configOp: WriteOp = { op: 'set', table: CA_TABLE, key: CONFIG_KEY, value: stored, ifIndex: configRow.modifyIndex };
+    if (sameIdentity) {
+      if (JSON.stringify(stored) === JSON.stringify(current)) return; // nothing changed: no write
+      await this.commitOrConflict([configOp]);
+      return;
+    }
+    const root = await this.newRoot(next, current.ClusterID, this.trustDomain);
+    if (root.row.ID === providerRow.value.RootID) {
+      await this.commitOrConflict([configOp, { op: 'set', table: CA_TABLE, key: PROVIDER_KEY, value: this.providerRow(root, next) }]);
+      return;
+    }
+    await this.rotate(root, next, configOp, providerRow.value);
+  }
+
+  /** §6.3: the old key cross-signs the new root; old roots stay, inactive, until pruned. */
+  private async rotate(root: NewRoot, provider: ProviderConfig, configOp: WriteOp, old: StoredProvider): Promise<void> {
+    const now = this.o.clock.now();
+    const oldCert = pemBlocks(old.RootCert, 'CERTIFICATE')[0] as Buffer;
+    const oldIssuer = createIssuer(parsePrivateKey(old.PrivateKey), oldCert);
+    // From here to the commit nothing awaits, so serials are taken and recorded in call order.
+    const cross = crossSign(oldIssuer, parseCertificate(root.der), this.takeSerial(), now, CROSS_SIGN_LIFETIME_MS);
+    const newRow: StoredRoot = { ...root.row, IntermediateCerts: [toPem(cross, 'CERTIFICATE')] };
+    const ops: WriteOp[] = [configOp, { op: 'set', table: CA_TABLE, key: PROVIDER_KEY, value: this.providerRow(root, provider) }, this.serialOp()];
+    for (const row of this.o.store.list<StoredRoot>(ROOTS_TABLE, '')) {
+      if (!row.value.Active) continue;
+      ops.push({ op: 'set', table: ROOTS_TABLE, key: row.key, value: { ...row.value, Active: false, RotatedOutAt: rfc3339(now) }, ifIndex: row.modifyIndex });
+    }
+    ops.push({ op: 'set', table: ROOTS_TABLE, key: newRow.ID, value: newRow });
+    await this.commitOrConflict(ops);
+    this.o.log.info({ oldRootId: old.RootID, newRootId: newRow.ID }, 'rotated the CA root');
+  }
+
+  private async commitOrConflict(ops: readonly WriteOp[]): Promise<void> {
+    const result = await this.o.store.commit(ops);
+    if (!result.ok) throw new AgentError('CA_CONFIG_CONFLICT', 'conflict', 'CA configuration changed concurrently; try again');
+  }
+
+  /**
+   * Drops inactive roots rotated out more than 2 x LeafCertTTL ago (every leaf they signed has
+   * expired by then) and expired intermediates of the remaining roots. Returns the roots removed.
+   */
+  async pruneRoots(): Promise<number> {
+    const now = this.o.clock.now();
+    const keepFor = 2 * this.settings().leafCertTtlMs;
+    const ops: WriteOp[] = [];
+    let removed = 0;
+    for (const row of this.o.store.list<StoredRoot>(ROOTS_TABLE, '')) {
+      const r = row.value;
+      if (!r.Active && r.RotatedOutAt !== null && Date.parse(r.RotatedOutAt) + keepFor <= now) {
+        ops.push({ op: 'delete', table: ROOTS_TABLE, key: row.key, ifIndex: row.modifyIndex });
+        removed++;
+        continue;
+      }
+      const intermediates = r.IntermediateCerts ?? [];
+      const live = intermediates.filter((pem) => parseCertificate(pemBlocks(pem, 'CERTIFICATE')[0] as Buffer).notAfter > now);
+      if (live.length < intermediates.length) {
+        ops.push({ op: 'set', table: ROOTS_TABLE, key: row.key, value: { ...r, IntermediateCerts: live.length === 0 ? null : live }, ifIndex: row.modifyIndex });
+      }
+    }
+    if (ops.length === 0) return 0;
+    const result = await this.o.store.commit(ops);
+    if (!result.ok) return 0; // a rotation got in first; the next run looks again
+    if (removed > 0) this.o.log.info({ removed }, 'pruned rotated-out CA roots');
+    return removed;
+  }
+
+  private schedulePrune(): void {
+    if (this.closed) return;
+    this.pruneTimer = this.o.clock.setTimer(PRUNE_INTERVAL_MS, () => {
+      this.pruneRoots().then(
+        () => this.schedulePrune(),
+        (err: unknown) => {
+          this.o.log.warn({ err }, 'pruning CA roots failed');
+          this.schedulePrune();
+        },
+      );
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    this.pruneTimer?.cancel();
+  }
+}

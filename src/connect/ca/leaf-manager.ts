@@ -1,0 +1,263 @@
+// The agent's leaf certificates (reference §5.5, decisions D7, D8, D13): one cached leaf per
+// (namespace, service) in a bounded LRU, shared across tokens (the HTTP layer checks service:write
+// on every request). Concurrent requests share one issuance. A leaf is renewed at a random time in
+// 60-90 % of its life; after a root change, parked watchers get a new one within a random spread.
+// A non-blocking read never waits behind a blocking one: a valid cached leaf is answered at once.
+import { LRUCache } from 'lru-cache';
+import type { Clock, TimerHandle } from '../../core/clock.js';
+import type { Logger } from '../../core/log.js';
+import type { IssuedLeaf } from './ca-manager.js';
+import { renewalTime } from './renewal.js';
+import type { RootsSnapshot } from './roots-view.js';
+
+export interface LeafSource {
+  signLeaf(namespace: string, service: string): Promise<IssuedLeaf>;
+}
+
+/** What the manager needs of the roots: the active signing key now, and news of a change. */
+export interface RootsFeed {
+  get(): { readonly snapshot: RootsSnapshot };
+  subscribe(fn: (snapshot: RootsSnapshot) => void): () => void;
+}
+
+export interface LeafManagerOptions {
+  readonly source: LeafSource;
+  readonly roots: RootsFeed;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly log: Logger;
+  readonly maxEntries: number;
+  /** An entry is dropped this long after its last read (D7). */
+  readonly idleTtlMs: number;
+  /** Re-issue window after a root change (D13); 0 re-issues at once. */
+  readonly rootChangeSpreadMs: number;
+  /** Runs `fn` on a later event-loop turn (setImmediate by default). */
+  readonly nextTurn?: (fn: () => void) => void;
+}
+
+export interface CachedLeaf extends IssuedLeaf {
+  readonly namespace: string;
+  readonly service: string;
+  readonly issuedAt: number;
+  /** When this leaf is replaced (drawn once, in its renewal window). */
+  readonly renewAt: number;
+}
+
+export interface LeafAnswer {
+  readonly leaf: CachedLeaf;
+  readonly hit: boolean;
+}
+
+export interface LeafRead {
+  /** 0 for a non-blocking read. */
+  readonly minIndex: number;
+  readonly timeoutMs: number;
+  /** Registers cleanup for a client that goes away while parked. */
+  readonly onAbort: (fn: () => void) => void;
+}
+
+/** After a failed background renewal the old leaf stays; the next try is within this window. */
+const RETRY_WINDOW_MS = 30_000;
+
+/**
+ * Issuances started per event-loop turn. Starting one (serial commit, pool hand-off) costs the
+ * main thread ~30 µs; 1,000 services asking at once would otherwise hold the loop ~30 ms in one
+ * piece, and every request behind it (authorize) would wait. 16 per turn keeps each slice near
+ * 0.5 ms while the pool, which signs far slower than this, never runs dry. Guarded by
+ * bench/http/ca.ts (authorize p99 during a first-leaf storm).
+ */
+const STARTS_PER_TURN = 16;
+
+interface Waiter {
+  readonly resolve: (answer: LeafAnswer) => void;
+  timer: TimerHandle | undefined;
+}
+
+class Entry {
+  leaf: CachedLeaf | undefined;
+  inflight: Promise<CachedLeaf> | undefined;
+  /** Set by a root change: replace the leaf at this time (the herd guard). */
+  replaceAt: number | undefined;
+  readonly waiters = new Set<Waiter>();
+  timer: TimerHandle | undefined;
+  timerAt = Infinity;
+
+  constructor(
+    readonly namespace: string,
+    readonly service: string,
+  ) {}
+}
+
+export class LeafManager {
+  private readonly entries: LRUCache<string, Entry>;
+  private readonly unsubscribe: () => void;
+  private closed = false;
+  private readonly starts: (() => void)[] = [];
+  private startsScheduled = false;
+
+  constructor(private readonly o: LeafManagerOptions) {
+    this.entries = new LRUCache<string, Entry>({
+      max: o.maxEntries,
+      ttl: o.idleTtlMs,
+      updateAgeOnGet: true,
+      perf: { now: () => o.clock.now() },
+      // An evicted entry with parked readers keeps serving them; without, its timer goes.
+      dispose: (entry) => {
+        if (entry.waiters.size === 0) this.disarm(entry);
+      },
+    });
+    this.unsubscribe = o.roots.subscribe((snapshot) => this.rootsChanged(snapshot));
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The leaf for a service: cached, renewed, or waited for (`?index`), as §5.5 describes. */
+  get(namespace: string, service: string, read: LeafRead): LeafAnswer | Promise<LeafAnswer> {
+    const key = `${namespace}\u0000${service}`;
+    let entry = this.entries.get(key);
+    if (entry === undefined) {
+      entry = new Entry(namespace, service);
+      this.entries.set(key, entry);
+    }
+    const leaf = entry.leaf;
+    if (leaf === undefined || read.minIndex === 0 || leaf.index > read.minIndex) {
+      if (leaf !== undefined && this.usable(leaf)) return { leaf, hit: true };
+      return this.issue(entry).then((fresh) => ({ leaf: fresh, hit: false }));
+    }
+    if (this.closed) return { leaf, hit: true };
+    return this.park(entry, leaf, read);
+  }
+
+  /** Valid for a non-blocking read: before its renewal time and signed by the active root. */
+  private usable(leaf: CachedLeaf): boolean {
+    return this.o.clock.now() < leaf.renewAt && leaf.signingKeyId === this.o.roots.get().snapshot.activeSigningKeyId;
+  }
+
+  private park(entry: Entry, leaf: CachedLeaf, read: LeafRead): Promise<LeafAnswer> {
+    return new Promise((resolve) => {
+      const waiter: Waiter = { resolve, timer: undefined };
+      entry.waiters.add(waiter);
+      waiter.timer = this.o.clock.setTimer(read.timeoutMs, () => {
+        if (!entry.waiters.delete(waiter)) return;
+        if (entry.waiters.size === 0) this.disarm(entry);
+        resolve({ leaf: entry.leaf ?? leaf, hit: true });
+      });
+      read.onAbort(() => {
+        if (!entry.waiters.delete(waiter)) return;
+        waiter.timer?.cancel();
+        if (entry.waiters.size === 0) this.disarm(entry);
+      });
+      // A leaf of a replaced root that nobody watched yet gets its herd-guard delay now.
+      if (entry.replaceAt === undefined && leaf.signingKeyId !== this.o.roots.get().snapshot.activeSigningKeyId) {
+        entry.replaceAt = this.spreadFromNow();
+      }
+      this.arm(entry);
+    });
+  }
+
+  /** Keeps one timer per watched entry, at its next replacement time. */
+  private arm(entry: Entry): void {
+    const leaf = entry.leaf;
+    if (leaf === undefined || entry.waiters.size === 0) return;
+    const at = Math.min(leaf.renewAt, entry.replaceAt ?? Infinity);
+    if (entry.timer !== undefined && entry.timerAt <= at) return;
+    entry.timer?.cancel();
+    entry.timerAt = at;
+    entry.timer = this.o.clock.setTimer(Math.max(0, at - this.o.clock.now()), () => {
+      entry.timer = undefined;
+      entry.timerAt = Infinity;
+      if (entry.waiters.size === 0) return;
+      this.issue(entry).catch((err: unknown) => {
+        // The old leaf stays valid; watchers keep waiting and the renewal is tried again.
+        this.o.log.warn({ err, service: entry.service, namespace: entry.namespace }, 'leaf renewal failed; retrying');
+        entry.replaceAt = this.o.clock.now() + Math.floor(this.o.random() * RETRY_WINDOW_MS);
+        this.arm(entry);
+      });
+    });
+  }
+
+  private disarm(entry: Entry): void {
+    entry.timer?.cancel();
+    entry.timer = undefined;
+    entry.timerAt = Infinity;
+  }
+
+  /** One issuance per entry at a time; every caller (and every parked watcher) gets its result. */
+  private issue(entry: Entry): Promise<CachedLeaf> {
+    if (entry.inflight !== undefined) return entry.inflight;
+    const run = this.turn().then(() => this.o.source.signLeaf(entry.namespace, entry.service)).then(
+      (issued) => {
+        entry.inflight = undefined;
+        const now = this.o.clock.now();
+        const leaf: CachedLeaf = {
+          ...issued,
+          namespace: entry.namespace,
+          service: entry.service,
+          issuedAt: now,
+          renewAt: renewalTime(now, issued, this.o.random),
+        };
+        entry.leaf = leaf;
+        entry.replaceAt = undefined;
+        this.disarm(entry);
+        for (const waiter of entry.waiters) {
+          waiter.timer?.cancel();
+          waiter.resolve({ leaf, hit: false });
+        }
+        entry.waiters.clear();
+        return leaf;
+      },
+      (err: unknown) => {
+        entry.inflight = undefined;
+        throw err;
+      },
+    );
+    entry.inflight = run;
+    return run;
+  }
+
+  /** Resolves on a later turn, at most STARTS_PER_TURN callers per turn, in arrival order. */
+  private turn(): Promise<void> {
+    return new Promise((resolve) => {
+      this.starts.push(resolve);
+      if (this.startsScheduled) return;
+      this.startsScheduled = true;
+      (this.o.nextTurn ?? setImmediate)(() => this.startSome());
+    });
+  }
+
+  private startSome(): void {
+    for (const start of this.starts.splice(0, STARTS_PER_TURN)) start();
+    this.startsScheduled = this.starts.length > 0;
+    if (this.startsScheduled) (this.o.nextTurn ?? setImmediate)(() => this.startSome());
+  }
+
+  private spreadFromNow(): number {
+    return this.o.clock.now() + Math.floor(this.o.random() * this.o.rootChangeSpreadMs);
+  }
+
+  /** Leaves of a root no longer active are replaced within the spread (D13). */
+  private rootsChanged(snapshot: RootsSnapshot): void {
+    for (const entry of this.entries.values()) {
+      const leaf = entry.leaf;
+      if (leaf === undefined || leaf.signingKeyId === snapshot.activeSigningKeyId) continue;
+      if (entry.replaceAt === undefined) entry.replaceAt = this.spreadFromNow();
+      this.arm(entry);
+    }
+  }
+
+  /** Answers every parked read with the leaf it has and stops all timers. */
+  close(): void {
+    this.closed = true;
+    this.unsubscribe();
+    for (const entry of this.entries.values()) {
+      this.disarm(entry);
+      for (const waiter of entry.waiters) {
+        waiter.timer?.cancel();
+        if (entry.leaf !== undefined) waiter.resolve({ leaf: entry.leaf, hit: true });
+      }
+      entry.waiters.clear();
+    }
+  }
+}

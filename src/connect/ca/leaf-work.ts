@@ -1,0 +1,45 @@
+// One thread's leaf issuance: the CAs it has prepared (parsed key, issuer name, key ID and
+// signature algorithm, once per root) and the task itself: key pair, CSR, CSR check, signature.
+// Runs inside a pool worker, or in-process for tests. Every failure returns as data.
+import { createPrivateKey } from 'node:crypto';
+import { CA_UNKNOWN, type CaMaterial, type LeafResult, type LeafTask } from '../../../workers/protocol.js';
+import { isAgentError } from '../../core/errors.js';
+import { pemBlocks, toPem } from './encoding.js';
+import { createCsr, createIssuer, generateLeafKey, leafKeyPem, signLeafCsr, type Issuer } from './x509.js';
+
+/** A rotation keeps at most the old and the new root busy; a few more cover quick re-rotations. */
+const MAX_PREPARED_CAS = 4;
+
+export class LeafWork {
+  private readonly issuers = new Map<string, Issuer>();
+
+  run(task: LeafTask): LeafResult {
+    try {
+      if (task.ca !== undefined) this.prepare(task.ca);
+      const issuer = this.issuers.get(task.caId);
+      if (issuer === undefined) return { ok: false, code: CA_UNKNOWN, message: `CA ${task.caId} is not prepared in this worker` };
+      const key = generateLeafKey();
+      const csr = createCsr(key, task.uri);
+      const leaf = signLeafCsr(issuer, {
+        csr,
+        serial: task.serial,
+        nowMs: task.nowMs,
+        ttlMs: task.ttlMs,
+        trustDomain: task.trustDomain,
+        datacenter: task.datacenter,
+      });
+      return { ok: true, certPem: toPem(leaf.der, 'CERTIFICATE'), privateKeyPem: leafKeyPem(key), notBefore: leaf.notBefore, notAfter: leaf.notAfter };
+    } catch (err) {
+      if (isAgentError(err)) return { ok: false, code: err.code, message: err.message };
+      return { ok: false, code: 'CA_SIGN_FAILED', message: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  private prepare(ca: CaMaterial): void {
+    if (this.issuers.has(ca.id)) return;
+    const cert = pemBlocks(ca.rootCertPem, 'CERTIFICATE')[0];
+    if (cert === undefined) throw new Error('CA material has no certificate');
+    this.issuers.set(ca.id, createIssuer(createPrivateKey(ca.privateKeyPem), cert));
+    while (this.issuers.size > MAX_PREPARED_CAS) this.issuers.delete(this.issuers.keys().next().value as string);
+  }
+}

@@ -1,0 +1,65 @@
+// What the CA keeps in the state store. The `connect-ca` table holds the configuration, the active
+// CA key (never served by any endpoint) and the cluster-wide serial counter; `connect-ca-roots`
+// holds one row per root, keyed by its ID, so the roots' own index is that table's index.
+
+export const CA_TABLE = 'connect-ca';
+export const ROOTS_TABLE = 'connect-ca-roots';
+export const CONFIG_KEY = 'config';
+export const PROVIDER_KEY = 'provider';
+export const SERIAL_KEY = 'serial';
+
+/** The CA settings in force, resolved (durations in ms, bits defaulted per key type). */
+export interface CaSettings {
+  readonly leafCertTtlMs: number;
+  readonly intermediateCertTtlMs: number;
+  readonly rootCertTtlMs: number;
+  readonly privateKeyType: 'ec' | 'rsa';
+  readonly privateKeyBits: number;
+  readonly csrMaxPerSecond: number;
+  readonly csrMaxConcurrent: number;
+}
+
+export interface StoredCaConfig {
+  readonly ClusterID: string;
+  /** Fixed at bootstrap: the configured trust domain, else `<ClusterID>.consul` (D9). */
+  readonly TrustDomain?: string;
+  readonly Provider: 'consul';
+  /** The provider config as the API shows it (CamelCase keys; never the private key). */
+  readonly Config: Readonly<Record<string, unknown>>;
+  readonly ForceWithoutCrossSigning: boolean;
+  readonly Settings: CaSettings;
+}
+
+/** The active CA's key material: private, read only by the signer. */
+export interface StoredProvider {
+  readonly RootID: string;
+  readonly PrivateKey: string;
+  readonly RootCert: string;
+  /** What the operator supplied (the provider's identity: changing it rotates the root). */
+  readonly SuppliedPrivateKey: string | null;
+  readonly SuppliedRootCert: string | null;
+}
+
+export interface StoredSerial {
+  /** The next serial number to hand out, as decimal digits (uint64). */
+  readonly Next: string;
+}
+
+/** A root as stored; the API shape (reference §4.2) is this plus the row's indexes. */
+export interface StoredRoot {
+  readonly ID: string;
+  readonly Name: string;
+  /** Decimal digits: a uint64 may exceed 2^53. */
+  readonly SerialNumber: string;
+  readonly SigningKeyID: string;
+  readonly ExternalTrustDomain: string;
+  readonly NotBefore: string;
+  readonly NotAfter: string;
+  readonly RootCert: string;
+  readonly IntermediateCerts: readonly string[] | null;
+  readonly Active: boolean;
+  readonly PrivateKeyType: string;
+  readonly PrivateKeyBits: number;
+  /** When it stopped being the active root (never serialised; drives pruning). */
+  readonly RotatedOutAt: string | null;
+}

@@ -1,0 +1,65 @@
+// The signer the CA manager needs (declared by its consumer), the mapping of a worker's result
+// to an AgentError, and an in-process implementation for tests and single-threaded use.
+import { CA_UNKNOWN, type CaMaterial, type LeafResult, type LeafTask } from '../../../workers/protocol.js';
+import { AgentError, type ErrorKind } from '../../core/errors.js';
+import { LeafWork } from './leaf-work.js';
+
+export interface SignTask {
+  readonly ca: CaMaterial;
+  readonly serial: bigint;
+  readonly uri: string;
+  readonly nowMs: number;
+  readonly ttlMs: number;
+  readonly trustDomain: string;
+  readonly datacenter: string;
+}
+
+export interface SignedMaterial {
+  readonly certPem: string;
+  readonly privateKeyPem: string;
+  readonly notBefore: number;
+  readonly notAfter: number;
+}
+
+export interface CertSigner {
+  /** Generates a key, builds its CSR and signs it; rejects with an AgentError. */
+  sign(task: SignTask): Promise<SignedMaterial>;
+  close(): Promise<void>;
+}
+
+const KIND_OF_CODE: Readonly<Record<string, ErrorKind>> = { CA_BAD_CSR: 'invalid' };
+
+/** The task as sent to a worker: the CA by ID, with its material only when asked for. */
+export function leafTask(task: SignTask, withCa: boolean): LeafTask {
+  const { ca, ...rest } = task;
+  return withCa ? { ...rest, caId: ca.id, ca } : { ...rest, caId: ca.id };
+}
+
+/** Rebuilds a worker's failure as the AgentError it was (codes survive; classes do not). */
+export function resultToMaterial(result: LeafResult): SignedMaterial {
+  if (result.ok) return { certPem: result.certPem, privateKeyPem: result.privateKeyPem, notBefore: result.notBefore, notAfter: result.notAfter };
+  throw new AgentError(result.code, KIND_OF_CODE[result.code] ?? 'internal', result.message);
+}
+
+/** Signs on the calling thread; same code path as a worker, minus the thread. */
+export class LocalSigner implements CertSigner {
+  private readonly work = new LeafWork();
+  /** Tasks signed so far (tests count issuances with it). */
+  signed = 0;
+
+  sign(task: SignTask): Promise<SignedMaterial> {
+    try {
+      let result = this.work.run(leafTask(task, false));
+      if (!result.ok && result.code === CA_UNKNOWN) result = this.work.run(leafTask(task, true));
+      const material = resultToMaterial(result);
+      this.signed++;
+      return Promise.resolve(material);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,111 @@
+// Intentions as the state store keeps them and as the API shows them (reference §7.1). One row per
+// (destination, source) pair, keyed so that a destination's intentions share a key prefix. An
+// intention written through the legacy ID API keeps its ID, timestamps and hash; one written
+// through `/exact` has none of them, as in Consul's config-entry mode (§7.5).
+import type { Row } from '../../state/types.js';
+
+export const INTENTIONS_TABLE = 'intentions';
+
+export type IntentionAction = 'allow' | 'deny';
+
+export interface HeaderPermission {
+  readonly Name: string;
+  readonly Present?: boolean;
+  readonly Exact?: string;
+  readonly Prefix?: string;
+  readonly Suffix?: string;
+  readonly Regex?: string;
+  readonly Invert?: boolean;
+}
+
+export interface HttpPermission {
+  readonly PathExact?: string;
+  readonly PathPrefix?: string;
+  readonly PathRegex?: string;
+  readonly Header?: readonly HeaderPermission[];
+  readonly Methods?: readonly string[];
+}
+
+/** One L7 rule. An intention with any of these is always a deny to authorize (§3.6). */
+export interface IntentionPermission {
+  readonly Action: string;
+  readonly HTTP?: HttpPermission;
+}
+
+export interface StoredIntention {
+  /** Legacy ID API only: the UUID, creation and update times (RFC 3339) and the replication hash. */
+  readonly ID?: string;
+  readonly CreatedAt?: string;
+  readonly UpdatedAt?: string;
+  readonly Hash?: string;
+  readonly Description: string;
+  readonly SourceNS: string;
+  readonly SourceName: string;
+  readonly DestinationNS: string;
+  readonly DestinationName: string;
+  readonly SourceType: 'consul';
+  /** Absent when Permissions are set. */
+  readonly Action?: IntentionAction;
+  readonly Permissions?: readonly IntentionPermission[];
+  readonly Meta?: Readonly<Record<string, string>>;
+  readonly Precedence: number;
+}
+
+/**
+ * The row key: destination first (so a destination's intentions are one prefix), each part
+ * percent-encoded so no name can contain the separator.
+ */
+export function intentionKey(destinationNS: string, destinationName: string, sourceNS: string, sourceName: string): string {
+  return `${destinationPrefix(destinationNS, destinationName)}${encodeURIComponent(sourceNS)}/${encodeURIComponent(sourceName)}`;
+}
+
+export function destinationPrefix(destinationNS: string, destinationName: string): string {
+  return `${encodeURIComponent(destinationNS)}/${encodeURIComponent(destinationName)}/`;
+}
+
+/** The API shape, in Consul's key order; optional keys appear only when set, as Go's omitempty. */
+export function intentionJson(row: Row<StoredIntention>): Record<string, unknown> {
+  const x = row.value;
+  const out: Record<string, unknown> = {};
+  if (x.CreatedAt !== undefined) out.CreatedAt = x.CreatedAt;
+  if (x.UpdatedAt !== undefined) out.UpdatedAt = x.UpdatedAt;
+  if (x.ID !== undefined) out.ID = x.ID;
+  if (x.Description !== '') out.Description = x.Description;
+  out.SourceNS = x.SourceNS;
+  out.SourceName = x.SourceName;
+  out.DestinationNS = x.DestinationNS;
+  out.DestinationName = x.DestinationName;
+  out.SourceType = x.SourceType;
+  if (x.Action !== undefined) out.Action = x.Action;
+  if (x.Permissions !== undefined && x.Permissions.length > 0) out.Permissions = x.Permissions;
+  if (x.Meta !== undefined && Object.keys(x.Meta).length > 0) out.Meta = sortedMeta(x.Meta);
+  out.Precedence = x.Precedence;
+  if (x.Hash !== undefined) out.Hash = x.Hash;
+  out.CreateIndex = row.createIndex;
+  out.ModifyIndex = row.modifyIndex;
+  return out;
+}
+
+/** Go writes map keys sorted. */
+function sortedMeta(meta: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(meta).sort()) out[key] = meta[key] as string;
+  return out;
+}
+
+/**
+ * Consul's intention string, used in authorize reasons and error texts:
+ * `default/web => default/db (ID: …, Precedence: 9, Action: ALLOW)`; `ID:` only for legacy
+ * intentions, `Permissions: <n>` instead of the action for L7 ones.
+ */
+export function intentionString(x: StoredIntention): string {
+  const id = x.ID === undefined ? '' : `ID: ${x.ID}, `;
+  const what = x.Permissions !== undefined && x.Permissions.length > 0
+    ? `Permissions: ${x.Permissions.length}`
+    : `Action: ${(x.Action ?? '').toUpperCase()}`;
+  return `${x.SourceNS}/${x.SourceName} => ${x.DestinationNS}/${x.DestinationName} (${id}Precedence: ${x.Precedence}, ${what})`;
+}
+
+export function isL7(x: StoredIntention): boolean {
+  return x.Permissions !== undefined && x.Permissions.length > 0;
+}

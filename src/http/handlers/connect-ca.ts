@@ -1,0 +1,223 @@
+// The CA endpoints (reference §4-§6): the agent's cached roots and the servers' roots (?pem=true),
+// the CA configuration (operator:read / operator:write), and a service's leaf certificate
+// (service:write on every request, cache hit or not: D5). Bodies are encoded once per roots
+// snapshot and once per leaf, never per request. Guarded by bench/http/ca.ts.
+import type { Identity } from '../../acl/identity.js';
+import type { Clock } from '../../core/clock.js';
+import { AgentError, invalid } from '../../core/errors.js';
+import type { CaManager } from '../../connect/ca/ca-manager.js';
+import { rfc3339 } from '../../connect/ca/encoding.js';
+import type { CachedLeaf, LeafManager } from '../../connect/ca/leaf-manager.js';
+import { ROOTS_TABLE } from '../../connect/ca/model.js';
+import type { RootsCache } from '../../connect/ca/roots-cache.js';
+import type { RootsSnapshot } from '../../connect/ca/roots-view.js';
+import { CONNECT_DISABLED } from '../../connect/authorizer.js';
+import type { BlockingLimits, BlockingQueries } from '../blocking.js';
+import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
+import { jsonObjectDecoder } from '../body.js';
+import type { BrandHeaders } from '../brand.js';
+import { encodeJson, Uint64 } from '../json.js';
+import { EMPTY_OK, JSON_TYPE, jsonReply, type Header, type Reply } from '../reply.js';
+import type { ApiRequest } from '../request.js';
+import type { Outcome, Permission, Route } from '../routes.js';
+
+/** The CA's parts; all undefined when `connect.enabled` is false. */
+export interface ConnectCa {
+  readonly manager: CaManager;
+  readonly roots: RootsCache;
+  readonly leaves: LeafManager;
+}
+
+export interface ConnectCaDeps {
+  readonly ca: ConnectCa | undefined;
+  readonly blocking: BlockingQueries;
+  readonly brand: BrandHeaders;
+  readonly limits: BlockingLimits;
+  readonly clock: Clock;
+  readonly random: () => number;
+}
+
+export const PEM_CHAIN_TYPE = 'application/pem-certificate-chain';
+
+const connectDisabled = (): AgentError => invalid('CONNECT_DISABLED', CONNECT_DISABLED);
+
+/** Body text memoised per immutable object (a roots snapshot, a cached leaf). */
+class EncodedOnce<T extends object> {
+  private readonly memo = new WeakMap<T, { compact?: string; pretty?: string }>();
+  constructor(private readonly toJson: (value: T) => unknown) {}
+
+  get(value: T, pretty: boolean): string {
+    let entry = this.memo.get(value);
+    if (entry === undefined) this.memo.set(value, (entry = {}));
+    if (pretty) return (entry.pretty ??= encodeJson(this.toJson(value), true));
+    return (entry.compact ??= encodeJson(this.toJson(value), false));
+  }
+}
+
+const rootsBody = new EncodedOnce<RootsSnapshot>((s) => ({
+  ActiveRootID: s.activeRootId,
+  TrustDomain: s.trustDomain,
+  Roots: s.roots.map(({ value: r, createIndex, modifyIndex }) => ({
+    ID: r.ID,
+    Name: r.Name,
+    SerialNumber: new Uint64(r.SerialNumber),
+    SigningKeyID: r.SigningKeyID,
+    ExternalTrustDomain: r.ExternalTrustDomain,
+    NotBefore: r.NotBefore,
+    NotAfter: r.NotAfter,
+    RootCert: r.RootCert,
+    IntermediateCerts: r.IntermediateCerts,
+    Active: r.Active,
+    PrivateKeyType: r.PrivateKeyType,
+    PrivateKeyBits: r.PrivateKeyBits,
+    CreateIndex: createIndex,
+    ModifyIndex: modifyIndex,
+  })),
+}));
+
+const leafBody = new EncodedOnce<CachedLeaf>((leaf) => ({
+  SerialNumber: leaf.serialNumber,
+  CertPEM: leaf.certPem,
+  PrivateKeyPEM: leaf.privateKeyPem,
+  Service: leaf.service,
+  ServiceURI: leaf.uri,
+  ValidAfter: rfc3339(leaf.validAfter),
+  ValidBefore: rfc3339(leaf.validBefore),
+  CreateIndex: leaf.index,
+  ModifyIndex: leaf.index,
+}));
+
+const decodeConfiguration = jsonObjectDecoder({
+  prefix: 'Request decode failed',
+  typeName: 'structs.CAConfiguration',
+  fields: ['ClusterID', 'Provider', 'Config', 'State', 'ForceWithoutCrossSigning', 'force_without_cross_signing', 'CreateIndex', 'ModifyIndex'],
+});
+
+/** Go's strconv.ParseBool. */
+function parseBool(text: string): boolean | undefined {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(text)) return false;
+  return undefined;
+}
+
+function goType(value: unknown): string {
+  if (Array.isArray(value)) return 'array';
+  if (value === null) return 'null';
+  if (typeof value === 'boolean') return 'bool';
+  return typeof value;
+}
+
+function fieldError(field: string, value: unknown, want: string): AgentError {
+  return invalid('BODY_DECODE', `Request decode failed: json: cannot unmarshal ${goType(value)} into Go struct field CAConfiguration.${field} of type ${want}`);
+}
+
+const serviceWrite: Permission = { resource: 'service', access: 'write', name: (req) => req.rest };
+const operatorRead: Permission = { resource: 'operator', access: 'read' };
+const operatorWrite: Permission = { resource: 'operator', access: 'write' };
+
+export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
+  const { brand } = deps;
+  const need = (): ConnectCa => {
+    if (deps.ca === undefined) throw connectDisabled();
+    return deps.ca;
+  };
+
+  const cacheHeaders = (hit: boolean, ageSec: number): Header[] => (hit ? [['X-Cache', 'HIT'], ['Age', String(ageSec)]] : [['X-Cache', 'MISS']]);
+
+  const agentRoots = (req: ApiRequest): Reply | Promise<Reply> => {
+    const { roots } = need();
+    const params = parseBlockingParams(req.query, deps.limits, deps.random);
+    const pretty = req.pretty;
+    const render = (a: { snapshot: RootsSnapshot; hit: boolean; ageSec: number }): Reply =>
+      jsonBody(rootsBody.get(a.snapshot, pretty), [...queryMetaHeaders(brand, a.snapshot.index), ...cacheHeaders(a.hit, a.ageSec)]);
+    const answer = roots.wait(params.minIndex, params.timeoutMs, (fn) => req.onAbort(fn));
+    return answer instanceof Promise ? answer.then(render) : render(answer);
+  };
+
+  const serverRoots = (req: ApiRequest): Outcome => {
+    const { manager } = need();
+    const pemParam = req.query.get('pem');
+    let pem = false;
+    if (pemParam !== undefined && pemParam !== '') {
+      const parsed = parseBool(pemParam);
+      if (parsed === undefined) throw invalid('CA_BAD_PEM_PARAM', "The 'pem' query parameter must be a boolean value");
+      pem = parsed;
+    }
+    const params = parseBlockingParams(req.query, deps.limits, deps.random);
+    const pretty = req.pretty;
+    return deps.blocking.answer(req, params, {
+      target: { table: ROOTS_TABLE },
+      shareKey: `ca-roots:${pem}:${pretty}`,
+      index: () => manager.rootsIndex(),
+      render(index) {
+        const snapshot = manager.roots();
+        const headers = queryMetaHeaders(brand, index);
+        if (pem) return { status: 200, body: snapshot.pem, contentType: PEM_CHAIN_TYPE, headers };
+        return jsonBody(rootsBody.get(snapshot, pretty), headers);
+      },
+    });
+  };
+
+  const getConfiguration = (req: ApiRequest): Reply => {
+    const row = need().manager.configuration();
+    const c = row.value;
+    return jsonReply(
+      {
+        Provider: c.Provider,
+        Config: c.Config,
+        State: null,
+        ForceWithoutCrossSigning: c.ForceWithoutCrossSigning,
+        CreateIndex: row.createIndex,
+        ModifyIndex: row.modifyIndex,
+      },
+      req.pretty,
+    );
+  };
+
+  const putConfiguration = async (req: ApiRequest): Promise<Reply> => {
+    const { manager } = need();
+    const body = decodeConfiguration(req.body);
+    const provider = body.Provider ?? '';
+    if (typeof provider !== 'string') throw fieldError('Provider', provider, 'string');
+    const config = body.Config ?? {};
+    if (typeof config !== 'object' || Array.isArray(config)) throw fieldError('Config', config, 'map[string]interface {}');
+    const force = body.ForceWithoutCrossSigning ?? body.force_without_cross_signing ?? false;
+    if (typeof force !== 'boolean') throw fieldError('ForceWithoutCrossSigning', force, 'bool');
+    await manager.updateConfiguration({
+      provider,
+      config: config as Record<string, unknown>,
+      state: body.State ?? null,
+      forceWithoutCrossSigning: force,
+    });
+    return EMPTY_OK;
+  };
+
+  const leaf = (req: ApiRequest, identity: Identity): Reply | Promise<Reply> => {
+    const { leaves } = need();
+    const service = req.rest;
+    if (service === '') throw invalid('LEAF_MISSING_SERVICE', 'Missing service name');
+    const params = parseBlockingParams(req.query, deps.limits, deps.random);
+    const namespace = req.query.get('ns') || req.head.namespaceHeader || identity.namespace || 'default';
+    const pretty = req.pretty;
+    const render = (a: { leaf: CachedLeaf; hit: boolean }): Reply => {
+      const age = Math.max(0, Math.round((deps.clock.now() - a.leaf.issuedAt) / 1000));
+      return jsonBody(leafBody.get(a.leaf, pretty), [[brand.index, String(a.leaf.index)], ...cacheHeaders(a.hit, age)]);
+    };
+    const answer = leaves.get(namespace, service, { minIndex: params.minIndex, timeoutMs: params.timeoutMs, onAbort: (fn) => req.onAbort(fn) });
+    return answer instanceof Promise ? answer.then(render) : render(answer);
+  };
+
+  return [
+    { path: '/v1/agent/connect/ca/roots', methods: { GET: { handler: agentRoots, acl: 'none' } } },
+    { path: '/v1/connect/ca/roots', methods: { GET: { handler: serverRoots, acl: 'none' } } },
+    {
+      path: '/v1/connect/ca/configuration',
+      methods: { GET: { handler: getConfiguration, acl: operatorRead }, PUT: { handler: putConfiguration, acl: operatorWrite } },
+    },
+    { path: '/v1/agent/connect/ca/leaf/', prefix: true, methods: { GET: { handler: leaf, acl: serviceWrite } } },
+  ];
+}
+
+function jsonBody(body: string, headers: readonly Header[]): Reply {
+  return { status: 200, body, contentType: JSON_TYPE, headers };
+}

@@ -1,0 +1,101 @@
+// The parameters of the intentions endpoints, parsed as Consul does (reference §7.2): service
+// names (`name`, `ns/name`, `partition/ns/name`, `peer:…`), required query parameters, the
+// default namespace, and what ?filter and the blocking reads look at.
+import type { Identity } from '../../acl/identity.js';
+import type { IndexedIntention } from '../../connect/intentions/index.js';
+import type { StoredIntention } from '../../connect/intentions/model.js';
+import { invalid } from '../../core/errors.js';
+import type { Row } from '../../state/types.js';
+import type { ApiRequest } from '../request.js';
+
+export interface ServiceRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export const FILTER_FIELDS: ReadonlySet<string> = new Set([
+  'ID', 'Description', 'SourceNS', 'SourceName', 'DestinationNS', 'DestinationName', 'SourceType',
+  'Action', 'Permissions', 'Meta', 'Precedence', 'CreateIndex', 'ModifyIndex', 'CreatedAt', 'UpdatedAt',
+]);
+export const FILTER_MAPS: ReadonlySet<string> = new Set(['Meta']);
+
+/** The default namespace of a name without one: `?ns`, the namespace header, the token's, `default`. */
+export function defaultNamespace(req: ApiRequest, identity: Identity): string {
+  return (req.head.rawQuery !== '' ? req.query.get('ns') : undefined) || req.head.namespaceHeader || identity.namespace || 'default';
+}
+
+/**
+ * `name`, `ns/name` or `partition/ns/name` (§7.2); `peer:<p>/…` names a peered source, which
+ * this agent never stores (partitions and peers are out of scope, decision D2).
+ */
+export function parseServiceName(input: string, fallbackNamespace: string, what: string): ServiceRef | 'peer' {
+  const fail = (reason: string): Error => invalid('INTENTION_BAD_NAME', `${what} ${JSON.stringify(input)} is invalid: ${reason}`);
+  if (input.startsWith('peer:')) {
+    if (!input.includes('/')) throw fail('need to specify the service name as well');
+    return 'peer';
+  }
+  const parts = input.split('/');
+  if (parts.length > 3) throw fail("input can contain at most two '/'");
+  if (parts.length === 3) {
+    const partition = parts.shift() as string;
+    if (partition !== '' && partition !== 'default') throw fail(`partition ${JSON.stringify(partition)} is not supported`);
+  }
+  if (parts.length === 1) return { namespace: fallbackNamespace, name: parts[0] as string };
+  return { namespace: parts[0] || fallbackNamespace, name: parts[1] as string };
+}
+
+export function requiredParam(req: ApiRequest, name: string): string {
+  const value = req.head.rawQuery === '' ? undefined : req.query.get(name);
+  if (!value) throw invalid('INTENTION_MISSING_PARAM', `required query parameter '${name}' not set`);
+  return value;
+}
+
+export function noPeer(ref: ServiceRef | 'peer', what: string, input: string): ServiceRef {
+  if (ref === 'peer') throw invalid('INTENTION_BAD_NAME', `${what} ${JSON.stringify(input)} is invalid: cannot specify a peer here`);
+  return ref;
+}
+
+/** The partition query parameter: only the default partition exists. */
+export function checkPartitionParam(req: ApiRequest): void {
+  if (req.head.rawQuery === '') return;
+  const partition = req.query.get('partition');
+  if (partition && partition !== 'default') throw invalid('PARTITION_UNSUPPORTED', 'Cannot use a partition with this endpoint');
+}
+
+/** Reading one intention: intentions:read on its source or its destination (§7.4). */
+export function canRead(identity: Identity, x: StoredIntention): boolean {
+  return identity.authorizer.allowed('intention', 'read', x.DestinationName) || identity.authorizer.allowed('intention', 'read', x.SourceName);
+}
+
+export function filterView(row: Row<StoredIntention>): Record<string, unknown> {
+  const x = row.value;
+  return {
+    ID: x.ID ?? '',
+    Description: x.Description,
+    SourceNS: x.SourceNS,
+    SourceName: x.SourceName,
+    DestinationNS: x.DestinationNS,
+    DestinationName: x.DestinationName,
+    SourceType: x.SourceType,
+    Action: x.Action ?? '',
+    Permissions: x.Permissions ?? [],
+    Meta: x.Meta ?? {},
+    Precedence: x.Precedence,
+    CreateIndex: row.createIndex,
+    ModifyIndex: row.modifyIndex,
+    CreatedAt: x.CreatedAt ?? '',
+    UpdatedAt: x.UpdatedAt ?? '',
+  };
+}
+
+/** Whether ACLs hid any intention of the listed scope (the results-filtered header). */
+export function aclHidden(all: readonly IndexedIntention[], scope: string, identity: Identity): boolean {
+  return all.some((e) => (scope === '*' || e.row.value.DestinationNS === scope) && !canRead(identity, e.row.value));
+}
+
+/** Identifies an answer's content: its intentions and their versions. */
+export function fingerprint(entries: readonly IndexedIntention[]): string {
+  let out = '';
+  for (const e of entries) out += `${e.key}@${e.row.modifyIndex};`;
+  return out;
+}

@@ -1,0 +1,74 @@
+// The real piscina pool against the compiled worker (dist/workers): leaves come back signed by
+// the CA, the CA key crosses once per root and worker, and failures keep their codes.
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { pemBlocks, toPem } from '../../../../src/connect/ca/encoding.js';
+import { PoolSigner } from '../../../../src/connect/ca/pool-signer.js';
+import { createRootCertificate, generateCaKey } from '../../../../src/connect/ca/x509.js';
+
+const TD = '11111111-2222-3333-4444-555555555555.consul';
+const pool = new PoolSigner({ threads: 2 });
+afterAll(() => pool.close());
+
+async function ca(id: string) {
+  const key = await generateCaKey({ type: 'ec', bits: 256 });
+  const der = createRootCertificate({ key, serial: 1n, commonName: id, uri: `spiffe://${TD}`, notBefore: Date.now(), notAfter: Date.now() + 3_600_000 * 1000 });
+  return { id, privateKeyPem: key.export({ type: 'pkcs8', format: 'pem' }) as string, rootCertPem: toPem(der, 'CERTIFICATE'), cert: new X509Certificate(der) };
+}
+
+const task = (material: { id: string; privateKeyPem: string; rootCertPem: string }, serial: bigint, service = 'web') => ({
+  ca: { id: material.id, privateKeyPem: material.privateKeyPem, rootCertPem: material.rootCertPem },
+  serial,
+  uri: `spiffe://${TD}/ns/default/dc/dc1/svc/${service}`,
+  nowMs: Date.now(),
+  ttlMs: 3_600_000,
+  trustDomain: TD,
+  datacenter: 'dc1',
+});
+
+describe('PoolSigner', () => {
+  it('signs leaves in the workers under each CA', async () => {
+    const a = await ca('root-a');
+    const b = await ca('root-b');
+    const signed = await Promise.all([1n, 2n, 3n, 4n, 5n, 6n].map((n) => pool.sign(task(n % 2n === 0n ? a : b, n))));
+    signed.forEach((m, i) => {
+      const leaf = new X509Certificate(pemBlocks(m.certPem, 'CERTIFICATE')[0]!);
+      const root = i % 2 === 1 ? a : b;
+      expect(leaf.verify(root.cert.publicKey)).toBe(true);
+      expect(leaf.serialNumber).toBe(`0${i + 1}`);
+      expect(leaf.checkPrivateKey(createPrivateKey(m.privateKeyPem))).toBe(true);
+      expect(m.privateKeyPem).toMatch(/^-----BEGIN EC PRIVATE KEY-----\n/);
+    });
+    expect(pool.threads).toBeGreaterThanOrEqual(1);
+  });
+
+  it('sends a CA key to each worker once, not with every task', async () => {
+    const a = await ca('root-once');
+    const before = pool.caTransfers;
+    const round = (n: number) => Promise.all(Array.from({ length: 8 }, (_, i) => pool.sign(task(a, BigInt(100 + n * 8 + i)))));
+    await round(0);
+    // The first burst may race: tasks that reach a worker before it learnt the key are resent.
+    const afterBurst = pool.caTransfers;
+    expect(afterBurst - before).toBeGreaterThanOrEqual(1);
+    expect(afterBurst - before).toBeLessThanOrEqual(8);
+    for (let n = 1; n < 5; n++) await round(n);
+    // 32 more tasks: at most one more transfer per worker thread (a thread started later).
+    expect(pool.caTransfers - afterBurst).toBeLessThanOrEqual(2);
+  });
+
+  it('returns worker failures as AgentErrors with their codes', async () => {
+    const a = await ca('root-c');
+    await expect(pool.sign({ ...task(a, 9n), uri: 'spiffe://other.consul/ns/default/dc/dc1/svc/web' })).rejects.toMatchObject({
+      code: 'CA_BAD_CSR',
+      kind: 'invalid',
+      message: `SPIFFE ID in CSR from a different trust domain: other.consul, we are ${TD}`,
+    });
+  });
+
+  it('refuses work once closed', async () => {
+    const closed = new PoolSigner({ threads: 1 });
+    await closed.close();
+    const a = await ca('root-d');
+    await expect(closed.sign(task(a, 1n))).rejects.toMatchObject({ code: 'CA_SIGNER_UNAVAILABLE', kind: 'unavailable' });
+  });
+});
