@@ -6,7 +6,7 @@
 // Run: node dist/bench/http/ca.js [--duration 10] [--warmup 2] [--quiet-wait 15]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
 import { parseHttpBenchArgs, type HttpBenchArgs } from '../support/args.js';
@@ -45,7 +45,23 @@ interface Row {
 // the storm measures issuance itself, so the bench agent runs without it.
 const AGENT_CONFIG = { connect: { ca_config: { csr_max_per_second: 0 } } };
 
+// As in kv.ts: a row during which other jobs took over a tenth of a core is measured again, at
+// most twice, keeping the quietest sample (the CPU of this process, which runs the storm client,
+// does not count as other).
+const NOISY_OTHER_CPU_PCT = 10;
+const MAX_NOISY_RETRIES = 2;
+
 async function measure(tool: LoadTool, pid: number, request: LoadRequest, args: HttpBenchArgs, during?: () => { stop(): Promise<string> }): Promise<Omit<Row, 'scenario'> & { note?: string }> {
+  let sample = await measureOnce(tool, pid, request, args, during);
+  for (let retry = 1; retry <= MAX_NOISY_RETRIES && sample.otherCpuPct > NOISY_OTHER_CPU_PCT; retry++) {
+    process.stderr.write(`    other jobs took ${sample.otherCpuPct.toFixed(0)}% CPU; measuring again (${retry}/${MAX_NOISY_RETRIES})\n`);
+    const again = await measureOnce(tool, pid, request, args, during);
+    if (again.otherCpuPct < sample.otherCpuPct) sample = again;
+  }
+  return sample;
+}
+
+async function measureOnce(tool: LoadTool, pid: number, request: LoadRequest, args: HttpBenchArgs, during?: () => { stop(): Promise<string> }): Promise<Omit<Row, 'scenario'> & { note?: string }> {
   const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
   if (args.quietWaitS > 0 && !(await waitForQuiet(args.quietWaitS * 1000))) process.stderr.write(`    machine still busy after ${args.quietWaitS}s; measuring anyway\n`);
   if (args.warmupS > 0) await tool.run(request, { ...settings, durationS: args.warmupS });
@@ -58,12 +74,15 @@ async function measure(tool: LoadTool, pid: number, request: LoadRequest, args: 
 }
 
 /**
- * Waves of WAVE never-seen services asking for their first leaf at once, until stopped: each on
- * its own new connection, as 1,000 starting proxies would, over raw sockets with a pre-built
- * request so the client's own CPU on the shared cores stays small. A wave can take seconds while
- * wrk saturates the agent (the signing worker runs at a lower priority), longer than the server's
- * idle timeout, so connections are not reused across waves.
+ * Waves of WAVE never-seen services asking for their first leaf at once, until stopped: one
+ * keep-alive connection per service, as proxies hold to their local agent, over raw sockets with a
+ * pre-built request so the client's own CPU on the shared cores stays small. A wave can take
+ * seconds while wrk saturates the agent (the signing worker runs at a lower priority), so a
+ * connection the server closed as idle is replaced before the next wave.
  */
+/** Waves are numbered across storms, so a re-measured row asks for never-seen services too. */
+let waveSeq = 0;
+
 function leafStorm(port: number): () => { stop(): Promise<string> } {
   return () => {
     let running = true;
@@ -71,31 +90,44 @@ function leafStorm(port: number): () => { stop(): Promise<string> } {
     let failed = 0;
     let wave = 0;
     let slowestWaveMs = 0;
-    const one = (name: string): Promise<void> =>
+    const sockets: (Socket | undefined)[] = new Array<Socket | undefined>(WAVE).fill(undefined);
+    const open = (i: number): Promise<Socket> =>
       new Promise((resolve) => {
+        const socket = connect(port, LOOPBACK, () => resolve(socket));
+        socket.on('error', () => socket.destroy());
+        socket.on('close', () => {
+          if (sockets[i] === socket) sockets[i] = undefined;
+        });
+        sockets[i] = socket;
+      });
+    const one = async (i: number, name: string): Promise<void> => {
+      const existing = sockets[i];
+      const socket = existing !== undefined && !existing.destroyed ? existing : await open(i);
+      await new Promise<void>((resolve) => {
         const parser = new ResponseParser();
-        let settled = false;
-        const settle = (ok: boolean): void => {
-          if (settled) return;
-          settled = true;
+        const done = (ok: boolean): void => {
+          socket.off('data', onData);
+          socket.off('close', onClose);
           if (ok) issued++;
           else failed++;
-          socket.destroy();
           resolve();
         };
-        const socket = connect(port, LOOPBACK, () => socket.write(`GET /v1/agent/connect/ca/leaf/${name} HTTP/1.1\r\nHost: ${LOOPBACK}\r\n\r\n`));
-        socket.on('data', (chunk: Buffer) => {
+        const onData = (chunk: Buffer): void => {
           const response = parser.feed(chunk);
-          if (response !== undefined) settle(response.status === 200);
-        });
-        socket.on('error', () => settle(false));
-        socket.on('close', () => settle(false));
+          if (response !== undefined) done(response.status === 200);
+        };
+        const onClose = (): void => done(false);
+        socket.on('data', onData);
+        socket.once('close', onClose);
+        socket.write(`GET /v1/agent/connect/ca/leaf/${name} HTTP/1.1\r\nHost: ${LOOPBACK}\r\n\r\n`);
       });
+    };
     const loop = (async () => {
       while (running) {
-        const w = wave++;
+        const w = waveSeq++;
+        wave++;
         const started = performance.now();
-        await Promise.all(Array.from({ length: WAVE }, (_, i) => one(`storm-${w}-${i}`)));
+        await Promise.all(Array.from({ length: WAVE }, (_, i) => one(i, `storm-${w}-${i}`)));
         slowestWaveMs = Math.max(slowestWaveMs, performance.now() - started);
       }
     })();
@@ -103,6 +135,7 @@ function leafStorm(port: number): () => { stop(): Promise<string> } {
       async stop() {
         running = false;
         await loop;
+        for (const socket of sockets) socket?.destroy();
         return `${issued} first leaves issued in ${wave} waves of ${WAVE} (slowest wave ${(slowestWaveMs / 1000).toFixed(1)} s)${failed > 0 ? `, ${failed} failed` : ''}`;
       },
     };
