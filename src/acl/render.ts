@@ -15,21 +15,7 @@ interface PolicyLinkJson {
 
 /** GET /v1/acl/token/:accessor, and every token write's answer. */
 export function tokenJson(row: Row<StoredToken>, policyName: PolicyNameOf, revealSecret: boolean): Record<string, unknown> {
-  const token = row.value;
-  const out: Record<string, unknown> = {
-    AccessorID: token.AccessorID,
-    SecretID: revealSecret ? token.SecretID : HIDDEN_SECRET,
-    Description: token.Description,
-  };
-  addLinks(out, token, policyName);
-  out.Local = token.Local;
-  if (token.ExpirationTime !== undefined) out.ExpirationTime = goTime(token.ExpirationTime);
-  out.CreateTime = goTime(token.CreateTime);
-  out.Hash = token.Hash;
-  out.Namespace = token.Namespace;
-  out.CreateIndex = row.createIndex;
-  out.ModifyIndex = row.modifyIndex;
-  return out;
+  return tokenShape(row, policyName, revealSecret, 'after-hash');
 }
 
 /** PUT /v1/acl/bootstrap: the token with a leading `ID` equal to its SecretID. */
@@ -39,6 +25,16 @@ export function bootstrapJson(row: Row<StoredToken>, policyName: PolicyNameOf): 
 
 /** One entry of GET /v1/acl/tokens. */
 export function tokenStubJson(row: Row<StoredToken>, policyName: PolicyNameOf, revealSecret: boolean): Record<string, unknown> {
+  return tokenShape(row, policyName, revealSecret, 'last');
+}
+
+/** The token and its list stub share their fields; only where `Namespace` sits differs. */
+function tokenShape(
+  row: Row<StoredToken>,
+  policyName: PolicyNameOf,
+  revealSecret: boolean,
+  namespaceAt: 'after-hash' | 'last',
+): Record<string, unknown> {
   const token = row.value;
   const out: Record<string, unknown> = {
     AccessorID: token.AccessorID,
@@ -50,9 +46,10 @@ export function tokenStubJson(row: Row<StoredToken>, policyName: PolicyNameOf, r
   if (token.ExpirationTime !== undefined) out.ExpirationTime = goTime(token.ExpirationTime);
   out.CreateTime = goTime(token.CreateTime);
   out.Hash = token.Hash;
+  if (namespaceAt === 'after-hash') out.Namespace = token.Namespace;
   out.CreateIndex = row.createIndex;
   out.ModifyIndex = row.modifyIndex;
-  out.Namespace = token.Namespace;
+  if (namespaceAt === 'last') out.Namespace = token.Namespace;
   return out;
 }
 

@@ -1,6 +1,7 @@
 // What the CA keeps in the state store. The `connect-ca` table holds the configuration, the active
 // CA key (never served by any endpoint) and the cluster-wide serial counter; `connect-ca-roots`
 // holds one row per root, keyed by its ID, so the roots' own index is that table's index.
+import type { CaConfig } from '../../config/types.js';
 
 export const CA_TABLE = 'connect-ca';
 export const ROOTS_TABLE = 'connect-ca-roots';
@@ -9,15 +10,7 @@ export const PROVIDER_KEY = 'provider';
 export const SERIAL_KEY = 'serial';
 
 /** The CA settings in force, resolved (durations in ms, bits defaulted per key type). */
-export interface CaSettings {
-  readonly leafCertTtlMs: number;
-  readonly intermediateCertTtlMs: number;
-  readonly rootCertTtlMs: number;
-  readonly privateKeyType: 'ec' | 'rsa';
-  readonly privateKeyBits: number;
-  readonly csrMaxPerSecond: number;
-  readonly csrMaxConcurrent: number;
-}
+export type CaSettings = Omit<CaConfig, 'privateKey' | 'rootCert'>;
 
 export interface StoredCaConfig {
   readonly ClusterID: string;

@@ -4,15 +4,8 @@ import { CA_UNKNOWN, type CaMaterial, type LeafResult, type LeafTask } from '../
 import { AgentError, type ErrorKind } from '../../core/errors.js';
 import { LeafWork } from './leaf-work.js';
 
-export interface SignTask {
-  readonly ca: CaMaterial;
-  readonly serial: bigint;
-  readonly uri: string;
-  readonly nowMs: number;
-  readonly ttlMs: number;
-  readonly trustDomain: string;
-  readonly datacenter: string;
-}
+/** A leaf to sign: the worker protocol's task, with the CA material always at hand. */
+export type SignTask = Omit<LeafTask, 'caId' | 'ca'> & { readonly ca: CaMaterial };
 
 export interface SignedMaterial {
   readonly certPem: string;
