@@ -4,6 +4,7 @@ import { agentInfo, type AgentInfo } from './agent-info.js';
 import type { AgentConfig } from './config/types.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { silentLogger, type Logger } from './core/log.js';
+import { Metrics } from './core/metrics.js';
 import { createAclDomain } from './acl/domain.js';
 import { initAclState } from './acl/init.js';
 import { AclResolver } from './acl/resolver.js';
@@ -65,6 +66,10 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const info = agentInfo(config, await resolveNodeId(config.nodeId, config.dataDir), new Date(clock.now()));
   const brand = brandHeaders(config.httpConfig.headerBrand);
   const blocking = new BlockingQueries(store, clock);
+  const metrics = new Metrics(clock);
+  metrics.gauge('svc.blocking.parked', () => blocking.parked);
+  metrics.gauge('svc.state.watches', () => store.watchCount);
+  metrics.gauge('svc.state.index', () => store.index);
   const limits = { defaultQueryTimeMs: config.defaultQueryTimeMs, maxQueryTimeMs: config.maxQueryTimeMs };
 
   const resolver = new AclResolver(
@@ -91,7 +96,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   if (config.connect.enabled) {
     const caStore = options.wrapCaStore?.(store) ?? store;
     const pool = (signer = new PoolSigner());
-    const manager = await CaManager.open({ store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain }).catch(async (err: unknown) => {
+    const manager = await CaManager.open({ store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain, metrics }).catch(async (err: unknown) => {
       await pool.close(); // a CA that cannot start (a supplied root without its key, say) leaves no threads behind
       throw err;
     });
@@ -111,11 +116,12 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
 
   const routes = buildApi(config, aclGate(resolver, config.acl.tokens.default), [
     kvRoutes({ store, blocking, brand, limits, kvMaxValueSize: config.kvMaxValueSize, random }),
-    connectCaRoutes({ ca, blocking, brand, limits, clock, random }),
-    authorizeRoutes({ intentions, connectEnabled: config.connect.enabled, cacheMaxEntries: config.cache.maxEntries }),
+    connectCaRoutes({ ca, blocking, brand, limits, clock, random, metrics }),
+    authorizeRoutes({ intentions, connectEnabled: config.connect.enabled, cacheMaxEntries: config.cache.maxEntries, metrics }),
     intentionsRoutes({ intentions, blocking, brand, limits, random, connectEnabled: config.connect.enabled }),
     aclRoutes({ ...aclDomain, store, blocking, brand, limits, random }),
     agentRoutes({
+      metrics,
       info,
       brand,
       config,

@@ -2,6 +2,7 @@
 // root, keeps the CA key and the serial counter in the state store, signs leaves through a
 // CertSigner under the CSR rate limit, changes the configuration (rotating and cross-signing the
 // root when the key changes, §6.3) and prunes rotated-out roots after 2 x the leaf TTL.
+import type { Metrics } from '../../core/metrics.js';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { CaMaterial } from '../../../workers/protocol.js';
 import type { CaConfig } from '../../config/types.js';
@@ -30,6 +31,8 @@ export interface CaManagerOptions {
   readonly bootstrap: CaConfig;
   /** `connect.trust_domain` (D9), likewise fixed when the CA is created; default `<cluster>.consul`. */
   readonly trustDomain?: string | undefined;
+  /** Counts leaves signed and signings refused by the CSR rate limit (decision D11). */
+  readonly metrics?: Metrics | undefined;
 }
 
 /** A freshly signed leaf, as the leaf manager caches it. */
@@ -183,7 +186,10 @@ export class CaManager {
     const ca = this.activeCa();
     const settings = this.settings();
     const uri = serviceUri({ trustDomain: this.trustDomain, namespace, datacenter: this.o.datacenter, service });
-    const release = await this.limiter.acquire();
+    const release = await this.limiter.acquire().catch((err: unknown) => {
+      this.o.metrics?.counter('svc.connect.ca.leaf.rate_limited').inc();
+      throw err;
+    });
     try {
       const serial = this.nextSerial;
       const committed = this.o.store.commit([this.serialOp(1n)]);
@@ -197,6 +203,7 @@ export class CaManager {
         datacenter: this.o.datacenter,
       });
       const [material, commit] = await Promise.all([signed, committed]);
+      this.o.metrics?.counter('svc.connect.ca.leaf.issued').inc();
       return {
         serial,
         serialNumber: serialColonHex(serial),

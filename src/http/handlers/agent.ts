@@ -2,19 +2,21 @@
 import { memberJson, SERVER_PORT, type AgentInfo } from '../../agent-info.js';
 import type { AgentConfig } from '../../config/types.js';
 import { invalid } from '../../core/errors.js';
+import type { Metrics } from '../../core/metrics.js';
 import type { BrandHeaders } from '../brand.js';
 import { jsonReply, type Header } from '../reply.js';
 import { requestToken } from '../token.js';
 import type { Route } from '../routes.js';
 
 export interface AgentDeps {
+  readonly metrics: Metrics;
   readonly info: AgentInfo;
   readonly brand: BrandHeaders;
   readonly config: AgentConfig;
   readonly stats: () => Record<string, Record<string, string>>;
 }
 
-export function agentRoutes({ info, brand, config, stats }: AgentDeps): Route[] {
+export function agentRoutes({ info, brand, config, stats, metrics }: AgentDeps): Route[] {
   const leader = `${info.advertiseAddr}:${SERVER_PORT}`;
   const debugConfig = sanitize(config);
   const selfJson = (): Record<string, unknown> => ({
@@ -41,6 +43,15 @@ export function agentRoutes({ info, brand, config, stats }: AgentDeps): Route[] 
         GET: {
           acl: { resource: 'agent', access: 'read', name: () => info.nodeName },
           handler: (req) => jsonReply(selfJson(), req.pretty),
+        },
+      },
+    },
+    {
+      path: '/v1/agent/metrics',
+      methods: {
+        GET: {
+          acl: { resource: 'agent', access: 'read', name: () => info.nodeName },
+          handler: (req) => jsonReply(metrics.snapshot(), req.pretty),
         },
       },
     },

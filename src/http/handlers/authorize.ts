@@ -10,6 +10,7 @@ import { CONNECT_DISABLED } from '../../connect/authorizer.js';
 import type { IntentionStore } from '../../connect/intentions/store.js';
 import type { SpiffeService } from '../../connect/spiffe.js';
 import { invalid } from '../../core/errors.js';
+import type { Metrics } from '../../core/metrics.js';
 import { jsonObjectDecoder } from '../body.js';
 import { JSON_TYPE, jsonReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
@@ -20,6 +21,7 @@ export interface AuthorizeDeps {
   readonly connectEnabled: boolean;
   /** Destinations remembered for X-Cache (decision D7: every cache is bounded). */
   readonly cacheMaxEntries: number;
+  readonly metrics: Metrics;
 }
 
 const DECODE_PREFIX = 'Request decode failed';
@@ -129,6 +131,10 @@ const HIT: readonly Header[] = Object.freeze([['X-Cache', 'HIT'] as const, ['Age
 export function authorizeRoutes(deps: AuthorizeDeps): Route[] {
   const { intentions, connectEnabled } = deps;
   const seen = new LRUCache<string, true>({ max: deps.cacheMaxEntries });
+  const allowed = deps.metrics.counter('svc.connect.authorize.allowed');
+  const denied = deps.metrics.counter('svc.connect.authorize.denied');
+  const cacheHit = deps.metrics.counter('svc.connect.authorize.cache_hit');
+  const cacheMiss = deps.metrics.counter('svc.connect.authorize.cache_miss');
 
   // Proxies send the same few bodies over and over (one per client certificate and target), so a
   // body that passed the checks once is remembered, keyed by its bytes (latin1 maps bytes to
@@ -171,6 +177,8 @@ export function authorizeRoutes(deps: AuthorizeDeps): Route[] {
     const key = `${namespace}\u0000${checked.target}`;
     const hit = seen.get(key) !== undefined;
     if (!hit) seen.set(key, true);
+    (decision.result.Authorized ? allowed : denied).inc();
+    (hit ? cacheHit : cacheMiss).inc();
     if (req.pretty) return jsonReply(decision.result, true, hit ? HIT : MISS);
     return { status: 200, body: decision.json, contentType: JSON_TYPE, headers: hit ? HIT : MISS };
   };

@@ -2,6 +2,7 @@
 // the CA configuration (operator:read / operator:write), and a service's leaf certificate
 // (service:write on every request, cache hit or not: D5). Bodies are encoded once per roots
 // snapshot and once per leaf, never per request. Guarded by bench/http/ca.ts.
+import type { Counter, Metrics } from '../../core/metrics.js';
 import type { Identity } from '../../acl/identity.js';
 import type { Clock } from '../../core/clock.js';
 import { AgentError, invalid } from '../../core/errors.js';
@@ -35,6 +36,7 @@ export interface ConnectCaDeps {
   readonly limits: BlockingLimits;
   readonly clock: Clock;
   readonly random: () => number;
+  readonly metrics: Metrics;
 }
 
 export const PEM_CHAIN_TYPE = 'application/pem-certificate-chain';
@@ -123,13 +125,21 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
   };
 
   const cacheHeaders = (hit: boolean, ageSec: number): Header[] => (hit ? [['X-Cache', 'HIT'], ['Age', String(ageSec)]] : [['X-Cache', 'MISS']]);
+  const counted = (prefix: string): { hit: Counter; miss: Counter } => ({
+    hit: deps.metrics.counter(`${prefix}.cache_hit`),
+    miss: deps.metrics.counter(`${prefix}.cache_miss`),
+  });
+  const rootsCache = counted('svc.connect.ca.roots');
+  const leafCache = counted('svc.connect.ca.leaf');
 
   const agentRoots = (req: ApiRequest): Reply | Promise<Reply> => {
     const { roots } = need();
     const params = parseBlockingParams(req.query, deps.limits, deps.random);
     const pretty = req.pretty;
-    const render = (a: { snapshot: RootsSnapshot; hit: boolean; ageSec: number }): Reply =>
-      jsonBody(rootsBody.get(a.snapshot, pretty), [...queryMetaHeaders(brand, a.snapshot.index), ...cacheHeaders(a.hit, a.ageSec)]);
+    const render = (a: { snapshot: RootsSnapshot; hit: boolean; ageSec: number }): Reply => {
+      (a.hit ? rootsCache.hit : rootsCache.miss).inc();
+      return jsonBody(rootsBody.get(a.snapshot, pretty), [...queryMetaHeaders(brand, a.snapshot.index), ...cacheHeaders(a.hit, a.ageSec)]);
+    };
     const answer = roots.wait(params.minIndex, params.timeoutMs, (fn) => req.onAbort(fn));
     return answer instanceof Promise ? answer.then(render) : render(answer);
   };
@@ -200,6 +210,7 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
     const namespace = req.query.get('ns') || req.head.namespaceHeader || identity.namespace || 'default';
     const pretty = req.pretty;
     const render = (a: { leaf: CachedLeaf; hit: boolean }): Reply => {
+      (a.hit ? leafCache.hit : leafCache.miss).inc();
       const age = Math.max(0, Math.round((deps.clock.now() - a.leaf.issuedAt) / 1000));
       return jsonBody(leafBody.get(a.leaf, pretty), [[brand.index, String(a.leaf.index)], ...cacheHeaders(a.hit, age)]);
     };
