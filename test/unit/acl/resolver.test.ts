@@ -6,7 +6,7 @@ import { ANONYMOUS_ACCESSOR_ID, ANONYMOUS_SECRET } from '../../../src/acl/builti
 import { initAclState } from '../../../src/acl/init.js';
 import { ACLS_DISABLED_IDENTITY, AclResolver } from '../../../src/acl/resolver.js';
 import { FakeClock } from '../../../src/core/clock.js';
-import { AgentError } from '../../../src/core/errors.js';
+import { agentErrorOf } from '../../support/errors.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { openEmbeddedStore, type EmbeddedStore } from '../../../src/state/embedded-store.js';
 
@@ -26,15 +26,6 @@ beforeEach(async () => {
 });
 afterEach(() => store.close());
 
-function errorOf(fn: () => unknown): AgentError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AgentError) return err;
-    throw err;
-  }
-  throw new Error('expected an AgentError');
-}
 
 async function tokenWith(rules: string, extra: Record<string, unknown> = {}): Promise<{ secret: string; accessor: string; policyId: string }> {
   const policy = await domain.policies.create({ Name: `p${Math.random().toString(36).slice(2, 8)}`, Rules: rules });
@@ -58,7 +49,7 @@ describe('AclResolver', () => {
   });
 
   it('answers an unknown secret with `ACL not found` (403)', () => {
-    const err = errorOf(() => resolver.resolve('11111111-2222-3333-4444-555555555555'));
+    const err = agentErrorOf(() => resolver.resolve('11111111-2222-3333-4444-555555555555'));
     expect([err.kind, err.message]).toEqual(['permission-denied', 'ACL not found']);
   });
 
@@ -85,7 +76,7 @@ describe('AclResolver', () => {
     const { secret, accessor } = await tokenWith('key "a" { policy = "read" }');
     resolver.resolve(secret);
     await domain.tokens.delete(accessor, MANAGEMENT_ACCESSOR());
-    expect(errorOf(() => resolver.resolve(secret)).message).toBe('ACL not found');
+    expect(agentErrorOf(() => resolver.resolve(secret)).message).toBe('ACL not found');
   });
 
   it('applies an edited policy on the very next resolve, and drops a deleted one', async () => {
@@ -106,9 +97,9 @@ describe('AclResolver', () => {
     clock.advance(9_999);
     expect(() => resolver.resolve(secret)).not.toThrow();
     clock.advance(1);
-    expect(errorOf(() => resolver.resolve(secret)).message).toBe('ACL not found');
+    expect(agentErrorOf(() => resolver.resolve(secret)).message).toBe('ACL not found');
     const fresh = new AclResolver(store, { enabled: true, defaultPolicy: 'deny', datacenter: 'dc1' }, clock);
-    expect(errorOf(() => fresh.resolve(secret)).message).toBe('ACL not found');
+    expect(agentErrorOf(() => fresh.resolve(secret)).message).toBe('ACL not found');
   });
 
   it('grants service identities their service and reads on the catalog', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Identity } from '../../../src/acl/identity.js';
-import { AgentError } from '../../../src/core/errors.js';
+import { agentErrorOf } from '../../support/errors.js';
 import { guard } from '../../../src/http/guard.js';
 import type { Reply } from '../../../src/http/reply.js';
 import type { MethodSpec } from '../../../src/http/routes.js';
@@ -13,15 +13,6 @@ const handler = (_req: unknown, identity: Identity): Reply => {
 };
 const withToken = (token: string) => request({ tokenHeader: token });
 
-function errorOf(fn: () => unknown): AgentError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AgentError) return err;
-    throw err;
-  }
-  throw new Error('expected an AgentError');
-}
 
 describe('guard', () => {
   it("'none' runs the handler without resolving any token, with an identity that allows nothing", () => {
@@ -36,7 +27,7 @@ describe('guard', () => {
     const run = guard({ handler, acl: 'resolved' }, testGate(), false);
     run(withToken('r:key'));
     expect(seen[0]?.accessorId).toBe('accessor-of-r:key');
-    const err = errorOf(() => run(withToken('unknown')));
+    const err = agentErrorOf(() => run(withToken('unknown')));
     expect([err.kind, err.message]).toEqual(['permission-denied', 'ACL not found']);
   });
 
@@ -45,14 +36,14 @@ describe('guard', () => {
     const spec: MethodSpec = { handler, acl: { resource: 'key', access: 'write', name: (req) => req.rest } };
     const run = guard(spec, testGate(), false);
     expect(run(withToken('w:key'))).toEqual({ status: 200 });
-    const err = errorOf(() => run(request({ tokenHeader: 'r:key' }, 'app/x')));
+    const err = agentErrorOf(() => run(request({ tokenHeader: 'r:key' }, 'app/x')));
     expect(err.message).toBe(`Permission denied: token with AccessorID 'accessor-of-r:key' lacks permission 'key:write' on "app/x"`);
     expect(seen).toHaveLength(1);
   });
 
   it('words a denial of the anonymous token as Consul does', () => {
     const run = guard({ handler, acl: { resource: 'operator', access: 'read' } }, testGate(), false);
-    expect(errorOf(() => run(request())).message).toBe(
+    expect(agentErrorOf(() => run(request())).message).toBe(
       "Permission denied: anonymous token lacks permission 'operator:read'. The anonymous token is used implicitly when a request does not specify a token.",
     );
   });
@@ -64,12 +55,12 @@ describe('guard', () => {
     };
     const run = guard(spec, testGate(), false);
     expect(run(request({ tokenHeader: 'r:service', rawQuery: 'recurse' }))).toEqual({ status: 200 });
-    expect(errorOf(() => run(request({ tokenHeader: 'r:service' }, 'k'))).kind).toBe('permission-denied');
+    expect(agentErrorOf(() => run(request({ tokenHeader: 'r:service' }, 'k'))).kind).toBe('permission-denied');
   });
 
   it('ACL API routes answer 401 `ACL support disabled` while ACLs are off, before anything else', () => {
     const run = guard({ handler, acl: 'none' }, testGate(false), true);
-    const err = errorOf(() => run(withToken('w:acl')));
+    const err = agentErrorOf(() => run(withToken('w:acl')));
     expect([err.kind, err.message]).toEqual(['unauthorized', 'ACL support disabled']);
     expect(guard({ handler, acl: 'none' }, testGate(true), true)(request())).toEqual({ status: 200 });
   });

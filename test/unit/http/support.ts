@@ -3,7 +3,6 @@
 import { aclNotFound } from '../../../src/acl/errors.js';
 import { UNRESOLVED_IDENTITY, type Identity } from '../../../src/acl/identity.js';
 import type { Authorizer } from '../../../src/acl/types.js';
-import type { Logger } from '../../../src/core/log.js';
 import type { AclGate } from '../../../src/http/guard.js';
 import { requestToken } from '../../../src/http/token.js';
 import { ApiRequest, type RequestHead } from '../../../src/http/request.js';
@@ -25,32 +24,7 @@ export function request(overrides: Partial<RequestHead> = {}, rest = '', body?: 
   return new ApiRequest(head(overrides), rest, body);
 }
 
-export interface LogEntry {
-  readonly level: 'trace' | 'debug' | 'info' | 'warn' | 'error';
-  readonly obj: Record<string, unknown>;
-  readonly msg: string | undefined;
-}
-
-export interface RecordingLogger extends Logger {
-  readonly entries: LogEntry[];
-}
-
-export function recordingLogger(entries: LogEntry[] = []): RecordingLogger {
-  const at =
-    (level: LogEntry['level']) =>
-    (obj: object, msg?: string): void => {
-      entries.push({ level, obj: obj as Record<string, unknown>, msg });
-    };
-  return {
-    entries,
-    trace: at('trace'),
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: () => recordingLogger(entries),
-  };
-}
+export { recordingLogger, type LogEntry, type RecordingLogger } from '../../support/recording-logger.js';
 
 /** Resolves after pending setImmediate callbacks (the store's watch deliveries) have run. */
 export const nextMacrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

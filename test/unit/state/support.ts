@@ -2,35 +2,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Logger } from '../../../src/core/log.js';
 import type { EmbeddedStore } from '../../../src/state/embedded-store.js';
 
-export interface LogEntry {
-  level: 'trace' | 'debug' | 'info' | 'warn' | 'error';
-  obj: Record<string, unknown>;
-  msg: string | undefined;
-}
-
-export interface RecordingLogger extends Logger {
-  readonly entries: LogEntry[];
-}
-
-export function recordingLogger(entries: LogEntry[] = []): RecordingLogger {
-  const at =
-    (level: LogEntry['level']) =>
-    (obj: object, msg?: string): void => {
-      entries.push({ level, obj: obj as Record<string, unknown>, msg });
-    };
-  return {
-    entries,
-    trace: at('trace'),
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: () => recordingLogger(entries),
-  };
-}
+export { recordingLogger, type LogEntry, type RecordingLogger } from '../../support/recording-logger.js';
 
 /** Makes a temp directory per test; `cleanupDirs` removes them all. */
 export function tempDirs(): { make: () => Promise<string>; cleanupDirs: () => Promise<void> } {
