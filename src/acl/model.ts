@@ -2,6 +2,7 @@
 // order (reference §8.2). Tokens store policy IDs only; names are filled in on read, and links to
 // deleted policies drop out. Policies store their parsed rules beside the text, so a policy is
 // parsed once (when written) and compiled synchronously afterwards.
+import type { NodeIdentity, ServiceIdentity } from './rules/identities.js';
 import type { ParsedRules } from './rules/parse.js';
 
 export const ACL_TOKENS = 'acl-tokens';
@@ -16,15 +17,8 @@ export interface PolicyLink {
   readonly ID: string;
 }
 
-export interface ServiceIdentity {
-  readonly ServiceName: string;
-  readonly Datacenters?: readonly string[];
-}
-
-export interface NodeIdentity {
-  readonly NodeName: string;
-  readonly Datacenter: string;
-}
+/** Declared beside the rules they expand to; a token stores them as they are. */
+export type { NodeIdentity, ServiceIdentity } from './rules/identities.js';
 
 export interface StoredToken {
   readonly AccessorID: string;

@@ -1,3 +1,4 @@
+import { agentRejectionOf } from '../../support/errors.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,6 @@ import { ACL_POLICIES, type StoredPolicy } from '../../../src/acl/model.js';
 import { AclPolicies, type PolicyInput } from '../../../src/acl/policies.js';
 import { parseRules } from '../../../src/acl/rules/parse.js';
 import { FakeClock } from '../../../src/core/clock.js';
-import { AgentError } from '../../../src/core/errors.js';
 import { isUuid } from '../../../src/core/ids.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
@@ -24,15 +24,6 @@ async function setup() {
   return { clock, store, ...createAclDomain(store, clock, { minExpirationTtlMs: 60_000, maxExpirationTtlMs: 86_400_000 }) };
 }
 
-async function failure(promise: Promise<unknown>): Promise<[string, string]> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof AgentError) return [err.kind, err.message];
-    throw err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('create', () => {
   it('stores the policy with its parsed rules and answers in Consul key order', async () => {
@@ -64,7 +55,7 @@ describe('create', () => {
     [{ Name: 'bad-level', Rules: 'acl = "bad"' }, 'Invalid acl policy: "bad"'],
   ])('%j → 400 %s', async (input, message) => {
     const { policies } = await setup();
-    expect(await failure(policies.create(input))).toEqual(['invalid', message]);
+    expect(await agentRejectionOf(policies.create(input))).toEqual(['invalid', message]);
   });
 
   it('accepts one inner slash and a 128-character name', async () => {
@@ -76,8 +67,8 @@ describe('create', () => {
   it('refuses a name in use, whatever its case, with 409', async () => {
     const { policies } = await setup();
     await policies.create({ Name: 'dup' });
-    expect(await failure(policies.create({ Name: 'DUP' }))).toEqual(['conflict', 'Invalid Policy: A Policy with Name "DUP" already exists']);
-    expect(await failure(policies.create({ Name: 'global-management' }))).toEqual([
+    expect(await agentRejectionOf(policies.create({ Name: 'DUP' }))).toEqual(['conflict', 'Invalid Policy: A Policy with Name "DUP" already exists']);
+    expect(await agentRejectionOf(policies.create({ Name: 'global-management' }))).toEqual([
       'conflict',
       'Invalid Policy: A Policy with Name "global-management" already exists',
     ]);
@@ -85,10 +76,10 @@ describe('create', () => {
 
   it('reports a rule parse failure after the name checks, as a 400 with the parser text', async () => {
     const { policies } = await setup();
-    const [kind, message] = await failure(policies.create({ Name: 'broken', Rules: 'key_prefix "" {' }));
+    const [kind, message] = await agentRejectionOf(policies.create({ Name: 'broken', Rules: 'key_prefix "" {' }));
     expect(kind).toBe('invalid');
     expect(message).toMatch(/^Failed to parse ACL rules: /);
-    expect(await failure(policies.create({ Name: '', Rules: 'key_prefix "" {' }))).toEqual(['invalid', 'Invalid Policy: no Name is set']);
+    expect(await agentRejectionOf(policies.create({ Name: '', Rules: 'key_prefix "" {' }))).toEqual(['invalid', 'Invalid Policy: no Name is set']);
   });
 
   it('parses the rules once, when written', async () => {
@@ -155,7 +146,7 @@ describe('update', () => {
     await policies.create({ Name: 'taken' });
     const mine = await policies.create({ Name: 'mine' });
     const id = which === 'mine' ? mine.key : which;
-    expect(await failure(policies.update(id, input))).toEqual([kind, message]);
+    expect(await agentRejectionOf(policies.update(id, input))).toEqual([kind, message]);
   });
 
   it('an empty ID creates, as Consul does for PUT /v1/acl/policy/', async () => {
@@ -166,16 +157,16 @@ describe('update', () => {
 
   it('the built-in may be renamed and re-described but keeps its rules and datacenters', async () => {
     const { policies } = await setup();
-    expect(await failure(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'global-management', Rules: READ_KEYS }))).toEqual([
+    expect(await agentRejectionOf(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'global-management', Rules: READ_KEYS }))).toEqual([
       'invalid',
       'Changing the Rules for the builtin global-management policy is not permitted',
     ]);
-    expect(await failure(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'global-management' }))).toEqual([
+    expect(await agentRejectionOf(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'global-management' }))).toEqual([
       'invalid',
       'Changing the Rules for the builtin global-management policy is not permitted',
     ]);
     expect(
-      await failure(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'gm', Rules: GLOBAL_MANAGEMENT_RULES, Datacenters: [] })),
+      await agentRejectionOf(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'gm', Rules: GLOBAL_MANAGEMENT_RULES, Datacenters: [] })),
     ).toEqual(['invalid', 'Changing the Datacenters of the builtin global-management policy is not permitted']);
     const renamed = await policies.update(GLOBAL_MANAGEMENT_POLICY_ID, {
       Name: 'root',
@@ -198,7 +189,7 @@ describe('delete', () => {
 
   it('refuses the built-in', async () => {
     const { policies } = await setup();
-    expect(await failure(policies.delete(GLOBAL_MANAGEMENT_POLICY_ID))).toEqual([
+    expect(await agentRejectionOf(policies.delete(GLOBAL_MANAGEMENT_POLICY_ID))).toEqual([
       'invalid',
       'Delete operation not permitted on the builtin global-management policy',
     ]);

@@ -1,3 +1,4 @@
+import { agentRejectionOf } from '../../support/errors.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,6 @@ import { initAclState, tokenHash } from '../../../src/acl/init.js';
 import { ACL_META, ACL_TOKENS, BOOTSTRAP_KEY, HIDDEN_SECRET, type StoredToken } from '../../../src/acl/model.js';
 import type { TokenInput } from '../../../src/acl/tokens.js';
 import { FakeClock } from '../../../src/core/clock.js';
-import { AgentError } from '../../../src/core/errors.js';
 import { isUuid } from '../../../src/core/ids.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
@@ -32,16 +32,6 @@ async function setup(options: { minTtlMs?: number; initialManagement?: string } 
   return { clock, store, ...acl };
 }
 
-/** The AgentError a promise rejects with, as [kind, message]. */
-async function failure(promise: Promise<unknown>): Promise<[string, string]> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof AgentError) return [err.kind, err.message];
-    throw err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('bootstrap', () => {
   it('mints a global-management token once, answered with a leading ID equal to the SecretID', async () => {
@@ -77,7 +67,7 @@ describe('bootstrap', () => {
     const first = await tokens.bootstrap();
     const marker = store.get(ACL_META, BOOTSTRAP_KEY);
     expect(marker?.modifyIndex).toBe(first.createIndex);
-    expect(await failure(tokens.bootstrap())).toEqual([
+    expect(await agentRejectionOf(tokens.bootstrap())).toEqual([
       'permission-denied',
       `Permission denied: ACL bootstrap no longer allowed (reset index: ${first.createIndex})`,
     ]);
@@ -86,7 +76,7 @@ describe('bootstrap', () => {
   it('is already used up by a configured initial management token', async () => {
     const { tokens, store } = await setup({ initialManagement: ID_C });
     const marker = store.get(ACL_META, BOOTSTRAP_KEY);
-    expect(await failure(tokens.bootstrap())).toEqual([
+    expect(await agentRejectionOf(tokens.bootstrap())).toEqual([
       'permission-denied',
       `Permission denied: ACL bootstrap no longer allowed (reset index: ${marker?.modifyIndex})`,
     ]);
@@ -94,7 +84,7 @@ describe('bootstrap', () => {
 
   it('takes the SecretID from BootstrapSecret, which must be a usable UUID', async () => {
     const { tokens } = await setup();
-    expect(await failure(tokens.bootstrap('not-a-uuid'))).toEqual(['invalid', 'Invalid Token: SecretID - not a valid UUID']);
+    expect(await agentRejectionOf(tokens.bootstrap('not-a-uuid'))).toEqual(['invalid', 'Invalid Token: SecretID - not a valid UUID']);
     const row = await tokens.bootstrap(ID_A);
     expect(row.value.SecretID).toBe(ID_A);
   });
@@ -197,17 +187,17 @@ describe('create', () => {
     ],
   ])('%j → %s %s', async (input, kind, message) => {
     const { tokens } = await setup();
-    expect(await failure(tokens.create(input))).toEqual([kind, message]);
+    expect(await agentRejectionOf(tokens.create(input))).toEqual([kind, message]);
   });
 
   it('refuses an ID already in use as an AccessorID or a SecretID with 409', async () => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A, SecretID: ID_B });
-    expect(await failure(tokens.create({ AccessorID: ID_A }))).toEqual(['conflict', 'Invalid Token: AccessorID is already in use']);
-    expect(await failure(tokens.create({ AccessorID: ID_B }))).toEqual(['conflict', 'Invalid Token: AccessorID is already in use']);
-    expect(await failure(tokens.create({ SecretID: ID_B }))).toEqual(['conflict', 'Invalid Token: SecretID is already in use']);
-    expect(await failure(tokens.create({ SecretID: ID_A }))).toEqual(['conflict', 'Invalid Token: SecretID is already in use']);
-    expect(await failure(tokens.create({ SecretID: 'anonymous' }))).toEqual(['invalid', 'Invalid Token: SecretID - not a valid UUID']);
+    expect(await agentRejectionOf(tokens.create({ AccessorID: ID_A }))).toEqual(['conflict', 'Invalid Token: AccessorID is already in use']);
+    expect(await agentRejectionOf(tokens.create({ AccessorID: ID_B }))).toEqual(['conflict', 'Invalid Token: AccessorID is already in use']);
+    expect(await agentRejectionOf(tokens.create({ SecretID: ID_B }))).toEqual(['conflict', 'Invalid Token: SecretID is already in use']);
+    expect(await agentRejectionOf(tokens.create({ SecretID: ID_A }))).toEqual(['conflict', 'Invalid Token: SecretID is already in use']);
+    expect(await agentRejectionOf(tokens.create({ SecretID: 'anonymous' }))).toEqual(['invalid', 'Invalid Token: SecretID - not a valid UUID']);
   });
 
   it('links policies by ID or by name (any case), stores IDs only and drops duplicates', async () => {
@@ -249,7 +239,7 @@ describe('expiration', () => {
     [{ ExpirationTTL: 30_000 }, 'ExpirationTime cannot be less than 1m0s in the future (was 30s)'],
   ])('%j → %s', async (input, message) => {
     const { tokens } = await setup();
-    expect(await failure(tokens.create(input))).toEqual(['invalid', message]);
+    expect(await agentRejectionOf(tokens.create(input))).toEqual(['invalid', message]);
   });
 
   it('honours a smaller configured minimum', async () => {
@@ -271,8 +261,8 @@ describe('expiration', () => {
     clock.advance(2000);
     expect(tokens.read(ID_A)).toBeUndefined();
     expect(tokens.list().map((r) => r.key)).not.toContain(ID_A);
-    expect(await failure(tokens.update(ID_A, {}))).toEqual(['not-found', `Cannot find token "${ID_A}"`]);
-    expect(await failure(tokens.clone(ID_A))).toEqual(['not-found', 'ACL not found']);
+    expect(await agentRejectionOf(tokens.update(ID_A, {}))).toEqual(['not-found', `Cannot find token "${ID_A}"`]);
+    expect(await agentRejectionOf(tokens.clone(ID_A))).toEqual(['not-found', 'ACL not found']);
     await tokens.delete(ID_A, ID_B);
     expect(store.get(ACL_TOKENS, ID_A)).toBeUndefined();
   });
@@ -290,7 +280,7 @@ describe('namespaces (D2)', () => {
   it('refuses a namespace name that is not a DNS label', async () => {
     const { tokens } = await setup();
     for (const ns of ['bad_ns', '-x', '*', 'a'.repeat(65)]) {
-      const [kind, message] = await failure(tokens.create({ Namespace: ns }));
+      const [kind, message] = await agentRejectionOf(tokens.create({ Namespace: ns }));
       expect(kind).toBe('invalid');
       expect(message).toMatch(new RegExp(`^Invalid Namespace ${JSON.stringify(ns).replace(/[*]/g, '\\*')}`));
     }
@@ -309,7 +299,7 @@ describe('namespaces (D2)', () => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A, Namespace: 'team-a' });
     expect((await tokens.update(ID_A, { Description: 'x' })).value.Namespace).toBe('team-a');
-    expect(await failure(tokens.update(ID_A, { Namespace: 'team-b' }))).toEqual(['invalid', `Cannot change the namespace of ${ID_A}`]);
+    expect(await agentRejectionOf(tokens.update(ID_A, { Namespace: 'team-b' }))).toEqual(['invalid', `Cannot change the namespace of ${ID_A}`]);
   });
 });
 
@@ -369,14 +359,14 @@ describe('update', () => {
   ])('%s %j → %s %s', async (accessor, input, kind, message) => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A, SecretID: ID_B });
-    expect(await failure(tokens.update(accessor, input))).toEqual([kind, message]);
+    expect(await agentRejectionOf(tokens.update(accessor, input))).toEqual([kind, message]);
   });
 
   it('accepts the ExpirationTime it already has', async () => {
     const { tokens } = await setup();
     const created = await tokens.create({ AccessorID: ID_A, ExpirationTTL: HOUR });
     const expires = Date.parse(created.value.ExpirationTime ?? '');
-    expect(await failure(tokens.update(ID_A, { ExpirationTime: expires + 1000 }))).toEqual([
+    expect(await agentRejectionOf(tokens.update(ID_A, { ExpirationTime: expires + 1000 }))).toEqual([
       'invalid',
       `Cannot change expiration time of ${ID_A}`,
     ]);
@@ -389,7 +379,7 @@ describe('update', () => {
   it('a local token stays local only when the body says so', async () => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A, Local: true });
-    expect(await failure(tokens.update(ID_A, {}))).toEqual(['invalid', `Cannot toggle local mode of ${ID_A}`]);
+    expect(await agentRejectionOf(tokens.update(ID_A, {}))).toEqual(['invalid', `Cannot toggle local mode of ${ID_A}`]);
     expect((await tokens.update(ID_A, { Local: true })).value.Local).toBe(true);
   });
 
@@ -417,7 +407,7 @@ describe('delete', () => {
   ])('%s by %s → %s %s', async (accessor, caller, kind, message) => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A });
-    expect(await failure(tokens.delete(accessor, caller))).toEqual([kind, message]);
+    expect(await agentRejectionOf(tokens.delete(accessor, caller))).toEqual([kind, message]);
   });
 });
 
@@ -448,7 +438,7 @@ describe('clone', () => {
 
   it('answers 404 ACL not found for an unknown token', async () => {
     const { tokens } = await setup();
-    expect(await failure(tokens.clone(ID_C))).toEqual(['not-found', 'ACL not found']);
+    expect(await agentRejectionOf(tokens.clone(ID_C))).toEqual(['not-found', 'ACL not found']);
   });
 });
 
