@@ -13,6 +13,7 @@ import { connectAuthorizer } from './connect/authorizer.js';
 import { IntentionStore } from './connect/intentions/store.js';
 import { aclGate, buildApi, brandHeaders, commonHeaders } from './http/api.js';
 import { BlockingQueries } from './http/blocking.js';
+import { errorReply } from './http/dispatch.js';
 import { aclRoutes } from './http/handlers/acl.js';
 import { agentRoutes } from './http/handlers/agent.js';
 import { authorizeRoutes } from './http/handlers/authorize.js';
@@ -65,7 +66,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const store = await openEmbeddedStore({ dataDir: config.dataDir, log, clock });
   const info = agentInfo(config, await resolveNodeId(config.nodeId, config.dataDir), new Date(clock.now()));
   const brand = brandHeaders(config.httpConfig.headerBrand);
-  const blocking = new BlockingQueries(store, clock);
+  const blocking = new BlockingQueries(store, clock, (err, path) => errorReply(err, log, path));
   const metrics = new Metrics(clock);
   metrics.gauge('svc.blocking.parked', () => blocking.parked);
   metrics.gauge('svc.state.watches', () => store.watchCount);

@@ -76,6 +76,12 @@ export interface WatchedRead {
 /** Hands a reply to the transport that holds a parked request (the adapter's writer). */
 export type Deliver<H> = (handle: H, reply: Reply, closeConnection: boolean) => void;
 
+/**
+ * Turns an error thrown by a read on wake-up into the reply a non-parked request would get for it
+ * (the dispatcher's errorReply, which also logs it); `path` is the request path, for the log.
+ */
+export type ErrorReplier = (err: unknown, path: string) => Reply;
+
 /** Timeouts are served from a shared wheel with this resolution instead of a timer per query. */
 const WHEEL_RESOLUTION_MS = 100;
 
@@ -95,6 +101,7 @@ export class BlockingQueries {
   constructor(
     private readonly store: StateStore,
     private readonly clock: Clock,
+    private readonly errorReply: ErrorReplier,
   ) {
     this.wheel = new TimeoutWheel(clock, (entry) => this.expire(entry));
   }
@@ -103,7 +110,11 @@ export class BlockingQueries {
     return this.parkedCount;
   }
 
-  /** Answers at once when the read does not block or is already past `minIndex`; else parks. */
+  /**
+   * Answers at once when the read does not block or is already past `minIndex`; else parks.
+   * Throws what the read throws here (the caller turns it into an error reply); later, on a
+   * wake-up, a throwing read answers the parked members with `errorReply` instead.
+   */
   answer(req: ApiRequest, params: BlockingParams, read: WatchedRead): Reply | Parked {
     const index = read.index();
     if (params.minIndex === 0 || index > params.minIndex) return read.render(index);
@@ -113,8 +124,9 @@ export class BlockingQueries {
   /** Answers every parked query with its current data (graceful shutdown). */
   releaseAll(): void {
     for (const group of [...this.live]) {
-      const reply = group.reply(group.read.index());
-      for (const entry of [...group.members]) this.settle(entry, reply);
+      const current = this.current(group);
+      if (current === undefined) continue;
+      for (const entry of [...group.members]) this.settle(entry, current.reply);
     }
   }
 
@@ -124,7 +136,7 @@ export class BlockingQueries {
     const key = read.shareKey;
     let group = key === undefined ? undefined : this.shared.get(key);
     if (group === undefined) {
-      group = new Group(read, key);
+      group = new Group(read, key, parked.path);
       this.live.add(group);
       if (key !== undefined) this.shared.set(key, group);
       this.arm(group);
@@ -147,10 +159,10 @@ export class BlockingQueries {
   private arm(group: Group): void {
     group.cancelWatch = this.store.watchOnce(group.read.target, () => {
       group.cancelWatch = undefined;
-      const index = group.read.index();
-      const reply = group.reply(index);
+      const current = this.current(group);
+      if (current === undefined) return;
       for (const entry of [...group.members]) {
-        if (index > entry.minIndex) this.settle(entry, reply);
+        if (current.index > entry.minIndex) this.settle(entry, current.reply);
       }
       // A watch fires only on a change of its target, so survivors are a safety net.
       if (group.members.size > 0) this.arm(group);
@@ -159,7 +171,26 @@ export class BlockingQueries {
 
   private expire(entry: Entry): void {
     if (!entry.group.members.has(entry)) return;
-    this.settle(entry, entry.group.reply(entry.group.read.index()));
+    const current = this.current(entry.group);
+    if (current !== undefined) this.settle(entry, current.reply);
+  }
+
+  /**
+   * The group's index and reply now, for a wake-up (watch, timeout, release). These run from the
+   * store's deferred callback or a timer, where a throw would escape as an uncaught exception: if
+   * the read or its render throws (the state backend failed), every member of the group gets the
+   * error reply a non-parked request would get, the group retires (watch cancelled, entries off
+   * the wheel), and this returns undefined. The error reply is not kept as the group's rendering.
+   */
+  private current(group: Group): { readonly index: number; readonly reply: Reply } | undefined {
+    try {
+      const index = group.read.index();
+      return { index, reply: group.reply(index) };
+    } catch (err) {
+      const reply = this.errorReply(err, group.path);
+      for (const entry of [...group.members]) this.settle(entry, reply);
+      return undefined;
+    }
   }
 
   private settle(entry: Entry, reply: Reply): void {
@@ -188,6 +219,11 @@ export class Parked {
     readonly params: BlockingParams,
   ) {}
 
+  /** The request path (logged with an error that answers the parked read). */
+  get path(): string {
+    return this.req.head.path;
+  }
+
   /** Parks with a transport handle; returns the detach to call when the client goes away. */
   attach<H>(handle: H, deliver: Deliver<H>, closeConnection: boolean): () => void {
     return detacher(this.queries, this.queries.park(this, handle, deliver, closeConnection));
@@ -215,9 +251,11 @@ class Group {
   constructor(
     readonly read: WatchedRead,
     readonly key: string | undefined,
+    /** The path of the request that opened the group (shared members read the same data). */
+    readonly path: string,
   ) {}
 
-  /** One render per index for the whole group. */
+  /** One render per index for the whole group; a render that throws caches nothing. */
   reply(index: number): Reply {
     if (this.rendered?.index === index) return this.rendered.reply;
     const reply = this.read.render(index);

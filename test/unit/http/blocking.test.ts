@@ -13,11 +13,12 @@ import {
   type WatchedRead,
 } from '../../../src/http/blocking.js';
 import { brandHeaders } from '../../../src/http/brand.js';
+import { errorReply } from '../../../src/http/dispatch.js';
 import { Query } from '../../../src/http/query.js';
-import type { Reply } from '../../../src/http/reply.js';
+import { TEXT_TYPE, type Reply } from '../../../src/http/reply.js';
 import { openEmbeddedStore, type EmbeddedStore } from '../../../src/state/embedded-store.js';
 import type { ApiRequest } from '../../../src/http/request.js';
-import { nextMacrotask, request } from './support.js';
+import { nextMacrotask, recordingLogger, request, type RecordingLogger } from './support.js';
 
 const LIMITS: BlockingLimits = { defaultQueryTimeMs: 300_000, maxQueryTimeMs: 600_000 };
 const noJitter = (): number => 0;
@@ -127,11 +128,13 @@ describe('BlockingQueries', () => {
   let store: EmbeddedStore;
   let clock: FakeClock;
   let blocking: BlockingQueries;
+  let log: RecordingLogger;
 
   beforeEach(async () => {
     store = await openEmbeddedStore({ log: silentLogger });
     clock = new FakeClock();
-    blocking = new BlockingQueries(store, clock);
+    log = recordingLogger();
+    blocking = new BlockingQueries(store, clock, (err, path) => errorReply(err, log, path));
   });
 
   afterEach(async () => {
@@ -401,5 +404,172 @@ describe('BlockingQueries', () => {
     expect(blocking.parked).toBe(0);
     expect(store.watchCount).toBe(0);
     expect(clock.pendingTimers).toBe(0);
+  });
+
+  describe('when the read fails on wake-up (state backend down)', () => {
+    /** keyRead whose index() or render() throws `error` while `fails` says so. */
+    function failingRead(
+      key: string,
+      where: 'index' | 'render',
+      error: () => unknown = () => new Error('backend unavailable'),
+    ): WatchedRead & { renders: number; failing: boolean } {
+      const inner = keyRead(key);
+      const read = {
+        failing: false,
+        get renders() {
+          return inner.renders;
+        },
+        target: inner.target,
+        index(): number {
+          if (read.failing && where === 'index') throw error();
+          return inner.index();
+        },
+        render(index: number): Reply {
+          if (read.failing && where === 'render') throw error();
+          return inner.render(index);
+        },
+      };
+      return read;
+    }
+
+    const BACKEND_500: Reply = { status: 500, body: 'backend unavailable', contentType: TEXT_TYPE };
+
+    it('a watch wake-up whose index() throws answers every member of the group with the error reply', async () => {
+      await set('a', 'v1');
+      const read = Object.assign(failingRead('a', 'index'), { shareKey: 'a' });
+      const states = [
+        track(ask(request({ path: '/v1/kv/a' }), { minIndex: 1, timeoutMs: 60_000 }, read)),
+        track(ask(request({ path: '/v1/kv/a' }), { minIndex: 1, timeoutMs: 30_000 }, read)),
+        // Not yet due at the new index: the failure answers it too (the group retires).
+        track(ask(request({ path: '/v1/kv/a' }), { minIndex: 9, timeoutMs: 60_000 }, read)),
+      ];
+      expect(blocking.parked).toBe(3);
+      expect(store.watchCount).toBe(1);
+
+      read.failing = true;
+      await set('a', 'v2');
+      await nextMacrotask();
+      await Promise.resolve();
+      expect(states.map((st) => st.reply)).toEqual([BACKEND_500, BACKEND_500, BACKEND_500]);
+      expect(blocking.parked).toBe(0);
+      expect(store.watchCount).toBe(0);
+      expect(clock.pendingTimers).toBe(0);
+      // Logged once per wake-up, with the path, as the dispatcher logs a 500.
+      expect(log.entries.filter((e) => e.level === 'error')).toHaveLength(1);
+      expect(log.entries[0]!.obj).toMatchObject({ path: '/v1/kv/a' });
+
+      // Later wake-ups and timeouts answer nothing more.
+      await set('a', 'v3');
+      await nextMacrotask();
+      clock.advance(120_000);
+      await Promise.resolve();
+      expect(states.map((st) => st.reply)).toEqual([BACKEND_500, BACKEND_500, BACKEND_500]);
+
+      // The backend recovers: the same read parks and wakes normally again.
+      read.failing = false;
+      const again = ask(request(), { minIndex: 3, timeoutMs: 60_000 }, read);
+      expect(again).toBeInstanceOf(Promise);
+      await set('a', 'v4');
+      await nextMacrotask();
+      await expect(again).resolves.toEqual({ status: 200, body: '4:v4' });
+      expect(blocking.parked).toBe(0);
+      expect(store.watchCount).toBe(0);
+    });
+
+    it('a watch wake-up whose render() throws an AgentError answers with its mapped status', async () => {
+      await set('a', 'v1');
+      const read = failingRead('a', 'render', () => new AgentError('STATE_DOWN', 'unavailable', 'state store unavailable'));
+      const state = track(ask(request(), { minIndex: 1, timeoutMs: 60_000 }, read));
+      read.failing = true;
+      await set('a', 'v2');
+      await nextMacrotask();
+      await Promise.resolve();
+      expect(state.reply).toEqual({ status: 503, body: 'state store unavailable', contentType: TEXT_TYPE });
+      expect(blocking.parked).toBe(0);
+      expect(store.watchCount).toBe(0);
+      expect(clock.pendingTimers).toBe(0);
+    });
+
+    it('a timeout whose render() throws answers every member, leaves no timer or watch, and throws nothing', async () => {
+      await set('t', 'v1');
+      const read = Object.assign(failingRead('t', 'render'), { shareKey: 't' });
+      const early = track(ask(request(), { minIndex: 1, timeoutMs: 1_000 }, read));
+      const late = track(ask(request(), { minIndex: 1, timeoutMs: 5_000 }, read));
+      const other = track(ask(request(), { minIndex: 1, timeoutMs: 5_000 }, keyRead('t')));
+      expect(blocking.parked).toBe(3);
+      read.failing = true;
+      expect(() => clock.advance(1_000)).not.toThrow();
+      await Promise.resolve();
+      expect(early.reply).toEqual(BACKEND_500);
+      expect(late.reply).toEqual(BACKEND_500);
+      expect(other.reply).toBeUndefined(); // another group, still parked
+      expect(blocking.parked).toBe(1);
+      expect(store.watchCount).toBe(1);
+      clock.advance(4_000);
+      await Promise.resolve();
+      expect(other.reply).toEqual({ status: 200, body: '1:v1' });
+      expect(blocking.parked).toBe(0);
+      expect(store.watchCount).toBe(0);
+      expect(clock.pendingTimers).toBe(0);
+    });
+
+    it('a timeout whose render() or index() throws answers with the error; after recovery the same index renders afresh', async () => {
+      await set('t', 'v1');
+      const read = failingRead('t', 'render');
+      const first = track(ask(request(), { minIndex: 1, timeoutMs: 1_000 }, read));
+      read.failing = true;
+      clock.advance(1_000);
+      await Promise.resolve();
+      expect(first.reply).toEqual(BACKEND_500);
+      expect(blocking.parked).toBe(0);
+      expect(clock.pendingTimers).toBe(0);
+
+      // Recovered, same index: rendered afresh, not the error of the last wake-up.
+      read.failing = false;
+      const second = track(ask(request(), { minIndex: 1, timeoutMs: 1_000 }, read));
+      clock.advance(1_000);
+      await Promise.resolve();
+      expect(second.reply).toEqual({ status: 200, body: '1:v1' });
+
+      const byIndex = failingRead('t', 'index');
+      const third = track(ask(request(), { minIndex: 1, timeoutMs: 1_000 }, byIndex));
+      byIndex.failing = true;
+      expect(() => clock.advance(1_000)).not.toThrow();
+      await Promise.resolve();
+      expect(third.reply).toEqual(BACKEND_500);
+      expect(blocking.parked).toBe(0);
+      expect(store.watchCount).toBe(0);
+      expect(clock.pendingTimers).toBe(0);
+    });
+
+    it('releaseAll answers a failing group with the error and the others with their data', async () => {
+      await set('a', 'v1');
+      await set('b', 'w1');
+      const broken = Object.assign(failingRead('a', 'index'), { shareKey: 'a' });
+      const a1 = ask(request(), { minIndex: 1, timeoutMs: 60_000 }, broken);
+      const a2 = ask(request(), { minIndex: 1, timeoutMs: 60_000 }, broken);
+      const b = ask(request(), { minIndex: 2, timeoutMs: 60_000 }, keyRead('b'));
+      broken.failing = true;
+      expect(() => blocking.releaseAll()).not.toThrow();
+      await expect(a1).resolves.toEqual(BACKEND_500);
+      await expect(a2).resolves.toEqual(BACKEND_500);
+      await expect(b).resolves.toEqual({ status: 200, body: '2:w1' });
+      expect(blocking.parked).toBe(0);
+      expect(store.watchCount).toBe(0);
+      expect(clock.pendingTimers).toBe(0);
+    });
+
+    it('the first, synchronous answer still throws to the caller', async () => {
+      await set('a', 'v1');
+      const byIndex = failingRead('a', 'index');
+      byIndex.failing = true;
+      expect(() => blocking.answer(request(), { minIndex: 1, timeoutMs: 60_000 }, byIndex)).toThrow('backend unavailable');
+      const byRender = failingRead('a', 'render');
+      byRender.failing = true;
+      expect(() => blocking.answer(request(), { minIndex: 0, timeoutMs: 60_000 }, byRender)).toThrow('backend unavailable');
+      expect(blocking.parked).toBe(0);
+      expect(store.watchCount).toBe(0);
+      expect(log.entries).toHaveLength(0);
+    });
   });
 });
