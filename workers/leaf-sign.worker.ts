@@ -5,6 +5,6 @@ import type { LeafResult, LeafTask } from './protocol.js';
 
 const work = new LeafWork();
 
-export function signLeaf(task: LeafTask): LeafResult {
-  return work.run(task);
+export function signLeaves(tasks: readonly LeafTask[]): LeafResult[] {
+  return tasks.map((task) => work.run(task));
 }

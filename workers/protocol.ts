@@ -34,5 +34,8 @@ export type LeafResult =
 /** The worker does not hold the task's CA yet: resend the task with `ca` set. */
 export const CA_UNKNOWN = 'CA_UNKNOWN';
 
-/** The named export piscina calls in the worker file. */
-export const SIGN_LEAF = 'signLeaf';
+/**
+ * The named export piscina calls in the worker file: a batch of leaves in, one result per leaf out,
+ * in order. Batches keep the main thread's cost per leaf low (one message each way per batch).
+ */
+export const SIGN_LEAVES = 'signLeaves';

@@ -1,18 +1,16 @@
 // Leaf issuance (src/connect/ca/x509.ts, leaf-work.ts, pool-signer.ts, ca-manager.ts), cold: a new
 // P-256 key, its CSR, the CSR check and the CA's signature every time.
-// - one thread in-process: the DER-template path, beside @peculiar/x509 building the same leaf
-//   (the library baseline the template replaced);
+// - one thread in-process: the DER-template path, beside pkijs (precomputed per root) and
+//   @peculiar/x509 building the same leaf (bench/micro/leaf-baselines.ts), the libraries it replaced;
 // - through the piscina pool (target >= 500 certificates/s on 2 cores), alone and behind the CA
 //   manager (serial counter committed to the store, memory and durable), with the main thread's
 //   event-loop delay measured by perf_hooks.monitorEventLoopDelay (target: never over 5 ms).
 // Run: node dist/bench/micro/leaf-issue.js [--count 3000] [--in-flight 64]
-import 'reflect-metadata';
-import * as px from '@peculiar/x509';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { webcrypto } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { CaManager } from '../../src/connect/ca/ca-manager.js';
 import { toPem } from '../../src/connect/ca/encoding.js';
 import { LeafWork } from '../../src/connect/ca/leaf-work.js';
@@ -23,6 +21,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
 import { openEmbeddedStore } from '../../src/state/embedded-store.js';
 import { isEntryPoint, runMain } from '../support/main.js';
+import { peculiarIssuer, pkijsIssuer, type IssueLeaf } from './leaf-baselines.js';
 import { BENCH_OUT } from '../support/paths.js';
 import { formatTable, round, writeJson } from '../support/report.js';
 
@@ -73,43 +72,16 @@ function inProcess(ca: SignTask['ca'], count: number): Row {
   return { scenario: 'DER template, 1 thread in-process', perSecond: 1000 / ms, msPerCert: ms };
 }
 
-/** The same leaf (P-256 key, empty subject, SAN, key usages, key IDs) built by @peculiar/x509. */
-async function peculiarBaseline(caDer: Buffer, caKeyPem: string, count: number): Promise<Row> {
-  const crypto = webcrypto as unknown as Parameters<typeof px.cryptoProvider.set>[0];
-  px.cryptoProvider.set(crypto);
-  const subtle = webcrypto.subtle;
-  const pkcs8 = Buffer.from(caKeyPem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
-  const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-  const caKey = await subtle.importKey('pkcs8', pkcs8, alg, false, ['sign']);
-  const caCert = new px.X509Certificate(caDer);
-  const one = async (i: number): Promise<void> => {
-    const keys = (await subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-    const now = Date.now();
-    await px.X509CertificateGenerator.create({
-      serialNumber: (i + 2).toString(16).padStart(2, '0'),
-      issuer: caCert.subject,
-      subject: '',
-      notBefore: new Date(now - 60_000),
-      notAfter: new Date(now + 72 * 3_600_000),
-      signingAlgorithm: alg,
-      publicKey: keys.publicKey as never,
-      signingKey: caKey as never,
-      extensions: [
-        new px.KeyUsagesExtension(px.KeyUsageFlags.digitalSignature | px.KeyUsageFlags.keyEncipherment | px.KeyUsageFlags.dataEncipherment | px.KeyUsageFlags.keyAgreement, true),
-        new px.ExtendedKeyUsageExtension([px.ExtendedKeyUsage.clientAuth, px.ExtendedKeyUsage.serverAuth]),
-        new px.BasicConstraintsExtension(false, undefined, true),
-        await px.SubjectKeyIdentifierExtension.create(keys.publicKey as never),
-        await px.AuthorityKeyIdentifierExtension.create(caCert),
-        new px.SubjectAlternativeNameExtension([{ type: 'url', value: `spiffe://${TD}/ns/default/dc/dc1/svc/svc-${i}` }], true),
-      ],
-    });
-    await subtle.exportKey('pkcs8', keys.privateKey);
-  };
-  for (let i = 0; i < 20; i++) await one(i);
+/** One thread, one leaf at a time, through a library; the first certificate is checked first. */
+async function libraryBaseline(scenario: string, issue: IssueLeaf, caDer: Buffer, count: number): Promise<Row> {
+  const uri = (i: number): string => `spiffe://${TD}/ns/default/dc/dc1/svc/svc-${i}`;
+  const first = new X509Certificate(await issue(uri(0), 2));
+  if (!first.verify(new X509Certificate(caDer).publicKey) || first.subjectAltName !== `URI:${uri(0)}`) throw new Error(`${scenario}: bad certificate`);
+  for (let i = 0; i < 50; i++) await issue(uri(i), i + 2);
   const start = performance.now();
-  for (let i = 0; i < count; i++) await one(i);
+  for (let i = 0; i < count; i++) await issue(uri(i), i + 2);
   const ms = (performance.now() - start) / count;
-  return { scenario: '@peculiar/x509 (library baseline), 1 thread', perSecond: 1000 / ms, msPerCert: ms };
+  return { scenario, perSecond: 1000 / ms, msPerCert: ms };
 }
 
 /** Runs `count` issuances with `inFlight` outstanding, timing them and the event loop. */
@@ -192,8 +164,9 @@ export async function runLeafIssueBench(count = 3000, inFlight = 64): Promise<Ro
   const rows: Row[] = [];
   process.stderr.write('leaf-issue: in-process ...\n');
   rows.push(inProcess(ca, Math.min(count, 2000)));
-  process.stderr.write('leaf-issue: @peculiar/x509 baseline ...\n');
-  rows.push(await peculiarBaseline(ca.key.der, ca.privateKeyPem, 200));
+  process.stderr.write('leaf-issue: library baselines ...\n');
+  rows.push(await libraryBaseline('pkijs, per-root precomputation (baseline), 1 thread', pkijsIssuer(ca.key.der, ca.privateKeyPem), ca.key.der, 500));
+  rows.push(await libraryBaseline('@peculiar/x509, 1 thread', await peculiarIssuer(ca.key.der, ca.privateKeyPem), ca.key.der, 200));
   process.stderr.write('leaf-issue: pool ...\n');
   for (const threads of [...new Set([DEFAULT_THREADS, availableParallelism()])]) {
     const signer = new PoolSigner({ threads });

@@ -1,7 +1,8 @@
 // A minimal DER writer and reader: just the ASN.1 the CA needs (certificates, CSRs, their
-// extensions). Hand-written because building a leaf with a general ASN.1 library costs 3-7 ms of
-// JavaScript per certificate against ~0.2 ms of cryptography (issue 5); concatenating
-// precomputed byte strings costs microseconds. Guarded by bench/micro/leaf-issue.ts.
+// extensions). Hand-written instead of pkijs or @peculiar/x509 for speed, measured in one run by
+// bench/micro/leaf-issue.ts: a whole cold leaf (key, CSR, check, signature) takes 0.45 ms here
+// against 2.6 ms with pkijs (everything fixed per root precomputed) and 4.2 ms with
+// @peculiar/x509; the difference is the libraries' JavaScript object model for ASN.1.
 
 /** Universal tags used here. */
 export const TAG = {

@@ -1,12 +1,13 @@
 // The CertSigner backed by a piscina pool of workers (workers/leaf-sign.worker.ts): key
-// generation, CSR creation and signing all happen off the event loop. The only file that imports
-// piscina. A CA's key crosses to a worker once per root: tasks name the CA by ID, and a worker that
-// does not hold it yet answers CA_UNKNOWN, upon which the task is resent with the material.
+// generation, CSR creation and signing all happen off the event loop, in batches. The only file
+// that imports piscina. A CA's key crosses to a worker once per root: tasks name the CA by ID, and
+// a worker that does not hold it yet answers CA_UNKNOWN, upon which the task is resent with the
+// material.
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { CA_UNKNOWN, SIGN_LEAF, type LeafResult, type LeafTask } from '../../../workers/protocol.js';
+import { CA_UNKNOWN, SIGN_LEAVES, type LeafResult, type LeafTask } from '../../../workers/protocol.js';
 import { AgentError } from '../../core/errors.js';
 import { leafTask, resultToMaterial, type CertSigner, type SignTask, type SignedMaterial } from './signer.js';
 
@@ -19,9 +20,8 @@ export interface PoolSignerOptions {
 
 /**
  * Every core but one, and at least one. Signing is CPU-bound, so a worker per core would leave the
- * event loop competing with the pool for a core: measured on the 2-core dev VM, 2 workers signed
- * ~2,200 leaves/s with event-loop stalls up to ~5 ms (the OS descheduling the main thread), while
- * one worker signs ~2,000/s (4x the 500/s target) and leaves a core to the HTTP loop.
+ * event loop competing with the pool for a core: measured on the 2-core dev VM, one worker signs
+ * ~2,100 leaves/s (4x the 500/s target) and leaves a core to the HTTP loop; two sign ~3,000/s.
  * bench/micro/leaf-issue.ts measures both.
  */
 export const DEFAULT_THREADS = Math.max(1, availableParallelism() - 1);
@@ -47,18 +47,47 @@ export function defaultWorkerFile(): string {
   return join(here.endsWith('.js') ? root : join(root, 'dist'), 'workers', 'leaf-sign.worker.js');
 }
 
+/**
+ * Leaves per pool task at most. A batch's results reach the event loop together, and each costs
+ * the main thread a few tens of microseconds (resolving its request, writing its response), so a
+ * batch stays well inside the 5 ms event-loop budget; past ~8 the saving per leaf is small
+ * (bench/micro/leaf-issue.ts).
+ */
+const MAX_BATCH = 8;
+
+interface Waiting {
+  readonly task: SignTask;
+  /** A worker answered CA_UNKNOWN for this task: send the CA material with it. */
+  readonly withCa: boolean;
+  readonly resolve: (material: SignedMaterial) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit for signing: a leaf asked for while the workers are idle goes at once, alone;
+ * leaves asked for while they are busy wait and go together, up to MAX_BATCH per pool task, as
+ * soon as a worker can take them. Measured on the 2-core dev VM, piscina costs the main thread
+ * ~85 us per task; in batches of 8 the cost per leaf falls to ~35 us.
+ */
 export class PoolSigner implements CertSigner {
-  private readonly pool: Piscina<LeafTask, LeafResult>;
+  private readonly pool: Piscina<readonly LeafTask[], LeafResult[]>;
+  /** Batches in flight at most: one running and one ready per worker, so none idles between batches. */
+  private readonly maxInFlight: number;
+  private readonly waiting: Waiting[] = [];
+  private inFlight = 0;
   private closed = false;
   /** Tasks that had to carry CA material: at most one per (worker, root). */
   caTransfers = 0;
+  /** Pool tasks run so far (each a batch of one or more leaves). */
+  batches = 0;
   private readonly seen = new Set<string>();
 
   constructor(options: PoolSignerOptions = {}) {
     const threads = Math.max(1, options.threads ?? DEFAULT_THREADS);
-    this.pool = new Piscina<LeafTask, LeafResult>({
+    this.maxInFlight = threads * 2;
+    this.pool = new Piscina<readonly LeafTask[], LeafResult[]>({
       filename: options.workerFile ?? defaultWorkerFile(),
-      name: SIGN_LEAF,
+      name: SIGN_LEAVES,
       minThreads: 1,
       maxThreads: threads,
       idleTimeout: IDLE_TIMEOUT_MS,
@@ -71,34 +100,76 @@ export class PoolSigner implements CertSigner {
     return this.pool.threads.length;
   }
 
-  async sign(task: SignTask): Promise<SignedMaterial> {
-    // A root never seen before goes with its first task: no worker can hold it yet.
-    const first = !this.seen.has(task.ca.id);
-    if (first) {
-      this.seen.add(task.ca.id);
-      this.caTransfers++;
-    }
-    let result = await this.run(leafTask(task, first));
-    if (!result.ok && result.code === CA_UNKNOWN) {
-      this.caTransfers++;
-      result = await this.run(leafTask(task, true));
-    }
-    return resultToMaterial(result);
+  sign(task: SignTask): Promise<SignedMaterial> {
+    if (this.closed) return Promise.reject(unavailable('the signing pool is closed'));
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ task, withCa: false, resolve, reject });
+      this.dispatch();
+    });
   }
 
-  private async run(task: LeafTask): Promise<LeafResult> {
-    if (this.closed) throw new AgentError('CA_SIGNER_UNAVAILABLE', 'unavailable', 'the signing pool is closed');
+  private dispatch(): void {
+    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+      // Spread what waits over the free slots, so every worker gets a share of a burst.
+      const size = Math.min(MAX_BATCH, Math.ceil(this.waiting.length / (this.maxInFlight - this.inFlight)));
+      this.inFlight++;
+      this.batches++;
+      void this.run(this.waiting.splice(0, size)).finally(() => {
+        this.inFlight--;
+        this.dispatch();
+      });
+    }
+  }
+
+  private async run(batch: readonly Waiting[]): Promise<void> {
+    let results: LeafResult[];
     try {
-      return await this.pool.run(task);
+      results = await this.pool.run(this.tasksOf(batch));
     } catch (err) {
       // Piscina's own failures (a worker that died, a destroyed pool) become a code too.
-      throw new AgentError('CA_SIGNER_UNAVAILABLE', 'unavailable', `leaf signing failed: ${(err as Error).message}`, { cause: err });
+      const failure = unavailable(`leaf signing failed: ${(err as Error).message}`, err);
+      for (const w of batch) w.reject(failure);
+      return;
     }
+    batch.forEach((w, i) => {
+      const result = results[i] as LeafResult;
+      if (!result.ok && result.code === CA_UNKNOWN && !w.withCa && !this.closed) {
+        this.waiting.unshift({ ...w, withCa: true });
+        return;
+      }
+      try {
+        w.resolve(resultToMaterial(result));
+      } catch (err) {
+        w.reject(err);
+      }
+    });
+  }
+
+  /** The batch as sent: each root's material rides with its first task when a worker may lack it. */
+  private tasksOf(batch: readonly Waiting[]): LeafTask[] {
+    const carried = new Set<string>();
+    const needs = new Set(batch.filter((w) => w.withCa || !this.seen.has(w.task.ca.id)).map((w) => w.task.ca.id));
+    return batch.map(({ task }) => {
+      const id = task.ca.id;
+      const withCa = needs.has(id) && !carried.has(id);
+      if (withCa) {
+        carried.add(id);
+        this.seen.add(id);
+        this.caTransfers++;
+      }
+      return leafTask(task, withCa);
+    });
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const failure = unavailable('the signing pool is closed');
+    for (const w of this.waiting.splice(0)) w.reject(failure);
     await this.pool.destroy();
   }
+}
+
+function unavailable(message: string, cause?: unknown): AgentError {
+  return new AgentError('CA_SIGNER_UNAVAILABLE', 'unavailable', message, cause === undefined ? undefined : { cause });
 }

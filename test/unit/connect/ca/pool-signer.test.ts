@@ -65,6 +65,50 @@ describe('PoolSigner', () => {
     });
   });
 
+  it('sends leaves asked for while the workers are busy in batches, each result to its own caller', async () => {
+    const one = new PoolSigner({ threads: 1 });
+    try {
+      const a = await ca('root-batch');
+      const services = Array.from({ length: 40 }, (_, i) => `svc-${i}`);
+      const signed = await Promise.all(services.map((service, i) => one.sign(task(a, BigInt(1000 + i), service))));
+      signed.forEach((m, i) => {
+        const leaf = new X509Certificate(pemBlocks(m.certPem, 'CERTIFICATE')[0]!);
+        expect(leaf.serialNumber).toBe((1000 + i).toString(16).toUpperCase().padStart(4, '0'));
+        expect(leaf.subjectAltName).toBe(`URI:spiffe://${TD}/ns/default/dc/dc1/svc/svc-${i}`);
+        expect(leaf.checkPrivateKey(createPrivateKey(m.privateKeyPem))).toBe(true);
+      });
+      // Two go alone (the free slots), the other 38 wait and go 8 at a time at most.
+      expect(one.batches).toBeLessThan(12);
+      expect(one.batches).toBeGreaterThanOrEqual(2 + Math.ceil(38 / 8));
+      expect(one.caTransfers).toBe(1);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it('fails only the bad leaf of a batch', async () => {
+    const one = new PoolSigner({ threads: 1 });
+    try {
+      const a = await ca('root-mixed');
+      const tasks = Array.from({ length: 12 }, (_, i) => (i === 7 ? { ...task(a, 50n + BigInt(i)), datacenter: 'dc2' } : task(a, 50n + BigInt(i))));
+      const outcomes = await Promise.allSettled(tasks.map((t) => one.sign(t)));
+      expect(outcomes.map((o) => o.status)).toEqual(tasks.map((_, i) => (i === 7 ? 'rejected' : 'fulfilled')));
+      expect((outcomes[7] as PromiseRejectedResult).reason).toMatchObject({ code: 'CA_BAD_CSR', message: 'SPIFFE ID in CSR from a different datacenter: dc1, we are dc2' });
+      expect(one.batches).toBeLessThan(12);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it('answers leaves still waiting for a worker when closed', async () => {
+    const one = new PoolSigner({ threads: 1 });
+    const a = await ca('root-closing');
+    const settled = Promise.allSettled(Array.from({ length: 10 }, (_, i) => one.sign(task(a, BigInt(70 + i)))));
+    await one.close();
+    const outcomes = await settled;
+    expect(outcomes.every((o) => o.status === 'rejected' && (o.reason as { code: string }).code === 'CA_SIGNER_UNAVAILABLE')).toBe(true);
+  });
+
   it('refuses work once closed', async () => {
     const closed = new PoolSigner({ threads: 1 });
     await closed.close();
