@@ -407,6 +407,13 @@ describe('BlockingQueries', () => {
   });
 
   describe('when the read fails on wake-up (state backend down)', () => {
+    /** No parked entry, store watch or wheel timer is left behind. */
+    const expectNothingParked = (): void => {
+      expect(blocking.parked).toBe(0);
+      expect(store.watchCount).toBe(0);
+      expect(clock.pendingTimers).toBe(0);
+    };
+
     /** keyRead whose index() or render() throws `error` while `fails` says so. */
     function failingRead(
       key: string,
@@ -451,9 +458,7 @@ describe('BlockingQueries', () => {
       await nextMacrotask();
       await Promise.resolve();
       expect(states.map((st) => st.reply)).toEqual([BACKEND_500, BACKEND_500, BACKEND_500]);
-      expect(blocking.parked).toBe(0);
-      expect(store.watchCount).toBe(0);
-      expect(clock.pendingTimers).toBe(0);
+      expectNothingParked();
       // Logged once per wake-up, with the path, as the dispatcher logs a 500.
       expect(log.entries.filter((e) => e.level === 'error')).toHaveLength(1);
       expect(log.entries[0]!.obj).toMatchObject({ path: '/v1/kv/a' });
@@ -485,9 +490,7 @@ describe('BlockingQueries', () => {
       await nextMacrotask();
       await Promise.resolve();
       expect(state.reply).toEqual({ status: 503, body: 'state store unavailable', contentType: TEXT_TYPE });
-      expect(blocking.parked).toBe(0);
-      expect(store.watchCount).toBe(0);
-      expect(clock.pendingTimers).toBe(0);
+      expectNothingParked();
     });
 
     it('a timeout whose render() throws answers every member, leaves no timer or watch, and throws nothing', async () => {
@@ -508,9 +511,7 @@ describe('BlockingQueries', () => {
       clock.advance(4_000);
       await Promise.resolve();
       expect(other.reply).toEqual({ status: 200, body: '1:v1' });
-      expect(blocking.parked).toBe(0);
-      expect(store.watchCount).toBe(0);
-      expect(clock.pendingTimers).toBe(0);
+      expectNothingParked();
     });
 
     it('a timeout whose render() or index() throws answers with the error; after recovery the same index renders afresh', async () => {
@@ -537,9 +538,7 @@ describe('BlockingQueries', () => {
       expect(() => clock.advance(1_000)).not.toThrow();
       await Promise.resolve();
       expect(third.reply).toEqual(BACKEND_500);
-      expect(blocking.parked).toBe(0);
-      expect(store.watchCount).toBe(0);
-      expect(clock.pendingTimers).toBe(0);
+      expectNothingParked();
     });
 
     it('releaseAll answers a failing group with the error and the others with their data', async () => {
@@ -554,9 +553,7 @@ describe('BlockingQueries', () => {
       await expect(a1).resolves.toEqual(BACKEND_500);
       await expect(a2).resolves.toEqual(BACKEND_500);
       await expect(b).resolves.toEqual({ status: 200, body: '2:w1' });
-      expect(blocking.parked).toBe(0);
-      expect(store.watchCount).toBe(0);
-      expect(clock.pendingTimers).toBe(0);
+      expectNothingParked();
     });
 
     it('the first, synchronous answer still throws to the caller', async () => {
