@@ -33,7 +33,7 @@ const arrayBuffer = (b: Buffer): ArrayBuffer => b.buffer.slice(b.byteOffset, b.b
 export function pkijsIssuer(caDer: Buffer, caKeyPem: string): IssueLeaf {
   const caKey = createPrivateKey(caKeyPem);
   const root = pkijs.Certificate.fromBER(arrayBuffer(caDer));
-  const rootKeyId = new X509Certificate(caDer).publicKey.export({ type: 'spki', format: 'der' });
+  const rootSpki = new X509Certificate(caDer).publicKey.export({ type: 'spki', format: 'der' });
   const ext = (extnID: string, critical: boolean, value: asn1js.BaseBlock): pkijs.Extension =>
     new pkijs.Extension({ extnID, critical, extnValue: value.toBER() });
   const sanExtension = (uri: string): pkijs.Extension =>
@@ -47,7 +47,7 @@ export function pkijsIssuer(caDer: Buffer, caKeyPem: string): IssueLeaf {
   const authorityKeyId = ext(
     OID.authorityKeyId,
     false,
-    new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: arrayBuffer(createHash('sha256').update(rootKeyId).digest()) }) }).toSchema(),
+    new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: arrayBuffer(createHash('sha256').update(rootSpki).digest()) }) }).toSchema(),
   );
 
   return (uri, serial) => {
@@ -85,7 +85,7 @@ export function pkijsIssuer(caDer: Buffer, caKeyPem: string): IssueLeaf {
     cert.signatureAlgorithm = algorithm();
     cert.signatureValue = new asn1js.BitString({ valueHex: arrayBuffer(sign('sha256', tbs, caKey)) });
     cert.tbsView = new Uint8Array(tbs);
-    privateKey.export({ type: 'sec1', format: 'pem' });
+    privateKey.export({ type: 'sec1', format: 'pem' }); // the agent returns the key as PEM too
     return Buffer.from(cert.toSchema(false).toBER());
   };
 }

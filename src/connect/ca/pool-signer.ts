@@ -48,10 +48,9 @@ export function defaultWorkerFile(): string {
 }
 
 /**
- * Leaves per pool task at most. A batch's results reach the event loop together, and each costs
- * the main thread a few tens of microseconds (resolving its request, writing its response), so a
- * batch stays well inside the 5 ms event-loop budget; past ~8 the saving per leaf is small
- * (bench/micro/leaf-issue.ts).
+ * Leaves per pool task at most. A batch's results reach the event loop together, each costing the
+ * main thread tens of microseconds (resolving its request, writing its response), so one batch is
+ * well under a millisecond of CPU; past ~8 the saving per leaf is small (bench/micro/leaf-issue.ts).
  */
 const MAX_BATCH = 8;
 
