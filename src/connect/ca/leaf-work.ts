@@ -22,6 +22,7 @@ export class LeafWork {
       const csr = createCsr(key, task.uri);
       const leaf = signLeafCsr(issuer, {
         csr,
+        csrKey: key,
         serial: task.serial,
         nowMs: task.nowMs,
         ttlMs: task.ttlMs,

@@ -8,6 +8,8 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPair, generat
 import { promisify } from 'node:util';
 import { AgentError } from '../../core/errors.js';
 import * as der from './der.js';
+import { toPem } from './encoding.js';
+import { generateP256KeyPair, p256PublicKey, type P256KeyPair } from './p256.js';
 import { parseServiceUri, type ServiceId } from './spiffe-id.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
@@ -290,20 +292,16 @@ export function crossSign(old: Issuer, newRoot: ParsedCertificate, serial: bigin
   return signed(tbs, old.algorithm, old.hash, old.key);
 }
 
-export interface LeafKey {
-  readonly privateKey: KeyObject;
-  readonly spki: Buffer;
-}
+export type LeafKey = P256KeyPair;
 
 /** The leaf key pair: ECDSA P-256 whatever the CA's type (§5.4). */
 export function generateLeafKey(): LeafKey {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  return { privateKey, spki: publicKey.export({ type: 'spki', format: 'der' }) };
+  return generateP256KeyPair();
 }
 
 /** The leaf key as a SEC1 `EC PRIVATE KEY` PEM (D14). */
 export function leafKeyPem(key: LeafKey): string {
-  return key.privateKey.export({ type: 'sec1', format: 'pem' }) as string;
+  return toPem(key.sec1, 'EC PRIVATE KEY');
 }
 
 /** A PKCS#10 request with an empty subject and one URI SAN, signed ECDSA-SHA256 by the leaf key. */
@@ -326,8 +324,12 @@ function badCsr(message: string): AgentError {
   return new AgentError('CA_BAD_CSR', 'invalid', message);
 }
 
-/** Parses a CSR and checks its signature; throws CA_BAD_CSR when either fails. */
-export function parseCsr(csrDer: Buffer): ParsedCsr {
+/**
+ * Parses a CSR and checks its signature; throws CA_BAD_CSR when either fails. `madeWith` is the
+ * key the caller made the CSR with, if it did: when its SPKI is the CSR's, its public key checks
+ * the signature without importing the CSR's key again (~60 us, bench/micro/leaf-issue.ts).
+ */
+export function parseCsr(csrDer: Buffer, madeWith?: LeafKey): ParsedCsr {
   let info: der.Node, algorithm: der.Node, signature: der.Node;
   let spki: Buffer;
   const uris: string[] = [];
@@ -357,13 +359,26 @@ export function parseCsr(csrDer: Buffer): ParsedCsr {
   }
   const hash = HASH_OF_SIGNATURE[der.readOid(der.children(algorithm)[0] as der.Node)];
   if (hash === undefined) throw badCsr('CSR signature algorithm is not supported');
-  const ok = verify(hash, info.raw, { key: spki, format: 'der', type: 'spki' }, signature.content.subarray(1));
+  let ok: boolean;
+  try {
+    const key = madeWith?.spki.equals(spki) === true ? madeWith.publicKey : publicKeyOf(spki);
+    ok = verify(hash, info.raw, key, signature.content.subarray(1));
+  } catch (err) {
+    throw badCsr(`CSR public key is invalid: ${(err as Error).message}`);
+  }
   if (!ok) throw badCsr('CSR signature is invalid');
   return { spki, uris, emails };
 }
 
+/** A key from its SPKI: P-256 (every leaf's) through its coordinates, others through OpenSSL. */
+function publicKeyOf(spki: Buffer): KeyObject {
+  return p256PublicKey(spki) ?? createPublicKey({ key: spki, format: 'der', type: 'spki' });
+}
+
 export interface LeafRequest {
   readonly csr: Buffer;
+  /** The key pair the CSR was made with, when the signer made it (see parseCsr). */
+  readonly csrKey?: LeafKey;
   readonly serial: bigint;
   readonly nowMs: number;
   readonly ttlMs: number;
@@ -383,7 +398,7 @@ export interface SignedLeaf {
  * this trust domain and datacenter; empty subject with a critical SAN; backdated one minute.
  */
 export function signLeafCsr(issuer: Issuer, req: LeafRequest): SignedLeaf {
-  const csr = parseCsr(req.csr);
+  const csr = parseCsr(req.csr, req.csrKey);
   if (csr.uris.length !== 1) throw badCsr('CSR SAN contains an invalid number of URIs: ' + String(csr.uris.length));
   if (csr.emails.length > 0) throw badCsr('CSR SAN does not allow specifying email addresses');
   const uri = csr.uris[0] as string;

@@ -162,6 +162,14 @@ describe('CSR', () => {
     const tampered = Buffer.from(csr);
     tampered[tampered.length - 5] = (tampered[tampered.length - 5] as number) ^ 0xff;
     expect(() => parseCsr(tampered)).toThrow(expect.objectContaining({ code: 'CA_BAD_CSR' }));
+    // The key it was made with checks the signature too, and only when the CSR carries that key.
+    expect(parseCsr(csr, key).uris).toHaveLength(1);
+    expect(() => parseCsr(tampered, key)).toThrow(expect.objectContaining({ code: 'CA_BAD_CSR' }));
+    const otherKey = generateLeafKey();
+    expect(parseCsr(csr, otherKey).spki.equals(key.spki)).toBe(true);
+    const claimsOther = createCsr({ ...key, spki: otherKey.spki }, `spiffe://${TD}/ns/default/dc/dc1/svc/web`);
+    expect(() => parseCsr(claimsOther, key)).toThrow('CSR signature is invalid');
+    expect(() => parseCsr(claimsOther, otherKey)).toThrow('CSR signature is invalid');
 
     const sign = (uri: string) => () =>
       signLeafCsr(root, { csr: createCsr(key, uri), serial: 1n, nowMs: NOW, ttlMs: HOUR, trustDomain: TD, datacenter: 'dc1' });
