@@ -3,6 +3,7 @@
 import { parseHttpBenchArgs } from './support/args.js';
 import { runAuthorizeBench } from './http/authorize.js';
 import { runCaBench } from './http/ca.js';
+import { runCaWaveCpuBench } from './http/ca-wave-cpu.js';
 import { runFanoutBench } from './http/fanout.js';
 import { runKvBench } from './http/kv.js';
 import { isEntryPoint, runMain } from './support/main.js';
@@ -13,6 +14,7 @@ if (isEntryPoint(import.meta.url)) {
     await runKvBench(args);
     await runFanoutBench(args.queries, args.quietWaitS);
     await runCaBench(args);
+    await runCaWaveCpuBench(7);
     await runAuthorizeBench(args);
   });
 }

@@ -9,13 +9,12 @@
 // Run: node dist/bench/http/ca.js [--duration 10] [--warmup 2] [--quiet-wait 15]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
 import { parseHttpBenchArgs, type HttpBenchArgs } from '../support/args.js';
 import { spawnServer, type ServerProcess } from '../support/child.js';
-import { ResponseParser } from '../support/http-response.js';
 import { probe } from '../support/kv-client.js';
+import { firstLeafStorm, requestStorm } from '../support/request-storm.js';
 import type { LoadRequest, LoadResult, LoadTool } from '../support/load.js';
 import { isEntryPoint, runMain } from '../support/main.js';
 import { BENCH_OUT } from '../support/paths.js';
@@ -59,7 +58,7 @@ interface Row {
 
 // The rate limit would turn most of a 1,000-service wave into 429s (Consul's default is 50/s):
 // the storm measures issuance itself, so the bench agent runs without it.
-const AGENT_CONFIG = { connect: { ca_config: { csr_max_per_second: 0 } } };
+export const AGENT_CONFIG = { connect: { ca_config: { csr_max_per_second: 0 } } };
 
 // As in kv.ts: a row during which other jobs took over a tenth of a core is measured again, at
 // most twice, keeping the quietest sample (the CPU of this process, which runs the storm client,
@@ -89,87 +88,6 @@ async function measureOnce(tool: LoadTool, pid: number, request: LoadRequest, ar
   return note === undefined ? { result, serverCpuPct: serverPct, otherCpuPct: otherPct } : { result, serverCpuPct: serverPct, otherCpuPct: otherPct, note };
 }
 
-/**
- * Waves of WAVE requests sent at once, until stopped (or `maxWaves`): one keep-alive connection
- * per request, as proxies hold to their local agent, over raw sockets with a pre-built request so
- * the client's own CPU on the shared cores stays small. `target(wave, i)` is request i's path; a
- * wave can take seconds while wrk saturates the agent (the signing worker runs at a lower
- * priority), so a connection the server closed as idle is replaced before the next wave.
- */
-function requestStorm(port: number, target: (wave: number, i: number) => string, maxWaves = Number.POSITIVE_INFINITY): () => { stop(): Promise<string> } {
-  return () => {
-    let running = true;
-    let answered = 0;
-    let failed = 0;
-    let wave = 0;
-    let slowestWaveMs = 0;
-    const sockets: (Socket | undefined)[] = new Array<Socket | undefined>(WAVE).fill(undefined);
-    const open = (i: number): Promise<Socket> =>
-      new Promise((resolve) => {
-        const socket = connect(port, LOOPBACK, () => resolve(socket));
-        socket.on('error', () => socket.destroy());
-        socket.on('close', () => {
-          if (sockets[i] === socket) sockets[i] = undefined;
-        });
-        sockets[i] = socket;
-      });
-    const one = async (i: number, path: string): Promise<void> => {
-      const existing = sockets[i];
-      const socket = existing !== undefined && !existing.destroyed ? existing : await open(i);
-      await new Promise<void>((resolve) => {
-        const parser = new ResponseParser();
-        const done = (ok: boolean): void => {
-          socket.off('data', onData);
-          socket.off('close', onClose);
-          if (ok) answered++;
-          else failed++;
-          resolve();
-        };
-        const onData = (chunk: Buffer): void => {
-          const response = parser.feed(chunk);
-          if (response !== undefined) done(response.status < 500 && response.status !== 429);
-        };
-        const onClose = (): void => done(false);
-        socket.on('data', onData);
-        socket.once('close', onClose);
-        socket.write(`GET ${path} HTTP/1.1\r\nHost: ${LOOPBACK}\r\n\r\n`);
-      });
-    };
-    const loop = (async () => {
-      while (running && wave < maxWaves) {
-        const w = wave++;
-        const started = performance.now();
-        await Promise.all(Array.from({ length: WAVE }, (_, i) => one(i, target(w, i))));
-        slowestWaveMs = Math.max(slowestWaveMs, performance.now() - started);
-      }
-    })();
-    return {
-      async stop() {
-        running = false;
-        await loop;
-        for (const socket of sockets) socket?.destroy();
-        return `${answered} answered in ${wave} waves of ${WAVE} (slowest wave ${(slowestWaveMs / 1000).toFixed(2)} s)${failed > 0 ? `, ${failed} failed` : ''}`;
-      },
-    };
-  };
-}
-
-/** Services are numbered across storms, so every wave of first leaves asks for never-seen ones. */
-let serviceSeq = 0;
-
-/** Waves of WAVE never-seen services asking for their first leaf; `names` collects them in order. */
-function firstLeafStorm(port: number, maxWaves?: number, names?: string[]): () => { stop(): Promise<string> } {
-  return requestStorm(
-    port,
-    () => {
-      const name = `storm-${serviceSeq++}`;
-      names?.push(name);
-      return `/v1/agent/connect/ca/leaf/${name}`;
-    },
-    maxWaves,
-  );
-}
-
 type Sample = Omit<Row, 'scenario'>;
 
 /**
@@ -185,10 +103,10 @@ async function oneWaveRows(tool: LoadTool, pid: number, port: number, authorize:
     process.stderr.write(`  authorize over ${WAVE_WINDOW_S} s windows, run ${run}/${WAVE_REPEATS}: idle, first leaves, cached leaves, 404s ...\n`);
     const names: string[] = [];
     samples.idle.push(await measure(tool, pid, authorize, window));
-    samples.first.push(await measure(tool, pid, authorize, window, firstLeafStorm(port, 1, names)));
+    samples.first.push(await measure(tool, pid, authorize, window, firstLeafStorm(port, WAVE, 1, names)));
     const again = names.slice(-WAVE);
-    samples.cached.push(await measure(tool, pid, authorize, window, requestStorm(port, (_, i) => `/v1/agent/connect/ca/leaf/${again[i] ?? 'web'}`, 1)));
-    samples.noWork.push(await measure(tool, pid, authorize, window, requestStorm(port, () => '/v1/no-such-endpoint', 1)));
+    samples.cached.push(await measure(tool, pid, authorize, window, requestStorm(port, WAVE, (_, i) => `/v1/agent/connect/ca/leaf/${again[i] ?? 'web'}`, 1)));
+    samples.noWork.push(await measure(tool, pid, authorize, window, requestStorm(port, WAVE, () => '/v1/no-such-endpoint', 1)));
   }
   const medianRun = (runs: readonly Sample[]): Sample => {
     const byP99 = [...runs].sort((a, b) => a.result.p99Ms - b.result.p99Ms);
@@ -271,7 +189,7 @@ export async function runCaBench(args: HttpBenchArgs): Promise<Row[]> {
     const idle: Row = { scenario: 'agent authorize, idle', ...(await measure(tool, agent.pid, authorize, args)) };
     rows.push(idle);
     process.stderr.write(`  authorize during first-leaf waves of ${WAVE} ...\n`);
-    const storm: Row = { scenario: `agent authorize, ${WAVE} services' first leaves at once, repeated`, ...(await measure(tool, agent.pid, authorize, args, firstLeafStorm(agent.port))) };
+    const storm: Row = { scenario: `agent authorize, ${WAVE} services' first leaves at once, repeated`, ...(await measure(tool, agent.pid, authorize, args, firstLeafStorm(agent.port, WAVE))) };
     storm.ratio = storm.result.p99Ms / idle.result.p99Ms;
     storm.vs = 'p99 / idle p99';
     storm.target = `<${MAX_P99_RISE}x ${storm.ratio < MAX_P99_RISE ? 'ok' : 'MISS'}`;

@@ -44,6 +44,19 @@ export function readCpuSeconds(pid: number): number | undefined {
 }
 
 /**
+ * CPU milliseconds the main thread of `pid` has run so far (its event loop; worker and GC helper
+ * threads excluded), in nanosecond resolution from the scheduler's own count, or undefined once
+ * the process is gone.
+ */
+export function readMainThreadCpuMs(pid: number): number | undefined {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * CPU seconds of this process plus its children that have exited and been reaped: a load
  * generator's whole run is in here once its 'close' event has fired.
  */
