@@ -12,7 +12,8 @@ export interface CaMaterial {
 /** One leaf: generate a P-256 key, build its CSR, check the CSR and sign it as the CA. */
 export interface LeafTask {
   readonly caId: string;
-  readonly ca?: CaMaterial;
+  /** The CA itself, only when the worker may not hold it yet (first use of a root, CA_UNKNOWN). */
+  readonly ca: CaMaterial | undefined;
   readonly serial: bigint;
   readonly uri: string;
   readonly nowMs: number;

@@ -22,10 +22,13 @@ export interface CertSigner {
 
 const KIND_OF_CODE: Readonly<Record<string, ErrorKind>> = { CA_BAD_CSR: 'invalid' };
 
-/** The task as sent to a worker: the CA by ID, with its material only when asked for. */
+/**
+ * The task as sent to a worker: the CA by ID, with its material only when asked for. Fields are
+ * written out (no rest/spread) so every task has one hidden class and clones along one path.
+ */
 export function leafTask(task: SignTask, withCa: boolean): LeafTask {
-  const { ca, ...rest } = task;
-  return withCa ? { ...rest, caId: ca.id, ca } : { ...rest, caId: ca.id };
+  const { ca, serial, uri, nowMs, ttlMs, trustDomain, datacenter } = task;
+  return { caId: ca.id, ca: withCa ? ca : undefined, serial, uri, nowMs, ttlMs, trustDomain, datacenter };
 }
 
 /** Rebuilds a worker's failure as the AgentError it was (codes survive; classes do not). */
