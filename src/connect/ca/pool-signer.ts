@@ -48,11 +48,13 @@ export function defaultWorkerFile(): string {
 }
 
 /**
- * Leaves per pool task at most. A batch's results reach the event loop together, each costing the
- * main thread tens of microseconds (resolving its request, writing its response), so one batch is
- * well under a millisecond of CPU; past ~8 the saving per leaf is small (bench/micro/leaf-issue.ts).
+ * Leaves per pool task at most. piscina's bookkeeping costs the main thread per task, not per
+ * leaf, so bigger batches cost the event loop less per leaf: in a wave of 1,000 first leaves
+ * (bench/http/ca-wave-cpu.ts) a first leaf's extra main-thread cost fell from ~88 us at 8 to
+ * ~65 us at 16, and 32 gave no more. A batch's results reach the event loop together, 16 of them
+ * about a millisecond of its time, well inside the 5 ms budget.
  */
-const MAX_BATCH = 8;
+const MAX_BATCH = 16;
 
 interface Waiting {
   readonly task: SignTask;
@@ -65,8 +67,7 @@ interface Waiting {
 /**
  * Group commit for signing: a leaf asked for while the workers are idle goes at once, alone;
  * leaves asked for while they are busy wait and go together, up to MAX_BATCH per pool task, as
- * soon as a worker can take them. Measured on the 2-core dev VM, piscina costs the main thread
- * ~85 us per task; in batches of 8 the cost per leaf falls to ~35 us.
+ * soon as a worker can take them.
  */
 export class PoolSigner implements CertSigner {
   private readonly pool: Piscina<readonly LeafTask[], LeafResult[]>;
