@@ -14,7 +14,7 @@ if (isEntryPoint(import.meta.url)) {
     await runKvBench(args);
     await runFanoutBench(args.queries, args.quietWaitS);
     await runCaBench(args);
-    await runCaWaveCpuBench(7);
+    await runCaWaveCpuBench();
     await runAuthorizeBench(args);
   });
 }

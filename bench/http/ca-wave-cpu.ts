@@ -7,6 +7,7 @@
 // Run: node dist/bench/http/ca-wave-cpu.js [--rounds 7]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
 import { isEntryPoint, runMain } from '../support/main.js';
@@ -15,9 +16,10 @@ import { readCpuSeconds, readMainThreadCpuMs } from '../support/proc-stats.js';
 import { formatTable, round, writeJson } from '../support/report.js';
 import { firstLeafStorm, requestStorm } from '../support/request-storm.js';
 import { median } from '../support/stats.js';
-import { AGENT_CONFIG } from './ca.js';
+import { AGENT_CONFIG, WAVE } from './ca.js';
 
-const WAVE = 1000;
+/** Counted rounds of the three waves; each row is their median. */
+const DEFAULT_ROUNDS = 7;
 /** Trailing work of a wave (closing its connections) lands within this; counted with the wave. */
 const SETTLE_MS = 50;
 /** Pause before each wave, so the previous one's deferred work (GC, timers) is not counted. */
@@ -30,8 +32,6 @@ interface Sample {
   readonly processMs: number;
   readonly waveMs: number;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function measureWave(pid: number, storm: () => { stop(): Promise<string> }): Promise<Sample> {
   await sleep(PAUSE_MS);
@@ -46,7 +46,7 @@ async function measureWave(pid: number, storm: () => { stop(): Promise<string> }
   return { mainMs, processMs, waveMs };
 }
 
-export async function runCaWaveCpuBench(rounds: number): Promise<void> {
+export async function runCaWaveCpuBench(rounds = DEFAULT_ROUNDS): Promise<void> {
   if (!agentBuilt()) {
     process.stdout.write(`skipped ca wave cpu bench: ${AGENT_MISSING}\n`);
     return;
@@ -105,7 +105,7 @@ export async function runCaWaveCpuBench(rounds: number): Promise<void> {
 if (isEntryPoint(import.meta.url)) {
   runMain(async () => {
     const { values } = parseArgs({ options: { rounds: { type: 'string' } } });
-    const rounds = Number(values.rounds ?? 7);
+    const rounds = Number(values.rounds ?? DEFAULT_ROUNDS);
     if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, got ${values.rounds}`);
     await runCaWaveCpuBench(rounds);
   });

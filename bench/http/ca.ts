@@ -30,7 +30,7 @@ const CEILING = fileURLToPath(new URL('./ca-ceiling.js', import.meta.url));
 const MIN_GET_RATIO = 0.7;
 const MAX_P99_RISE = 2;
 /** Services per wave of first-leaf requests, all sent at once (the brief's 1,000). */
-const WAVE = 1000;
+export const WAVE = 1000;
 /**
  * The window of the one-wave rows, about as long as a wave takes while wrk saturates the agent.
  * Back-to-back waves fill a fixed window with more waves the faster issuance is, so they also
