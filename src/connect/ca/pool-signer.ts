@@ -54,7 +54,7 @@ export function defaultWorkerFile(): string {
  * ~65 us at 16, and 32 gave no more. A batch's results reach the event loop together, 16 of them
  * about a millisecond of its time, well inside the 5 ms budget.
  */
-const MAX_BATCH = 16;
+export const MAX_BATCH = 16;
 
 interface Waiting {
   readonly task: SignTask;

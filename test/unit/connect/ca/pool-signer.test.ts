@@ -3,7 +3,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pemBlocks, toPem } from '../../../../src/connect/ca/encoding.js';
-import { PoolSigner } from '../../../../src/connect/ca/pool-signer.js';
+import { MAX_BATCH, PoolSigner } from '../../../../src/connect/ca/pool-signer.js';
 import { createRootCertificate, generateCaKey } from '../../../../src/connect/ca/x509.js';
 
 const TD = '11111111-2222-3333-4444-555555555555.consul';
@@ -77,9 +77,9 @@ describe('PoolSigner', () => {
         expect(leaf.subjectAltName).toBe(`URI:spiffe://${TD}/ns/default/dc/dc1/svc/svc-${i}`);
         expect(leaf.checkPrivateKey(createPrivateKey(m.privateKeyPem))).toBe(true);
       });
-      // Two go alone (the free slots), the other 38 wait and go 8 at a time at most.
+      // Two go alone (the free slots), the other 38 wait and go MAX_BATCH at a time at most.
       expect(one.batches).toBeLessThan(12);
-      expect(one.batches).toBeGreaterThanOrEqual(2 + Math.ceil(38 / 8));
+      expect(one.batches).toBeGreaterThanOrEqual(2 + Math.ceil(38 / MAX_BATCH));
       expect(one.caTransfers).toBe(1);
     } finally {
       await one.close();
