@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { X509Certificate } from 'node:crypto';
 import { CaManager } from '../../src/connect/ca/ca-manager.js';
+import { DEFAULT_SETTINGS } from '../../src/connect/ca/ca-config.js';
 import { toPem } from '../../src/connect/ca/encoding.js';
 import { LeafWork } from '../../src/connect/ca/leaf-work.js';
 import { DEFAULT_THREADS, PoolSigner } from '../../src/connect/ca/pool-signer.js';
@@ -198,17 +199,8 @@ async function withManager(durable: boolean, count: number, inFlight: number): P
       random: Math.random,
       log: silentLogger,
       datacenter: 'dc1',
-      bootstrap: {
-        leafCertTtlMs: 72 * 3_600_000,
-        intermediateCertTtlMs: 8760 * 3_600_000,
-        rootCertTtlMs: 87600 * 3_600_000,
-        privateKeyType: 'ec',
-        privateKeyBits: 256,
-        csrMaxPerSecond: 0,
-        csrMaxConcurrent: 0,
-        privateKey: undefined,
-        rootCert: undefined,
-      },
+      // The built-in defaults, without the CSR rate limit: the rows measure issuance itself.
+      bootstrap: { ...DEFAULT_SETTINGS, csrMaxPerSecond: 0, privateKey: undefined, rootCert: undefined },
     });
     const name = `CaManager.signLeaf: pool + serial commit (${durable ? 'durable store' : 'memory store'})`;
     const row = await throughPool(name, (i) => manager.signLeaf('default', `svc-${i}`), count, inFlight);
