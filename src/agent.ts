@@ -96,7 +96,8 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   let signer: PoolSigner | undefined;
   if (config.connect.enabled) {
     const caStore = options.wrapCaStore?.(store) ?? store;
-    const pool = (signer = new PoolSigner());
+    const pool = (signer = new PoolSigner({ priority: config.connect.signingPriority }));
+    reportSigningPolicy(pool, config.connect.signingPriority, log);
     const manager = await CaManager.open({ store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain, metrics }).catch(async (err: unknown) => {
       await pool.close(); // a CA that cannot start (a supplied root without its key, say) leaves no threads behind
       throw err;
@@ -172,4 +173,15 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       return closing;
     },
   };
+}
+
+/** Says so when the signing threads could not be scheduled as configured (chrt missing, say). */
+function reportSigningPolicy(pool: PoolSigner, wanted: 'idle' | 'low', log: Logger): void {
+  pool.schedulingPolicy().then(
+    (policy) => {
+      if (policy === wanted) log.debug({ signingPriority: policy }, 'leaf-signing threads scheduled');
+      else log.warn({ signingPriority: wanted, policy }, 'leaf-signing threads could not run under SCHED_IDLE; they run at nice +10');
+    },
+    (err: unknown) => log.debug({ err }, 'leaf-signing threads did not report their scheduling'),
+  );
 }

@@ -40,3 +40,18 @@ export const CA_UNKNOWN = 'CA_UNKNOWN';
  * in order. Batches keep the main thread's cost per leaf low (one message each way per batch).
  */
 export const SIGN_LEAVES = 'signLeaves';
+
+/**
+ * How signing threads give way to the event loop: `'idle'` runs them under SCHED_IDLE (Linux),
+ * only on otherwise idle CPU; `'low'` only lowers their nice value, so they keep a share of a
+ * CPU that other processes saturate.
+ */
+export type SigningPriority = 'idle' | 'low';
+
+/** The pool's workerData. */
+export interface SignerWorkerData {
+  readonly priority: SigningPriority;
+}
+
+/** The named export that reports how a worker is scheduled (see `schedulingPolicy`). */
+export const SCHEDULING_POLICY = 'schedulingPolicy';

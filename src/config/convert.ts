@@ -48,6 +48,7 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
       },
       leafRootChangeSpreadMs: v.connect.leaf_root_change_spread,
       leafCacheMaxEntries: v.connect.leaf_cache_max_entries,
+      signingPriority: v.connect.signing_priority,
       trustDomain: v.connect.trust_domain,
     },
     cache: { maxEntries: v.cache.max_entries, ttlMs: v.cache.ttl },

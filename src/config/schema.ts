@@ -121,6 +121,11 @@ export const CONFIG_SCHEMA = {
       'After a root change, leaves are re-issued at a random point within this window; 0s re-issues at once.',
     ),
     leaf_cache_max_entries: key(int(1), 10_000, 'Most leaf certificates kept in memory.'),
+    signing_priority: key(
+      oneOf(['idle', 'low']),
+      'idle',
+      'Leaf-signing threads: "idle" runs them only on otherwise idle CPU (Linux SCHED_IDLE), "low" at nice +10, keeping a share of a saturated host.',
+    ),
     trust_domain: optionalKey(
       trustDomain(),
       'SPIFFE trust domain of the mesh, fixed when the CA is first created (decision D9).',

@@ -46,6 +46,8 @@ export interface ConnectConfig {
   /** Window for re-issuing leaves after a root change (decision D13); 0 re-issues at once. */
   readonly leafRootChangeSpreadMs: number;
   readonly leafCacheMaxEntries: number;
+  /** How leaf-signing threads give way to the event loop. */
+  readonly signingPriority: 'idle' | 'low';
   /** The mesh's trust domain (D9); undefined means `<cluster-id>.consul`. Used when the CA is created. */
   readonly trustDomain: string | undefined;
 }

@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { CA_UNKNOWN, SIGN_LEAVES, type LeafResult, type LeafTask } from '../../../workers/protocol.js';
+import { CA_UNKNOWN, SCHEDULING_POLICY, SIGN_LEAVES, type LeafResult, type LeafTask, type SignerWorkerData, type SigningPriority } from '../../../workers/protocol.js';
 import { AgentError } from '../../core/errors.js';
 import { leafTask, resultToMaterial, type CertSigner, type SignTask, type SignedMaterial } from './signer.js';
 
@@ -16,6 +16,8 @@ export interface PoolSignerOptions {
   readonly threads?: number;
   /** The compiled worker file; default: dist/workers/leaf-sign.worker.js. */
   readonly workerFile?: string;
+  /** How signing threads give way to the event loop; default 'idle' (see SigningPriority). */
+  readonly priority?: SigningPriority;
 }
 
 /**
@@ -27,10 +29,12 @@ export interface PoolSignerOptions {
 export const DEFAULT_THREADS = Math.max(1, availableParallelism() - 1);
 
 /**
- * Signing threads run at a lower scheduling priority (nice +10, Linux; piscina applies it through
- * @napi-rs/nice where available): when the event loop and a signer want the same core, the event
- * loop wins, so a burst of first leaves slows issuance rather than every HTTP answer. With a free
- * core the workers run at full speed (bench/micro/leaf-issue.ts, bench/http/ca.ts).
+ * Signing threads run at nice +10 (Linux; piscina applies it through @napi-rs/nice where
+ * available), and with priority 'idle' (the default) under SCHED_IDLE on top: when the event loop
+ * and a signer want the same core, the event loop gets it at once, so a burst of first leaves slows
+ * issuance rather than every HTTP answer. Nice alone left the event loop waiting ~180 ms of each
+ * 1,000-leaf wave for a core, SCHED_IDLE ~60 ms, which any burst of 1,000 requests costs anyway
+ * (bench/http/ca.ts). With a free core the workers run at full speed (bench/micro/leaf-issue.ts).
  */
 const WORKER_NICE_INCREMENT = 10;
 
@@ -92,7 +96,14 @@ export class PoolSigner implements CertSigner {
       maxThreads: threads,
       idleTimeout: IDLE_TIMEOUT_MS,
       niceIncrement: WORKER_NICE_INCREMENT,
+      workerData: { priority: options.priority ?? 'idle' } satisfies SignerWorkerData,
     });
+  }
+
+  /** How a signing thread is scheduled: 'idle', 'low', or why SCHED_IDLE could not be had. */
+  async schedulingPolicy(): Promise<string> {
+    const policy: unknown = await this.pool.run([], { name: SCHEDULING_POLICY });
+    return String(policy);
   }
 
   /** Worker threads currently running (for metrics and tests). */

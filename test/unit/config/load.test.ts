@@ -48,6 +48,7 @@ describe('defaults', () => {
         },
         leafRootChangeSpreadMs: 30_000,
         leafCacheMaxEntries: 10_000,
+        signingPriority: 'idle',
       },
       cache: { maxEntries: 10_000, ttlMs: 72 * 3_600_000 },
     });

@@ -40,6 +40,7 @@ describe('config schema', () => {
       'connect.ca_config.root_cert',
       'connect.leaf_root_change_spread',
       'connect.leaf_cache_max_entries',
+      'connect.signing_priority',
       'connect.trust_domain',
       'cache.max_entries',
       'cache.ttl',

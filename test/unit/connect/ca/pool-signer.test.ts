@@ -1,6 +1,9 @@
 // The real piscina pool against the compiled worker (dist/workers): leaves come back signed by
 // the CA, the CA key crosses once per root and worker, and failures keep their codes.
 import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pemBlocks, toPem } from '../../../../src/connect/ca/encoding.js';
 import { MAX_BATCH, PoolSigner } from '../../../../src/connect/ca/pool-signer.js';
@@ -114,5 +117,45 @@ describe('PoolSigner', () => {
     await closed.close();
     const a = await ca('root-d');
     await expect(closed.sign(task(a, 1n))).rejects.toMatchObject({ code: 'CA_SIGNER_UNAVAILABLE', kind: 'unavailable' });
+  });
+});
+
+// /proc/<pid>/task/<tid>/stat field 41 is the thread's scheduling policy; 5 is SCHED_IDLE.
+const SCHED_IDLE = 5;
+function idleThreads(): number {
+  return readdirSync('/proc/self/task').filter((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]) === SCHED_IDLE;
+  }).length;
+}
+
+describe.runIf(process.platform === 'linux')('PoolSigner thread scheduling', () => {
+  it('runs signing threads under SCHED_IDLE by default, and only them', async () => {
+    expect(await pool.schedulingPolicy()).toBe('idle');
+    // One thread at least (the pool may have started its second); never the test's own.
+    expect(idleThreads()).toBeGreaterThanOrEqual(1);
+    expect(idleThreads()).toBeLessThanOrEqual(pool.threads);
+  });
+
+  it("leaves them under the normal policy with priority 'low'", async () => {
+    const before = idleThreads();
+    const low = new PoolSigner({ threads: 1, priority: 'low' });
+    try {
+      expect(await low.schedulingPolicy()).toBe('low');
+      expect(idleThreads()).toBe(before);
+    } finally {
+      await low.close();
+    }
+  });
+
+  it('says why when SCHED_IDLE cannot be had', async () => {
+    // A worker thread with no chrt on its PATH (its env is its own copy), running the built module.
+    const module = new URL('../../../../dist/workers/idle-scheduling.js', import.meta.url).href;
+    const source = `process.env.PATH = '/nonexistent'; import(${JSON.stringify(module)}).then((m) => require('node:worker_threads').parentPort.postMessage(m.enterIdleScheduling()));`;
+    const worker = new Worker(source, { eval: true });
+    const [answer] = (await once(worker, 'message')) as [string];
+    await worker.terminate();
+    expect(answer).toMatch(/^chrt failed: .*ENOENT/);
+    expect(idleThreads()).toBeLessThanOrEqual(pool.threads);
   });
 });
