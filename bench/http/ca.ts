@@ -20,7 +20,7 @@ import { isEntryPoint, runMain } from '../support/main.js';
 import { BENCH_OUT } from '../support/paths.js';
 import { pickLoadTool } from '../support/pick-tool.js';
 import { freePort, LOOPBACK } from '../support/ports.js';
-import { startCpuWatch } from '../support/proc-stats.js';
+import { readMainThreadSched, startCpuWatch } from '../support/proc-stats.js';
 import { waitForQuiet } from '../support/quiet.js';
 import { formatTable, round, writeJson } from '../support/report.js';
 import { median } from '../support/stats.js';
@@ -49,6 +49,11 @@ interface Row {
   readonly result: LoadResult;
   readonly serverCpuPct: number;
   readonly otherCpuPct: number;
+  /**
+   * Milliseconds the server's event loop was runnable but waited for a CPU during the row: what
+   * other threads (wrk, the storm client, the agent's own) and the hypervisor took from it.
+   */
+  readonly serverWaitMs: number;
   readonly bodyBytes?: number;
   ratio?: number;
   vs?: string;
@@ -81,11 +86,14 @@ async function measureOnce(tool: LoadTool, pid: number, request: LoadRequest, ar
   if (args.quietWaitS > 0 && !(await waitForQuiet(args.quietWaitS * 1000))) process.stderr.write(`    machine still busy after ${args.quietWaitS}s; measuring anyway\n`);
   if (args.warmupS > 0) await tool.run(request, { ...settings, durationS: args.warmupS });
   const cpu = startCpuWatch(pid);
+  const waited0 = readMainThreadSched(pid)?.waitMs ?? Number.NaN;
   const side = during?.();
   const result = await tool.run(request, settings);
+  const serverWaitMs = (readMainThreadSched(pid)?.waitMs ?? Number.NaN) - waited0;
   const note = await side?.stop();
   const { serverPct, otherPct } = cpu();
-  return note === undefined ? { result, serverCpuPct: serverPct, otherCpuPct: otherPct } : { result, serverCpuPct: serverPct, otherCpuPct: otherPct, note };
+  const sample = { result, serverCpuPct: serverPct, otherCpuPct: otherPct, serverWaitMs };
+  return note === undefined ? sample : { ...sample, note };
 }
 
 type Sample = Omit<Row, 'scenario'>;
@@ -114,7 +122,8 @@ async function oneWaveRows(tool: LoadTool, pid: number, port: number, authorize:
   };
   const idle = medianRun(samples.idle);
   const label = `${WAVE_WINDOW_S} s window, median p99 of ${WAVE_REPEATS}`;
-  const rows: Row[] = [{ scenario: `agent authorize, idle, ${label}`, ...idle }];
+  const waits = (runs: readonly Sample[]): string => `event loop waited for a CPU ${runs.map((r) => r.serverWaitMs.toFixed(0)).join(' ')} ms per run`;
+  const rows: Row[] = [{ scenario: `agent authorize, idle, ${label}`, ...idle, note: waits(samples.idle) }];
   const during = [
     ['first', `one wave of ${WAVE} first leaves`, true],
     ['cached', `the same ${WAVE} services again (cached leaves; floor)`, false],
@@ -126,7 +135,7 @@ async function oneWaveRows(tool: LoadTool, pid: number, port: number, authorize:
     row.ratio = row.result.p99Ms / idle.result.p99Ms;
     row.vs = 'p99 / idle window p99';
     const perRun = runs.map((r, i) => r.result.p99Ms / (samples.idle[i] as Sample).result.p99Ms);
-    row.note = `${row.note ?? ''}; per-run ratios ${perRun.map((r) => r.toFixed(2)).join(' ')} (median ${median(perRun).toFixed(2)})`;
+    row.note = `${row.note ?? ''}; per-run ratios ${perRun.map((r) => r.toFixed(2)).join(' ')} (median ${median(perRun).toFixed(2)}); ${waits(runs)}`;
     if (targeted) row.target = `<${MAX_P99_RISE}x ${row.ratio < MAX_P99_RISE ? 'ok' : 'MISS'}`;
     rows.push(row);
   }
@@ -202,15 +211,15 @@ export async function runCaBench(args: HttpBenchArgs): Promise<Row[]> {
   }
 
   const table = formatTable(
-    ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'vs', 'srv cpu%', 'other cpu%', 'body B', 'err', 'non2xx', 'target'],
-    rows.map((r) => [r.scenario, r.result.rps, r.result.p50Ms, r.result.p99Ms, r.ratio, r.vs, r.serverCpuPct, r.otherCpuPct, r.bodyBytes, r.result.errors, r.result.non2xx, r.target]),
+    ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'vs', 'srv cpu%', 'srv wait ms', 'other cpu%', 'body B', 'err', 'non2xx', 'target'],
+    rows.map((r) => [r.scenario, r.result.rps, r.result.p50Ms, r.result.p99Ms, r.ratio, r.vs, r.serverCpuPct, r.serverWaitMs, r.otherCpuPct, r.bodyBytes, r.result.errors, r.result.non2xx, r.target]),
   );
   process.stdout.write(`\nCA over HTTP (${settings})\n${table}\n`);
   for (const r of rows) if (r.note !== undefined) process.stdout.write(`  ${r.scenario}: ${r.note}\n`);
   const path = await writeJson('ca', {
     tool: { name: tool.name, version: tool.version },
     settings: args,
-    rows: rows.map((r) => ({ scenario: r.scenario, rps: round(r.result.rps), p50Ms: r.result.p50Ms, p99Ms: r.result.p99Ms, ratio: r.ratio === undefined ? undefined : round(r.ratio), vs: r.vs, target: r.target, serverCpuPct: round(r.serverCpuPct), otherCpuPct: round(r.otherCpuPct), note: r.note })),
+    rows: rows.map((r) => ({ scenario: r.scenario, rps: round(r.result.rps), p50Ms: r.result.p50Ms, p99Ms: r.result.p99Ms, ratio: r.ratio === undefined ? undefined : round(r.ratio), vs: r.vs, target: r.target, serverCpuPct: round(r.serverCpuPct), serverWaitMs: round(r.serverWaitMs), otherCpuPct: round(r.otherCpuPct), note: r.note })),
   });
   process.stdout.write(`wrote ${path}\n`);
   return rows;

@@ -12,6 +12,8 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { X509Certificate } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { CaManager } from '../../src/connect/ca/ca-manager.js';
 import { DEFAULT_SETTINGS } from '../../src/connect/ca/ca-config.js';
 import { toPem } from '../../src/connect/ca/encoding.js';
@@ -24,6 +26,7 @@ import { silentLogger } from '../../src/core/log.js';
 import { openEmbeddedStore } from '../../src/state/embedded-store.js';
 import { isEntryPoint, runMain } from '../support/main.js';
 import { peculiarIssuer, pkijsIssuer, type IssueLeaf } from './leaf-baselines.js';
+import { watchStalls, type Stall } from '../support/loop-stalls.js';
 import { BENCH_OUT } from '../support/paths.js';
 import { formatTable, round, writeJson } from '../support/report.js';
 
@@ -41,6 +44,8 @@ interface Row {
   readonly gcMaxMs?: number;
   /** Which collection that pause was (a major GC of what a row keeps is the bench's, not signing's). */
   readonly gcMaxKind?: string;
+  /** The longest stall's split: the thread running, and runnable but waiting for a CPU. */
+  readonly stall?: Stall;
   readonly target?: string;
 }
 
@@ -49,6 +54,7 @@ interface LoopFigures {
   readonly loopP99Ms: number;
   readonly gcMaxMs: number;
   readonly gcMaxKind: string;
+  readonly stall: Stall;
 }
 
 const GC_KINDS: Readonly<Record<number, string>> = {
@@ -60,11 +66,15 @@ const GC_KINDS: Readonly<Record<number, string>> = {
 
 /**
  * Times the main thread until stopped: its event-loop delay (perf_hooks.monitorEventLoopDelay,
- * 1 ms resolution) and its longest GC pause (perf_hooks 'gc' entries).
+ * 1 ms resolution), its longest GC pause (perf_hooks 'gc' entries) and how its longest stall
+ * splits between running and waiting for a CPU (signing threads run under SCHED_IDLE, so they
+ * cannot be what it waited for).
  */
 function watchLoop(): () => Promise<LoopFigures> {
+  collectGarbage(); // the earlier rows' garbage (the library baselines' above all) is not this row's
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
+  const stalls = watchStalls();
   let gcMaxMs = 0;
   let gcMaxKind = '-';
   const observer = new PerformanceObserver((list) => {
@@ -78,10 +88,17 @@ function watchLoop(): () => Promise<LoopFigures> {
   observer.observe({ entryTypes: ['gc'] });
   return async () => {
     delay.disable();
+    const stall = stalls();
     await new Promise((resolve) => setImmediate(resolve)); // let the last GC entries arrive
     observer.disconnect();
-    return { loopMaxMs: delay.max / 1e6, loopP99Ms: delay.percentile(99) / 1e6, gcMaxMs, gcMaxKind };
+    return { loopMaxMs: delay.max / 1e6, loopP99Ms: delay.percentile(99) / 1e6, gcMaxMs, gcMaxKind, stall };
   };
+}
+
+/** A full collection, through V8's gc() exposed at run time (no --expose-gc flag needed). */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
 }
 
 function argValue(name: string, fallback: number): number {
@@ -241,15 +258,18 @@ export async function runLeafIssueBench(count = 3000, inFlight = 64): Promise<Ro
 
   const baseline = rows[1]?.msPerCert ?? Number.NaN;
   const table = formatTable(
-    ['scenario', 'certs/s', 'ms/cert', 'x baseline', 'loop max ms', 'loop p99 ms', 'gc max ms', 'gc max kind', 'target'],
-    rows.map((r) => [r.scenario, nan(r.perSecond), nan(r.msPerCert), nan(baseline / r.msPerCert), r.loopMaxMs, r.loopP99Ms, r.gcMaxMs, r.gcMaxKind, r.target]),
+    ['scenario', 'certs/s', 'ms/cert', 'x baseline', 'loop max ms', 'loop p99 ms', 'gc max ms', 'gc max kind', 'stall ran ms', 'stall waited ms', 'target'],
+    rows.map((r) => [r.scenario, nan(r.perSecond), nan(r.msPerCert), nan(baseline / r.msPerCert), r.loopMaxMs, r.loopP99Ms, r.gcMaxMs, r.gcMaxKind, r.stall?.cpuMs, r.stall?.waitMs, r.target]),
   );
   process.stdout.write(`\nLeaf issuance, cold (EC P-256), ${count} certificates per pool row\n${table}\n`);
   const path = await writeJson('leaf-issue', {
     count,
     inFlight,
     cores: availableParallelism(),
-    rows: rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v]))),
+    rows: rows.map(({ stall, ...r }) => ({
+      ...Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
+      ...(stall === undefined ? {} : { stallGapMs: round(stall.gapMs), stallRanMs: round(stall.cpuMs), stallWaitedMs: round(stall.waitMs) }),
+    })),
   });
   process.stdout.write(`wrote ${path}\n`);
   return rows;

@@ -44,16 +44,28 @@ export function readCpuSeconds(pid: number): number | undefined {
 }
 
 /**
- * CPU milliseconds the main thread of `pid` has run so far (its event loop; worker and GC helper
- * threads excluded), in nanosecond resolution from the scheduler's own count, or undefined once
- * the process is gone.
+ * The scheduler's own account of one thread so far, in nanosecond resolution: milliseconds it ran
+ * on a CPU, and milliseconds it was runnable but waited for one (behind other threads, or while
+ * the hypervisor ran something else).
  */
-export function readMainThreadCpuMs(pid: number): number | undefined {
+export interface ThreadSched {
+  readonly cpuMs: number;
+  readonly waitMs: number;
+}
+
+/** ThreadSched of the main thread of `pid` (its event loop), or undefined once it is gone. */
+export function readMainThreadSched(pid: number | 'self'): ThreadSched | undefined {
   try {
-    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+    const [cpu, wait] = readFileSync(`/proc/${pid}/task/${pid === 'self' ? process.pid : pid}/schedstat`, 'utf8').split(' ');
+    return { cpuMs: Number(cpu) / 1e6, waitMs: Number(wait) / 1e6 };
   } catch {
     return undefined;
   }
+}
+
+/** CPU milliseconds the main thread of `pid` has run so far (worker and GC helper threads excluded). */
+export function readMainThreadCpuMs(pid: number): number | undefined {
+  return readMainThreadSched(pid)?.cpuMs;
 }
 
 /**
