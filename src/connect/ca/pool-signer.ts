@@ -32,9 +32,9 @@ export const DEFAULT_THREADS = Math.max(1, availableParallelism() - 1);
  * Signing threads run at nice +10 (Linux; piscina applies it through @napi-rs/nice where
  * available), and with priority 'idle' (the default) under SCHED_IDLE on top: when the event loop
  * and a signer want the same core, the event loop gets it at once, so a burst of first leaves slows
- * issuance rather than every HTTP answer. Nice alone left the event loop waiting ~180 ms of each
- * 1,000-leaf wave for a core, SCHED_IDLE ~60 ms, which any burst of 1,000 requests costs anyway
- * (bench/http/ca.ts). With a free core the workers run at full speed (bench/micro/leaf-issue.ts).
+ * issuance rather than every HTTP answer. During a 1,000-leaf wave under load, nice alone left the
+ * event loop waiting for a core ~180 ms of each second, SCHED_IDLE 50-75 ms (bench/README.md,
+ * session 5). With a free core the workers run at full speed (bench/micro/leaf-issue.ts).
  */
 const WORKER_NICE_INCREMENT = 10;
 
