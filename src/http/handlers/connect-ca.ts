@@ -43,16 +43,20 @@ export const PEM_CHAIN_TYPE = 'application/pem-certificate-chain';
 
 const connectDisabled = (): AgentError => invalid('CONNECT_DISABLED', CONNECT_DISABLED);
 
-/** Body text memoised per immutable object (a roots snapshot, a cached leaf). */
+/**
+ * Body bytes memoised per immutable object (a roots snapshot, a cached leaf). Kept as Buffers, off
+ * the V8 heap: a wave of first leaves keeps a body per leaf, and as strings every young-generation
+ * collection copied them (bench/README.md, session 5).
+ */
 class EncodedOnce<T extends object> {
-  private readonly memo = new WeakMap<T, { compact?: string; pretty?: string }>();
+  private readonly memo = new WeakMap<T, { compact?: Buffer; pretty?: Buffer }>();
   constructor(private readonly toJson: (value: T) => unknown) {}
 
-  get(value: T, pretty: boolean): string {
+  get(value: T, pretty: boolean): Buffer {
     let entry = this.memo.get(value);
     if (entry === undefined) this.memo.set(value, (entry = {}));
-    if (pretty) return (entry.pretty ??= encodeJson(this.toJson(value), true));
-    return (entry.compact ??= encodeJson(this.toJson(value), false));
+    if (pretty) return (entry.pretty ??= Buffer.from(encodeJson(this.toJson(value), true)));
+    return (entry.compact ??= Buffer.from(encodeJson(this.toJson(value), false)));
   }
 }
 
@@ -229,6 +233,6 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
   ];
 }
 
-function jsonBody(body: string, headers: readonly Header[]): Reply {
+function jsonBody(body: Uint8Array, headers: readonly Header[]): Reply {
   return { status: 200, body, contentType: JSON_TYPE, headers };
 }
