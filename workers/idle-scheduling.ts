@@ -9,8 +9,13 @@ import { readlinkSync } from 'node:fs';
 /** `'idle'` when the thread now runs under SCHED_IDLE, otherwise why not. */
 export function enterIdleScheduling(): string {
   if (process.platform !== 'linux') return `not on ${process.platform}`;
+  let tid: string;
   try {
-    const tid = readlinkSync('/proc/thread-self').split('/').pop() ?? '';
+    tid = readlinkSync('/proc/thread-self').split('/').pop() ?? '';
+  } catch (err) {
+    return `no thread id: ${(err as Error).message}`;
+  }
+  try {
     execFileSync('chrt', ['--idle', '--pid', '0', tid], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
     return 'idle';
   } catch (err) {

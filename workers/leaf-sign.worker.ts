@@ -5,7 +5,7 @@ import { LeafWork } from '../src/connect/ca/leaf-work.js';
 import { enterIdleScheduling } from './idle-scheduling.js';
 import type { LeafResult, LeafTask, SignerWorkerData } from './protocol.js';
 
-const { priority } = workerData as SignerWorkerData;
+const priority = (workerData as SignerWorkerData | undefined)?.priority ?? 'idle';
 const scheduling = priority === 'idle' ? enterIdleScheduling() : 'low';
 const work = new LeafWork();
 
