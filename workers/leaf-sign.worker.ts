@@ -2,15 +2,16 @@
 // keeps this thread's prepared CAs. Synchronous on purpose: the thread exists to block.
 import { workerData } from 'piscina';
 import { LeafWork } from '../src/connect/ca/leaf-work.js';
-import { enterIdleScheduling } from './idle-scheduling.js';
+import { enterIdleScheduling, runYielding } from './thread-scheduling.js';
 import type { LeafResult, LeafTask, SignerWorkerData } from './protocol.js';
 
 const priority = (workerData as SignerWorkerData | undefined)?.priority ?? 'idle';
 const scheduling = priority === 'idle' ? enterIdleScheduling() : 'low';
 const work = new LeafWork();
 
+/** A batch's leaves, giving the CPU back at least every millisecond (see runYielding). */
 export function signLeaves(tasks: readonly LeafTask[]): LeafResult[] {
-  return tasks.map((task) => work.run(task));
+  return runYielding(tasks, (task) => work.run(task));
 }
 
 /** How this thread is scheduled: 'idle', 'low' (nice only), or why SCHED_IDLE could not be had. */
