@@ -2,7 +2,7 @@
 // cache hits, renewal in the 60-90 % window, re-issue after a root change within the spread,
 // blocking reads that time out or wake, and a non-blocking read never waiting on a blocking one.
 import { describe, expect, it } from 'vitest';
-import { LeafManager, type LeafAnswer, type LeafRead } from '../../../../src/connect/ca/leaf-manager.js';
+import { LeafManager, MAX_ISSUING, type LeafAnswer, type LeafRead } from '../../../../src/connect/ca/leaf-manager.js';
 import { silentLogger } from '../../../../src/core/log.js';
 import { HOUR, caFixture, seededRandom, settle, type CaFixture } from './support.js';
 
@@ -176,4 +176,45 @@ describe('LeafManager', () => {
     await settle();
     expect(parked.answer).toEqual({ leaf: first.leaf, hit: true });
   });
+
+  it('keeps at most MAX_ISSUING issuances in flight; the rest start in arrival order as they settle', async () => {
+    const f = await caFixture();
+    f.roots.get();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let outstanding = 0;
+    let most = 0;
+    const started: string[] = [];
+    const leaves = new LeafManager({
+      source: {
+        signLeaf: async (namespace, service) => {
+          started.push(service);
+          most = Math.max(most, ++outstanding);
+          await gate;
+          try {
+            return await f.manager.signLeaf(namespace, service);
+          } finally {
+            outstanding--;
+          }
+        },
+      },
+      roots: f.roots,
+      clock: f.clock,
+      random: seededRandom(),
+      log: silentLogger,
+      maxEntries: 1000,
+      idleTtlMs: 72 * HOUR,
+      rootChangeSpreadMs: 0,
+    });
+    const services = Array.from({ length: MAX_ISSUING + 100 }, (_, i) => `svc-${i}`);
+    const answers = Promise.all(services.map((service) => leaves.get('default', service, now)));
+    await settle(MAX_ISSUING); // far more turns than starting MAX_ISSUING takes
+    expect(started).toHaveLength(MAX_ISSUING);
+    release();
+    const all = await answers;
+    expect(most).toBe(MAX_ISSUING);
+    expect(started).toEqual(services);
+    expect(all.map((a) => a.leaf.service)).toEqual(services);
+  });
 });
+
