@@ -85,7 +85,7 @@ interface Waiter {
 
 class Entry {
   leaf: CachedLeaf | undefined;
-  inflight: Promise<CachedLeaf> | undefined;
+  inflight: Promise<LeafAnswer> | undefined;
   /** Set by a root change: replace the leaf at this time (the herd guard). */
   replaceAt: number | undefined;
   readonly waiters = new Set<Waiter>();
@@ -159,7 +159,7 @@ export class LeafManager {
     const leaf = entry.leaf;
     if (leaf === undefined || read.minIndex === 0 || leaf.index > read.minIndex) {
       if (leaf !== undefined && this.usable(leaf)) return { leaf, hit: true };
-      return this.issue(entry).then((fresh) => ({ leaf: fresh, hit: false }));
+      return this.issue(entry);
     }
     if (this.closed) return { leaf, hit: true };
     return this.park(entry, leaf, read);
@@ -219,10 +219,13 @@ export class LeafManager {
     entry.timerAt = Infinity;
   }
 
-  /** One issuance per entry at a time; every caller (and every parked watcher) gets its result. */
-  private issue(entry: Entry): Promise<CachedLeaf> {
+  /**
+   * One issuance per entry at a time; every caller (and every parked watcher) gets its answer, one
+   * object for all of them. Each promise layer here is held by every pending request of a wave.
+   */
+  private issue(entry: Entry): Promise<LeafAnswer> {
     if (entry.inflight !== undefined) return entry.inflight;
-    const run = this.turn().then(() => this.o.source.signLeaf(entry.namespace, entry.service)).then(
+    const run = this.signInTurn(entry).then(
       (issued) => {
         this.doneIssuing();
         entry.inflight = undefined;
@@ -231,12 +234,13 @@ export class LeafManager {
         entry.leaf = leaf;
         entry.replaceAt = undefined;
         this.disarm(entry);
+        const answer: LeafAnswer = { leaf, hit: false };
         for (const waiter of entry.waiters) {
           waiter.timer?.cancel();
-          waiter.resolve({ leaf, hit: false });
+          waiter.resolve(answer);
         }
         entry.waiters.clear();
-        return leaf;
+        return answer;
       },
       (err: unknown) => {
         this.doneIssuing();
@@ -249,12 +253,18 @@ export class LeafManager {
   }
 
   /**
-   * Resolves on a later turn, in arrival order: at most STARTS_PER_TURN callers per turn, and only
-   * while fewer than MAX_ISSUING issuances are in flight.
+   * Signs the entry's leaf on a later turn, in arrival order: at most STARTS_PER_TURN per turn, and
+   * only while fewer than MAX_ISSUING issuances are in flight.
    */
-  private turn(): Promise<void> {
-    return new Promise((resolve) => {
-      this.starts.push(resolve);
+  private signInTurn(entry: Entry): Promise<IssuedLeaf> {
+    return new Promise((resolve, reject) => {
+      this.starts.push(() => {
+        try {
+          this.o.source.signLeaf(entry.namespace, entry.service).then(resolve, reject);
+        } catch (err) {
+          reject(err);
+        }
+      });
       this.scheduleStarts();
     });
   }
