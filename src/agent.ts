@@ -175,12 +175,15 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   };
 }
 
-/** Says so when the signing threads could not be scheduled as configured (chrt missing, say). */
+/**
+ * Says so when the signing threads could not be scheduled as configured: a warning on Linux (chrt
+ * missing, or the syscall refused), where it can be fixed; SCHED_IDLE exists nowhere else.
+ */
 function reportSigningPolicy(pool: PoolSigner, wanted: 'idle' | 'low', log: Logger): void {
   pool.schedulingPolicy().then(
     (policy) => {
       if (policy === wanted) log.debug({ signingPriority: policy }, 'leaf-signing threads scheduled');
-      else log.warn({ signingPriority: wanted, policy }, 'leaf-signing threads could not run under SCHED_IDLE; they run at nice +10');
+      else log[process.platform === 'linux' ? 'warn' : 'debug']({ signingPriority: wanted, policy }, 'leaf-signing threads could not run under SCHED_IDLE; they run at nice +10');
     },
     (err: unknown) => log.debug({ err }, 'leaf-signing threads did not report their scheduling'),
   );
