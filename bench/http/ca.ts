@@ -40,9 +40,11 @@ const WAVE_WINDOW_S = 1;
 /**
  * One 1 s window swings by 2-3x between identical runs on a shared 2-core VM (a GC pause or a
  * descheduled wrk is a large share of it), so the one-wave rows are repeated, interleaved with
- * their idle window and floors, and each row reports the run with the median p99.
+ * their idle window and floors, and each row reports the run with the median p99. With 5 repeats
+ * that median itself ranged 1.55-3.17x over five runs of one build (session 5); 9 cost a minute
+ * more.
  */
-const WAVE_REPEATS = 5;
+const WAVE_REPEATS = 9;
 
 interface Row {
   readonly scenario: string;
