@@ -2,6 +2,7 @@
 // ran (work: JavaScript, GC) and how much it was runnable but waited for a CPU (other threads, the
 // hypervisor). A 1 ms timer reads /proc/thread-self/schedstat at every turn; Linux only.
 import { closeSync, openSync, readSync } from 'node:fs';
+import { parseSchedstat, type ThreadSched } from './proc-stats.js';
 
 export interface Stall {
   /** Longest gap between two probe turns beyond the 1 ms asked for. */
@@ -23,23 +24,19 @@ export function watchStalls(): () => Stall {
   } catch {
     return () => NO_STALL;
   }
+  // Read through one open descriptor: the probe runs every millisecond.
   const buf = Buffer.alloc(64);
-  const sched = (): [number, number] => {
-    const text = buf.toString('latin1', 0, readSync(fd, buf, 0, buf.length, 0));
-    const [cpu, wait] = text.split(' ');
-    return [Number(cpu) / 1e6, Number(wait) / 1e6];
-  };
+  const sched = (): ThreadSched => parseSchedstat(buf.toString('latin1', 0, readSync(fd, buf, 0, buf.length, 0)));
   let longest = NO_STALL;
   let last = performance.now();
-  let [lastCpu, lastWait] = sched();
+  let before = sched();
   const probe = (): void => {
     const now = performance.now();
-    const [cpu, wait] = sched();
+    const after = sched();
     const gapMs = now - last - PROBE_MS;
-    if (gapMs > longest.gapMs) longest = { gapMs, cpuMs: cpu - lastCpu, waitMs: wait - lastWait };
+    if (gapMs > longest.gapMs) longest = { gapMs, cpuMs: after.cpuMs - before.cpuMs, waitMs: after.waitMs - before.waitMs };
     last = now;
-    lastCpu = cpu;
-    lastWait = wait;
+    before = after;
   };
   const timer = setInterval(probe, PROBE_MS);
   return () => {

@@ -53,11 +53,16 @@ export interface ThreadSched {
   readonly waitMs: number;
 }
 
+/** A `/proc/.../schedstat` line (run ns, wait ns, timeslices) as ThreadSched. */
+export function parseSchedstat(line: string): ThreadSched {
+  const [cpu, wait] = line.split(' ');
+  return { cpuMs: Number(cpu) / 1e6, waitMs: Number(wait) / 1e6 };
+}
+
 /** ThreadSched of the main thread of `pid` (its event loop), or undefined once it is gone. */
-export function readMainThreadSched(pid: number | 'self'): ThreadSched | undefined {
+export function readMainThreadSched(pid: number): ThreadSched | undefined {
   try {
-    const [cpu, wait] = readFileSync(`/proc/${pid}/task/${pid === 'self' ? process.pid : pid}/schedstat`, 'utf8').split(' ');
-    return { cpuMs: Number(cpu) / 1e6, waitMs: Number(wait) / 1e6 };
+    return parseSchedstat(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8'));
   } catch {
     return undefined;
   }

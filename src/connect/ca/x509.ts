@@ -4,7 +4,7 @@
 // Everything fixed for a given CA (its name, key ID, signature algorithm, key object) is computed
 // once in `createIssuer`; a leaf then costs one key pair, two signatures and a few concatenations.
 // Guarded by bench/micro/leaf-issue.ts.
-import { createHash, createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPair, sign, verify, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { AgentError } from '../../core/errors.js';
 import * as der from './der.js';
