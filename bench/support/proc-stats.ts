@@ -1,6 +1,6 @@
 // Reads a process's resident memory (VmRSS) and CPU time from /proc, so benches can report what
 // the server under test cost, not only what the client saw. Linux only, as the bench machine is.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Kernel clock ticks per second for /proc/<pid>/stat times; 100 on every Linux we run on. */
 const CLK_TCK = 100;
@@ -68,9 +68,48 @@ export function readMainThreadSched(pid: number): ThreadSched | undefined {
   }
 }
 
-/** CPU milliseconds the main thread of `pid` has run so far (worker and GC helper threads excluded). */
-export function readMainThreadCpuMs(pid: number): number | undefined {
-  return readMainThreadSched(pid)?.cpuMs;
+/**
+ * CPU milliseconds of `pid`'s threads so far, by how they are scheduled: the main thread (the event
+ * loop), `lowered` threads (SCHED_IDLE or a positive nice: the signing pool) and the `helpers` left
+ * over, at normal priority beside the event loop (V8's GC and compiler threads, libuv's pool).
+ * Threads that have already exited are not counted.
+ */
+export interface ThreadGroupsCpu {
+  readonly mainMs: number;
+  readonly loweredMs: number;
+  readonly helpersMs: number;
+}
+
+export function readThreadGroupsCpu(pid: number): ThreadGroupsCpu | undefined {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return undefined;
+  }
+  let mainMs = 0;
+  let loweredMs = 0;
+  let helpersMs = 0;
+  for (const tid of tids) {
+    try {
+      const { cpuMs } = parseSchedstat(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8'));
+      if (tid === String(pid)) mainMs += cpuMs;
+      else if (isLowered(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'))) loweredMs += cpuMs;
+      else helpersMs += cpuMs;
+    } catch {
+      // The thread exited between the listing and the read.
+    }
+  }
+  return { mainMs, loweredMs, helpersMs };
+}
+
+/** SCHED_IDLE (policy 5) or a positive nice, from a `/proc/.../stat` line. */
+function isLowered(statLine: string): boolean {
+  // Fields after the command (which may hold spaces) start at field 3, the state.
+  const fields = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
+  const nice = Number(fields[16]);
+  const policy = Number(fields[38]);
+  return policy === 5 || nice > 0;
 }
 
 /**

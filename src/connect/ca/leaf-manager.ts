@@ -88,7 +88,11 @@ class Entry {
   inflight: Promise<LeafAnswer> | undefined;
   /** Set by a root change: replace the leaf at this time (the herd guard). */
   replaceAt: number | undefined;
-  readonly waiters = new Set<Waiter>();
+  /**
+   * Parked readers, created with the first: most entries never have one, and an empty Set costs
+   * ~230 bytes a cached leaf (a heap snapshot: ~2.0 KB a leaf in all with it).
+   */
+  private waiting: Set<Waiter> | undefined;
   timer: TimerHandle | undefined;
   timerAt = Infinity;
 
@@ -96,7 +100,29 @@ class Entry {
     readonly namespace: string,
     readonly service: string,
   ) {}
+
+  get watched(): boolean {
+    return this.waiting !== undefined && this.waiting.size > 0;
+  }
+
+  addWaiter(waiter: Waiter): void {
+    (this.waiting ??= new Set()).add(waiter);
+  }
+
+  /** False when the waiter was already gone (answered, timed out or aborted). */
+  removeWaiter(waiter: Waiter): boolean {
+    return this.waiting?.delete(waiter) ?? false;
+  }
+
+  /** Every parked reader, removed. */
+  takeWaiters(): Iterable<Waiter> {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    return waiting ?? NO_WAITERS;
+  }
 }
+
+const NO_WAITERS: readonly Waiter[] = [];
 
 /**
  * Every field written out, in one order: a spread followed by more fields gave each leaf a hidden
@@ -138,7 +164,7 @@ export class LeafManager {
       perf: { now: () => o.clock.now() },
       // An evicted entry with parked readers keeps serving them; without, its timer goes.
       dispose: (entry) => {
-        if (entry.waiters.size === 0) this.disarm(entry);
+        if (!entry.watched) this.disarm(entry);
       },
     });
     this.unsubscribe = o.roots.subscribe((snapshot) => this.rootsChanged(snapshot));
@@ -173,16 +199,16 @@ export class LeafManager {
   private park(entry: Entry, leaf: CachedLeaf, read: LeafRead): Promise<LeafAnswer> {
     return new Promise((resolve) => {
       const waiter: Waiter = { resolve, timer: undefined };
-      entry.waiters.add(waiter);
+      entry.addWaiter(waiter);
       waiter.timer = this.o.clock.setTimer(read.timeoutMs, () => {
-        if (!entry.waiters.delete(waiter)) return;
-        if (entry.waiters.size === 0) this.disarm(entry);
+        if (!entry.removeWaiter(waiter)) return;
+        if (!entry.watched) this.disarm(entry);
         resolve({ leaf: entry.leaf ?? leaf, hit: true });
       });
       read.onAbort(() => {
-        if (!entry.waiters.delete(waiter)) return;
+        if (!entry.removeWaiter(waiter)) return;
         waiter.timer?.cancel();
-        if (entry.waiters.size === 0) this.disarm(entry);
+        if (!entry.watched) this.disarm(entry);
       });
       // A leaf of a replaced root that nobody watched yet gets its herd-guard delay now.
       if (entry.replaceAt === undefined && leaf.signingKeyId !== this.o.roots.get().snapshot.activeSigningKeyId) {
@@ -195,7 +221,7 @@ export class LeafManager {
   /** Keeps one timer per watched entry, at its next replacement time. */
   private arm(entry: Entry): void {
     const leaf = entry.leaf;
-    if (leaf === undefined || entry.waiters.size === 0) return;
+    if (leaf === undefined || !entry.watched) return;
     const at = Math.min(leaf.renewAt, entry.replaceAt ?? Infinity);
     if (entry.timer !== undefined && entry.timerAt <= at) return;
     entry.timer?.cancel();
@@ -203,7 +229,7 @@ export class LeafManager {
     entry.timer = this.o.clock.setTimer(Math.max(0, at - this.o.clock.now()), () => {
       entry.timer = undefined;
       entry.timerAt = Infinity;
-      if (entry.waiters.size === 0) return;
+      if (!entry.watched) return;
       this.issue(entry).catch((err: unknown) => {
         // The old leaf stays valid; watchers keep waiting and the renewal is tried again.
         this.o.log.warn({ err, service: entry.service, namespace: entry.namespace }, 'leaf renewal failed; retrying');
@@ -235,11 +261,10 @@ export class LeafManager {
         entry.replaceAt = undefined;
         this.disarm(entry);
         const answer: LeafAnswer = { leaf, hit: false };
-        for (const waiter of entry.waiters) {
+        for (const waiter of entry.takeWaiters()) {
           waiter.timer?.cancel();
           waiter.resolve(answer);
         }
-        entry.waiters.clear();
         return answer;
       },
       (err: unknown) => {
@@ -310,11 +335,10 @@ export class LeafManager {
     this.unsubscribe();
     for (const entry of this.entries.values()) {
       this.disarm(entry);
-      for (const waiter of entry.waiters) {
+      for (const waiter of entry.takeWaiters()) {
         waiter.timer?.cancel();
         if (entry.leaf !== undefined) waiter.resolve({ leaf: entry.leaf, hit: true });
       }
-      entry.waiters.clear();
     }
   }
 }
