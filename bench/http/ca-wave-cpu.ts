@@ -33,6 +33,8 @@ interface Sample {
   readonly mainMs: number;
   /** The agent's other threads at normal priority: V8's GC and compiler helpers, libuv's pool. */
   readonly helpersMs: number;
+  /** The signing pool's threads (SCHED_IDLE or niced). */
+  readonly signingMs: number;
   readonly processMs: number;
   readonly waveMs: number;
 }
@@ -48,8 +50,9 @@ async function measureWave(pid: number, storm: () => { stop(): Promise<string> }
   const threads = readThreadGroupsCpu(pid);
   const mainMs = (threads?.mainMs ?? Number.NaN) - (threads0?.mainMs ?? Number.NaN);
   const helpersMs = (threads?.helpersMs ?? Number.NaN) - (threads0?.helpersMs ?? Number.NaN);
+  const signingMs = (threads?.loweredMs ?? Number.NaN) - (threads0?.loweredMs ?? Number.NaN);
   const processMs = ((readCpuSeconds(pid) ?? Number.NaN) - process0) * 1000;
-  return { mainMs, helpersMs, processMs, waveMs };
+  return { mainMs, helpersMs, signingMs, processMs, waveMs };
 }
 
 export async function runCaWaveCpuBench(rounds = DEFAULT_ROUNDS): Promise<void> {
@@ -96,15 +99,16 @@ export async function runCaWaveCpuBench(rounds = DEFAULT_ROUNDS): Promise<void> 
       ratio: mainMs / floor,
       runs: samples[kind].map((s) => s.mainMs.toFixed(0)).join(' '),
       helpersMs: med(kind, 'helpersMs'),
+      signingMs: med(kind, 'signingMs'),
       processMs: med(kind, 'processMs'),
       waveMs: med(kind, 'waveMs'),
     };
   });
   const table = formatTable(
-    ['wave of requests', 'main-thread ms', 'us/request', 'extra us vs 404', 'ratio vs 404', 'per round', 'helpers ms', 'process cpu ms', 'wave ms'],
-    rows.map((r) => [r.scenario, round(r.mainMs), round(r.perRequestUs), round(r.extraUs), round(r.ratio), r.runs, round(r.helpersMs), round(r.processMs), round(r.waveMs)]),
+    ['wave of requests', 'main-thread ms', 'us/request', 'extra us vs 404', 'ratio vs 404', 'per round', 'helpers ms', 'signing ms', 'process cpu ms', 'wave ms'],
+    rows.map((r) => [r.scenario, round(r.mainMs), round(r.perRequestUs), round(r.extraUs), round(r.ratio), r.runs, round(r.helpersMs), round(r.signingMs), round(r.processMs), round(r.waveMs)]),
   );
-  process.stdout.write(`\nCA waves: the agent's main-thread CPU per wave (median of ${rounds} rounds; helpers: the other threads at normal priority, mostly V8's GC; process cpu includes the signing worker)\n${table}\n`);
+  process.stdout.write(`\nCA waves: the agent's main-thread CPU per wave (median of ${rounds} rounds; helpers: the other threads at normal priority, mostly V8's GC; signing: the SCHED_IDLE pool)\n${table}\n`);
   const path = await writeJson('ca-wave-cpu', { rounds, wave: WAVE, rows });
   process.stdout.write(`wrote ${path}\n`);
 }

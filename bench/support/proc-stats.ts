@@ -68,18 +68,17 @@ export function readMainThreadSched(pid: number): ThreadSched | undefined {
   }
 }
 
-/**
- * CPU milliseconds of `pid`'s threads so far, by how they are scheduled: the main thread (the event
- * loop), `lowered` threads (SCHED_IDLE or a positive nice: the signing pool) and the `helpers` left
- * over, at normal priority beside the event loop (V8's GC and compiler threads, libuv's pool).
- * Threads that have already exited are not counted.
- */
+/** CPU milliseconds of a process's threads so far, grouped by how they are scheduled. */
 export interface ThreadGroupsCpu {
+  /** The main thread: the event loop. */
   readonly mainMs: number;
+  /** SCHED_IDLE or positive-nice threads: the agent's signing pool. */
   readonly loweredMs: number;
+  /** The rest, at the event loop's own priority: V8's GC and compiler threads, libuv's pool. */
   readonly helpersMs: number;
 }
 
+/** ThreadGroupsCpu of `pid`'s live threads (exited ones are not counted), or undefined once it is gone. */
 export function readThreadGroupsCpu(pid: number): ThreadGroupsCpu | undefined {
   let tids: string[];
   try {

@@ -89,8 +89,8 @@ class Entry {
   /** Set by a root change: replace the leaf at this time (the herd guard). */
   replaceAt: number | undefined;
   /**
-   * Parked readers, created with the first: most entries never have one, and an empty Set costs
-   * ~230 bytes a cached leaf (a heap snapshot: ~2.0 KB a leaf in all with it).
+   * Parked readers, created with the first: most entries never have one, and an empty Set made a
+   * cached leaf 2.02 KB of heap instead of 1.86 (heap snapshots of 3,000 leaves).
    */
   private waiting: Set<Waiter> | undefined;
   timer: TimerHandle | undefined;
