@@ -83,9 +83,16 @@ interface Waiter {
   timer: TimerHandle | undefined;
 }
 
+interface Settle {
+  readonly resolve: (answer: LeafAnswer) => void;
+  readonly reject: (err: unknown) => void;
+}
+
 class Entry {
   leaf: CachedLeaf | undefined;
+  /** The issuance in progress, shared by every caller; `settle` ends it. */
   inflight: Promise<LeafAnswer> | undefined;
+  settle: Settle | undefined;
   /** Set by a root change: replace the leaf at this time (the herd guard). */
   replaceAt: number | undefined;
   /**
@@ -151,7 +158,8 @@ export class LeafManager {
   private readonly entries: LRUCache<string, Entry>;
   private readonly unsubscribe: () => void;
   private closed = false;
-  private readonly starts: (() => void)[] = [];
+  /** Entries whose issuance waits for its turn (startSome). */
+  private readonly queued: Entry[] = [];
   private startsScheduled = false;
   /** Issuances started and not yet settled (MAX_ISSUING). */
   private issuing = 0;
@@ -246,73 +254,79 @@ export class LeafManager {
   }
 
   /**
-   * One issuance per entry at a time; every caller (and every parked watcher) gets its answer, one
-   * object for all of them. Each promise layer here is held by every pending request of a wave.
+   * One issuance per entry at a time, started in turn (startSome); every caller (and every parked
+   * watcher) gets its answer, one object for all of them. A pending request of a wave holds what is
+   * made here, so it is one promise per issuance, settled from the entry.
    */
   private issue(entry: Entry): Promise<LeafAnswer> {
     if (entry.inflight !== undefined) return entry.inflight;
-    const run = this.signInTurn(entry).then(
-      (issued) => {
-        this.doneIssuing();
-        entry.inflight = undefined;
-        const now = this.o.clock.now();
-        const leaf = cachedLeaf(issued, entry, now, renewalTime(now, issued, this.o.random));
-        entry.leaf = leaf;
-        entry.replaceAt = undefined;
-        this.disarm(entry);
-        const answer: LeafAnswer = { leaf, hit: false };
-        for (const waiter of entry.takeWaiters()) {
-          waiter.timer?.cancel();
-          waiter.resolve(answer);
-        }
-        return answer;
-      },
-      (err: unknown) => {
-        this.doneIssuing();
-        entry.inflight = undefined;
-        throw err;
-      },
-    );
-    entry.inflight = run;
-    return run;
-  }
-
-  /**
-   * Signs the entry's leaf on a later turn, in arrival order: at most STARTS_PER_TURN per turn, and
-   * only while fewer than MAX_ISSUING issuances are in flight.
-   */
-  private signInTurn(entry: Entry): Promise<IssuedLeaf> {
-    return new Promise((resolve, reject) => {
-      this.starts.push(() => {
-        try {
-          this.o.source.signLeaf(entry.namespace, entry.service).then(resolve, reject);
-        } catch (err) {
-          reject(err);
-        }
-      });
-      this.scheduleStarts();
+    entry.inflight = new Promise<LeafAnswer>((resolve, reject) => {
+      entry.settle = { resolve, reject };
     });
+    this.queued.push(entry);
+    this.scheduleStarts();
+    return entry.inflight;
   }
 
   private scheduleStarts(): void {
-    if (this.startsScheduled || this.starts.length === 0 || this.issuing >= MAX_ISSUING) return;
+    if (this.startsScheduled || this.queued.length === 0 || this.issuing >= MAX_ISSUING) return;
     this.startsScheduled = true;
     (this.o.nextTurn ?? setImmediate)(() => this.startSome());
   }
 
+  /** Starts queued issuances in arrival order: STARTS_PER_TURN a turn, MAX_ISSUING at a time. */
   private startSome(): void {
     this.startsScheduled = false;
     const room = Math.min(STARTS_PER_TURN, MAX_ISSUING - this.issuing);
-    for (const start of this.starts.splice(0, Math.max(0, room))) {
+    for (const entry of this.queued.splice(0, Math.max(0, room))) {
       this.issuing++;
-      start();
+      let signing: Promise<IssuedLeaf>;
+      try {
+        signing = this.o.source.signLeaf(entry.namespace, entry.service);
+      } catch (err) {
+        signing = Promise.reject(err);
+      }
+      signing.then(
+        (issued) => this.issued(entry, issued),
+        (err: unknown) => this.failed(entry, err),
+      );
     }
     this.scheduleStarts();
   }
 
-  private doneIssuing(): void {
+  private issued(entry: Entry, issued: IssuedLeaf): void {
+    const settle = this.doneIssuing(entry);
+    const now = this.o.clock.now();
+    let leaf: CachedLeaf;
+    try {
+      leaf = cachedLeaf(issued, entry, now, renewalTime(now, issued, this.o.random));
+    } catch (err) {
+      settle?.reject(err);
+      return;
+    }
+    entry.leaf = leaf;
+    entry.replaceAt = undefined;
+    this.disarm(entry);
+    const answer: LeafAnswer = { leaf, hit: false };
+    for (const waiter of entry.takeWaiters()) {
+      waiter.timer?.cancel();
+      waiter.resolve(answer);
+    }
+    settle?.resolve(answer);
+  }
+
+  private failed(entry: Entry, err: unknown): void {
+    this.doneIssuing(entry)?.reject(err);
+  }
+
+  /** Ends the entry's issuance; returns how to settle the promise its callers hold. */
+  private doneIssuing(entry: Entry): Settle | undefined {
+    const settle = entry.settle;
+    entry.settle = undefined;
+    entry.inflight = undefined;
     this.issuing--;
     this.scheduleStarts();
+    return settle;
   }
 
   private spreadFromNow(): number {

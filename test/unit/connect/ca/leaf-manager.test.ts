@@ -216,5 +216,33 @@ describe('LeafManager', () => {
     expect(started).toEqual(services);
     expect(all.map((a) => a.leaf.service)).toEqual(services);
   });
+
+  it('gives every caller of a failed issuance its error, frees its slot, and caches nothing', async () => {
+    const f = await caFixture();
+    f.roots.get();
+    let failNext = MAX_ISSUING; // enough failures to fill every slot, were they not given back
+    const leaves = new LeafManager({
+      source: {
+        signLeaf: (namespace, service) => {
+          if (failNext-- > 0) throw new Error(`no signer for ${service}`); // thrown, not rejected
+          return f.manager.signLeaf(namespace, service);
+        },
+      },
+      roots: f.roots,
+      clock: f.clock,
+      random: seededRandom(),
+      log: silentLogger,
+      maxEntries: 1000,
+      idleTtlMs: 72 * HOUR,
+      rootChangeSpreadMs: 0,
+    });
+    const failing = Array.from({ length: MAX_ISSUING }, (_, i) => [leaves.get('default', `svc-${i}`, now), leaves.get('default', `svc-${i}`, now)]);
+    for (const [one, two] of failing) {
+      await expect(one).rejects.toThrow(/no signer for svc-/);
+      await expect(two).rejects.toThrow(/no signer for svc-/);
+    }
+    expect((await leaves.get('default', 'svc-0', now)).hit).toBe(false);
+    expect((await leaves.get('default', 'svc-0', now)).hit).toBe(true);
+  });
 });
 
