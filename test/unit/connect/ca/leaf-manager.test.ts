@@ -2,7 +2,7 @@
 // cache hits, renewal in the 60-90 % window, re-issue after a root change within the spread,
 // blocking reads that time out or wake, and a non-blocking read never waiting on a blocking one.
 import { describe, expect, it } from 'vitest';
-import { LeafManager, MAX_ISSUING, type LeafAnswer, type LeafRead } from '../../../../src/connect/ca/leaf-manager.js';
+import { LeafManager, MAX_ISSUING, type LeafAnswer, type LeafRead, type LeafSource } from '../../../../src/connect/ca/leaf-manager.js';
 import { silentLogger } from '../../../../src/core/log.js';
 import { HOUR, caFixture, seededRandom, settle, type CaFixture } from './support.js';
 
@@ -29,6 +29,11 @@ async function setup(options: { spreadMs?: number; maxEntries?: number; random?:
 
 const now: LeafRead = { minIndex: 0, timeoutMs: 0, onAbort: () => {} };
 const blocking = (minIndex: number, timeoutMs = 300_000, onAbort: (fn: () => void) => void = () => {}): LeafRead => ({ minIndex, timeoutMs, onAbort });
+
+/** A manager over the fixture's roots and clock whose leaves come from `source`. */
+function managerOver(f: CaFixture, source: LeafSource): LeafManager {
+  return new LeafManager({ source, roots: f.roots, clock: f.clock, random: seededRandom(), log: silentLogger, maxEntries: 1000, idleTtlMs: 72 * HOUR, rootChangeSpreadMs: 0 });
+}
 
 /** Tracks a pending answer without awaiting it. */
 function watch(p: LeafAnswer | Promise<LeafAnswer>): { answer: LeafAnswer | undefined } {
@@ -185,26 +190,17 @@ describe('LeafManager', () => {
     let outstanding = 0;
     let most = 0;
     const started: string[] = [];
-    const leaves = new LeafManager({
-      source: {
-        signLeaf: async (namespace, service) => {
-          started.push(service);
-          most = Math.max(most, ++outstanding);
-          await gate;
-          try {
-            return await f.manager.signLeaf(namespace, service);
-          } finally {
-            outstanding--;
-          }
-        },
+    const leaves = managerOver(f, {
+      signLeaf: async (namespace, service) => {
+        started.push(service);
+        most = Math.max(most, ++outstanding);
+        await gate;
+        try {
+          return await f.manager.signLeaf(namespace, service);
+        } finally {
+          outstanding--;
+        }
       },
-      roots: f.roots,
-      clock: f.clock,
-      random: seededRandom(),
-      log: silentLogger,
-      maxEntries: 1000,
-      idleTtlMs: 72 * HOUR,
-      rootChangeSpreadMs: 0,
     });
     const services = Array.from({ length: MAX_ISSUING + 100 }, (_, i) => `svc-${i}`);
     const answers = Promise.all(services.map((service) => leaves.get('default', service, now)));
@@ -221,20 +217,11 @@ describe('LeafManager', () => {
     const f = await caFixture();
     f.roots.get();
     let failNext = MAX_ISSUING; // enough failures to fill every slot, were they not given back
-    const leaves = new LeafManager({
-      source: {
-        signLeaf: (namespace, service) => {
-          if (failNext-- > 0) throw new Error(`no signer for ${service}`); // thrown, not rejected
-          return f.manager.signLeaf(namespace, service);
-        },
+    const leaves = managerOver(f, {
+      signLeaf: (namespace, service) => {
+        if (failNext-- > 0) throw new Error(`no signer for ${service}`); // thrown, not rejected
+        return f.manager.signLeaf(namespace, service);
       },
-      roots: f.roots,
-      clock: f.clock,
-      random: seededRandom(),
-      log: silentLogger,
-      maxEntries: 1000,
-      idleTtlMs: 72 * HOUR,
-      rootChangeSpreadMs: 0,
     });
     const failing = Array.from({ length: MAX_ISSUING }, (_, i) => [leaves.get('default', `svc-${i}`, now), leaves.get('default', `svc-${i}`, now)]);
     for (const [one, two] of failing) {
