@@ -179,7 +179,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
  * Says so when the signing threads could not be scheduled as configured: a warning on Linux (chrt
  * missing, or the syscall refused), where it can be fixed; SCHED_IDLE exists nowhere else.
  */
-function reportSigningPolicy(pool: PoolSigner, wanted: 'idle' | 'low', log: Logger): void {
+function reportSigningPolicy(pool: PoolSigner, wanted: AgentConfig['connect']['signingPriority'], log: Logger): void {
   pool.schedulingPolicy().then(
     (policy) => {
       if (policy === wanted) log.debug({ signingPriority: policy }, 'leaf-signing threads scheduled');

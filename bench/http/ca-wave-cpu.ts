@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
 import { isEntryPoint, runMain } from '../support/main.js';
 import { BENCH_OUT } from '../support/paths.js';
-import { readCpuSeconds, readThreadGroupsCpu } from '../support/proc-stats.js';
+import { readCpuSeconds, readThreadGroupsCpu, type ThreadGroupsCpu } from '../support/proc-stats.js';
 import { formatTable, round, writeJson } from '../support/report.js';
 import { firstLeafStorm, requestStorm } from '../support/request-storm.js';
 import { median } from '../support/stats.js';
@@ -48,11 +48,9 @@ async function measureWave(pid: number, storm: () => { stop(): Promise<string> }
   const waveMs = performance.now() - started;
   await sleep(SETTLE_MS);
   const threads = readThreadGroupsCpu(pid);
-  const mainMs = (threads?.mainMs ?? Number.NaN) - (threads0?.mainMs ?? Number.NaN);
-  const helpersMs = (threads?.helpersMs ?? Number.NaN) - (threads0?.helpersMs ?? Number.NaN);
-  const signingMs = (threads?.loweredMs ?? Number.NaN) - (threads0?.loweredMs ?? Number.NaN);
+  const spent = (group: keyof ThreadGroupsCpu): number => (threads?.[group] ?? Number.NaN) - (threads0?.[group] ?? Number.NaN);
   const processMs = ((readCpuSeconds(pid) ?? Number.NaN) - process0) * 1000;
-  return { mainMs, helpersMs, signingMs, processMs, waveMs };
+  return { mainMs: spent('mainMs'), helpersMs: spent('helpersMs'), signingMs: spent('loweredMs'), processMs, waveMs };
 }
 
 export async function runCaWaveCpuBench(rounds = DEFAULT_ROUNDS): Promise<void> {

@@ -25,11 +25,8 @@ function readTimes(pid: number | 'self'): [number, number, number, number] | und
   } catch {
     return undefined;
   }
-  // The command name (field 2) may hold spaces and parentheses; fields after its last ')' are safe.
   // utime, stime, cutime, cstime are fields 14-17 of the whole line, 12-15 after the name.
-  const times = stat
-    .slice(stat.lastIndexOf(')') + 2)
-    .split(' ')
+  const times = fieldsAfterName(stat)
     .slice(11, 15)
     .map((t) => Number(t) / CLK_TCK);
   const [utime, stime, cutime, cstime] = times;
@@ -104,11 +101,17 @@ export function readThreadGroupsCpu(pid: number): ThreadGroupsCpu | undefined {
 
 /** SCHED_IDLE (policy 5) or a positive nice, from a `/proc/.../stat` line. */
 function isLowered(statLine: string): boolean {
-  // Fields after the command (which may hold spaces) start at field 3, the state.
-  const fields = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
-  const nice = Number(fields[16]);
-  const policy = Number(fields[38]);
-  return policy === 5 || nice > 0;
+  // nice is field 19 of the whole line, policy field 41.
+  const fields = fieldsAfterName(statLine);
+  return Number(fields[38]) === 5 || Number(fields[16]) > 0;
+}
+
+/**
+ * The fields of a `/proc/.../stat` line after the command name (field 2), from field 3 on: the
+ * name may hold spaces and parentheses, so it ends at the line's last ')'.
+ */
+function fieldsAfterName(statLine: string): string[] {
+  return statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
 }
 
 /**
