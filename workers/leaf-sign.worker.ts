@@ -2,7 +2,7 @@
 // keeps this thread's prepared CAs. Synchronous on purpose: the thread exists to block.
 import { workerData } from 'piscina';
 import { LeafWork } from '../src/connect/ca/leaf-work.js';
-import { enterIdleScheduling, runYielding } from './thread-scheduling.js';
+import { enterIdleScheduling, runYielding } from '../src/core/thread-scheduling.js';
 import type { LeafResult, LeafTask, SignerWorkerData } from './protocol.js';
 
 const priority = (workerData as SignerWorkerData | undefined)?.priority ?? 'idle';

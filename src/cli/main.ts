@@ -5,7 +5,8 @@ import { createAgent, type Agent } from '../agent.js';
 import { isConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import { isAgentError } from '../core/errors.js';
-import { createLogger } from '../core/log.js';
+import { createLogger, type Logger } from '../core/log.js';
+import { requestSlice } from '../core/thread-scheduling.js';
 import { uwsIsNative } from '../http/uws-server.js';
 import { VERSION } from '../version.js';
 import { parseCommand, type AgentArgs } from './args.js';
@@ -49,6 +50,7 @@ async function runAgent(args: AgentArgs): Promise<number> {
     return 1;
   }
 
+  const eventLoopSlice = setEventLoopSlice(config.performance.eventLoopSliceMs, log);
   let agent: Agent;
   let port: number;
   try {
@@ -66,6 +68,7 @@ async function runAgent(args: AgentArgs): Promise<number> {
       dataDir: config.dataDir ?? null,
       inMemory: config.dataDir === undefined,
       uwsNative: uwsIsNative,
+      eventLoopSlice,
       version: VERSION,
       index: agent.store.index,
       recovery: agent.store.recovery,
@@ -96,6 +99,15 @@ async function runAgent(args: AgentArgs): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+}
+
+/** Asks for the configured slice; answers what the start-up line reports (a warning says why not). */
+function setEventLoopSlice(sliceMs: number, log: Logger): string {
+  if (sliceMs === 0) return 'kernel default';
+  const result = requestSlice(sliceMs);
+  if (result.ok) return `${result.sliceMs}ms`;
+  log[process.platform === 'linux' ? 'warn' : 'debug']({ eventLoopSlice: `${sliceMs}ms`, reason: result.reason }, 'the event loop keeps the kernel default slice');
+  return 'kernel default';
 }
 
 function fail(err: unknown): number {

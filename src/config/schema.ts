@@ -14,6 +14,7 @@ import {
   pem,
   secretText,
   secretUuid,
+  slice,
   text,
   trustDomain,
   uuid,
@@ -135,6 +136,13 @@ export const CONFIG_SCHEMA = {
   cache: {
     max_entries: key(int(1), 10_000, 'Most entries in the agent cache (shared across tokens).'),
     ttl: key(duration('positive'), '72h', 'An agent cache entry is dropped this long after its last read.'),
+  },
+  performance: {
+    event_loop_slice: key(
+      slice(),
+      '100us',
+      'Scheduler slice the event loop asks Linux for (6.12+): a short one lets it take a core from other threads at once when it wakes; 0s keeps the kernel default.',
+    ),
   },
 } satisfies ConfigTree;
 

@@ -80,4 +80,10 @@ export interface AgentConfig {
   readonly maxQueryTimeMs: number;
   readonly connect: ConnectConfig;
   readonly cache: CacheConfig;
+  readonly performance: PerformanceConfig;
+}
+
+export interface PerformanceConfig {
+  /** The scheduler slice the event loop asks for (Linux 6.12+), in ms; 0 leaves the kernel's default. */
+  readonly eventLoopSliceMs: number;
 }

@@ -1,4 +1,6 @@
-// Running the agent: persistence across kill -9, graceful stop, start-up errors, the uWS check.
+// Running the agent: persistence across kill -9, graceful stop, start-up errors, the uWS check, the
+// event loop's scheduler slice.
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, startAgent, tempDir } from './support/agent-process.js';
 import { get, openRequest } from './support/raw-http.js';
@@ -92,6 +94,38 @@ describe('start-up', () => {
     const line = agent.logs.find((l) => l.msg === 'svc-agent started')!;
     expect(line).toMatchObject({ node: 'n1', datacenter: 'east', dataDir: null, uwsNative: true });
     expect(line.address).toBe(`127.0.0.1:${agent.port}`);
+  });
+
+  describe.runIf(process.platform === 'linux')('performance.event_loop_slice', () => {
+    /** The slice of the agent's main thread (its tid is its pid), where the kernel shows slices. */
+    const sliceOf = (pid: number): number | undefined => {
+      const match = existsSync(`/proc/${pid}/sched`) ? /^se\.slice\s*:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/sched`, 'utf8')) : null;
+      return match === null ? undefined : Number(match[1]);
+    };
+    const defaultSlice = sliceOf(process.pid);
+
+    it.runIf(defaultSlice !== undefined)('gives the event loop a 100us slice by default and says so at start-up', async () => {
+      const agent = await startAgent();
+      cleanups.push(() => agent.stop());
+      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ eventLoopSlice: '0.1ms' });
+      expect(agent.logs.some((l) => l.level === 40)).toBe(false);
+      expect(sliceOf(agent.child.pid!)).toBe(100_000);
+    });
+
+    it.runIf(defaultSlice !== undefined)('leaves the kernel default with 0s', async () => {
+      const agent = await startAgent({ config: { performance: { event_loop_slice: '0s' } } });
+      cleanups.push(() => agent.stop());
+      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ eventLoopSlice: 'kernel default' });
+      expect(sliceOf(agent.child.pid!)).toBe(defaultSlice);
+    });
+
+    it('warns and starts anyway when the slice cannot be set', async () => {
+      const agent = await startAgent({ env: { PATH: '/nonexistent' } });
+      cleanups.push(() => agent.stop());
+      const warning = agent.logs.find((l) => l.msg === 'the event loop keeps the kernel default slice');
+      expect(warning).toMatchObject({ level: 40, eventLoopSlice: '0.1ms', reason: expect.stringMatching(/^perl failed: .*ENOENT/) });
+      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ eventLoopSlice: 'kernel default' });
+    });
   });
 
   it('refuses to start on the uWS JavaScript fallback unless SVC_ALLOW_UWS_FALLBACK=1', async () => {

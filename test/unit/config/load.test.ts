@@ -51,6 +51,7 @@ describe('defaults', () => {
         signingPriority: 'idle',
       },
       cache: { maxEntries: 10_000, ttlMs: 72 * 3_600_000 },
+      performance: { eventLoopSliceMs: 0.1 },
     });
   });
 
@@ -251,5 +252,16 @@ describe('kv_max_value_size spellings', () => {
   it('rejects both spellings in one file, naming the file', () => {
     const both = files.file('both.json', { kv_max_value_size: 1, limits: { kv_max_value_size: 2 } });
     expect(problemsOf({ files: [both] })).toEqual([`${both}: kv_max_value_size: set either kv_max_value_size or limits.kv_max_value_size, not both`]);
+  });
+});
+
+describe('performance.event_loop_slice', () => {
+  it.each([
+    ['0s', 0],
+    ['100us', 0.1],
+    ['2ms', 2],
+    ['100ms', 100],
+  ])('takes %s as %f ms', (value, ms) => {
+    expect(load({ flags: { performance: { event_loop_slice: value } } }).performance.eventLoopSliceMs).toBe(ms);
   });
 });

@@ -44,6 +44,7 @@ describe('config schema', () => {
       'connect.trust_domain',
       'cache.max_entries',
       'cache.ttl',
+      'performance.event_loop_slice',
     ]);
   });
 

@@ -150,7 +150,7 @@ describe.runIf(process.platform === 'linux')('PoolSigner thread scheduling', () 
 
   it('says why when SCHED_IDLE cannot be had', async () => {
     // A worker thread with no chrt on its PATH (its env is its own copy), running the built module.
-    const module = new URL('../../../../dist/workers/thread-scheduling.js', import.meta.url).href;
+    const module = new URL('../../../../dist/src/core/thread-scheduling.js', import.meta.url).href;
     const source = `process.env.PATH = '/nonexistent'; import(${JSON.stringify(module)}).then((m) => require('node:worker_threads').parentPort.postMessage(m.enterIdleScheduling()));`;
     const worker = new Worker(source, { eval: true });
     const [answer] = (await once(worker, 'message')) as [string];
