@@ -101,12 +101,12 @@ async function runAgent(args: AgentArgs): Promise<number> {
   });
 }
 
-/** Asks for the configured slice; answers what the start-up line reports (a warning says why not). */
+/** Asks for the configured slice; answers what the start-up line reports (a log line says why not). */
 function setEventLoopSlice(sliceMs: number, log: Logger): string {
   if (sliceMs === 0) return 'kernel default';
   const result = requestSlice(sliceMs);
   if (result.ok) return `${result.sliceMs}ms`;
-  log[process.platform === 'linux' ? 'warn' : 'debug']({ eventLoopSlice: `${sliceMs}ms`, reason: result.reason }, 'the event loop keeps the kernel default slice');
+  log[result.unsupported ? 'info' : 'warn']({ eventLoopSlice: `${sliceMs}ms`, reason: result.reason }, 'the event loop keeps the kernel default slice');
   return 'kernel default';
 }
 

@@ -9,7 +9,7 @@
 // syscall (perl-base), both on every Debian. A thread names itself by /proc/thread-self.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
-import { getPriority } from 'node:os';
+import { getPriority, release } from 'node:os';
 
 /** `'idle'` when the thread now runs under SCHED_IDLE, otherwise why not. */
 export function enterIdleScheduling(): string {
@@ -40,33 +40,50 @@ const SET_SLICE_PERL =
   'my ($nr, $tid, $nice, $ns) = @ARGV; ' +
   'syscall($nr + 0, $tid + 0, pack("LLQlLQQQ", 48, 0, 1, $nice, 0, $ns, 0, 0), 0) == 0 or die "sched_setattr: $!\\n";';
 
-export type SliceResult = { readonly ok: true; readonly sliceMs: number } | { readonly ok: false; readonly reason: string };
+/** Not `ok`: `unsupported` when this system cannot have a custom slice at all (not Linux 6.12+). */
+export type SliceResult =
+  | { readonly ok: true; readonly sliceMs: number }
+  | { readonly ok: false; readonly reason: string; readonly unsupported: boolean };
+
+export interface SystemInfo {
+  readonly platform: string;
+  readonly arch: string;
+  /** The kernel release, as os.release() gives it ("6.12.9-amd64"). */
+  readonly release: string;
+}
+
+/** Why a system cannot give a thread a custom slice (this one by default), or undefined when it can. */
+export function sliceUnsupported(system: SystemInfo = { platform: process.platform, arch: process.arch, release: release() }): string | undefined {
+  if (system.platform !== 'linux') return `not on ${system.platform}`;
+  if (SCHED_SETATTR[system.arch] === undefined) return `no sched_setattr number for ${system.arch}`;
+  const [major = 0, minor = 0] = system.release.split(/[.-]/).map(Number);
+  if (major < 6 || (major === 6 && minor < 12)) return `custom slices need Linux 6.12 or later, not ${system.release}`;
+  return undefined;
+}
 
 /**
  * Gives the calling thread a scheduler slice of `sliceMs` (MIN_SLICE_MS to MAX_SLICE_MS; 0 goes
- * back to the kernel's default), and answers the slice now in force or why it could not be set.
- * Kernels before 6.12 accept the call and ignore it: the answer says so where the kernel shows
- * slices (/proc/thread-self/sched).
+ * back to the kernel's default), and answers the slice now in force (as the kernel shows it, where
+ * it does: /proc/thread-self/sched) or why it could not be set.
  */
 export function requestSlice(sliceMs: number): SliceResult {
-  if (process.platform !== 'linux') return { ok: false, reason: `not on ${process.platform}` };
+  const unsupported = sliceUnsupported();
+  if (unsupported !== undefined) return { ok: false, reason: unsupported, unsupported: true };
   if (sliceMs !== 0 && !(sliceMs >= MIN_SLICE_MS && sliceMs <= MAX_SLICE_MS)) {
-    return { ok: false, reason: `a slice is 0 or ${MIN_SLICE_MS}-${MAX_SLICE_MS} ms, not ${sliceMs}` };
+    return { ok: false, reason: `a slice is 0 or ${MIN_SLICE_MS}-${MAX_SLICE_MS} ms, not ${sliceMs}`, unsupported: false };
   }
-  const nr = SCHED_SETATTR[process.arch];
-  if (nr === undefined) return { ok: false, reason: `no sched_setattr number for ${process.arch}` };
   const self = currentThreadId();
-  if ('reason' in self) return { ok: false, reason: self.reason };
+  if ('reason' in self) return { ok: false, reason: self.reason, unsupported: false };
   const ns = Math.round(sliceMs * 1e6);
   try {
-    const args = [String(nr), self.tid, String(getPriority(Number(self.tid))), String(ns)];
+    const args = [String(SCHED_SETATTR[process.arch]), self.tid, String(getPriority(Number(self.tid))), String(ns)];
     execFileSync('perl', ['-e', SET_SLICE_PERL, ...args], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
   } catch (err) {
-    return { ok: false, reason: `perl failed: ${stderrOf(err)}` };
+    return { ok: false, reason: `perl failed: ${stderrOf(err)}`, unsupported: false };
   }
   const shown = shownSliceNs();
   if (shown === undefined) return { ok: true, sliceMs };
-  if (ns !== 0 && shown !== ns) return { ok: false, reason: `ignored by the kernel (Linux before 6.12?): slice ${shown / 1e6} ms` };
+  if (ns !== 0 && shown !== ns) return { ok: false, reason: `the kernel kept a slice of ${shown / 1e6} ms`, unsupported: false };
   return { ok: true, sliceMs: shown / 1e6 };
 }
 

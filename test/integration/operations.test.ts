@@ -2,6 +2,7 @@
 // event loop's scheduler slice.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sliceUnsupported } from '../../src/core/thread-scheduling.js';
 import { runCli, startAgent, tempDir } from './support/agent-process.js';
 import { get, openRequest } from './support/raw-http.js';
 
@@ -96,7 +97,7 @@ describe('start-up', () => {
     expect(line.address).toBe(`127.0.0.1:${agent.port}`);
   });
 
-  describe.runIf(process.platform === 'linux')('performance.event_loop_slice', () => {
+  describe.runIf(sliceUnsupported() === undefined)('performance.event_loop_slice', () => {
     /** The slice of the agent's main thread (its tid is its pid), where the kernel shows slices. */
     const sliceOf = (pid: number): number | undefined => {
       const match = existsSync(`/proc/${pid}/sched`) ? /^se\.slice\s*:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/sched`, 'utf8')) : null;

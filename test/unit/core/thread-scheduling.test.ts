@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { requestSlice, runYielding } from '../../../src/core/thread-scheduling.js';
+import { requestSlice, runYielding, sliceUnsupported } from '../../../src/core/thread-scheduling.js';
 
 describe('runYielding', () => {
   it('pauses whenever everyMs of work has run since the last pause, and keeps the order', () => {
@@ -44,7 +44,22 @@ describe('runYielding', () => {
   });
 });
 
-describe.runIf(process.platform === 'linux')('requestSlice', () => {
+describe('sliceUnsupported', () => {
+  it.each([
+    [{ platform: 'linux', arch: 'x64', release: '6.12.0' }, undefined],
+    [{ platform: 'linux', arch: 'arm64', release: '6.18.44-fc-v657' }, undefined],
+    [{ platform: 'linux', arch: 'x64', release: '7.1.3-amd64' }, undefined],
+    [{ platform: 'linux', arch: 'x64', release: '6.11.9' }, 'custom slices need Linux 6.12 or later, not 6.11.9'],
+    [{ platform: 'linux', arch: 'x64', release: '6.1.0-18-amd64' }, 'custom slices need Linux 6.12 or later, not 6.1.0-18-amd64'],
+    [{ platform: 'linux', arch: 'x64', release: '5.15.0' }, 'custom slices need Linux 6.12 or later, not 5.15.0'],
+    [{ platform: 'linux', arch: 'ia32', release: '6.12.0' }, 'no sched_setattr number for ia32'],
+    [{ platform: 'darwin', arch: 'arm64', release: '24.1.0' }, 'not on darwin'],
+  ])('%j: %s', (system, reason) => {
+    expect(sliceUnsupported(system)).toBe(reason);
+  });
+});
+
+describe.runIf(sliceUnsupported() === undefined)('requestSlice', () => {
   const shownSlice = (): number | undefined => {
     const match = /^se\.slice\s*:\s*(\d+)/m.exec(readFileSync('/proc/thread-self/sched', 'utf8'));
     return match === null ? undefined : Number(match[1]);
