@@ -15,6 +15,7 @@ import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf
 import { X509Certificate } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { loadConfig } from '../../src/config/load.js';
 import { CaManager } from '../../src/connect/ca/ca-manager.js';
 import { DEFAULT_SETTINGS } from '../../src/connect/ca/ca-config.js';
 import { toPem } from '../../src/connect/ca/encoding.js';
@@ -23,9 +24,8 @@ import { DEFAULT_THREADS, PoolSigner } from '../../src/connect/ca/pool-signer.js
 import type { SignTask } from '../../src/connect/ca/signer.js';
 import { createRootCertificate, generateCaKey } from '../../src/connect/ca/x509.js';
 import { systemClock } from '../../src/core/clock.js';
-import { requestSlice, type SliceResult } from '../../src/core/thread-scheduling.js';
-import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/core/log.js';
+import { requestSlice, type SliceResult } from '../../src/core/thread-scheduling.js';
 import { openEmbeddedStore } from '../../src/state/embedded-store.js';
 import { isEntryPoint, runMain } from '../support/main.js';
 import { peculiarIssuer, pkijsIssuer, type IssueLeaf } from './leaf-baselines.js';
