@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from '../core/duration.js';
 import { isUuid } from '../core/ids.js';
-import { MAX_SLICE_MS, MIN_SLICE_MS } from '../core/thread-scheduling.js';
+import { isSliceMs } from '../core/thread-scheduling.js';
 
 /** Renders a config value for an error message: strings quoted, containers named, not dumped. */
 export function show(value: unknown): string {
@@ -75,7 +75,7 @@ export function duration(bound: 'positive' | 'non-negative') {
 export const slice = () =>
   z.string(expecting('a duration string such as "100us"')).transform((value, ctx) => {
     const ms = parseDuration(value);
-    if (ms === undefined || !(ms === 0 || (ms >= MIN_SLICE_MS && ms <= MAX_SLICE_MS))) {
+    if (ms === undefined || !isSliceMs(ms)) {
       ctx.addIssue({ code: 'custom', message: `expected 0s or a duration from 100us to 100ms, got ${JSON.stringify(value)}` });
       return z.NEVER;
     }

@@ -25,8 +25,13 @@ export function enterIdleScheduling(): string {
 }
 
 /** The kernel's bounds on a custom slice (sched_attr.sched_runtime under SCHED_OTHER), in ms. */
-export const MIN_SLICE_MS = 0.1;
-export const MAX_SLICE_MS = 100;
+const MIN_SLICE_MS = 0.1;
+const MAX_SLICE_MS = 100;
+
+/** Whether `ms` is a slice the kernel takes, or 0 for its default. */
+export function isSliceMs(ms: number): boolean {
+  return ms === 0 || (ms >= MIN_SLICE_MS && ms <= MAX_SLICE_MS);
+}
 
 /** sched_setattr(2)'s number on the architectures Node ships Linux builds for that have one here. */
 const SCHED_SETATTR: Readonly<Partial<Record<string, number>>> = { x64: 314, arm64: 274 };
@@ -69,7 +74,7 @@ export function sliceUnsupported(system: SystemInfo = { platform: process.platfo
 export function requestSlice(sliceMs: number): SliceResult {
   const unsupported = sliceUnsupported();
   if (unsupported !== undefined) return { ok: false, reason: unsupported, unsupported: true };
-  if (sliceMs !== 0 && !(sliceMs >= MIN_SLICE_MS && sliceMs <= MAX_SLICE_MS)) {
+  if (!isSliceMs(sliceMs)) {
     return { ok: false, reason: `a slice is 0 or ${MIN_SLICE_MS}-${MAX_SLICE_MS} ms, not ${sliceMs}`, unsupported: false };
   }
   const self = currentThreadId();
