@@ -6,7 +6,7 @@ import { isConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import { isAgentError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/log.js';
-import { requestSlice } from '../core/thread-scheduling.js';
+import { idleV8PlatformThreads, requestSlice } from '../core/thread-scheduling.js';
 import { uwsIsNative } from '../http/uws-server.js';
 import { VERSION } from '../version.js';
 import { parseCommand, type AgentArgs } from './args.js';
@@ -51,6 +51,7 @@ async function runAgent(args: AgentArgs): Promise<number> {
   }
 
   const eventLoopSlice = setEventLoopSlice(config.performance.eventLoopSliceMs, log);
+  const v8Threads = config.performance.v8Threads === 'idle' ? idleV8Threads(log) : 'normal';
   let agent: Agent;
   let port: number;
   try {
@@ -69,6 +70,7 @@ async function runAgent(args: AgentArgs): Promise<number> {
       inMemory: config.dataDir === undefined,
       uwsNative: uwsIsNative,
       eventLoopSlice,
+      v8Threads,
       version: VERSION,
       index: agent.store.index,
       recovery: agent.store.recovery,
@@ -108,6 +110,14 @@ function setEventLoopSlice(sliceMs: number, log: Logger): string {
   if (result.ok) return `${result.sliceMs}ms`;
   log[result.unsupported ? 'info' : 'warn']({ eventLoopSlice: `${sliceMs}ms`, reason: result.reason }, 'the event loop keeps the kernel default slice');
   return 'kernel default';
+}
+
+/** Puts V8's helper threads under SCHED_IDLE; answers what the start-up line reports (a log line says why not). */
+function idleV8Threads(log: Logger): 'idle' | 'normal' {
+  const result = idleV8PlatformThreads();
+  if (result.ok) return 'idle';
+  log[result.unsupported ? 'info' : 'warn']({ reason: result.reason }, "V8's helper threads keep their normal priority");
+  return 'normal';
 }
 
 function fail(err: unknown): number {

@@ -143,6 +143,11 @@ export const CONFIG_SCHEMA = {
       '100us',
       'Scheduler slice the event loop asks Linux for (6.12+): a short one lets it take a core from other threads at once when it wakes; 0s keeps the kernel default.',
     ),
+    v8_threads: key(
+      oneOf(['idle', 'normal']),
+      'idle',
+      'V8\'s GC and compiler helper threads: "idle" runs them only on otherwise idle CPU (Linux SCHED_IDLE), so that a waking event loop takes a core from them at once; "normal" leaves them as node starts them.',
+    ),
   },
 } satisfies ConfigTree;
 

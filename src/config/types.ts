@@ -86,4 +86,6 @@ export interface AgentConfig {
 export interface PerformanceConfig {
   /** The scheduler slice the event loop asks for (Linux 6.12+), in ms; 0 leaves the kernel's default. */
   readonly eventLoopSliceMs: number;
+  /** V8's platform threads (GC and compiler helpers): under SCHED_IDLE, or as node starts them. */
+  readonly v8Threads: 'idle' | 'normal';
 }

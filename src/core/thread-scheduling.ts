@@ -2,13 +2,15 @@
 // runs only on a core nothing else wants, and a waking event loop takes the core back at once (a
 // nice value alone does not do that: the scheduler lets a running thread finish its slice,
 // milliseconds, whatever its weight); and it pauses within a batch, so that a core it was given
-// over a busy event loop comes back within a millisecond. The event loop asks for a short slice
-// (EEVDF, Linux 6.12+): waking, it may then preempt a running thread of normal priority (V8's GC
-// helpers above all) instead of waiting for the next tick. Node binds neither sched_setscheduler(2)
-// nor sched_setattr(2): the first goes through util-linux's chrt, the second through perl's
-// syscall (perl-base), both on every Debian. A thread names itself by /proc/thread-self.
+// over a busy event loop comes back within a millisecond. V8's platform threads (the GC and
+// compiler helpers of every isolate, the signing workers' included) enter SCHED_IDLE too, for the
+// same reason. The event loop asks for a short slice (EEVDF, Linux 6.12+): waking, it may then
+// preempt a running thread of normal priority instead of waiting for the next tick. Node binds
+// neither sched_setscheduler(2) nor sched_setattr(2): the first goes through util-linux's chrt,
+// the second through perl's syscall (perl-base), both on every Debian. A thread names itself by
+// /proc/thread-self.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { getPriority, release } from 'node:os';
 
 /** `'idle'` when the thread now runs under SCHED_IDLE, otherwise why not. */
@@ -16,12 +18,91 @@ export function enterIdleScheduling(): string {
   if (process.platform !== 'linux') return `not on ${process.platform}`;
   const self = currentThreadId();
   if ('reason' in self) return self.reason;
+  return setIdlePolicy(self.tid) ?? 'idle';
+}
+
+/** Puts thread `tid` of this process under SCHED_IDLE: undefined when done, otherwise why not. */
+function setIdlePolicy(tid: string): string | undefined {
   try {
-    execFileSync('chrt', ['--idle', '--pid', '0', self.tid], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
-    return 'idle';
+    execFileSync('chrt', ['--idle', '--pid', '0', tid], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
+    return undefined;
   } catch (err) {
     return `chrt failed: ${stderrOf(err)}`;
   }
+}
+
+/** A thread of this process, as /proc/self/task shows it. */
+export interface TaskInfo {
+  readonly tid: number;
+  /** When it started, in clock ticks since boot (field 22 of /proc/self/task/<tid>/stat). */
+  readonly startTicks: number;
+}
+
+/** node's --v8-pool-size, from NODE_OPTIONS and then the command line, which overrides it; 4 when unset. */
+export function v8PoolSize(execArgv: readonly string[] = process.execArgv, nodeOptions: string = process.env.NODE_OPTIONS ?? ''): number {
+  let size = 4;
+  for (const args of [nodeOptions.split(/\s+/), execArgv]) {
+    for (let i = 0; i < args.length; i++) {
+      const match = /^--v8[-_]pool[-_]size(?:=(.*))?$/.exec(args[i] ?? '');
+      if (match !== null) size = Number(match[1] ?? args[++i]);
+    }
+  }
+  return size;
+}
+
+/**
+ * V8's platform threads among a process's: node starts them before any other thread, in one burst
+ * (a delayed-task thread and `poolSize` workers), so they are the first `poolSize + 1` after the
+ * main thread by start time and thread id. Answers why not when the threads do not look like that.
+ */
+export function pickV8PlatformThreads(tasks: readonly TaskInfo[], mainTid: number, poolSize: number): { readonly tids: number[] } | { readonly reason: string } {
+  if (!Number.isInteger(poolSize) || poolSize < 1) return { reason: `node sizes V8's pool itself with --v8-pool-size=${poolSize}` };
+  const others = tasks.filter((t) => t.tid !== mainTid).sort((a, b) => a.startTicks - b.startTicks || a.tid - b.tid);
+  const first = others.slice(0, poolSize + 1);
+  if (first.length < poolSize + 1) return { reason: `expected ${poolSize + 1} V8 platform threads, found ${others.length} threads beside the main one` };
+  const span = (first.at(-1)?.startTicks ?? 0) - (first[0]?.startTicks ?? 0);
+  if (span > 1) return { reason: `the first ${poolSize + 1} threads did not start together (over ${span} clock ticks), as V8's platform threads do` };
+  return { tids: first.map((t) => t.tid) };
+}
+
+/** Not `ok`: `unsupported` where there is no SCHED_IDLE (not Linux). */
+export type IdleThreadsResult =
+  | { readonly ok: true; readonly threads: number }
+  | { readonly ok: false; readonly reason: string; readonly unsupported: boolean };
+
+/**
+ * Puts V8's platform threads (the GC and compiler helpers every isolate of the process shares)
+ * under SCHED_IDLE: a waking event loop then takes a core from them at once, and they run on what
+ * it leaves. Once only: an unprivileged thread cannot leave SCHED_IDLE.
+ */
+export function idleV8PlatformThreads(): IdleThreadsResult {
+  if (process.platform !== 'linux') return { ok: false, reason: `not on ${process.platform}`, unsupported: true };
+  let tasks: TaskInfo[];
+  try {
+    tasks = readdirSync('/proc/self/task').flatMap((tid) => readTask(Number(tid)) ?? []);
+  } catch (err) {
+    return { ok: false, reason: `cannot list the threads: ${(err as Error).message}`, unsupported: false };
+  }
+  const picked = pickV8PlatformThreads(tasks, process.pid, v8PoolSize());
+  if ('reason' in picked) return { ok: false, reason: picked.reason, unsupported: false };
+  for (const tid of picked.tids) {
+    const failed = setIdlePolicy(String(tid));
+    if (failed !== undefined) return { ok: false, reason: failed, unsupported: false };
+  }
+  return { ok: true, threads: picked.tids.length };
+}
+
+/** A thread's start time, or undefined when it has ended since the listing. */
+function readTask(tid: number): TaskInfo | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // Fields after the command name, which is in parentheses and may hold spaces: state is field 3.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { tid, startTicks: Number(fields[22 - 3]) };
 }
 
 /** The kernel's bounds on a custom slice (sched_attr.sched_runtime under SCHED_OTHER), in ms. */

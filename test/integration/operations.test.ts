@@ -1,6 +1,6 @@
 // Running the agent: persistence across kill -9, graceful stop, start-up errors, the uWS check, the
-// event loop's scheduler slice.
-import { existsSync, readFileSync } from 'node:fs';
+// event loop's scheduler slice, V8's helper threads under SCHED_IDLE.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sliceUnsupported } from '../../src/core/thread-scheduling.js';
 import { runCli, startAgent, tempDir } from './support/agent-process.js';
@@ -126,6 +126,50 @@ describe('start-up', () => {
       const warning = agent.logs.find((l) => l.msg === 'the event loop keeps the kernel default slice');
       expect(warning).toMatchObject({ level: 40, eventLoopSlice: '0.1ms', reason: expect.stringMatching(/^perl failed: .*ENOENT/) });
       expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ eventLoopSlice: 'kernel default' });
+    });
+  });
+
+  describe.runIf(process.platform === 'linux')('performance.v8_threads', () => {
+    /** The agent's threads other than the main one, in the order they started, with their policies. */
+    const threadsOf = (pid: number): { tid: number; policy: number }[] =>
+      readdirSync(`/proc/${pid}/task`)
+        .map(Number)
+        .filter((tid) => tid !== pid)
+        .map((tid) => {
+          const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          return { tid, start: Number(fields[19]), policy: Number(fields[38]) };
+        })
+        .sort((a, b) => a.start - b.start || a.tid - b.tid);
+    const SCHED_IDLE = 5;
+    // The signing thread at nice +10 rather than under SCHED_IDLE, to tell V8's threads apart.
+    const signingLow = { connect: { signing_priority: 'low' } };
+
+    it('runs the first five threads node starts (V8\'s platform) under SCHED_IDLE by default, and no other', async () => {
+      const agent = await startAgent({ config: signingLow });
+      cleanups.push(() => agent.stop());
+      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ v8Threads: 'idle' });
+      const threads = threadsOf(agent.child.pid!);
+      expect(threads.slice(0, 5).map((t) => t.policy)).toEqual([SCHED_IDLE, SCHED_IDLE, SCHED_IDLE, SCHED_IDLE, SCHED_IDLE]);
+      // The rest (the inspector's signal thread, libuv's pool, the signing thread) keep theirs.
+      expect(threads.slice(5).length).toBeGreaterThan(0);
+      expect(threads.slice(5).every((t) => t.policy === 0)).toBe(true);
+      expect(readFileSync(`/proc/${agent.child.pid!}/stat`, 'utf8').split(') ')[1]?.split(' ')[38]).toBe('0');
+    });
+
+    it('leaves them alone with "normal"', async () => {
+      const agent = await startAgent({ config: { ...signingLow, performance: { v8_threads: 'normal' } } });
+      cleanups.push(() => agent.stop());
+      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ v8Threads: 'normal' });
+      expect(threadsOf(agent.child.pid!).every((t) => t.policy === 0)).toBe(true);
+    });
+
+    it('warns and starts anyway when chrt is missing', async () => {
+      const agent = await startAgent({ config: { performance: { event_loop_slice: '0s' } }, env: { PATH: '/nonexistent' } });
+      cleanups.push(() => agent.stop());
+      const warning = agent.logs.find((l) => l.msg === "V8's helper threads keep their normal priority");
+      expect(warning).toMatchObject({ level: 40, reason: expect.stringMatching(/^chrt failed: .*ENOENT/) });
+      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ v8Threads: 'normal' });
     });
   });
 

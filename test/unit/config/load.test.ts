@@ -51,7 +51,7 @@ describe('defaults', () => {
         signingPriority: 'idle',
       },
       cache: { maxEntries: 10_000, ttlMs: 72 * 3_600_000 },
-      performance: { eventLoopSliceMs: 0.1 },
+      performance: { eventLoopSliceMs: 0.1, v8Threads: 'idle' },
     });
   });
 

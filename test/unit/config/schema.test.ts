@@ -45,6 +45,7 @@ describe('config schema', () => {
       'cache.max_entries',
       'cache.ttl',
       'performance.event_loop_slice',
+      'performance.v8_threads',
     ]);
   });
 

@@ -46,6 +46,7 @@ describe('scalar keys', () => {
     [{ performance: { event_loop_slice: '50us' } }, 'performance.event_loop_slice: expected 0s or a duration from 100us to 100ms, got "50us"'],
     [{ performance: { event_loop_slice: '101ms' } }, 'performance.event_loop_slice: expected 0s or a duration from 100us to 100ms, got "101ms"'],
     [{ performance: { event_loop_slice: 'short' } }, 'performance.event_loop_slice: expected 0s or a duration from 100us to 100ms, got "short"'],
+    [{ performance: { v8_threads: 'low' } }, 'performance.v8_threads: expected "idle" or "normal", got "low"'],
   ])('%j', (content, message) => {
     expect(problems(content)).toEqual([message]);
   });

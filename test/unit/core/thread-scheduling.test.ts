@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { requestSlice, runYielding, sliceUnsupported } from '../../../src/core/thread-scheduling.js';
+import { pickV8PlatformThreads, requestSlice, runYielding, sliceUnsupported, v8PoolSize } from '../../../src/core/thread-scheduling.js';
 
 describe('runYielding', () => {
   it('pauses whenever everyMs of work has run since the last pause, and keeps the order', () => {
@@ -41,6 +41,64 @@ describe('runYielding', () => {
     runYielding([1, 2, 3, 4], () => busy(1.1), { everyMs: 1 });
     // Three pauses; the file read itself may add a switch, never remove one.
     expect(voluntary() - before).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('v8PoolSize', () => {
+  it.each([
+    [[], '', 4],
+    [['--v8-pool-size=2'], '', 2],
+    [['--v8-pool-size', '3'], '', 3],
+    [[], '--max-old-space-size=512 --v8-pool-size=8', 8],
+    [['--v8_pool_size=6'], '--v8-pool-size=8', 6],
+    [['--v8-pool-size=0'], '', 0],
+  ])('command line %j, NODE_OPTIONS %j: %i', (execArgv, nodeOptions, size) => {
+    expect(v8PoolSize(execArgv, nodeOptions)).toBe(size);
+  });
+});
+
+describe('pickV8PlatformThreads', () => {
+  // A node 20 process as /proc shows it: the main thread, the platform's delayed-task thread and
+  // 4 workers in one burst, the inspector's signal thread, then libuv's pool (started by the
+  // module loader's file reads) and a worker thread.
+  const node20 = [
+    { tid: 100, startTicks: 5000 },
+    { tid: 110, startTicks: 5009 },
+    { tid: 111, startTicks: 5009 },
+    { tid: 106, startTicks: 5008 },
+    { tid: 101, startTicks: 5006 },
+    { tid: 102, startTicks: 5006 },
+    { tid: 103, startTicks: 5006 },
+    { tid: 104, startTicks: 5006 },
+    { tid: 105, startTicks: 5007 },
+    { tid: 107, startTicks: 5009 },
+    { tid: 108, startTicks: 5009 },
+    { tid: 112, startTicks: 5300 },
+  ];
+
+  it('takes the first pool size + 1 threads after the main one, by start time and then thread id', () => {
+    expect(pickV8PlatformThreads(node20, 100, 4)).toEqual({ tids: [101, 102, 103, 104, 105] });
+    expect(pickV8PlatformThreads(node20, 100, 2)).toEqual({ tids: [101, 102, 103] });
+  });
+
+  it('goes by start time where thread ids have wrapped around', () => {
+    const wrapped = [
+      { tid: 32760, startTicks: 10 },
+      { tid: 32761, startTicks: 12 },
+      { tid: 32762, startTicks: 12 },
+      { tid: 300, startTicks: 12 },
+      { tid: 301, startTicks: 15 },
+    ];
+    expect(pickV8PlatformThreads(wrapped, 32760, 2)).toEqual({ tids: [300, 32761, 32762] });
+  });
+
+  it.each([
+    [node20.slice(0, 4), 4, { reason: 'expected 5 V8 platform threads, found 3 threads beside the main one' }],
+    [node20, 7, { reason: 'the first 8 threads did not start together (over 3 clock ticks), as V8\'s platform threads do' }],
+    [node20, 0, { reason: "node sizes V8's pool itself with --v8-pool-size=0" }],
+    [node20, Number.NaN, { reason: "node sizes V8's pool itself with --v8-pool-size=NaN" }],
+  ])('refuses threads that do not look like the platform\'s (%#)', (tasks, poolSize, answer) => {
+    expect(pickV8PlatformThreads(tasks, 100, poolSize)).toEqual(answer);
   });
 });
 
