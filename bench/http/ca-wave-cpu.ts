@@ -3,9 +3,8 @@
 // 1,000 connections and requests). The figure is the main thread's own CPU time, read from the
 // scheduler, so it holds still on a shared machine where a p99 over a 1 s window swings 2-3x: it
 // is the number to move when working on the first-leaf wave's authorize p99 (http/ca.ts), whose
-// cost is the main thread's path (bench/README.md, session 4). Beside it: the CPU of the agent's
-// other threads at normal priority (V8's GC helpers), which compete with the event loop as the
-// SCHED_IDLE signing threads do not (bench/README.md, session 6).
+// cost is the main thread's path (bench/README.md, session 4). Beside it: the CPU of V8's helper
+// threads (bench/README.md, session 6; under SCHED_IDLE since session 8) and of the signing pool.
 // Run: node dist/bench/http/ca-wave-cpu.js [--rounds 7]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -31,7 +30,7 @@ type Kind = 'first' | 'cached' | 'noWork';
 
 interface Sample {
   readonly mainMs: number;
-  /** The agent's other threads at normal priority: V8's GC and compiler helpers, libuv's pool. */
+  /** V8's platform threads: the GC and compiler helpers. */
   readonly helpersMs: number;
   /** The signing pool's threads (SCHED_IDLE or niced). */
   readonly signingMs: number;
@@ -50,7 +49,7 @@ async function measureWave(pid: number, storm: () => { stop(): Promise<string> }
   const threads = readThreadGroupsCpu(pid);
   const spent = (group: keyof ThreadGroupsCpu): number => (threads?.[group] ?? Number.NaN) - (threads0?.[group] ?? Number.NaN);
   const processMs = ((readCpuSeconds(pid) ?? Number.NaN) - process0) * 1000;
-  return { mainMs: spent('mainMs'), helpersMs: spent('helpersMs'), signingMs: spent('loweredMs'), processMs, waveMs };
+  return { mainMs: spent('mainMs'), helpersMs: spent('v8Ms'), signingMs: spent('loweredMs'), processMs, waveMs };
 }
 
 export async function runCaWaveCpuBench(rounds = DEFAULT_ROUNDS): Promise<void> {
@@ -106,7 +105,7 @@ export async function runCaWaveCpuBench(rounds = DEFAULT_ROUNDS): Promise<void> 
     ['wave of requests', 'main-thread ms', 'us/request', 'extra us vs 404', 'ratio vs 404', 'per round', 'helpers ms', 'signing ms', 'process cpu ms', 'wave ms'],
     rows.map((r) => [r.scenario, round(r.mainMs), round(r.perRequestUs), round(r.extraUs), round(r.ratio), r.runs, round(r.helpersMs), round(r.signingMs), round(r.processMs), round(r.waveMs)]),
   );
-  process.stdout.write(`\nCA waves: the agent's main-thread CPU per wave (median of ${rounds} rounds; helpers: the other threads at normal priority, mostly V8's GC; signing: the SCHED_IDLE pool)\n${table}\n`);
+  process.stdout.write(`\nCA waves: the agent's main-thread CPU per wave (median of ${rounds} rounds; helpers: V8's GC and compiler threads; signing: the signing pool)\n${table}\n`);
   const path = await writeJson('ca-wave-cpu', { rounds, wave: WAVE, rows });
   process.stdout.write(`wrote ${path}\n`);
 }

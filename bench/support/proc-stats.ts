@@ -1,6 +1,7 @@
 // Reads a process's resident memory (VmRSS) and CPU time from /proc, so benches can report what
 // the server under test cost, not only what the client saw. Linux only, as the bench machine is.
 import { readdirSync, readFileSync } from 'node:fs';
+import { pickV8PlatformThreads, v8PoolSize } from '../../src/core/thread-scheduling.js';
 
 /** Kernel clock ticks per second for /proc/<pid>/stat times; 100 on every Linux we run on. */
 const CLK_TCK = 100;
@@ -65,17 +66,22 @@ export function readMainThreadSched(pid: number): ThreadSched | undefined {
   }
 }
 
-/** CPU milliseconds of a process's threads so far, grouped by how they are scheduled. */
+/** CPU milliseconds of a node process's threads so far, grouped by what they do. */
 export interface ThreadGroupsCpu {
   /** The main thread: the event loop. */
   readonly mainMs: number;
-  /** SCHED_IDLE or positive-nice threads: the agent's signing pool. */
+  /** V8's platform threads: the GC and compiler helpers of every isolate. */
+  readonly v8Ms: number;
+  /** Other SCHED_IDLE or positive-nice threads: the agent's signing pool. */
   readonly loweredMs: number;
-  /** The rest, at the event loop's own priority: V8's GC and compiler threads, libuv's pool. */
-  readonly helpersMs: number;
+  /** The rest: libuv's pool, the inspector's signal thread. */
+  readonly otherMs: number;
 }
 
-/** ThreadGroupsCpu of `pid`'s live threads (exited ones are not counted), or undefined once it is gone. */
+/**
+ * ThreadGroupsCpu of `pid`'s live threads (exited ones are not counted), or undefined once it is
+ * gone. V8's threads are found as the agent finds them (the first node starts; default pool size).
+ */
 export function readThreadGroupsCpu(pid: number): ThreadGroupsCpu | undefined {
   let tids: string[];
   try {
@@ -83,26 +89,29 @@ export function readThreadGroupsCpu(pid: number): ThreadGroupsCpu | undefined {
   } catch {
     return undefined;
   }
-  let mainMs = 0;
-  let loweredMs = 0;
-  let helpersMs = 0;
-  for (const tid of tids) {
+  const threads = tids.flatMap((tid) => {
     try {
       const { cpuMs } = parseSchedstat(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8'));
-      if (tid === String(pid)) mainMs += cpuMs;
-      else if (isLowered(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'))) loweredMs += cpuMs;
-      else helpersMs += cpuMs;
+      const fields = fieldsAfterName(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+      return [{ tid: Number(tid), startTicks: Number(fields[19]), cpuMs, lowered: isLowered(fields) }];
     } catch {
-      // The thread exited between the listing and the read.
+      return []; // The thread exited between the listing and the read.
     }
-  }
-  return { mainMs, loweredMs, helpersMs };
+  });
+  const picked = pickV8PlatformThreads(threads, pid, v8PoolSize([], ''));
+  const v8 = new Set('tids' in picked ? picked.tids : []);
+  const sum = (group: (t: (typeof threads)[number]) => boolean): number => threads.filter(group).reduce((ms, t) => ms + t.cpuMs, 0);
+  return {
+    mainMs: sum((t) => t.tid === pid),
+    v8Ms: sum((t) => v8.has(t.tid)),
+    loweredMs: sum((t) => t.tid !== pid && !v8.has(t.tid) && t.lowered),
+    otherMs: sum((t) => t.tid !== pid && !v8.has(t.tid) && !t.lowered),
+  };
 }
 
-/** SCHED_IDLE (policy 5) or a positive nice, from a `/proc/.../stat` line. */
-function isLowered(statLine: string): boolean {
+/** SCHED_IDLE (policy 5) or a positive nice, from a `/proc/.../stat` line's fields after the name. */
+function isLowered(fields: readonly string[]): boolean {
   // nice is field 19 of the whole line, policy field 41.
-  const fields = fieldsAfterName(statLine);
   return Number(fields[38]) === 5 || Number(fields[16]) > 0;
 }
 
