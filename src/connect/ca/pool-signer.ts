@@ -5,7 +5,6 @@
 // material.
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { CA_UNKNOWN, SCHEDULING_POLICY, SIGN_LEAVES, type LeafResult, type LeafTask, type SignerWorkerData, type SigningPriority } from '../../../workers/protocol.js';
@@ -145,25 +144,18 @@ export class PoolSigner implements CertSigner {
       for (const w of batch) w.reject(failure);
       return;
     }
-    // One leaf a turn of the event loop: what its callers do with it (cache it, answer its
-    // requests) then leaves room for the sockets that became readable meanwhile, instead of
-    // holding them behind a whole batch's worth.
-    for (const [i, w] of batch.entries()) {
-      if (i > 0) await nextTurn();
-      this.settle(w, results[i] as LeafResult);
-    }
-  }
-
-  private settle(w: Waiting, result: LeafResult): void {
-    if (!result.ok && result.code === CA_UNKNOWN && !w.withCa && !this.closed) {
-      this.waiting.unshift({ ...w, withCa: true });
-      return;
-    }
-    try {
-      w.resolve(resultToMaterial(result));
-    } catch (err) {
-      w.reject(err);
-    }
+    batch.forEach((w, i) => {
+      const result = results[i] as LeafResult;
+      if (!result.ok && result.code === CA_UNKNOWN && !w.withCa && !this.closed) {
+        this.waiting.unshift({ ...w, withCa: true });
+        return;
+      }
+      try {
+        w.resolve(resultToMaterial(result));
+      } catch (err) {
+        w.reject(err);
+      }
+    });
   }
 
   /** The batch as sent: each root's material rides with its first task when a worker may lack it. */

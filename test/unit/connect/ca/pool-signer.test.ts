@@ -89,29 +89,6 @@ describe('PoolSigner', () => {
     }
   });
 
-  it('hands a batch over one leaf per turn of the event loop', async () => {
-    const one = new PoolSigner({ threads: 1 });
-    let turns = 0;
-    let counting = true;
-    const count = (): void => {
-      turns++;
-      if (counting) setImmediate(count);
-    };
-    try {
-      const a = await ca('root-turns');
-      await one.sign(task(a, 1n)); // the worker started and holding the CA
-      setImmediate(count);
-      const resolvedAt = await Promise.all(Array.from({ length: 20 }, (_, i) => one.sign(task(a, BigInt(10 + i), `svc-${i}`)).then(() => turns)));
-      // One or two leaves go alone, the rest in two batches: handed over a batch at a time, the 20
-      // would resolve in four turns at most.
-      expect(one.batches).toBeLessThanOrEqual(5);
-      expect(new Set(resolvedAt).size).toBeGreaterThanOrEqual(19);
-    } finally {
-      counting = false;
-      await one.close();
-    }
-  });
-
   it('fails only the bad leaf of a batch', async () => {
     const one = new PoolSigner({ threads: 1 });
     try {
