@@ -1,7 +1,7 @@
 // Reads a process's resident memory (VmRSS) and CPU time from /proc, so benches can report what
 // the server under test cost, not only what the client saw. Linux only, as the bench machine is.
 import { readdirSync, readFileSync } from 'node:fs';
-import { pickV8PlatformThreads, v8PoolSize } from '../../src/core/thread-scheduling.js';
+import { DEFAULT_V8_POOL_SIZE, pickV8PlatformThreads } from '../../src/core/thread-scheduling.js';
 
 /** Kernel clock ticks per second for /proc/<pid>/stat times; 100 on every Linux we run on. */
 const CLK_TCK = 100;
@@ -80,7 +80,8 @@ export interface ThreadGroupsCpu {
 
 /**
  * ThreadGroupsCpu of `pid`'s live threads (exited ones are not counted), or undefined once it is
- * gone. V8's threads are found as the agent finds them (the first node starts; default pool size).
+ * gone. V8's threads are found as the agent finds them (the first node starts), for an agent started
+ * with node's default pool size, as the benches start it.
  */
 export function readThreadGroupsCpu(pid: number): ThreadGroupsCpu | undefined {
   let tids: string[];
@@ -98,7 +99,7 @@ export function readThreadGroupsCpu(pid: number): ThreadGroupsCpu | undefined {
       return []; // The thread exited between the listing and the read.
     }
   });
-  const picked = pickV8PlatformThreads(threads, pid, v8PoolSize([], ''));
+  const picked = pickV8PlatformThreads(threads, pid, DEFAULT_V8_POOL_SIZE);
   const v8 = new Set('tids' in picked ? picked.tids : []);
   const sum = (group: (t: (typeof threads)[number]) => boolean): number => threads.filter(group).reduce((ms, t) => ms + t.cpuMs, 0);
   return {

@@ -38,9 +38,12 @@ export interface TaskInfo {
   readonly startTicks: number;
 }
 
-/** node's --v8-pool-size, from NODE_OPTIONS and then the command line, which overrides it; 4 when unset. */
+/** V8's pool size when node is given no --v8-pool-size. */
+export const DEFAULT_V8_POOL_SIZE = 4;
+
+/** node's --v8-pool-size, from NODE_OPTIONS and then the command line, which overrides it. */
 export function v8PoolSize(execArgv: readonly string[] = process.execArgv, nodeOptions: string = process.env.NODE_OPTIONS ?? ''): number {
-  let size = 4;
+  let size = DEFAULT_V8_POOL_SIZE;
   for (const args of [nodeOptions.split(/\s+/), execArgv]) {
     for (let i = 0; i < args.length; i++) {
       const match = /^--v8[-_]pool[-_]size(?:=(.*))?$/.exec(args[i] ?? '');
