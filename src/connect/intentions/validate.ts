@@ -3,6 +3,7 @@
 // (decision D3). Normalising (defaults, upper-cased methods) happens first, as in Consul, so a
 // lower-case "get" is stored as "GET" rather than refused.
 import { invalid, type AgentError } from '../../core/errors.js';
+import { escapeGoHtml } from '../../core/go-json.js';
 import type { HeaderPermission, IntentionAction, IntentionPermission, StoredIntention } from './model.js';
 import { intentionPrecedence, WILDCARD } from './precedence.js';
 
@@ -179,7 +180,7 @@ function isDefaultPartition(partition: string): boolean {
 
 /** Go's %q for the printable strings these messages quote. */
 function goQuote(s: string): string {
-  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeGoHtml(JSON.stringify(s));
 }
 
 /** go-multierror's text: `1 error occurred:\n\t* …\n\n`, or `N errors occurred:\n\t* …\n\t* …\n\n`. */
