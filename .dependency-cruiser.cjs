@@ -1,7 +1,8 @@
 // The import rules `npm test` enforces (npm run check:imports): no cycle between files, and arrows
 // one way, http → domain (connect → acl, config, state; acl, kv → state) → core; workers import src,
-// never the reverse; only the composition roots (src/cli/, src/agent.ts, src/index.ts) import
-// anything. test/unit/import-rules.test.ts proves these rules fail on a bad import.
+// never the reverse; src never imports bench/ or test/; the composition roots (src/cli/,
+// src/agent.ts, src/index.ts) may import anything in src, and nothing else in src imports them.
+// test/unit/import-rules.test.ts proves each rule fails on a bad import.
 
 const ROOTS = '^src/(cli/|agent\\.ts$|index\\.ts$)';
 
