@@ -2,7 +2,7 @@
 // - cached GETs: the agent's roots and a cached leaf against a bare-uWS ceiling answering bodies
 //   of the same sizes (target >= 0.7x each);
 // - authorize p99 idle, then while waves of 1,000 distinct services request their first leaf at
-//   once (target: p99 rises by < 2x): back to back for the whole measured run, and one wave per
+//   once (target: see bench/README.md): back to back for the whole measured run, and one wave per
 //   1 s window, repeated and interleaved with two floors measured the same way: the same 1,000
 //   services again (leaves cached: everything but signing) and 1,000 requests that need no work
 //   at all (404s), which is what a burst of 1,000 requests costs before the CA does anything.
@@ -29,7 +29,7 @@ import { AUTHORIZE_BODY } from './authorize.js';
 const CEILING = fileURLToPath(new URL('./ca-ceiling.js', import.meta.url));
 const MIN_GET_RATIO = 0.7;
 const MAX_P99_RISE = 2;
-/** Services per wave of first-leaf requests, all sent at once (target: 1,000). */
+/** Services per wave of first-leaf requests, all sent at once. */
 export const WAVE = 1000;
 /**
  * The window of the one-wave rows, about as long as a wave takes while wrk saturates the agent.
