@@ -1,7 +1,7 @@
 // The comments of the repository's TypeScript files, found by TypeScript's own parser (so a `//`
 // inside a string, a regex or a template is never taken for one), with the line each starts on.
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import ts from 'typescript';
 
 export interface SourceComment {
@@ -25,6 +25,7 @@ export function typeScriptFiles(root: string, folders: readonly string[]): strin
 /** A `,` or `;` right after a node (sticky: matched at lastIndex only). */
 const SEPARATOR = /[ \t]*[,;]/y;
 
+/** The comments of `file` (a path from `root`, as typeScriptFiles gives it), in source order. */
 export function commentsOf(root: string, file: string): SourceComment[] {
   const text = readFileSync(join(root, file), 'utf8');
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
@@ -50,7 +51,7 @@ export function commentsOf(root: string, file: string): SourceComment[] {
   return [...seen.values()]
     .sort((a, b) => a.pos - b.pos)
     .map((range) => ({
-      file: relative(root, join(root, file)).split('\\').join('/'),
+      file,
       line: source.getLineAndCharacterOfPosition(range.pos).line + 1,
       text: text.slice(range.pos, range.end),
     }));

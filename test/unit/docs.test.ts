@@ -13,8 +13,8 @@ const DECISIONS = 'docs/decisions.md';
 
 /**
  * Files other branches of the same renovation rewrite, comments included.
- * TODO: empty this list once those branches are merged; the last test below fails for each entry
- * that has become clean or no longer exists, so it cannot outlive its reason.
+ * TODO: empty this list once those branches are merged; the "still pending" test below fails for
+ * each entry that has become clean or no longer exists, so the list cannot outlive its reason.
  */
 const PENDING_REWRITE = new Set([
   'src/http/guard.ts',
@@ -55,23 +55,25 @@ const RULES: readonly { readonly pattern: RegExp; readonly why: string }[] = [
 /** Repository paths named in a comment, with an optional #anchor or a following decision number. */
 const PATH = /(?<![\w./-])((?:docs|src|test|bench|workers)\/[\w./-]*\w\.(?:ts|md))(?:#([\w-]+)|\s+(D\d+)\b)?/g;
 
-function lineOf(comment: SourceComment, offset: number): number {
-  return comment.line + (comment.text.slice(0, offset).match(/\n/g)?.length ?? 0);
+/** `file:line: the comment's line` for an offset into the comment. */
+function where(comment: SourceComment, offset: number): string {
+  const before = comment.text.slice(0, offset).split('\n');
+  const text = (before.at(-1) ?? '') + (comment.text.slice(offset).split('\n')[0] ?? '');
+  return `${comment.file}:${comment.line + before.length - 1}: ${text.trim()}\n  ->`;
 }
 
 function offenses(comment: SourceComment): string[] {
   const found: string[] = [];
-  const where = (offset: number): string => `${comment.file}:${lineOf(comment, offset)}`;
   let masked = comment.text;
   for (const allowed of ALLOWED) masked = masked.replace(allowed, (m) => ' '.repeat(m.length));
   for (const { pattern, why } of RULES) {
-    for (const m of masked.matchAll(pattern)) found.push(`${where(m.index)} ${why}: "${m[0]}"`);
+    for (const m of masked.matchAll(pattern)) found.push(`${where(comment, m.index)} ${why}: "${m[0]}"`);
   }
   for (const m of comment.text.matchAll(PATH)) {
     const [, path = '', anchor, decision] = m;
-    if (!existsSync(new URL(`../../${path}`, import.meta.url))) found.push(`${where(m.index)} names a missing file: ${path}`);
-    else if (path === DECISIONS && anchor !== undefined && !anchors.has(anchor)) found.push(`${where(m.index)} names a missing anchor: ${path}#${anchor}`);
-    else if (path === DECISIONS && decision !== undefined && !decisionNumbers.has(decision)) found.push(`${where(m.index)} names a missing decision: ${path} ${decision}`);
+    if (!existsSync(new URL(`../../${path}`, import.meta.url))) found.push(`${where(comment, m.index)} names a missing file: ${path}`);
+    else if (path === DECISIONS && anchor !== undefined && !anchors.has(anchor)) found.push(`${where(comment, m.index)} names a missing anchor: ${path}#${anchor}`);
+    else if (path === DECISIONS && decision !== undefined && !decisionNumbers.has(decision)) found.push(`${where(comment, m.index)} names a missing decision: ${path} ${decision}`);
   }
   return found;
 }
@@ -93,13 +95,16 @@ describe('comments', () => {
   });
 });
 
-describe('docs/decisions.md', () => {
-  it('numbers D1 to D14, each once', () => {
+describe('docs/', () => {
+  it('decisions.md numbers D1 to D14, each once, as comments cite them', () => {
     expect([...decisionsText.matchAll(/^### (D\d+) /gm)].map((m) => m[1])).toEqual(Array.from({ length: 14 }, (_, i) => `D${i + 1}`));
   });
 
-  it('names only test files that exist', () => {
-    const missing = [...decisionsText.matchAll(/`(test\/[\w./-]+\.ts)`/g)].map((m) => m[1] ?? '').filter((path) => !existsSync(new URL(`../../${path}`, import.meta.url)));
+  it.each(['docs/README.md', 'docs/decisions.md'])('%s names and links only files that exist', (doc) => {
+    const text = readFileSync(new URL(`../../${doc}`, import.meta.url), 'utf8');
+    const named = [...text.matchAll(/`((?:src|test|workers|bench|docs)\/[\w./-]*)`/g)].map((m) => m[1] ?? '');
+    const linked = [...text.matchAll(/\]\(([^)#\s]+)\)/g)].map((m) => `docs/${m[1] ?? ''}`);
+    const missing = [...named, ...linked].filter((path) => !existsSync(new URL(`../../${path}`, import.meta.url)));
     expect(missing).toEqual([]);
   });
 });
