@@ -1,6 +1,5 @@
-// Blocking queries against the real agent (docs/decisions.md#blocking-queries, D6): wake on a
-// change of what the query watches, time out with current data, unpark on disconnect, fan out to
-// thousands.
+// Blocking queries on the real agent (docs/decisions.md#blocking-queries, D6): wake on a change of
+// what the query watches, time out with current data, unpark on disconnect, fan out to thousands.
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from './support/agent-process.js';

@@ -1,8 +1,7 @@
 // The CA provider's `Config` map (docs/decisions.md#ca-configuration): the map written at bootstrap
-// from the agent's ca_config, and the parse + validation of a map sent to PUT
-// /v1/connect/ca/configuration. Keys match case-insensitively and with or without underscores,
-// unknown keys are ignored and a missing key takes its default (Consul decodes the map onto a fresh
-// default config).
+// from ca_config, and the parse + validation of a map sent to PUT /v1/connect/ca/configuration.
+// Keys match case-insensitively and with or without underscores, unknown keys are ignored and a
+// missing key takes its default (Consul decodes the map onto a fresh default config).
 import { caConfigProblems, defaultKeyBits } from '../../config/ca-rules.js';
 import type { CaConfig } from '../../config/types.js';
 import { parseDuration } from '../../core/duration.js';

@@ -1,8 +1,7 @@
-// Intentions as the state store keeps them and as the API shows them
-// (docs/decisions.md#intentions-api). One row per (destination, source) pair, keyed so that a
-// destination's intentions share a key prefix. An intention written through the legacy ID API keeps
-// its ID, timestamps and hash; one written through `/exact` has none of them, as in Consul's
-// config-entry mode.
+// Intentions as stored and as the API shows them (docs/decisions.md#intentions-api). One row per
+// (destination, source) pair, keyed so that a destination's intentions share a key prefix. An
+// intention written through the legacy ID API keeps its ID, timestamps and hash; one written
+// through `/exact` has none of them, as in Consul's config-entry mode.
 import type { Row } from '../../state/types.js';
 
 export const INTENTIONS_TABLE = 'intentions';

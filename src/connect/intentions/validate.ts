@@ -86,8 +86,7 @@ export function intentionProblems(x: IntentionCandidate, api: WriteApi): string[
   wildcards(x.SourceNS, x.SourceName, 'SourceNS', 'SourceName', add);
   wildcards(x.DestinationNS, x.DestinationName, 'DestinationNS', 'DestinationName', add);
 
-  // Partitions and peers are out of scope (docs/decisions.md D2): only the default partition
-  // exists.
+  // Partitions and peers are out of scope (docs/decisions.md D2): only `default` exists.
   if (!isDefaultPartition(x.SourcePartition)) add('Cannot specify a source partition with this endpoint');
   if (!isDefaultPartition(x.DestinationPartition)) add('Cannot specify a destination partition with this endpoint');
   if (x.SourcePeer !== '') add('SourcePeer field is not supported on this endpoint. Use config entries instead');

@@ -1,7 +1,6 @@
-// The parameters of the intentions endpoints, parsed as Consul does
-// (docs/decisions.md#intentions-api): service names (`name`, `ns/name`, `partition/ns/name`,
-// `peer:…`), required query parameters, the default namespace, and what ?filter and the blocking
-// reads look at.
+// The intentions endpoints' parameters, parsed as Consul does (docs/decisions.md#intentions-api):
+// service names (`name`, `ns/name`, `partition/ns/name`, `peer:…`), required query parameters,
+// the default namespace, and what ?filter and the blocking reads look at.
 import type { Identity } from '../../acl/identity.js';
 import type { IndexedIntention } from '../../connect/intentions/index.js';
 import type { StoredIntention } from '../../connect/intentions/model.js';

@@ -1,6 +1,5 @@
 // /v1/kv/<key>: GET (single, ?recurse, ?keys[&separator], ?raw), PUT (raw body, ?flags, ?cas),
-// DELETE (?recurse, ?cas), blocking on the key or the prefix. Shapes and texts:
-// docs/decisions.md#kv-api.
+// DELETE (?recurse, ?cas), blocking on the key or prefix. Shapes, texts: docs/decisions.md#kv-api.
 import { permissionDenied } from '../../acl/errors.js';
 import type { Identity } from '../../acl/identity.js';
 import { invalid } from '../../core/errors.js';
