@@ -1,7 +1,7 @@
-// The ACL system's built-ins (reference §8.1): the global-management and global-read-only
-// policies with their Rules text and parsed rules, the anonymous token, the reserved ID prefix.
-// The parsed rules are literals (tests check they equal parseRules of the text) so nothing here
-// waits on the HCL parser.
+// The ACL system's built-ins (docs/decisions.md#acl-api): the global-management and
+// global-read-only policies with their Rules text and parsed rules, the anonymous token, the
+// reserved ID prefix. The parsed rules are literals (tests check they equal parseRules of the text)
+// so nothing here waits on the HCL parser.
 import { createHash } from 'node:crypto';
 import type { StoredPolicy } from './model.js';
 import type { ParsedRules } from './rules/model.js';

@@ -1,5 +1,5 @@
-// ACL errors with Consul's exact texts (reference §1.5): clients match on "Permission denied"
-// and "ACL not found", so these strings are part of the API.
+// ACL errors with Consul's exact texts (docs/decisions.md#acl-error-texts): clients match on
+// "Permission denied" and "ACL not found", so these strings are part of the API.
 import { AgentError } from '../core/errors.js';
 import type { Access, Resource } from './types.js';
 

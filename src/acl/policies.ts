@@ -1,7 +1,7 @@
-// ACL policy operations without HTTP (reference §8.1, §8.2): create, read (by ID or name), update,
-// delete and list, with Consul's validation order and texts (its PolicySet). Rules are parsed once,
-// here, and stored beside the text. User mistakes are 4xx (decision D3): 400 for validation, 404
-// for a missing policy, 409 for a name in use. Writes share the ACL WriteLock.
+// ACL policy operations without HTTP (docs/decisions.md#acl-api): create, read (by ID or name),
+// update, delete and list, with Consul's validation order and texts (its PolicySet). Rules are
+// parsed once, here, and stored beside the text. User mistakes are 4xx (docs/decisions.md D3): 400
+// for validation, 404 for a missing policy, 409 for a name in use. Writes share the ACL WriteLock.
 import { createHash } from 'node:crypto';
 import { AgentError, invalid, notFound } from '../core/errors.js';
 import { generateId, isUuid } from '../core/ids.js';

@@ -1,7 +1,7 @@
-// ACL token operations without HTTP (reference §8.2): bootstrap, create, read, update, clone,
-// delete and list, with Consul's validation order and texts (its TokenWriter). Every user mistake
-// is a 4xx (decision D3): 400 for validation, 404 for a missing token, 409 for an ID in use.
-// Writes run one at a time through the shared WriteLock, so check-then-commit is atomic.
+// ACL token operations without HTTP (docs/decisions.md#acl-api): bootstrap, create, read, update,
+// clone, delete and list, with Consul's validation order and texts (its TokenWriter). Every user
+// mistake is a 4xx (docs/decisions.md D3): 400 for validation, 404 for a missing token, 409 for an
+// ID in use. Writes run one at a time through the shared WriteLock, so check-then-commit is atomic.
 import type { Clock } from '../core/clock.js';
 import { formatDuration } from '../core/duration.js';
 import { AgentError, invalid, notFound } from '../core/errors.js';
@@ -57,7 +57,7 @@ export interface TokenInput {
   readonly ExpirationTime?: number | undefined;
   /** Milliseconds (a Go duration); turned into ExpirationTime at create and never stored. */
   readonly ExpirationTTL?: number | undefined;
-  /** Decision D2; when empty, the create's `namespace` default applies. */
+  /** docs/decisions.md D2; when empty, the create's `namespace` default applies. */
   readonly Namespace?: string | undefined;
 }
 
@@ -171,7 +171,7 @@ export class AclTokens {
     }
   }
 
-  /** PUT /v1/acl/token. `namespace` applies when the body names none (D2's resolution order). */
+  /** PUT /v1/acl/token. `namespace` applies when the body names none (docs/decisions.md D2). */
   create(input: TokenInput, namespace: string = DEFAULT_NAMESPACE): Promise<Row<StoredToken>> {
     return this.lock.run(() => this.createLocked(input, namespace));
   }

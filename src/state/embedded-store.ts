@@ -52,7 +52,7 @@ export interface EmbeddedStore extends StateStore {
 }
 
 /**
- * Measured on the 2-core dev VM: 64 MiB of WAL (64k commits of 1 KiB) replays in about 0.3 s at
+ * On 2 cores, 64 MiB of WAL (64k commits of 1 KiB) replays in about 0.3 s at
  * start-up, and a snapshot of a 48 MB view takes about 0.3 s with event-loop stalls under 10 ms.
  */
 const DEFAULT_SNAPSHOT_EVERY_BYTES = 64 * 1024 * 1024;

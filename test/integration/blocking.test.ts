@@ -1,5 +1,5 @@
-// Blocking queries against the real agent (reference §2, decision D6): wake on a change of what
-// the query watches, time out with current data, unpark on disconnect, fan out to thousands.
+// Blocking queries on the real agent (docs/decisions.md#blocking-queries, D6): wake on a change of
+// what the query watches, time out with current data, unpark on disconnect, fan out to thousands.
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
@@ -56,7 +56,7 @@ describe('blocking queries', () => {
     expect(Buffer.from(entry!.Value, 'base64').toString()).toBe('new');
   });
 
-  it('does not wake for a write to another key (decision D6)', async () => {
+  it('does not wake for a write to another key (D6)', async () => {
     await put('blk/quiet', 'x');
     const index = await indexOf('blk/quiet');
     const { response: parked } = await parkedFetch(kv(`blk/quiet?index=${index}&wait=30s`));

@@ -1,7 +1,7 @@
-// The CA endpoints on the real agent: the roots (both endpoints, ?pem, blocking, X-Cache/Age),
-// the leaf (shape, headers, cache, blocking, wake-up on rotation), the CA configuration (validation,
-// TTL-only changes, rotation), the ACL cases of reference §5.7 with service:write checked on every
-// request (D5), and the CA surviving a restart.
+// The CA endpoints on the real agent: the roots (both endpoints, ?pem, blocking, X-Cache/Age), the
+// leaf (shape, headers, cache, blocking, wake-up on rotation), the CA configuration (validation,
+// TTL-only changes, rotation), the ACL cases of Consul's leaf tests with service:write checked on
+// every request (docs/decisions.md D5), and the CA surviving a restart.
 import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -102,7 +102,7 @@ describe('CA endpoints', () => {
     expect(bad).toMatchObject({ status: 400, text: "The 'pem' query parameter must be a boolean value" });
   });
 
-  it('issues a leaf of reference §5.3-§5.4 and caches it', async () => {
+  it('issues a leaf in Consul\'s shape and caches it', async () => {
     const roots = JSON.parse((await get(agent, '/v1/agent/connect/ca/roots')).text) as Roots;
     const first = await get(agent, '/v1/agent/connect/ca/leaf/billing');
     expect(first.status).toBe(200);
@@ -209,7 +209,7 @@ describe('CA endpoints', () => {
   });
 });
 
-describe('leaf ACLs (reference §5.7, D5)', () => {
+describe('leaf ACLs (D5)', () => {
   const MANAGEMENT = '2b1b7f6e-9d3a-4c1e-8f4a-6d5e4c3b2a19';
   let agent: AgentProcess;
   const tokens: Record<string, string> = {};

@@ -1,6 +1,6 @@
-// Policy Rules text → ParsedRules (reference §8.3). HCL or JSON; every failure is an AgentError of
-// kind 'invalid' (400, decision D3) carrying Consul's message text: `Failed to parse ACL rules: …`
-// for text that does not parse or has the wrong shape, `Invalid <rule> policy: …` for a bad level.
+// Policy Rules text → ParsedRules (docs/decisions.md#acl-rules), HCL or JSON. A failure is a 400
+// (docs/decisions.md D3) with Consul's text: `Failed to parse ACL rules: …` for text that does not
+// parse or has the wrong shape, `Invalid <rule> policy: …` for a bad level.
 import { type AgentError, invalid } from '../../core/errors.js';
 import type { PolicyLevel } from '../types.js';
 import { HclSyntaxError, hclToObject } from './hcl.js';

@@ -1,5 +1,5 @@
-// The CA provider's `Config` map (reference §6.1-§6.2): the map written at bootstrap from the
-// agent's ca_config, and the parse + validation of a map sent to PUT /v1/connect/ca/configuration.
+// The CA provider's `Config` map (docs/decisions.md#ca-configuration): the map written at bootstrap
+// from ca_config, and the parse + validation of a map sent to PUT /v1/connect/ca/configuration.
 // Keys match case-insensitively and with or without underscores, unknown keys are ignored and a
 // missing key takes its default (Consul decodes the map onto a fresh default config).
 import { caConfigProblems, defaultKeyBits } from '../../config/ca-rules.js';
@@ -95,7 +95,7 @@ function stringOf(field: Field, value: unknown): string {
 
 /**
  * Parses and validates a provider config map from the API. Problems are 400s with Consul's
- * texts behind "error configuring provider: " (decision D3: user mistakes are 4xx).
+ * texts behind "error configuring provider: " (docs/decisions.md D3: user mistakes are 4xx).
  */
 export function parseProviderConfig(map: Readonly<Record<string, unknown>>): ProviderConfig {
   const values = new Map<Field, unknown>();

@@ -1,7 +1,7 @@
-// The agent's cached copy of the CA roots (reference §4.1, §2.6): filled by the first request (a
-// MISS), then refreshed in the background on every change of the roots table, and served from
-// memory even when the state backend fails (fail-open), with `Age` counting from the first failed
-// refresh. Blocking reads park here, on the cache's own index, not on the store.
+// The agent's cached copy of the CA roots (docs/decisions.md#agent-cache-headers): filled by the
+// first request (a MISS), then refreshed in the background on every change of the roots table, and
+// served from memory even when the state backend fails (fail-open), with `Age` counting from the
+// first failed refresh. Blocking reads park here, on the cache's own index, not on the store.
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { Logger } from '../../core/log.js';
 import type { RootsSnapshot } from './roots-view.js';

@@ -14,7 +14,7 @@ export interface IndexedIntention {
   readonly row: Row<StoredIntention>;
   /** The authorize answer when this intention is the first match. */
   readonly decision: Decision;
-  /** The intention-check answer: allow and not L7 (§7.2). */
+  /** The intention-check answer: allow and not L7, as Consul's `check` answers. */
   readonly allowed: boolean;
 }
 
@@ -94,7 +94,7 @@ function freeze<T>(list: T[]): readonly T[] {
   return Object.freeze(list);
 }
 
-/** The intentions that apply to a destination, in precedence order (§3.4). */
+/** A destination's intentions in precedence order (docs/decisions.md#intention-precedence). */
 export function destinationIntentions(index: IntentionIndex, namespace: string, name: string): readonly IndexedIntention[] {
   const names = index.byDestination.get(namespace);
   if (names !== undefined) {

@@ -1,7 +1,7 @@
-// The one intention validator (decision D10) behind both write APIs: the legacy ID API reports
-// every problem in Consul's multi-error text, the `/exact` API the first one; either way a 400
-// (decision D3). Normalising (defaults, upper-cased methods) happens first, as in Consul, so a
-// lower-case "get" is stored as "GET" rather than refused.
+// The one intention validator (docs/decisions.md D10) behind both write APIs: the legacy ID API
+// reports every problem in Consul's multi-error text, the `/exact` API the first one; either way a
+// 400 (docs/decisions.md D3). Normalising (defaults, upper-cased methods) happens first, as in
+// Consul, so a lower-case "get" is stored as "GET" rather than refused.
 import { invalid, type AgentError } from '../../core/errors.js';
 import { escapeGoHtml } from '../../core/go-json.js';
 import type { HeaderPermission, IntentionAction, IntentionPermission, StoredIntention } from './model.js';
@@ -87,7 +87,7 @@ export function intentionProblems(x: IntentionCandidate, api: WriteApi): string[
   wildcards(x.SourceNS, x.SourceName, 'SourceNS', 'SourceName', add);
   wildcards(x.DestinationNS, x.DestinationName, 'DestinationNS', 'DestinationName', add);
 
-  // Partitions and peers are out of scope (decision D2): only the default partition exists.
+  // Partitions and peers are out of scope (docs/decisions.md D2): only `default` exists.
   if (!isDefaultPartition(x.SourcePartition)) add('Cannot specify a source partition with this endpoint');
   if (!isDefaultPartition(x.DestinationPartition)) add('Cannot specify a destination partition with this endpoint');
   if (x.SourcePeer !== '') add('SourcePeer field is not supported on this endpoint. Use config entries instead');
@@ -132,7 +132,7 @@ function metaProblems(meta: Readonly<Record<string, string>>, add: (m: string) =
   }
 }
 
-/** Consul's checks of one L7 permission (config-entry validation, §7.3), first problem only. */
+/** Consul's checks of one L7 permission (its config-entry validation), first problem only. */
 function permissionProblems(p: IntentionPermission, j: number, add: (m: string) => void): void {
   const at = `Permissions[${j}]`;
   if (!isAction(p.Action)) return add(`${at}.Action must be set to 'allow' or 'deny'`);

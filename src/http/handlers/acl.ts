@@ -1,5 +1,5 @@
-// /v1/acl/*: bootstrap, tokens and policies (reference §8.2). Thin: bodies are decoded by
-// acl-body.ts, the rules live in src/acl (tokens.ts, policies.ts), the shapes in acl/render.ts.
+// /v1/acl/*: bootstrap, tokens and policies (docs/decisions.md#acl-api). Thin: bodies are decoded
+// by acl-body.ts, the rules live in src/acl (tokens.ts, policies.ts), the shapes in acl/render.ts.
 // Every route is `aclApi` (401 `ACL support disabled` while ACLs are off) and declares its ACL
 // requirement; reads are blocking queries with the index headers.
 import type { Identity } from '../../acl/identity.js';
@@ -214,7 +214,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
   ];
 }
 
-/** D2's order for a new token's namespace: body (applied by the domain), ?ns, header, caller's token. */
+/** A new token's namespace (docs/decisions.md D2): body (domain), ?ns, header, caller's token. */
 function requestNamespace(req: ApiRequest, identity: Identity): string {
   return req.query.get('ns') || req.head.namespaceHeader || identity.namespace || DEFAULT_NAMESPACE;
 }

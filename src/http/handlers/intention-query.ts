@@ -1,6 +1,6 @@
-// The parameters of the intentions endpoints, parsed as Consul does (reference §7.2): service
-// names (`name`, `ns/name`, `partition/ns/name`, `peer:…`), required query parameters, the
-// default namespace, and what ?filter and the blocking reads look at.
+// The intentions endpoints' parameters, parsed as Consul does (docs/decisions.md#intentions-api):
+// service names (`name`, `ns/name`, `partition/ns/name`, `peer:…`), required query parameters,
+// the default namespace, and what ?filter and the blocking reads look at.
 import type { Identity } from '../../acl/identity.js';
 import type { IndexedIntention } from '../../connect/intentions/index.js';
 import type { StoredIntention } from '../../connect/intentions/model.js';
@@ -25,8 +25,8 @@ export function defaultNamespace(req: ApiRequest, identity: Identity): string {
 }
 
 /**
- * `name`, `ns/name` or `partition/ns/name` (§7.2); `peer:<p>/…` names a peered source, which
- * this agent never stores (partitions and peers are out of scope, decision D2).
+ * `name`, `ns/name` or `partition/ns/name`; `peer:<p>/…` names a peered source, which
+ * this agent never stores (partitions and peers are out of scope, docs/decisions.md D2).
  */
 export function parseServiceName(input: string, fallbackNamespace: string, what: string): ServiceRef | 'peer' {
   const fail = (reason: string): Error => invalid('INTENTION_BAD_NAME', `${what} ${JSON.stringify(input)} is invalid: ${reason}`);
@@ -62,7 +62,7 @@ export function checkPartitionParam(req: ApiRequest): void {
   if (partition && partition !== 'default') throw invalid('PARTITION_UNSUPPORTED', 'Cannot use a partition with this endpoint');
 }
 
-/** Reading one intention: intentions:read on its source or its destination (§7.4). */
+/** Reading one: intentions:read on its source or destination (docs/decisions.md#intention-acls). */
 export function canRead(identity: Identity, x: StoredIntention): boolean {
   return identity.authorizer.allowed('intention', 'read', x.DestinationName) || identity.authorizer.allowed('intention', 'read', x.SourceName);
 }

@@ -1,8 +1,8 @@
 // /v1/connect/intentions/*: list, legacy create/read/update/delete by ID, by-name read/upsert/
-// delete (`/exact`), match and check (reference §7.2). Thin: parameters and names are parsed here,
-// the store and the one validator do the rest. Blocking reads wake only when their own answer
-// changed (decision D6). ACL: intentions:read|write on the destination (read: source or
-// destination), the list filtered with the results-filtered header (§7.4).
+// delete (`/exact`), match and check (docs/decisions.md#intentions-api). Thin: parameters and names
+// are parsed here, the store and the one validator do the rest. Blocking reads wake only when their
+// own answer changed (docs/decisions.md D6). ACLs as in docs/decisions.md#intention-acls: the
+// list is filtered, with the results-filtered header.
 import { permissionDenied } from '../../acl/errors.js';
 import { requirePermission, type Identity } from '../../acl/identity.js';
 import { destinationIntentions, firstSourceMatch, sourceIntentions, type IndexedIntention } from '../../connect/intentions/index.js';

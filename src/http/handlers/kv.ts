@@ -1,5 +1,5 @@
 // /v1/kv/<key>: GET (single, ?recurse, ?keys[&separator], ?raw), PUT (raw body, ?flags, ?cas),
-// DELETE (?recurse, ?cas), blocking on the key or the prefix. Shapes and texts: reference §9.1.
+// DELETE (?recurse, ?cas), blocking on the key or prefix. Shapes, texts: docs/decisions.md#kv-api.
 import { permissionDenied } from '../../acl/errors.js';
 import type { Identity } from '../../acl/identity.js';
 import { invalid } from '../../core/errors.js';
@@ -115,7 +115,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
     const query = req.query;
     rejectConflictingFlags(query, ['recurse', 'cas']);
     if (query.has('recurse')) {
-      // Write on the prefix and on every rule beneath it (reference §8.3).
+      // Write on the prefix and on every rule beneath it (docs/decisions.md#acl-rules).
       if (!identity.authorizer.keyWritePrefix(key)) throw permissionDenied(identity, 'key', 'write', key);
       await store.commit([{ op: 'delete-prefix', table: KV_TABLE, prefix: key }]);
       return bool(true, req.pretty);

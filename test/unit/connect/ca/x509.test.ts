@@ -90,7 +90,7 @@ describe('root certificate', () => {
 });
 
 describe('leaf certificate', () => {
-  it('has the contents of reference §5.4', async () => {
+  it('has the contents of a Consul leaf', async () => {
     const root = await makeRoot();
     const leaf = issue(root);
     const node = new X509Certificate(leaf.der);
