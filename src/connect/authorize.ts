@@ -9,7 +9,7 @@
 // Guarded by bench/micro/authorize.ts and bench/http/authorize.ts.
 import { requirePermission, type Identity } from '../acl/identity.js';
 import { invalid } from '../core/errors.js';
-import { resolveNamespace, type RequestNamespaces } from '../core/namespace.js';
+import { DEFAULT_NAMESPACE, resolveNamespace, type RequestNamespaces } from '../core/namespace.js';
 import { destinationIntentions, firstSourceMatch, type IntentionIndex } from './intentions/index.js';
 import { DEFAULT_ALLOW, DEFAULT_DENY, type Decision } from './decision.js';
 import { parseSpiffeId, type SpiffeService } from './spiffe.js';
@@ -63,7 +63,7 @@ export function authorize(deps: AuthorizeDeps, request: AuthorizeRequest | Check
   const identity = typeof caller === 'function' ? caller() : caller;
   requirePermission(identity, 'service', 'write', checked.target);
   checkPartition(checked.source);
-  const namespace = resolveNamespace({ body: checked.namespace, query: requested.query, header: requested.header, token: identity.namespace });
+  const namespace = resolveNamespace({ body: checked.namespace, query: requested.query, header: requested.header, token: identity.namespace }, DEFAULT_NAMESPACE);
   return { decision: decide(deps.intentions.current(), namespace, checked.target, checked.source, identity.authorizer.defaultAllow), namespace };
 }
 

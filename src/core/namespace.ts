@@ -36,12 +36,10 @@ export interface NamespaceSources {
 export type RequestNamespaces = Pick<NamespaceSources, 'query' | 'header'>;
 
 /**
- * The first source present (body, `?ns`, header, token), else `fallback`: `default` for the
- * five-step resolution of docs/decisions.md D2; an endpoint may fall back to something else
+ * The first source present (body, `?ns`, header, token), else `fallback`: DEFAULT_NAMESPACE for
+ * the five-step resolution of docs/decisions.md D2; an endpoint may fall back to something else
  * (`*` for "every namespace", or undefined for "none asked for").
  */
-export function resolveNamespace(sources: NamespaceSources): string;
-export function resolveNamespace<F extends string | undefined>(sources: NamespaceSources, fallback: F): string | F;
-export function resolveNamespace(sources: NamespaceSources, fallback: string | undefined = DEFAULT_NAMESPACE): string | undefined {
+export function resolveNamespace<F extends string | undefined>(sources: NamespaceSources, fallback: F): string | F {
   return sources.body || sources.query || sources.header || sources.token || fallback;
 }

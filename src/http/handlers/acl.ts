@@ -7,7 +7,7 @@ import { ACL_POLICIES, ACL_TOKENS, type StoredToken } from '../../acl/model.js';
 import type { AclPolicies } from '../../acl/policies.js';
 import { AclTokens, type TokenFilter } from '../../acl/tokens.js';
 import { invalid } from '../../core/errors.js';
-import { resolveNamespace } from '../../core/namespace.js';
+import { DEFAULT_NAMESPACE, resolveNamespace } from '../../core/namespace.js';
 import type { Row, StateStore, WatchTarget } from '../../state/types.js';
 import {
   parseBlockingParams,
@@ -217,7 +217,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
 
 /** A new token's namespace when its body names none (the domain applies the body's): ?ns, header, the caller's token, default. */
 function requestNamespace(req: ApiRequest, identity: Identity): string {
-  return resolveNamespace({ ...requestNamespaces(req), token: identity.namespace });
+  return resolveNamespace({ ...requestNamespaces(req), token: identity.namespace }, DEFAULT_NAMESPACE);
 }
 
 /** Consul registers /v1/acl/token/self for GET only. */

@@ -6,7 +6,7 @@ import type { Counter, Metrics } from '../../core/metrics.js';
 import type { Identity } from '../../acl/identity.js';
 import type { Clock } from '../../core/clock.js';
 import { AgentError, invalid } from '../../core/errors.js';
-import { resolveNamespace } from '../../core/namespace.js';
+import { DEFAULT_NAMESPACE, resolveNamespace } from '../../core/namespace.js';
 import type { CaManager } from '../../connect/ca/ca-manager.js';
 import { rfc3339 } from '../../connect/ca/encoding.js';
 import type { CachedLeaf, LeafManager } from '../../connect/ca/leaf-manager.js';
@@ -213,7 +213,7 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
     const service = req.rest;
     if (service === '') throw invalid('LEAF_MISSING_SERVICE', 'Missing service name');
     const params = parseBlockingParams(req.query, deps.limits, deps.random);
-    const namespace = resolveNamespace({ ...requestNamespaces(req), token: identity.namespace });
+    const namespace = resolveNamespace({ ...requestNamespaces(req), token: identity.namespace }, DEFAULT_NAMESPACE);
     const pretty = req.pretty;
     const render = (a: { leaf: CachedLeaf; hit: boolean }): Reply => {
       (a.hit ? leafCache.hit : leafCache.miss).inc();
