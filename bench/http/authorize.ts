@@ -13,7 +13,6 @@
 //   honours the header, as connections/s.
 // Rows of one round run back to back; rounds repeat the sequence and each row reports its median.
 // Run: node dist/bench/http/authorize.js [--duration 10] [--warmup 2] [--rounds 1] [--quiet-wait 15]
-import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { startAgent } from '../support/agent.js';
 import { AGENT_MISSING, agentBuilt } from '../support/agent.js';
@@ -29,48 +28,16 @@ import { waitForQuiet } from '../support/quiet.js';
 import { brief, formatTable, round, writeJson } from '../support/report.js';
 import { startCeiling } from '../support/servers.js';
 import { median } from '../support/stats.js';
-import { benchIntentions, DESTINATIONS, destinationName, namespaceOf, PER_DESTINATION } from '../micro/authorize.js';
+import { AUTHORIZE_BODY, benchIntentions, distinctAuthorizeBodies } from '../micro/authorize.js';
 import type { StoredIntention } from '../../src/connect/intentions/model.js';
+
+/** The one body of the one-body rows (bench/http/ca.ts sends it too). */
+export { AUTHORIZE_BODY };
 
 const NODE_SERVER = fileURLToPath(new URL('./authorize-node-server.js', import.meta.url));
 const CLOSE_CEILING = fileURLToPath(new URL('./authorize-close-ceiling.js', import.meta.url));
 
-/** One decision that matches an exact intention (precedence 9, a deny) among 10,000. */
-export const AUTHORIZE_BODY = JSON.stringify({
-  Target: 'svc-5',
-  Namespace: 'ns-5',
-  ClientCertURI: 'spiffe://11111111-2222-3333-4444-555555555555.consul/ns/ns-5/dc/dc1/svc/src-5',
-  ClientCertSerial: '3e:9d:0c:11:62:aa:4f:30',
-});
 const AUTHORIZE_PATH = '/v1/agent/connect/authorize';
-
-/**
- * 10,000 distinct bodies, one per (destination, caller) of the 10,000 intentions: each destination
- * is called by its 8 exact sources, by a source only its namespace wildcard covers, and by one
- * from another namespace (the `*`/`*` intention), each client certificate with its own serial.
- * Consecutive bodies name different destinations, as independent proxies' calls interleave.
- */
-export function distinctAuthorizeBodies(): string[] {
-  const bodies: string[] = [];
-  for (let i = 0; i < DESTINATIONS * PER_DESTINATION; i++) {
-    const caller = Math.floor(i / DESTINATIONS);
-    // 7 is prime to 1,000, so each block of 1,000 bodies visits every destination once.
-    const d = ((i % DESTINATIONS) * 7) % DESTINATIONS;
-    const ns = namespaceOf(d);
-    const source = caller < PER_DESTINATION - 2 ? `src-${caller}` : `client-${i % 97}`;
-    const sourceNs = caller === PER_DESTINATION - 1 ? namespaceOf(d + 1) : ns;
-    const serial = (createHash('sha1').update(String(i)).digest('hex').slice(0, 16).match(/../g) as string[]).join(':');
-    bodies.push(
-      JSON.stringify({
-        Target: destinationName(d),
-        Namespace: ns,
-        ClientCertURI: `spiffe://11111111-2222-3333-4444-555555555555.consul/ns/${sourceNs}/dc/dc1/svc/${source}`,
-        ClientCertSerial: serial,
-      }),
-    );
-  }
-  return bodies;
-}
 
 type ServerKind = 'ceiling' | 'node-http' | 'agent' | 'close-ceiling';
 
@@ -82,7 +49,7 @@ interface Scenario {
   readonly bodies?: 'one' | 'distinct';
   /** The row the report leads with. */
   readonly headline?: boolean;
-  /** Rows this one is divided by, with the brief's minimum ratio when it sets one. */
+  /** Rows this one is divided by, with the minimum ratio where a target is set. */
   readonly ratios?: readonly { readonly to: string; readonly min?: number }[];
   readonly maxP99Ms?: number;
 }

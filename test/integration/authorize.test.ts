@@ -1,6 +1,6 @@
 // POST /v1/agent/connect/authorize against the real agent: the eleven behaviours of Consul's
-// agent_endpoint tests (reference §3.8), the five-step namespace resolution, and decisions after
-// an intention is created, updated and deleted.
+// agent_endpoint tests, the five-step namespace resolution, and decisions after an intention is
+// created, updated and deleted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
 import { rawRequest, request, serverClosesAfter } from './support/raw-http.js';
