@@ -7,7 +7,7 @@ import { ACL_POLICIES, ACL_TOKENS, type StoredToken } from '../../acl/model.js';
 import type { AclPolicies } from '../../acl/policies.js';
 import { AclTokens, type TokenFilter } from '../../acl/tokens.js';
 import { invalid } from '../../core/errors.js';
-import { DEFAULT_NAMESPACE } from '../../core/namespace.js';
+import { DEFAULT_NAMESPACE, resolveNamespace } from '../../core/namespace.js';
 import type { Row, StateStore, WatchTarget } from '../../state/types.js';
 import {
   parseBlockingParams,
@@ -16,6 +16,7 @@ import {
   type BlockingQueries,
 } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
+import { requestNamespaces } from '../namespace.js';
 import { jsonReply, textReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 import type { AclRequirement, Outcome, Permission, Route } from '../routes.js';
@@ -109,7 +110,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
       role: query.get('role'),
       authMethod: query.get('authmethod'),
       serviceName: query.get('servicename'),
-      namespace: query.get('ns') || req.head.namespaceHeader || undefined,
+      namespace: resolveNamespace(requestNamespaces(req), undefined),
     };
     AclTokens.checkFilter(filter);
     const reveal = canSeeSecrets(identity);
@@ -214,9 +215,9 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
   ];
 }
 
-/** A new token's namespace (docs/decisions.md D2): body (domain), ?ns, header, caller's token. */
+/** A new token's namespace when its body names none (docs/decisions.md D2; the domain applies the body's): ?ns, header, the caller's token, default. */
 function requestNamespace(req: ApiRequest, identity: Identity): string {
-  return req.query.get('ns') || req.head.namespaceHeader || identity.namespace || DEFAULT_NAMESPACE;
+  return resolveNamespace({ ...requestNamespaces(req), token: identity.namespace }, DEFAULT_NAMESPACE);
 }
 
 /** Consul registers /v1/acl/token/self for GET only. */
