@@ -52,7 +52,7 @@ export interface ParsedMethodSpec<P> {
 
 /**
  * A ParsedMethodSpec with its parse type sealed inside, so that one route table can hold methods
- * of different parse types without `any`; `open` hands the spec back with its type intact.
+ * of different parse types without `any`; `open` hands the method spec back with its type intact.
  */
 export interface ParsedMethod {
   open<R>(use: <P>(spec: ParsedMethodSpec<P>) => R): R;
