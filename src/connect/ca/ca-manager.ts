@@ -4,7 +4,7 @@
 // root when the key changes, §6.3) and prunes rotated-out roots after 2 x the leaf TTL.
 import type { Metrics } from '../../core/metrics.js';
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import type { CaMaterial } from '../../../workers/protocol.js';
+import type { CaMaterial } from './signing-protocol.js';
 import type { CaConfig } from '../../config/types.js';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import { AgentError, invalid } from '../../core/errors.js';

@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { CA_UNKNOWN, SCHEDULING_POLICY, SIGN_LEAVES, type LeafResult, type LeafTask, type SignerWorkerData, type SigningPriority } from '../../../workers/protocol.js';
+import { CA_UNKNOWN, SCHEDULING_POLICY, SIGN_LEAVES, type LeafResult, type LeafTask, type SignerWorkerData, type SigningPriority } from './signing-protocol.js';
 import { AgentError } from '../../core/errors.js';
 import { leafTask, resultToMaterial, type CertSigner, type SignTask, type SignedMaterial } from './signer.js';
 

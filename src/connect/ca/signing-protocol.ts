@@ -9,7 +9,7 @@ export interface CaMaterial {
   readonly rootCertPem: string;
 }
 
-/** One leaf: generate a P-256 key, build its CSR, check the CSR and sign it as the CA. */
+/** One leaf: generate a P-256 key and sign a certificate for it as the CA. */
 export interface LeafTask {
   readonly caId: string;
   /** The CA itself, only when the worker may not hold it yet (first use of a root, CA_UNKNOWN). */
