@@ -1,4 +1,4 @@
-// The agent's cached copy of the CA roots (reference §4.1, §2.6): filled by the first request (a
+// The agent's cached copy of the CA roots: filled by the first request (a
 // MISS), then refreshed in the background on every change of the roots table, and served from
 // memory even when the state backend fails (fail-open), with `Age` counting from the first failed
 // refresh. Blocking reads park here, on the cache's own index, not on the store.

@@ -42,6 +42,14 @@ export const CA_UNKNOWN = 'CA_UNKNOWN';
 export const SIGN_LEAVES = 'signLeaves';
 
 /**
+ * Leaves per pool task at most. piscina's bookkeeping costs the main thread per task, not per
+ * leaf: in a wave of 1,000 first leaves (bench/http/ca-wave-cpu.ts) a leaf's main-thread cost was
+ * ~88 µs at 8 a batch, ~65 µs at 16, and no lower at 32. 16 results reaching the event loop
+ * together cost it about a millisecond.
+ */
+export const MAX_BATCH = 16;
+
+/**
  * How signing threads give way to the event loop: `'idle'` runs them under SCHED_IDLE (Linux),
  * only on otherwise idle CPU; `'low'` only lowers their nice value, so they keep a share of a
  * CPU that other processes saturate.
