@@ -1,8 +1,8 @@
 // The one place leaf issuance is paced. Issuances wait here in arrival order and start one pool
-// batch per event-loop turn, with a bound on how many are started and not yet settled; past this
-// point nothing queues but the CSR rate limit (the operator's `csr_max_per_second`) and the
-// signing pool's own list of batches, which the bound keeps short. Guarded by bench/micro/leaf-issue.ts
-// and bench/http/ca.ts (cached GET, first-leaf wave).
+// batch per event-loop turn, with a bound on how many are started and not yet settled. Past this
+// point nothing waits but for the operator's CSR rate limit (`csr_max_per_second` or
+// `csr_max_concurrent`, csr-limiter.ts) and in piscina's list of batches, which the bound keeps
+// short. Guarded by bench/http/ca.ts (authorize during a first-leaf wave).
 import { MAX_BATCH } from './signing-protocol.js';
 
 /**

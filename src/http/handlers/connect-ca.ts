@@ -136,7 +136,7 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
   const rootsCache = counted('svc.connect.ca.roots');
   const leafCache = counted('svc.connect.ca.leaf');
 
-  const agentRoots = (req: ApiRequest): Reply | Promise<Reply> => {
+  const agentRoots = (req: ApiRequest): Outcome => {
     const { roots } = need();
     const params = parseBlockingParams(req.query, deps.limits, deps.random);
     const pretty = req.pretty;
@@ -144,8 +144,15 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
       (a.hit ? rootsCache.hit : rootsCache.miss).inc();
       return jsonBody(rootsBody.get(a.snapshot, pretty), [...queryMetaHeaders(brand, a.snapshot.index), ...cacheHeaders(a.hit, a.ageSec)]);
     };
-    const answer = roots.wait(params.minIndex, params.timeoutMs, (fn) => req.onAbort(fn));
-    return answer instanceof Promise ? answer.then(render) : render(answer);
+    const now = roots.get(); // the first request fills the cache, and fails while it cannot
+    const { minIndex } = params;
+    if (minIndex === 0 || now.snapshot.index > minIndex) return render(now);
+    // Parked on the cache's index: newer roots wake it (a MISS), the wait's end answers the cached ones (a HIT).
+    return deps.blocking.answer(req, params, {
+      target: (fn) => roots.watchOnce(fn),
+      index: () => roots.get().snapshot.index,
+      render: (index) => render(index > minIndex ? { snapshot: roots.get().snapshot, hit: false, ageSec: 0 } : roots.get()),
+    });
   };
 
   const serverRoots = (req: ApiRequest): Outcome => {
