@@ -6,16 +6,6 @@
 
 const ROOTS = '^src/(cli/|agent\\.ts$|index\\.ts$)';
 
-// TODO(lead): delete this list, and the rules made from it, once the branches that move
-// workers/protocol.ts to the src side and break the guard.ts ↔ routes.ts cycle are merged. Until
-// then these exact imports are reported as warnings; any other import breaking the same rule fails.
-const KNOWN_UNTIL_MERGE = {
-  srcImportsWorkers: {
-    from: '^src/connect/ca/(ca-manager|leaf-work|pool-signer|signer)\\.ts$',
-    to: '^workers/protocol\\.ts$',
-  },
-};
-
 /** A domain folder may import itself and the layers named below it, nothing else of ours. */
 function layer(name, below, comment) {
   const allowed = [name, ...below].join('|');
@@ -81,15 +71,8 @@ module.exports = {
       name: 'src-not-workers',
       severity: 'error',
       comment: 'src/ never imports workers/: what both sides share lives in src/, the worker entry imports it.',
-      from: { path: '^src/', pathNot: KNOWN_UNTIL_MERGE.srcImportsWorkers.from },
+      from: { path: '^src/' },
       to: { path: '^workers/' },
-    },
-    {
-      name: 'src-not-workers',
-      severity: 'error',
-      comment: 'src/ never imports workers/: what both sides share lives in src/, the worker entry imports it.',
-      from: { path: KNOWN_UNTIL_MERGE.srcImportsWorkers.from },
-      to: { path: '^workers/', pathNot: KNOWN_UNTIL_MERGE.srcImportsWorkers.to },
     },
     {
       name: 'product-not-bench-or-test',
@@ -104,13 +87,6 @@ module.exports = {
       comment: 'An import the checker cannot resolve is an arrow it cannot check.',
       from: { path: '^(src|workers|bench)/' },
       to: { couldNotResolve: true },
-    },
-    {
-      name: 'known-until-merge-src-not-workers',
-      severity: 'warn',
-      comment: 'TODO(lead): workers/protocol.ts moves to src/ in another branch; then delete this rule.',
-      from: { path: KNOWN_UNTIL_MERGE.srcImportsWorkers.from },
-      to: { path: KNOWN_UNTIL_MERGE.srcImportsWorkers.to },
     },
   ],
   options: {

@@ -3,7 +3,7 @@
 import { workerData } from 'piscina';
 import { LeafWork } from '../src/connect/ca/leaf-work.js';
 import { enterIdleScheduling, runYielding } from '../src/core/thread-scheduling.js';
-import type { LeafResult, LeafTask, SignerWorkerData } from './protocol.js';
+import type { LeafResult, LeafTask, SignerWorkerData } from '../src/connect/ca/signing-protocol.js';
 
 const priority = (workerData as SignerWorkerData | undefined)?.priority ?? 'idle';
 const scheduling = priority === 'idle' ? enterIdleScheduling() : 'low';

@@ -1,6 +1,6 @@
-// The CA endpoints (reference §4-§6): the agent's cached roots and the servers' roots (?pem=true),
-// the CA configuration (operator:read / operator:write), and a service's leaf certificate
-// (service:write on every request, cache hit or not: D5). Bodies are encoded once per roots
+// The CA endpoints: the agent's cached roots and the servers' roots (?pem=true), the CA
+// configuration (operator:read / operator:write), and a service's leaf certificate (service:write
+// on every request, cache hit or not: docs/decisions.md D5). Bodies are encoded once per roots
 // snapshot and once per leaf, never per request. Guarded by bench/http/ca.ts.
 import type { Counter, Metrics } from '../../core/metrics.js';
 import type { Identity } from '../../acl/identity.js';
@@ -48,8 +48,8 @@ const connectDisabled = (): AgentError => invalid('CONNECT_DISABLED', CONNECT_DI
 
 /**
  * Body bytes memoised per immutable object (a roots snapshot, a cached leaf). Kept as Buffers, off
- * the V8 heap: a wave of first leaves keeps a body per leaf, and as strings every young-generation
- * collection copied them (bench/README.md, session 5).
+ * the V8 heap: a wave of first leaves keeps a body per leaf, which as strings every young-generation
+ * collection would copy.
  */
 class EncodedOnce<T extends object> {
   private readonly memo = new WeakMap<T, { compact?: Buffer; pretty?: Buffer }>();
@@ -139,7 +139,7 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
   const rootsCache = counted('svc.connect.ca.roots');
   const leafCache = counted('svc.connect.ca.leaf');
 
-  const agentRoots = (req: ApiRequest): Reply | Promise<Reply> => {
+  const agentRoots = (req: ApiRequest): Outcome => {
     const { roots } = need();
     const params = parseBlockingParams(req.query, deps.limits, deps.random);
     const pretty = req.pretty;
@@ -147,8 +147,15 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
       (a.hit ? rootsCache.hit : rootsCache.miss).inc();
       return jsonBody(rootsBody.get(a.snapshot, pretty), [...queryMetaHeaders(brand, a.snapshot.index), ...cacheHeaders(a.hit, a.ageSec)]);
     };
-    const answer = roots.wait(params.minIndex, params.timeoutMs, (fn) => req.onAbort(fn));
-    return answer instanceof Promise ? answer.then(render) : render(answer);
+    const now = roots.get(); // the first request fills the cache, and fails while it cannot
+    const { minIndex } = params;
+    if (minIndex === 0 || now.snapshot.index > minIndex) return render(now);
+    // Parked on the cache's index: newer roots wake it (a MISS), the wait's end answers the cached ones (a HIT).
+    return deps.blocking.answer(req, params, {
+      target: (fn) => roots.watchOnce(fn),
+      index: () => roots.get().snapshot.index,
+      render: (index) => render(index > minIndex ? { snapshot: roots.get().snapshot, hit: false, ageSec: 0 } : roots.get()),
+    });
   };
 
   const serverRoots = (req: ApiRequest): Outcome => {
@@ -209,7 +216,7 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
     return EMPTY_OK;
   };
 
-  const leaf = (req: ApiRequest, identity: Identity): Reply | Promise<Reply> => {
+  const leaf = (req: ApiRequest, identity: Identity): Outcome => {
     const { leaves } = need();
     const service = req.rest;
     if (service === '') throw invalid('LEAF_MISSING_SERVICE', 'Missing service name');
@@ -221,7 +228,17 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
       const age = Math.max(0, Math.round((deps.clock.now() - a.leaf.issuedAt) / 1000));
       return jsonBody(leafBody.get(a.leaf, pretty), [[brand.index, String(a.leaf.index)], ...cacheHeaders(a.hit, age)]);
     };
-    const answer = leaves.get(namespace, service, { minIndex: params.minIndex, timeoutMs: params.timeoutMs, onAbort: (fn) => req.onAbort(fn) });
+    const watch = leaves.waitFor(namespace, service, params.minIndex);
+    if (watch !== undefined) {
+      // Parked like any blocking read; a newer leaf wakes it (a MISS), the wait's end answers the same leaf (a HIT).
+      const { minIndex } = params;
+      return deps.blocking.answer(req, params, {
+        target: (fn) => watch.watchOnce(fn),
+        index: () => watch.leaf.index,
+        render: (index) => render({ leaf: watch.leaf, hit: index <= minIndex }),
+      });
+    }
+    const answer = leaves.get(namespace, service);
     return answer instanceof Promise ? answer.then(render) : render(answer);
   };
 
