@@ -3,7 +3,7 @@
 // parsed once, here, and stored beside the text. User mistakes are 4xx (docs/decisions.md D3): 400
 // for validation, 404 for a missing policy, 409 for a name in use. Writes share the ACL WriteLock.
 import { createHash } from 'node:crypto';
-import { AgentError, invalid, notFound } from '../core/errors.js';
+import { agentError, type AgentError } from '../core/errors.js';
 import { generateId, isUuid } from '../core/ids.js';
 import type { Row, StateStore, WriteOp } from '../state/types.js';
 import {
@@ -33,17 +33,12 @@ export interface AclPoliciesOptions {
   readonly parseRules?: (text: string) => Promise<ParsedRules>;
 }
 
-export const POLICY_INVALID = 'ACL_POLICY_INVALID';
-export const POLICY_NOT_FOUND = 'ACL_POLICY_NOT_FOUND';
-export const POLICY_NAME_IN_USE = 'ACL_POLICY_NAME_IN_USE';
-
 const POLICY_NAME_MAX = 128;
 // Newest Consul: letters, digits, '-' and '_', with at most one '/' inside the name.
 const POLICY_NAME = /^[A-Za-z0-9\-_]+\/?[A-Za-z0-9\-_]*$/;
 const RESERVED_NAME_PREFIX = 'builtin/';
 
-const badPolicy = (message: string): AgentError => invalid(POLICY_INVALID, message);
-const q = (s: string): string => JSON.stringify(s);
+const badPolicy = (reason: string): AgentError => agentError('ACL_POLICY_INVALID', { reason });
 
 /** The policy whose name matches, ignoring case (Consul's name index is lowercased). */
 export function findPolicyByName(store: StateStore, name: string): Row<StoredPolicy> | undefined {
@@ -135,14 +130,14 @@ export class AclPolicies {
     let op: WriteOp;
     if (id === '') {
       if (sameName !== undefined) {
-        throw new AgentError(POLICY_NAME_IN_USE, 'conflict', `Invalid Policy: A Policy with Name ${q(name)} already exists`);
+        throw agentError('ACL_POLICY_NAME_IN_USE', { name });
       }
       id = this.freshId();
       op = { op: 'set', table: ACL_POLICIES, key: id, value: undefined, ifIndex: 0 };
     } else {
-      if (existing === undefined) throw notFound(POLICY_NOT_FOUND, `cannot find policy ${id}`);
+      if (existing === undefined) throw agentError('ACL_POLICY_NOT_FOUND', { id });
       if (sameName !== undefined && sameName.key !== id) {
-        throw new AgentError(POLICY_NAME_IN_USE, 'conflict', `Invalid Policy: A policy with name ${q(name)} already exists`);
+        throw agentError('ACL_POLICY_RENAME_IN_USE', { name });
       }
       if (id === GLOBAL_MANAGEMENT_POLICY_ID) {
         if (input.Datacenters !== undefined) {
@@ -167,7 +162,7 @@ export class AclPolicies {
     const result = await this.store.commit([{ ...op, value: policy }]);
     if (!result.ok) throw writeRaced();
     const row = this.read(id);
-    if (row === undefined) throw new AgentError('ACL_POLICY_LOST', 'internal', 'Failed to retrieve policy after insertion');
+    if (row === undefined) throw agentError('ACL_POLICY_LOST');
     return row;
   }
 

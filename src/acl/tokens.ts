@@ -4,12 +4,11 @@
 // ID in use. Writes run one at a time through the shared WriteLock, so check-then-commit is atomic.
 import type { Clock } from '../core/clock.js';
 import { formatDuration } from '../core/duration.js';
-import { AgentError, invalid, notFound } from '../core/errors.js';
+import { agentError, type AgentError } from '../core/errors.js';
 import { generateId, isUuid } from '../core/ids.js';
 import { DEFAULT_NAMESPACE, invalidNamespaceMessage, isValidNamespace } from '../core/namespace.js';
 import type { Row, StateStore, WriteOp } from '../state/types.js';
 import { ANONYMOUS_ACCESSOR_ID, GLOBAL_MANAGEMENT_POLICY_ID, RESERVED_ID_PREFIX } from './builtin.js';
-import { ACL_NOT_FOUND, deniedBecause } from './errors.js';
 import { newToken } from './init.js';
 import {
   ACL_META,
@@ -80,17 +79,13 @@ export interface AclTokensOptions {
   readonly lock?: WriteLock;
 }
 
-export const TOKEN_INVALID = 'ACL_TOKEN_INVALID';
-export const TOKEN_NOT_FOUND = 'ACL_TOKEN_NOT_FOUND';
-export const TOKEN_ID_IN_USE = 'ACL_TOKEN_ID_IN_USE';
-
 export const BOOTSTRAP_DESCRIPTION = 'Bootstrap Token (Global Management)';
 
 // Consul's service- and node-identity names: lowercase DNS-ish labels, at most 256 characters.
 const IDENTITY_NAME = /^[a-z0-9](?:[a-z0-9\-_]*[a-z0-9])?$/;
 const IDENTITY_NAME_MAX = 256;
 
-const badToken = (message: string): AgentError => invalid(TOKEN_INVALID, message);
+const badToken = (reason: string): AgentError => agentError('ACL_TOKEN_INVALID', { reason });
 const q = (s: string): string => JSON.stringify(s);
 
 export class AclTokens {
@@ -183,7 +178,7 @@ export class AclTokens {
       if (bodyAccessor !== accessorId) throw badToken('Token Accessor ID in URL and payload do not match');
       if (!isUuid(accessorId)) throw badToken('AccessorID is not a valid UUID');
       const row = this.read(accessorId);
-      if (row === undefined) throw notFound(TOKEN_NOT_FOUND, `Cannot find token ${q(accessorId)}`);
+      if (row === undefined) throw agentError('ACL_TOKEN_NOT_FOUND', { accessorId });
       const existing = row.value;
       if (input.SecretID && input.SecretID !== existing.SecretID) {
         throw badToken("Changing a token's SecretID is not permitted");
@@ -218,7 +213,7 @@ export class AclTokens {
   clone(accessorId: string, description?: string): Promise<Row<StoredToken>> {
     return this.lock.run(() => {
       const row = this.read(accessorId);
-      if (row === undefined) throw notFound(TOKEN_NOT_FOUND, ACL_NOT_FOUND);
+      if (row === undefined) throw agentError('ACL_TOKEN_CLONE_NOT_FOUND');
       const source = row.value;
       // Links to deleted policies are not shown on read, so the clone does not carry them either.
       const policies = source.Policies.filter((p) => this.policyName(p.ID) !== undefined);
@@ -244,7 +239,7 @@ export class AclTokens {
       if (accessorId === ANONYMOUS_ACCESSOR_ID) throw badToken('Delete operation not permitted on the anonymous token');
       // An expired token can still be deleted.
       const row = this.store.get<StoredToken>(ACL_TOKENS, accessorId);
-      if (row === undefined) throw notFound(TOKEN_NOT_FOUND, 'Cannot find token to delete');
+      if (row === undefined) throw agentError('ACL_TOKEN_DELETE_NOT_FOUND');
       if (row.value.AccessorID === callerAccessorId) {
         throw badToken("Deletion of the request's authorization token is not permitted");
       }
@@ -261,7 +256,7 @@ export class AclTokens {
     if (secret === '') secret = freshId(used, accessor);
     else {
       checkNewId('SecretID', secret, used);
-      if (secret === accessor) throw new AgentError(TOKEN_ID_IN_USE, 'conflict', 'Invalid Token: SecretID is already in use');
+      if (secret === accessor) throw agentError('ACL_TOKEN_ID_IN_USE', { field: 'SecretID' });
     }
     const now = this.clock.now();
     const expiration = this.expirationAtCreate(input, now);
@@ -355,7 +350,7 @@ export class AclTokens {
 
   private rejectBootstrapDone(): void {
     const marker = this.store.get(ACL_META, BOOTSTRAP_KEY);
-    if (marker !== undefined) throw deniedBecause(`ACL bootstrap no longer allowed (reset index: ${marker.modifyIndex})`);
+    if (marker !== undefined) throw agentError('ACL_BOOTSTRAP_DONE', { resetIndex: marker.modifyIndex });
   }
 
   /** Every AccessorID and SecretID in use: a new ID may be neither (Consul checks both tables). */
@@ -384,7 +379,7 @@ export class AclTokens {
 
   private stored(accessorId: string): Row<StoredToken> {
     const row = this.store.get<StoredToken>(ACL_TOKENS, accessorId);
-    if (row === undefined) throw new AgentError('ACL_TOKEN_LOST', 'internal', 'Failed to retrieve token after insertion');
+    if (row === undefined) throw agentError('ACL_TOKEN_LOST');
     return row;
   }
 }
@@ -403,7 +398,7 @@ function checkNewId(field: 'AccessorID' | 'SecretID', id: string, used: Readonly
     throw badToken(`Invalid Token: ${field} - UUIDs with the prefix ${q(RESERVED_ID_PREFIX)} are reserved`);
   }
   if (!isUuid(id)) throw badToken(`Invalid Token: ${field} - not a valid UUID`);
-  if (used.has(id)) throw new AgentError(TOKEN_ID_IN_USE, 'conflict', `Invalid Token: ${field} is already in use`);
+  if (used.has(id)) throw agentError('ACL_TOKEN_ID_IN_USE', { field });
 }
 
 function validIdentityName(name: string): boolean {
