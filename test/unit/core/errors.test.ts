@@ -64,6 +64,20 @@ describe('agentError', () => {
     expect(agentError('KV_BAD_CAS', { text: '1x', reason: 'invalid syntax' }).message).toBe('strconv.ParseUint: parsing "1x": invalid syntax');
   });
 
+  it('is typed by code: unknown codes, missing or misspelt parameters do not compile (npm run typecheck)', () => {
+    const wrong = [
+      // @ts-expect-error not a catalogue code
+      () => agentError('NO_SUCH_CODE'),
+      // @ts-expect-error the template needs {accessorId}
+      () => agentError('ACL_TOKEN_NOT_FOUND'),
+      // @ts-expect-error the parameter is accessorId, not id
+      () => agentError('ACL_TOKEN_NOT_FOUND', { id: 'x' }),
+      // @ts-expect-error invalid() takes only codes of kind invalid
+      () => invalid('STORE_CLOSED', 'state store is closed'),
+    ];
+    expect(wrong).toHaveLength(4);
+  });
+
   it('carries a cause beside the parameters, never inside the message', () => {
     const cause = new Error('disk full');
     const err = agentError('STATE_DIR_LOCK_FAILED', { dir: '/d', cause });
