@@ -25,10 +25,6 @@ export const ANONYMOUS_ACCESSOR_ID = '00000000-0000-0000-0000-000000000002';
 export const ANONYMOUS_SECRET = 'anonymous';
 export const ANONYMOUS_TOKEN_DESCRIPTION = 'Anonymous Token';
 
-export const BUILTIN_MANAGEMENT_RULES_NOT_CHANGEABLE =
-  'Changing the Rules for the builtin global-management policy is not permitted';
-export const BUILTIN_MANAGEMENT_NOT_DELETABLE = 'Delete operation not permitted on the builtin global-management policy';
-
 /** Consul's text, byte for byte (leading newline, tab indents): GET /v1/acl/policy returns it. */
 const globalRulesText = (level: 'write' | 'read'): string => `
 acl = "${level}"

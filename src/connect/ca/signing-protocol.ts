@@ -1,5 +1,6 @@
 // The messages between the main thread and the leaf-signing workers, declared once. Results and
 // errors cross as data: a thrown error loses its code in structured cloning.
+import type { ErrorCode } from '../../core/errors.js';
 
 /** A CA as a worker needs it. Sent only to a worker that answered `CA_UNKNOWN` for its ID. */
 export interface CaMaterial {
@@ -30,7 +31,7 @@ export type LeafResult =
       readonly notBefore: number;
       readonly notAfter: number;
     }
-  | { readonly ok: false; readonly code: string; readonly message: string };
+  | { readonly ok: false; readonly code: ErrorCode; readonly message: string };
 
 /** The worker does not hold the task's CA yet: resend the task with `ca` set. */
 export const CA_UNKNOWN = 'CA_UNKNOWN';

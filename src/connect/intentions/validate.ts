@@ -2,7 +2,7 @@
 // reports every problem in Consul's multi-error text, the `/exact` API the first one; either way a
 // 400 (docs/decisions.md D3). Normalising (defaults, upper-cased methods) happens first, as in
 // Consul, so a lower-case "get" is stored as "GET" rather than refused.
-import { invalid, type AgentError } from '../../core/errors.js';
+import { agentError } from '../../core/errors.js';
 import { escapeGoHtml } from '../../core/go-json.js';
 import type { HeaderPermission, IntentionAction, IntentionPermission, StoredIntention } from './model.js';
 import { intentionPrecedence, WILDCARD } from './precedence.js';
@@ -193,11 +193,7 @@ export function multiErrorText(problems: readonly string[]): string {
 export function assertValidIntention(x: IntentionCandidate, api: WriteApi): void {
   const problems = intentionProblems(x, api);
   if (problems.length === 0) return;
-  throw intentionInvalid(api === 'legacy' ? multiErrorText(problems) : (problems[0] as string));
-}
-
-export function intentionInvalid(message: string): AgentError {
-  return invalid('INTENTION_INVALID', message);
+  throw agentError('INTENTION_INVALID', { problems: api === 'legacy' ? multiErrorText(problems) : (problems[0] as string) });
 }
 
 /** The stored form of a valid candidate: precedence computed now (on save, never on read). */

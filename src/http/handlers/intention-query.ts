@@ -4,7 +4,7 @@
 import type { Identity } from '../../acl/identity.js';
 import type { IndexedIntention } from '../../connect/intentions/index.js';
 import type { StoredIntention } from '../../connect/intentions/model.js';
-import { invalid } from '../../core/errors.js';
+import { agentError } from '../../core/errors.js';
 import { DEFAULT_NAMESPACE, resolveNamespace } from '../../core/namespace.js';
 import type { Row } from '../../state/types.js';
 import { requestNamespaces } from '../namespace.js';
@@ -31,7 +31,7 @@ export function defaultNamespace(req: ApiRequest, identity: Identity): string {
  * this agent never stores (partitions and peers are out of scope, docs/decisions.md D2).
  */
 export function parseServiceName(input: string, fallbackNamespace: string, what: string): ServiceRef | 'peer' {
-  const fail = (reason: string): Error => invalid('INTENTION_BAD_NAME', `${what} ${JSON.stringify(input)} is invalid: ${reason}`);
+  const fail = (reason: string): Error => agentError('INTENTION_BAD_NAME', { what, input, reason });
   if (input.startsWith('peer:')) {
     if (!input.includes('/')) throw fail('need to specify the service name as well');
     return 'peer';
@@ -48,12 +48,12 @@ export function parseServiceName(input: string, fallbackNamespace: string, what:
 
 export function requiredParam(req: ApiRequest, name: string): string {
   const value = req.head.rawQuery === '' ? undefined : req.query.get(name);
-  if (!value) throw invalid('INTENTION_MISSING_PARAM', `required query parameter '${name}' not set`);
+  if (!value) throw agentError('INTENTION_MISSING_PARAM', { name });
   return value;
 }
 
 export function noPeer(ref: ServiceRef | 'peer', what: string, input: string): ServiceRef {
-  if (ref === 'peer') throw invalid('INTENTION_BAD_NAME', `${what} ${JSON.stringify(input)} is invalid: cannot specify a peer here`);
+  if (ref === 'peer') throw agentError('INTENTION_BAD_NAME', { what, input, reason: 'cannot specify a peer here' });
   return ref;
 }
 
@@ -61,7 +61,7 @@ export function noPeer(ref: ServiceRef | 'peer', what: string, input: string): S
 export function checkPartitionParam(req: ApiRequest): void {
   if (req.head.rawQuery === '') return;
   const partition = req.query.get('partition');
-  if (partition && partition !== 'default') throw invalid('PARTITION_UNSUPPORTED', 'Cannot use a partition with this endpoint');
+  if (partition && partition !== 'default') throw agentError('PARTITION_NOT_ON_ENDPOINT');
 }
 
 /** Reading one: intentions:read on its source or destination (docs/decisions.md#intention-acls). */

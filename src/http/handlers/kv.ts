@@ -2,7 +2,7 @@
 // DELETE (?recurse, ?cas), blocking on the key or prefix. Shapes, texts: docs/decisions.md#kv-api.
 import { permissionDenied } from '../../acl/errors.js';
 import type { Identity } from '../../acl/identity.js';
-import { invalid } from '../../core/errors.js';
+import { agentError } from '../../core/errors.js';
 import { parseUint64 } from '../../core/uint.js';
 import { KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
 import type { Row, StateStore, WriteOp } from '../../state/types.js';
@@ -75,7 +75,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
         },
       };
     } else {
-      if (key === '') throw invalid('KV_MISSING_KEY', 'Missing key name');
+      if (key === '') throw agentError('KV_MISSING_KEY');
       const raw = query.has('raw');
       read = {
         target: { table: KV_TABLE, key },
@@ -96,7 +96,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
 
   const put = async (req: ApiRequest): Promise<Reply> => {
     const key = req.rest;
-    if (key === '') throw invalid('KV_MISSING_KEY', 'Missing key name');
+    if (key === '') throw agentError('KV_MISSING_KEY');
     const query = req.query;
     rejectConflictingFlags(query, ['cas', 'acquire', 'release']);
     const flags = query.has('flags') ? parseUint64(query.get('flags') ?? '', 'KV_BAD_FLAGS') : 0n;
@@ -120,7 +120,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
       await store.commit([{ op: 'delete-prefix', table: KV_TABLE, prefix: key }]);
       return bool(true, req.pretty);
     }
-    if (key === '') throw invalid('KV_MISSING_KEY', 'Missing key name');
+    if (key === '') throw agentError('KV_MISSING_KEY');
     if (!query.has('cas')) {
       await store.commit([{ op: 'delete', table: KV_TABLE, key }]);
       return bool(true, req.pretty);
@@ -159,7 +159,7 @@ function rawReply(value: StoredKv, headers: readonly Header[]): Reply {
 
 function rejectConflictingFlags(query: Query, flags: readonly string[]): void {
   if (flags.filter((flag) => query.has(flag)).length > 1) {
-    throw invalid('KV_CONFLICTING_FLAGS', `Conflicting flags: ${query.encode()}\n`);
+    throw agentError('KV_CONFLICTING_FLAGS', { query: query.encode() });
   }
 }
 
@@ -167,6 +167,6 @@ function rejectConflictingFlags(query: Query, flags: readonly string[]): void {
 // for an unknown session.
 function rejectSessions(query: Query): void {
   for (const flag of ['acquire', 'release']) {
-    if (query.has(flag)) throw invalid('KV_INVALID_SESSION', `Invalid session ${JSON.stringify(query.get(flag) ?? '')}`);
+    if (query.has(flag)) throw agentError('KV_INVALID_SESSION', { session: query.get(flag) ?? '' });
   }
 }

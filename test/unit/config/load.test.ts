@@ -1,6 +1,6 @@
 // loadConfig: defaults, layering (files in order, then flags), dev mode, file errors, freezing.
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, CONFIG_INVALID } from '../../../src/config/errors.js';
+import { ConfigError } from '../../../src/config/errors.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { load, problemsOf, tempDir, testEnv } from './helpers.js';
 
@@ -208,7 +208,7 @@ describe('the error', () => {
     }
     expect(caught).toBeInstanceOf(ConfigError);
     const e = caught as ConfigError;
-    expect(e.code).toBe(CONFIG_INVALID);
+    expect(e.code).toBe('CONFIG_INVALID');
     expect(e.kind).toBe('invalid');
     expect(e.message).toBe(
       'ports.http: expected an integer from 0 to 65535, got 70000\nacl.default_policy: expected "allow" or "deny", got "maybe"',

@@ -528,7 +528,7 @@ describe('BlockingQueries', () => {
 
     it('a watch wake-up whose render() throws an AgentError answers with its mapped status', async () => {
       await set('a', 'v1');
-      const read = failingRead('a', 'render', () => new AgentError('STATE_DOWN', 'unavailable', 'state store unavailable'));
+      const read = failingRead('a', 'render', () => new AgentError('STORE_CLOSED', 'state store unavailable'));
       const state = track(ask(request(), { minIndex: 1, timeoutMs: 60_000 }, read));
       read.failing = true;
       await set('a', 'v2');

@@ -29,7 +29,7 @@ describe('guard', () => {
     run(withToken('r:key'));
     expect(seen[0]?.accessorId).toBe('accessor-of-r:key');
     const err = agentErrorOf(() => run(withToken('unknown')));
-    expect([err.kind, err.message]).toEqual(['permission-denied', 'ACL not found']);
+    expect([err.code, err.kind, err.message]).toEqual(['ACL_NOT_FOUND', 'permission-denied', 'ACL not found']);
   });
 
   it('a declared permission is checked before the handler, with Consul\'s attributed message', () => {
@@ -38,6 +38,7 @@ describe('guard', () => {
     const run = guard(spec, testGate(), false);
     expect(run(withToken('w:key'))).toEqual({ status: 200 });
     const err = agentErrorOf(() => run(request({ tokenHeader: 'r:key' }, 'app/x')));
+    expect(err.code).toBe('ACL_PERMISSION_DENIED');
     expect(err.message).toBe(`Permission denied: token with AccessorID 'accessor-of-r:key' lacks permission 'key:write' on "app/x"`);
     expect(seen).toHaveLength(1);
   });
@@ -56,13 +57,13 @@ describe('guard', () => {
     };
     const run = guard(spec, testGate(), false);
     expect(run(request({ tokenHeader: 'r:service', rawQuery: 'recurse' }))).toEqual({ status: 200 });
-    expect(agentErrorOf(() => run(request({ tokenHeader: 'r:service' }, 'k'))).kind).toBe('permission-denied');
+    expect(agentErrorOf(() => run(request({ tokenHeader: 'r:service' }, 'k')))).toMatchObject({ code: 'ACL_PERMISSION_DENIED', kind: 'permission-denied' });
   });
 
   it('ACL API routes answer 401 `ACL support disabled` while ACLs are off, before anything else', () => {
     const run = guard({ handler, acl: 'none' }, testGate(false), true);
     const err = agentErrorOf(() => run(withToken('w:acl')));
-    expect([err.kind, err.message]).toEqual(['unauthorized', 'ACL support disabled']);
+    expect([err.code, err.kind, err.message]).toEqual(['ACL_DISABLED', 'unauthorized', 'ACL support disabled']);
     expect(guard({ handler, acl: 'none' }, testGate(true), true)(request())).toEqual({ status: 200 });
   });
 });
