@@ -45,7 +45,7 @@ export interface EtcdStore extends StateStore {
 }
 
 export const DEFAULT_ETCD_PREFIX = '/svc/';
-/** Under the 2 s a client may wait for a write to fail (queueing and the HTTP reply take the rest). */
+/** Under the 2 s a client may wait for a write to fail (the HTTP reply takes the rest). */
 const DEFAULT_COMMIT_TIMEOUT_MS = 1_500;
 const DEFAULT_READ_TIMEOUT_MS = 5_000;
 const DEFAULT_TOMBSTONE_TTL_MS = 15 * 60 * 1000;
@@ -66,7 +66,6 @@ export async function openEtcdStore(options: EtcdStoreOptions): Promise<EtcdStor
 
 interface QueuedCommit {
   readonly txn: EtcdTxn;
-  readonly deadline: number;
   readonly resolve: (result: CommitResult) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -161,7 +160,7 @@ class EtcdStateStore implements EtcdStore {
       return Promise.reject(err);
     }
     const result = new Promise<CommitResult>((resolve, reject) => {
-      this.queue.push({ txn, deadline: this.clock.now() + this.commitTimeoutMs, resolve, reject });
+      this.queue.push({ txn, resolve, reject });
     });
     const settled = result.then(
       () => undefined,
@@ -186,8 +185,12 @@ class EtcdStateStore implements EtcdStore {
   }
 
   private async shutdown(): Promise<void> {
-    // Commits accepted before close() are still sent and acknowledged (each within its deadline).
+    // Commits accepted before close() are still sent (each answered within its deadline) and
+    // acknowledged once the view shows them; a view that cannot catch up (watch down) is not waited
+    // for longer than a read deadline: etcd has the writes.
+    const giveUp = this.clock.setTimer(this.commitTimeoutMs + this.readTimeoutMs, () => this.view.releaseWaiters());
     while (this.unsettled.size > 0) await Promise.all(this.unsettled);
+    giveUp.cancel();
     this.closed = true;
     this.retryTimer?.cancel();
     this.watch?.cancel();
@@ -196,19 +199,17 @@ class EtcdStateStore implements EtcdStore {
     this.connection.close();
   }
 
-  /** Sends the next queued commit once the previous one was answered. */
+  /**
+   * Sends the next queued commit once the previous one was answered. A commit waits in the queue
+   * at most for the one in flight, whose deadline is commitTimeoutMs: when etcd does not answer
+   * it, every queued commit fails with it, so none hangs behind a dead etcd.
+   */
   private pump(): void {
     if (this.sending) return;
     const next = this.queue.shift();
     if (next === undefined) return;
-    const remaining = next.deadline - this.clock.now();
-    if (remaining <= 0) {
-      next.reject(noLeader());
-      this.pump();
-      return;
-    }
     this.sending = true;
-    this.connection.txn(next.txn, remaining).then(
+    this.connection.txn(next.txn, this.commitTimeoutMs).then(
       (res) => {
         this.sending = false;
         this.contact();
@@ -218,7 +219,9 @@ class EtcdStateStore implements EtcdStore {
       },
       (err: unknown) => {
         this.sending = false;
-        next.reject(this.failure(err));
+        const failure = this.failure(err);
+        next.reject(failure);
+        if (failure.code === 'STATE_NO_LEADER') for (const queued of this.queue.splice(0)) queued.reject(noLeader(err));
         this.pump();
       },
     );

@@ -3,7 +3,7 @@
 // kills, pauses (SIGSTOP), resumes and restarts them for the fail-open tests.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,6 +16,11 @@ const HEALTH_POLL_MS = 25;
 const HEALTH_DEADLINE_MS = 20_000;
 
 let etcdBinary: Promise<string> | undefined;
+/** Killed when the test process exits however it ends, so no member outlives its test run. */
+const liveChildren = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of liveChildren) child.kill('SIGKILL');
+});
 
 /** The etcd binary, installed once per test process if missing (root on Debian only). */
 export function ensureEtcd(): Promise<string> {
@@ -29,8 +34,8 @@ export interface EtcdMember {
   readonly running: boolean;
   /** SIGKILL; the data dir stays, so `start()` brings the member back with its data. */
   kill(): Promise<void>;
-  /** SIGSTOP: the process keeps its sockets open but answers nothing (a hung member). */
-  pause(): void;
+  /** SIGSTOP: the process keeps its sockets open but answers nothing (a hung member); resolves once it is stopped. */
+  pause(): Promise<void>;
   /** SIGCONT after `pause()`. */
   resume(): void;
   /** Starts the (killed) member again on the same ports and data dir; resolves once it is healthy. */
@@ -116,11 +121,13 @@ class Member implements EtcdMember {
   spawnProcess(): void {
     const child = spawn(this.binary, this.args, { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
+    liveChildren.add(child);
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stderrTail = (this.stderrTail + chunk).slice(-4000);
     });
     this.exited = new Promise((done) =>
       child.once('exit', () => {
+        liveChildren.delete(child);
         if (this.child === child) this.child = undefined;
         done();
       }),
@@ -134,8 +141,12 @@ class Member implements EtcdMember {
     await this.exited;
   }
 
-  pause(): void {
+  async pause(): Promise<void> {
+    const pid = this.child?.pid;
+    if (pid === undefined) return;
     this.child?.kill('SIGSTOP');
+    // kill() only queues the signal: wait until every thread of the Go runtime is stopped.
+    while (!(await allThreadsStopped(pid))) await new Promise((r) => setTimeout(r, 1));
   }
 
   resume(): void {
@@ -170,6 +181,17 @@ async function isHealthy(clientUrl: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+async function allThreadsStopped(pid: number): Promise<boolean> {
+  const threads = await readdir(`/proc/${pid}/task`);
+  for (const tid of threads) {
+    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
+    // The state is the field after the parenthesised command name: T (stopped) or t (traced).
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (state !== '' && state !== 'T' && state !== 't') return false;
+  }
+  return true;
 }
 
 function freePort(): Promise<number> {
