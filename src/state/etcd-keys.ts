@@ -18,11 +18,16 @@ export class EtcdKeyLayout {
   private readonly tables: string;
   readonly clock: string;
 
-  constructor(readonly prefix: string) {
-    this.root = Buffer.from(prefix, 'utf8');
-    this.data = `${prefix}data/`;
-    this.tables = `${prefix}meta/tables/`;
-    this.clock = `${prefix}meta/clock`;
+  readonly prefix: string;
+
+  constructor(prefix: string) {
+    // Always a whole path segment: meshes at `/svc` and `/svc2` must not read each other's keys.
+    const p = prefix.endsWith('/') ? prefix : `${prefix}/`;
+    this.prefix = p;
+    this.root = Buffer.from(p, 'utf8');
+    this.data = `${p}data/`;
+    this.tables = `${p}meta/tables/`;
+    this.clock = `${p}meta/clock`;
   }
 
   rowKey(table: string, key: string): string {

@@ -1,7 +1,8 @@
 // One commit as one etcd transaction: `ifIndex` guards become compares (0 → create_revision == 0,
 // N → mod_revision == N), the ops become the final write per key (etcd refuses a txn that writes a
 // key twice, or puts a key inside a range it deletes), and a failed guard still writes the clock
-// key so that it takes a revision like any other commit.
+// key so that it takes a revision like any other commit. One difference from the embedded store
+// follows: a key deleted and set again by one commit keeps its createIndex (one put in etcd).
 import { AgentError } from '../core/errors.js';
 import type { WriteOp } from './types.js';
 import type { EtcdCompare, EtcdTxn, EtcdTxnOp } from './etcd-client.js';

@@ -84,6 +84,11 @@ describe('commitTxn', () => {
     expect(isAgentError(err) && err.code === 'STATE_COMMIT_TOO_LARGE' && err.kind === 'too-large').toBe(true);
   });
 
+  it('keeps meshes apart: a prefix is always a whole path segment', () => {
+    const txn = commitTxn(new EtcdKeyLayout('/svc'), [{ op: 'set', table: 'kv', key: 'k', value: 1 }]);
+    expect(show(txn.success)[0]).toBe('put /svc/data/kv/k=1');
+  });
+
   it('refuses a table name holding the key separator', () => {
     expect(() => commitTxn(layout, [{ op: 'set', table: 'a/b', key: 'k', value: 1 }])).toThrow(/contains "\/"/);
   });
