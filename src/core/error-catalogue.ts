@@ -180,6 +180,14 @@ export const ERROR_CATALOGUE = {
     note: 'At start-up: another agent uses this data_dir.',
   },
   STATE_DIR_LOCK_FAILED: { kind: 'unavailable', message: 'cannot lock state directory {dir}', note: 'At start-up; the cause is logged.' },
+  STATE_NO_LEADER: { kind: 'unavailable', message: 'No cluster leader', note: "Cluster: etcd did not answer a write within its deadline (Consul's text; clients match on it)." },
+  STATE_COMMIT_TOO_LARGE: {
+    kind: 'too-large',
+    message: 'commit needs {needed} etcd operations; one transaction holds at most {max} (etcd --max-txn-ops)',
+    note: 'Cluster: one commit must fit one etcd transaction, so it is refused rather than split.',
+  },
+  STATE_REQUEST_TOO_LARGE: { kind: 'too-large', message: 'commit is larger than etcd accepts', note: 'Cluster: over etcd --max-request-bytes (1.5 MiB by default).' },
+  STATE_ETCD_FAILED: { kind: 'internal', message: 'etcd refused the request: {detail}' },
 
   // Start-up and command line.
   CONFIG_INVALID: { kind: 'invalid', message: '{problems}', note: 'At start-up: one line per problem, each naming its file or dotted key.' },
