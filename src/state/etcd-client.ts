@@ -87,6 +87,12 @@ export interface EtcdConnection {
   /** Watches `prefix` from `startRevision`; every event at or after it is delivered once. */
   watchPrefix(prefix: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch;
   compact(revision: number, deadlineMs: number): Promise<void>;
+  /** Every key in [start, end) at one revision, read in pages (a linearizable read). */
+  rangeKeys(start: Buffer, end: Buffer, deadlineMs: number): Promise<EtcdRangeResult>;
+  /** Watches [start, end) from `startRevision`, like watchPrefix. */
+  watchRange(start: Buffer, end: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch;
+  /** One key, or undefined (a linearizable read). */
+  getKey(key: Buffer, deadlineMs: number): Promise<EtcdKeyValue | undefined>;
   close(): void;
 }
 
@@ -123,10 +129,19 @@ export function connectEtcd(options: EtcdConnectionOptions): EtcdConnection {
 class Etcd3Connection implements EtcdConnection {
   constructor(private readonly client: Etcd3) {}
 
-  async rangePrefix(prefix: Buffer, deadlineMs: number): Promise<EtcdRangeResult> {
-    const end = prefixEnd(prefix);
+  rangePrefix(prefix: Buffer, deadlineMs: number): Promise<EtcdRangeResult> {
+    return this.rangeKeys(prefix, prefixEnd(prefix), deadlineMs);
+  }
+
+  async getKey(key: Buffer, deadlineMs: number): Promise<EtcdKeyValue | undefined> {
+    const res = await this.client.kv.range({ key }, { deadline: Date.now() + deadlineMs });
+    const kv = res.kvs[0];
+    return kv === undefined ? undefined : keyValue(kv);
+  }
+
+  async rangeKeys(start: Buffer, end: Buffer, deadlineMs: number): Promise<EtcdRangeResult> {
     const kvs: EtcdKeyValue[] = [];
-    let from = prefix;
+    let from = start;
     let revision = 0;
     for (;;) {
       const res = await this.client.kv.range(
@@ -158,7 +173,11 @@ class Etcd3Connection implements EtcdConnection {
   }
 
   watchPrefix(prefix: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch {
-    const watcher: Watcher = this.client.watch().prefix(prefix).startRevision(String(startRevision)).watcher();
+    return this.watchRange(prefix, prefixEnd(prefix), startRevision, listener);
+  }
+
+  watchRange(start: Buffer, end: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch {
+    const watcher: Watcher = this.client.watch().inRange({ start, end }).startRevision(String(startRevision)).watcher();
     let live = true;
     const stop = (): void => {
       if (!live) return;

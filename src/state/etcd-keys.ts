@@ -5,6 +5,10 @@
 //                                never saw (etcd keeps no record of a deleted key)
 //   <prefix>meta/clock           written when a commit writes nothing else (a failed guard, no ops),
 //                                so that every commit takes a revision, as a raft index would
+// The view reads and watches only [<prefix>data/, <prefix>meta0): keys elsewhere under the prefix
+// are not shared with every agent. `<prefix>private/` holds what only server agents may read (the
+// CA keys; etcd RBAC enforces it, docs/cluster-security.md) and `<prefix>sign/` the leaf signing
+// requests of client agents and the servers' responses.
 import { AgentError } from '../core/errors.js';
 
 export type ParsedKey =
@@ -19,6 +23,13 @@ export class EtcdKeyLayout {
   readonly clock: string;
 
   readonly prefix: string;
+  /** The range the shared view reads and watches: [viewStart, viewEnd). */
+  readonly viewStart: Buffer;
+  readonly viewEnd: Buffer;
+  /** Server agents only: the CA's private material. */
+  readonly privateRoot: string;
+  /** Leaf signing requests (`requests/<id>`), claims and responses (`responses/<id>`). */
+  readonly signRoot: string;
 
   constructor(prefix: string) {
     // Always a whole path segment: meshes at `/svc` and `/svc2` must not read each other's keys.
@@ -28,6 +39,11 @@ export class EtcdKeyLayout {
     this.data = `${p}data/`;
     this.tables = `${p}meta/tables/`;
     this.clock = `${p}meta/clock`;
+    this.viewStart = Buffer.from(this.data, 'utf8');
+    // '0' follows '/': the end covers every key under `meta/` and nothing after it.
+    this.viewEnd = Buffer.from(`${p}meta0`, 'utf8');
+    this.privateRoot = `${p}private/`;
+    this.signRoot = `${p}sign/`;
   }
 
   rowKey(table: string, key: string): string {

@@ -1,5 +1,5 @@
 // The etcd-backed StateStore: reads are synchronous against a local view (etcd-view.ts) fed by one
-// watch on the prefix, started at R + 1 after a full read at revision R; the index clock is etcd's
+// watch on the prefix's shared range (etcd-keys.ts), started at R + 1 after a full read at revision R; the index clock is etcd's
 // revision; a commit is one etcd transaction (etcd-txn.ts), resolved once etcd acknowledged it and
 // the view applied its revision. When etcd cannot be reached, reads keep answering from the view,
 // commits fail within their deadline, and the watch comes back with backoff (resuming at the view's
@@ -113,7 +113,7 @@ class EtcdStateStore implements EtcdStore {
   async start(): Promise<void> {
     let read;
     try {
-      read = await this.connection.rangePrefix(this.layout.root, this.readTimeoutMs);
+      read = await this.connection.rangeKeys(this.layout.viewStart, this.layout.viewEnd, this.readTimeoutMs);
     } catch (err) {
       throw this.failure(err);
     }
@@ -229,7 +229,7 @@ class EtcdStateStore implements EtcdStore {
 
   private startWatch(from: number): void {
     if (this.closed) return;
-    this.watch = this.connection.watchPrefix(this.layout.root, from, {
+    this.watch = this.connection.watchRange(this.layout.viewStart, this.layout.viewEnd, from, {
       connected: () => {
         this.attempts = 0;
         this.contact();
@@ -254,7 +254,7 @@ class EtcdStateStore implements EtcdStore {
     if (this.closed) return;
     let read;
     try {
-      read = await this.connection.rangePrefix(this.layout.root, this.readTimeoutMs);
+      read = await this.connection.rangeKeys(this.layout.viewStart, this.layout.viewEnd, this.readTimeoutMs);
     } catch (err) {
       this.lost(err, 'etcd resync read failed; retrying with backoff');
       this.retry(() => void this.resync());

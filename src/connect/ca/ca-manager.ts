@@ -1,7 +1,10 @@
 // The built-in CA provider (Consul's `consul` provider): bootstraps the cluster ID and the first
-// root, keeps the CA key and the serial counter in the state store, signs leaves through a
-// CertSigner under the CSR rate limit, changes the configuration (rotating and cross-signing the
-// root when the key changes) and prunes rotated-out roots after 2 x the leaf TTL.
+// root, keeps the CA key in a CaKeyStore (key-store.ts) and takes serials from the shared counter
+// (serial-allocator.ts), signs leaves through a CertSigner under the CSR rate limit, changes the
+// configuration (rotating and cross-signing the root when the key changes) and prunes rotated-out
+// roots after 2 x the leaf TTL. Several servers may share one store (a cluster): initialisation and
+// each rotation are guarded commits, so exactly one server's CA or rotation lands and the others
+// adopt it (initialisation) or get CA_CONFIG_CONFLICT (rotation).
 import type { Metrics } from '../../core/metrics.js';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { CaMaterial } from './signing-protocol.js';
@@ -14,7 +17,9 @@ import type { Row, StateStore, WriteOp } from '../../state/types.js';
 import { bootstrapConfig, parseProviderConfig, type ProviderConfig } from './ca-config.js';
 import { CsrLimiter } from './csr-limiter.js';
 import { certificateId, colonHex, pemBlocks, rfc3339, serialColonHex, toPem, withTrailingNewline } from './encoding.js';
-import { CA_TABLE, CONFIG_KEY, PROVIDER_KEY, ROOTS_TABLE, SERIAL_KEY, type CaSettings, type StoredCaConfig, type StoredProvider, type StoredRoot, type StoredSerial } from './model.js';
+import { CA_TABLE, CONFIG_KEY, ROOTS_TABLE, type CaSettings, type StoredCaConfig, type StoredProvider, type StoredRoot } from './model.js';
+import { TableKeyStore, type CaKeyStore } from './key-store.js';
+import { SerialAllocator } from './serial-allocator.js';
 import { buildRootsSnapshot, type RootsSnapshot } from './roots-view.js';
 import type { CertSigner } from './signer.js';
 import { serviceUri, signingUri, trustDomainOf } from './spiffe-id.js';
@@ -33,6 +38,8 @@ export interface CaManagerOptions {
   readonly trustDomain?: string | undefined;
   /** Counts leaves signed and signings refused by the CSR rate limit (docs/decisions.md D11). */
   readonly metrics?: Metrics | undefined;
+  /** Where the CA's private material lives; default: the store's `connect-ca` table (a single agent). */
+  readonly keys?: CaKeyStore | undefined;
 }
 
 /** A freshly signed leaf, as the leaf manager caches it. */
@@ -68,6 +75,7 @@ const PRUNE_INTERVAL_MS = 3_600_000;
 
 interface ActiveCa {
   readonly key: string;
+  readonly provider: StoredProvider;
   readonly material: CaMaterial;
   readonly signingKeyId: string;
   readonly intermediatesPem: string;
@@ -82,8 +90,10 @@ interface NewRoot {
 const notInitialized = (): AgentError => new AgentError('CA_NOT_INITIALIZED', 'internal', 'CA has not finished initializing');
 
 export class CaManager {
-  private nextSerial = 1n;
+  private readonly keys: CaKeyStore;
+  readonly serials: SerialAllocator;
   private active: ActiveCa | undefined;
+  private loading: { readonly key: string; readonly ca: Promise<ActiveCa> } | undefined;
   private rootsMemo: RootsSnapshot | undefined;
   private settingsMemo: { readonly index: number; readonly settings: CaSettings } | undefined;
   private updating: Promise<unknown> = Promise.resolve();
@@ -93,6 +103,8 @@ export class CaManager {
 
   private constructor(private readonly o: CaManagerOptions) {
     this.limiter = new CsrLimiter(() => this.settings(), o.clock);
+    this.keys = o.keys ?? new TableKeyStore(o.store);
+    this.serials = new SerialAllocator(o.store);
   }
 
   /** Loads the CA from the store, bootstrapping it on first start, and starts pruning. */
@@ -105,23 +117,25 @@ export class CaManager {
 
   private async initialize(): Promise<void> {
     const { store, log } = this.o;
-    if (store.get(CA_TABLE, CONFIG_KEY) === undefined) {
-      const clusterId = generateId();
-      const trustDomain = this.o.trustDomain ?? trustDomainOf(clusterId);
-      const provider = bootstrapConfig(this.o.bootstrap);
-      const root = await this.newRoot(provider, clusterId, trustDomain);
-      const config: StoredCaConfig = { ClusterID: clusterId, TrustDomain: trustDomain, Provider: 'consul', Config: provider.publicMap, ForceWithoutCrossSigning: false, Settings: provider.settings };
-      const ops: WriteOp[] = [
-        { op: 'set', table: CA_TABLE, key: CONFIG_KEY, value: config, ifIndex: 0 },
-        { op: 'set', table: CA_TABLE, key: PROVIDER_KEY, value: this.providerRow(root, provider) },
-        this.serialOp(),
-        { op: 'set', table: ROOTS_TABLE, key: root.row.ID, value: root.row },
-      ];
-      const result = await store.commit(ops);
-      if (result.ok) log.info({ clusterId, rootId: root.row.ID }, 'initialized the built-in CA');
+    if (store.get(CA_TABLE, CONFIG_KEY) !== undefined) return;
+    const clusterId = generateId();
+    const trustDomain = this.o.trustDomain ?? trustDomainOf(clusterId);
+    const provider = bootstrapConfig(this.o.bootstrap);
+    const root = await this.newRoot(provider, clusterId, trustDomain, () => this.takeSerial());
+    const config: StoredCaConfig = { ClusterID: clusterId, TrustDomain: trustDomain, Provider: 'consul', Config: provider.publicMap, ForceWithoutCrossSigning: false, Settings: provider.settings };
+    const staged = await this.keys.stage(this.providerRow(root, provider));
+    const result = await store.commit([
+      // The guard makes the first server's CA the only one; the others adopt it below.
+      { op: 'set', table: CA_TABLE, key: CONFIG_KEY, value: config, ifIndex: 0 },
+      ...staged.ops,
+      { op: 'set', table: ROOTS_TABLE, key: root.row.ID, value: root.row },
+    ]);
+    if (result.ok) {
+      log.info({ clusterId, rootId: root.row.ID }, 'initialized the built-in CA');
+      return;
     }
-    const serial = store.get<StoredSerial>(CA_TABLE, SERIAL_KEY);
-    if (serial !== undefined && BigInt(serial.value.Next) > this.nextSerial) this.nextSerial = BigInt(serial.value.Next);
+    await staged.discard();
+    log.info({ clusterId: this.config().value.ClusterID }, 'another server initialized the CA first; using it');
   }
 
   private config(): Row<StoredCaConfig> {
@@ -161,29 +175,45 @@ export class CaManager {
     return this.config();
   }
 
-  private activeCa(): ActiveCa {
-    const { store } = this.o;
-    const provider = store.get<StoredProvider>(CA_TABLE, PROVIDER_KEY);
-    if (provider === undefined) throw notInitialized();
-    const root = store.get<StoredRoot>(ROOTS_TABLE, provider.value.RootID);
-    const key = `${provider.modifyIndex}/${root?.modifyIndex ?? 0}`;
-    if (this.active?.key === key) return this.active;
-    const p = provider.value;
-    this.active = {
-      key,
-      material: { id: p.RootID, privateKeyPem: p.PrivateKey, rootCertPem: p.RootCert },
-      signingKeyId: root?.value.SigningKeyID ?? '',
-      intermediatesPem: (root?.value.IntermediateCerts ?? []).join(''),
-    };
-    return this.active;
+  /** The active root's row (the one with Active set), read from the shared view. */
+  private activeRoot(): Row<StoredRoot> {
+    const rows = this.o.store.list<StoredRoot>(ROOTS_TABLE, '');
+    const root = rows.find((row) => row.value.Active);
+    if (root === undefined) throw notInitialized();
+    return root;
+  }
+
+  /** The active CA with its key, loaded from the key store once per root (and row change). */
+  private activeCa(): Promise<ActiveCa> {
+    const root = this.activeRoot();
+    const key = `${root.key}/${root.modifyIndex}`;
+    if (this.active?.key === key) return Promise.resolve(this.active);
+    if (this.loading?.key === key) return this.loading.ca;
+    const ca = this.keys.load(root.key).then((p) => {
+      if (p === undefined) throw notInitialized();
+      const active: ActiveCa = {
+        key,
+        provider: p,
+        material: { id: p.RootID, privateKeyPem: p.PrivateKey, rootCertPem: p.RootCert },
+        signingKeyId: root.value.SigningKeyID,
+        intermediatesPem: (root.value.IntermediateCerts ?? []).join(''),
+      };
+      this.active = active;
+      return active;
+    });
+    this.loading = { key, ca };
+    ca.finally(() => {
+      if (this.loading?.ca === ca) this.loading = undefined;
+    }).catch(() => undefined);
+    return ca;
   }
 
   /**
-   * Signs a leaf for a service. The serial comes from the cluster-wide counter; the commit that
-   * records it runs while the pool signs, and its index becomes the leaf's Create/ModifyIndex.
+   * Signs a leaf for a service. The serial comes from the cluster-wide counter (a guarded commit
+   * shared by the leaves asked for meanwhile), whose index becomes the leaf's Create/ModifyIndex.
    */
   async signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
-    const ca = this.activeCa();
+    this.activeRoot(); // throws at once while the CA is not initialised
     const settings = this.settings();
     const uri = serviceUri({ trustDomain: this.trustDomain, namespace, datacenter: this.o.datacenter, service });
     const release = await this.limiter.acquire().catch((err: unknown) => {
@@ -191,9 +221,9 @@ export class CaManager {
       throw err;
     });
     try {
-      const serial = this.nextSerial;
-      const committed = this.o.store.commit([this.serialOp(1n)]);
-      const signed = this.o.signer.sign({
+      const ca = await this.activeCa();
+      const { serial, index } = await this.serials.take();
+      const material = await this.o.signer.sign({
         ca: ca.material,
         serial,
         uri,
@@ -202,7 +232,6 @@ export class CaManager {
         trustDomain: this.trustDomain,
         datacenter: this.o.datacenter,
       });
-      const [material, commit] = await Promise.all([signed, committed]);
       this.o.metrics?.counter('svc.connect.ca.leaf.issued').inc();
       return {
         serial,
@@ -212,7 +241,7 @@ export class CaManager {
         uri,
         validAfter: material.notBefore,
         validBefore: material.notAfter,
-        index: commit.index,
+        index,
         signingKeyId: ca.signingKeyId,
       };
     } finally {
@@ -220,20 +249,12 @@ export class CaManager {
     }
   }
 
-  /** Takes `count` serials and returns the op that records the counter past them. */
-  private serialOp(count = 0n): WriteOp {
-    this.nextSerial += count;
-    return { op: 'set', table: CA_TABLE, key: SERIAL_KEY, value: { Next: this.nextSerial.toString() } satisfies StoredSerial };
-  }
-
-  private takeSerial(): bigint {
-    const serial = this.nextSerial;
-    this.nextSerial += 1n;
-    return serial;
+  private async takeSerial(): Promise<bigint> {
+    return (await this.serials.take()).serial;
   }
 
   /** A new root from the provider config: the supplied cert and key, or a generated key. */
-  private async newRoot(provider: ProviderConfig, clusterId: string, trustDomain: string): Promise<NewRoot> {
+  private async newRoot(provider: ProviderConfig, clusterId: string, trustDomain: string, serial: () => Promise<bigint>): Promise<NewRoot> {
     const now = this.o.clock.now();
     if (provider.rootCert !== undefined) {
       const der = pemBlocks(provider.rootCert, 'CERTIFICATE')[0];
@@ -243,9 +264,10 @@ export class CaManager {
       return { key, der, row: this.rootRow(der, key, clusterId) };
     }
     const key = provider.privateKey !== undefined ? parsePrivateKey(provider.privateKey) : await generateCaKey({ type: provider.settings.privateKeyType, bits: provider.settings.privateKeyBits });
+    const rootSerial = await serial();
     const der = createRootCertificate({
       key,
-      serial: this.takeSerial(),
+      serial: rootSerial,
       commonName: `pri-${this.randomBase36(8)}.consul.ca.${clusterId.slice(0, 8)}.consul`,
       uri: signingUri(trustDomain),
       notBefore: now,
@@ -308,8 +330,7 @@ export class CaManager {
     const next = parseProviderConfig(update.config);
     const configRow = this.config();
     const current = configRow.value;
-    const providerRow = this.o.store.get<StoredProvider>(CA_TABLE, PROVIDER_KEY);
-    if (providerRow === undefined) throw notInitialized();
+    const activeKey = (await this.activeCa()).provider;
     const stored: StoredCaConfig = {
       ClusterID: current.ClusterID,
       ...(current.TrustDomain === undefined ? {} : { TrustDomain: current.TrustDomain }),
@@ -319,8 +340,8 @@ export class CaManager {
       Settings: next.settings,
     };
     const sameIdentity =
-      (next.privateKey ?? null) === providerRow.value.SuppliedPrivateKey &&
-      (next.rootCert ?? null) === providerRow.value.SuppliedRootCert &&
+      (next.privateKey ?? null) === activeKey.SuppliedPrivateKey &&
+      (next.rootCert ?? null) === activeKey.SuppliedRootCert &&
       next.settings.privateKeyType === current.Settings.privateKeyType &&
       next.settings.privateKeyBits === current.Settings.privateKeyBits;
     const configOp: WriteOp = { op: 'set', table: CA_TABLE, key: CONFIG_KEY, value: stored, ifIndex: configRow.modifyIndex };
@@ -329,12 +350,13 @@ export class CaManager {
       await this.commitOrConflict([configOp]);
       return;
     }
-    const root = await this.newRoot(next, current.ClusterID, this.trustDomain);
-    if (root.row.ID === providerRow.value.RootID) {
-      await this.commitOrConflict([configOp, { op: 'set', table: CA_TABLE, key: PROVIDER_KEY, value: this.providerRow(root, next) }]);
+    const root = await this.newRoot(next, current.ClusterID, this.trustDomain, () => this.takeSerial());
+    if (root.row.ID === activeKey.RootID) {
+      const staged = await this.keys.stage(this.providerRow(root, next));
+      await this.commitOrConflict([configOp, ...staged.ops]);
       return;
     }
-    await this.rotate(root, next, configOp, providerRow.value);
+    await this.rotate(root, next, configOp, activeKey);
   }
 
   /** A rotation: the old key cross-signs the new root; old roots stay, inactive, until pruned. */
@@ -342,16 +364,23 @@ export class CaManager {
     const now = this.o.clock.now();
     const oldCert = pemBlocks(old.RootCert, 'CERTIFICATE')[0] as Buffer;
     const oldIssuer = createIssuer(parsePrivateKey(old.PrivateKey), oldCert);
-    // From here to the commit nothing awaits, so serials are taken and recorded in call order.
-    const cross = crossSign(oldIssuer, parseCertificate(root.der), this.takeSerial(), now, CROSS_SIGN_LIFETIME_MS);
+    const cross = crossSign(oldIssuer, parseCertificate(root.der), await this.takeSerial(), now, CROSS_SIGN_LIFETIME_MS);
     const newRow: StoredRoot = { ...root.row, IntermediateCerts: [toPem(cross, 'CERTIFICATE')] };
-    const ops: WriteOp[] = [configOp, { op: 'set', table: CA_TABLE, key: PROVIDER_KEY, value: this.providerRow(root, provider) }, this.serialOp()];
+    // The new key is stored before the commit that makes its root active; the config guard lets one
+    // rotation through when servers rotate at once, and the others drop their staged key.
+    const staged = await this.keys.stage(this.providerRow(root, provider));
+    const ops: WriteOp[] = [configOp, ...staged.ops];
     for (const row of this.o.store.list<StoredRoot>(ROOTS_TABLE, '')) {
       if (!row.value.Active) continue;
       ops.push({ op: 'set', table: ROOTS_TABLE, key: row.key, value: { ...row.value, Active: false, RotatedOutAt: rfc3339(now) }, ifIndex: row.modifyIndex });
     }
     ops.push({ op: 'set', table: ROOTS_TABLE, key: newRow.ID, value: newRow });
-    await this.commitOrConflict(ops);
+    try {
+      await this.commitOrConflict(ops);
+    } catch (err) {
+      await staged.discard().catch(() => undefined);
+      throw err;
+    }
     this.o.log.info({ oldRootId: old.RootID, newRootId: newRow.ID }, 'rotated the CA root');
   }
 
@@ -368,11 +397,13 @@ export class CaManager {
     const now = this.o.clock.now();
     const keepFor = 2 * this.settings().leafCertTtlMs;
     const ops: WriteOp[] = [];
+    const removedIds: string[] = [];
     let removed = 0;
     for (const row of this.o.store.list<StoredRoot>(ROOTS_TABLE, '')) {
       const r = row.value;
       if (!r.Active && r.RotatedOutAt !== null && Date.parse(r.RotatedOutAt) + keepFor <= now) {
         ops.push({ op: 'delete', table: ROOTS_TABLE, key: row.key, ifIndex: row.modifyIndex });
+        removedIds.push(row.key);
         removed++;
         continue;
       }
@@ -385,6 +416,7 @@ export class CaManager {
     if (ops.length === 0) return 0;
     const result = await this.o.store.commit(ops);
     if (!result.ok) return 0; // a rotation got in first; the next run looks again
+    for (const id of removedIds) await this.keys.remove(id);
     if (removed > 0) this.o.log.info({ removed }, 'pruned rotated-out CA roots');
     return removed;
   }

@@ -1,0 +1,26 @@
+// The cluster's CA key store: each root's private material at `<prefix>private/ca/keys/<rootId>`,
+// outside the view every agent watches (etcd-private.ts). Only server agents open it; a key is
+// written before the commit that publishes its root, so a server that sees the root can load it.
+import type { EtcdPrivateRange } from '../../state/etcd-private.js';
+import type { CaKeyStore, StagedKey } from './key-store.js';
+import type { StoredProvider } from './model.js';
+
+const keyPath = (rootId: string): string => `ca/keys/${rootId}`;
+
+export class EtcdKeyStore implements CaKeyStore {
+  constructor(private readonly range: EtcdPrivateRange) {}
+
+  load(rootId: string): Promise<StoredProvider | undefined> {
+    return this.range.get<StoredProvider>(keyPath(rootId));
+  }
+
+  async stage(material: StoredProvider): Promise<StagedKey> {
+    // An existing key under this root ID is the same key (the ID is the certificate's hash).
+    const created = await this.range.create(keyPath(material.RootID), material);
+    return { ops: [], discard: () => (created ? this.range.delete(keyPath(material.RootID)) : Promise.resolve()) };
+  }
+
+  remove(rootId: string): Promise<void> {
+    return this.range.delete(keyPath(rootId));
+  }
+}
