@@ -149,6 +149,9 @@ export const ERROR_CATALOGUE = {
   CSR_RATE_LIMITED: { kind: 'rate-limited', message: 'Rate limit reached, try again later', note: 'Leaf signing is over connect.ca_config csr_max_per_second; clients retry.' },
   CA_UNKNOWN: { kind: 'internal', message: 'CA {caId} is not prepared in this worker', note: 'Between the agent and its signing threads only: the task is resent with the CA.' },
   CA_SIGN_FAILED: { kind: 'internal', message: '{detail}' },
+  CA_NO_SERVER: { kind: 'unavailable', message: 'No CA server answered the leaf signing request: {detail}', note: 'A client agent needs a server agent (and etcd) to sign a new leaf; cached leaves keep being served.' },
+  CA_SERIAL_CONFLICT: { kind: 'unavailable', message: 'could not take a certificate serial: the counter kept changing', note: 'Every guarded commit on the serial counter lost to another server; the caller retries.' },
+  CA_SERVER_ONLY: { kind: 'invalid', message: 'the CA configuration is changed on a server agent', note: 'A client agent holds no CA key, so it cannot initialise or rotate the CA.' },
 
   // State store.
   STORE_CLOSED: { kind: 'unavailable', message: 'state store is closed' },

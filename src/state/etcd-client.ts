@@ -25,6 +25,8 @@ export interface EtcdKeyValue {
   readonly value: Buffer;
   readonly createRevision: number;
   readonly modRevision: number;
+  /** The key's lease ID ('0' for none). */
+  readonly lease: string;
 }
 
 export interface EtcdRangeResult {
@@ -41,7 +43,8 @@ export interface EtcdCompare {
 }
 
 export type EtcdTxnOp =
-  | { readonly op: 'put'; readonly key: Buffer; readonly value: Buffer }
+  /** `lease`: the key goes when that lease expires or is revoked (see grantRequestLease). */
+  | { readonly op: 'put'; readonly key: Buffer; readonly value: Buffer; readonly lease?: string | undefined }
   /** Deletes `key`, or every key in [key, end) when `end` is given. */
   | { readonly op: 'delete'; readonly key: Buffer; readonly end?: Buffer };
 
@@ -93,6 +96,10 @@ export interface EtcdConnection {
   watchRange(start: Buffer, end: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch;
   /** One key, or undefined (a linearizable read). */
   getKey(key: Buffer, deadlineMs: number): Promise<EtcdKeyValue | undefined>;
+  /** A lease for one request's keys (leaf signing): not kept alive, it lapses after `ttlSeconds`. */
+  grantRequestLease(ttlSeconds: number, deadlineMs: number): Promise<string>;
+  /** Ends a request lease at once, deleting its keys. */
+  revokeRequestLease(id: string, deadlineMs: number): Promise<void>;
   close(): void;
 }
 
@@ -137,6 +144,15 @@ class Etcd3Connection implements EtcdConnection {
     const res = await this.client.kv.range({ key }, { deadline: Date.now() + deadlineMs });
     const kv = res.kvs[0];
     return kv === undefined ? undefined : keyValue(kv);
+  }
+
+  async grantRequestLease(ttlSeconds: number, deadlineMs: number): Promise<string> {
+    const res = await this.client.leaseClient.leaseGrant({ TTL: ttlSeconds }, { deadline: Date.now() + deadlineMs });
+    return String(res.ID);
+  }
+
+  async revokeRequestLease(id: string, deadlineMs: number): Promise<void> {
+    await this.client.leaseClient.leaseRevoke({ ID: id }, { deadline: Date.now() + deadlineMs });
   }
 
   async rangeKeys(start: Buffer, end: Buffer, deadlineMs: number): Promise<EtcdRangeResult> {
@@ -230,7 +246,7 @@ export function etcdFailure(err: unknown): EtcdFailure {
 }
 
 function requestOp(op: EtcdTxnOp): IRequestOp {
-  if (op.op === 'put') return { request_put: { key: op.key, value: op.value } };
+  if (op.op === 'put') return { request_put: { key: op.key, value: op.value, ...(op.lease === undefined ? {} : { lease: op.lease }) } };
   return { request_delete_range: op.end === undefined ? { key: op.key } : { key: op.key, range_end: op.end } };
 }
 
@@ -240,6 +256,7 @@ function keyValue(kv: IKeyValue): EtcdKeyValue {
     value: kv.value,
     createRevision: Number(kv.create_revision),
     modRevision: Number(kv.mod_revision),
+    lease: String(kv.lease),
   };
 }
 

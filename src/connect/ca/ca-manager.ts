@@ -10,7 +10,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { CaMaterial } from './signing-protocol.js';
 import type { CaConfig } from '../../config/types.js';
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import { AgentError, invalid } from '../../core/errors.js';
+import { AgentError, agentError, invalid } from '../../core/errors.js';
 import { generateId } from '../../core/ids.js';
 import type { Logger } from '../../core/log.js';
 import type { Row, StateStore, WriteOp } from '../../state/types.js';
@@ -22,6 +22,7 @@ import { TableKeyStore, type CaKeyStore } from './key-store.js';
 import { SerialAllocator } from './serial-allocator.js';
 import { buildRootsSnapshot, type RootsSnapshot } from './roots-view.js';
 import type { CertSigner } from './signer.js';
+import type { LeafSource } from './leaf-manager.js';
 import { serviceUri, signingUri, trustDomainOf } from './spiffe-id.js';
 import { createIssuer, createRootCertificate, crossSign, generateCaKey, keySpecOf, parseCertificate, parsePrivateKey, signingKeyIdOf } from './x509.js';
 
@@ -40,7 +41,16 @@ export interface CaManagerOptions {
   readonly metrics?: Metrics | undefined;
   /** Where the CA's private material lives; default: the store's `connect-ca` table (a single agent). */
   readonly keys?: CaKeyStore | undefined;
+  /**
+   * 'server' (default; a single agent is one) holds the key, initialises, rotates and signs; 'client'
+   * never touches the key: it reads the CA from the shared view and has `remote` sign its leaves.
+   */
+  readonly role?: CaRole | undefined;
+  /** A client agent's signer: a server signs the public key of a pair generated here (remote-signer.ts). */
+  readonly remote?: LeafSource | undefined;
 }
+
+export type CaRole = 'server' | 'client';
 
 /** A freshly signed leaf, as the leaf manager caches it. */
 export interface IssuedLeaf {
@@ -110,6 +120,10 @@ export class CaManager {
   /** Loads the CA from the store, bootstrapping it on first start, and starts pruning. */
   static async open(options: CaManagerOptions): Promise<CaManager> {
     const manager = new CaManager(options);
+    if (options.role === 'client') {
+      if (options.remote === undefined) throw new Error('a client-role CaManager needs a remote signer');
+      return manager;
+    }
     await manager.initialize();
     manager.schedulePrune();
     return manager;
@@ -212,7 +226,21 @@ export class CaManager {
    * Signs a leaf for a service. The serial comes from the cluster-wide counter (a guarded commit
    * shared by the leaves asked for meanwhile), whose index becomes the leaf's Create/ModifyIndex.
    */
-  async signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
+  signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
+    if (this.o.role === 'client') return (this.o.remote as LeafSource).signLeaf(namespace, service);
+    return this.issue(namespace, service, undefined);
+  }
+
+  /**
+   * Signs a public key generated elsewhere (a client agent's leaf; remote-signer.ts). The URI is
+   * built here from this CA's trust domain and datacenter: a requester names only the service.
+   */
+  signPublicKey(namespace: string, service: string, spki: Uint8Array): Promise<IssuedLeaf> {
+    if (this.o.role === 'client') return Promise.reject(agentError('CA_SERVER_ONLY'));
+    return this.issue(namespace, service, spki);
+  }
+
+  private async issue(namespace: string, service: string, spki: Uint8Array | undefined): Promise<IssuedLeaf> {
     this.activeRoot(); // throws at once while the CA is not initialised
     const settings = this.settings();
     const uri = serviceUri({ trustDomain: this.trustDomain, namespace, datacenter: this.o.datacenter, service });
@@ -231,6 +259,7 @@ export class CaManager {
         ttlMs: settings.leafCertTtlMs,
         trustDomain: this.trustDomain,
         datacenter: this.o.datacenter,
+        spki,
       });
       this.o.metrics?.counter('svc.connect.ca.leaf.issued').inc();
       return {
@@ -315,6 +344,7 @@ export class CaManager {
 
   /** PUT /v1/connect/ca/configuration: one change at a time, in arrival order. */
   updateConfiguration(update: ConfigurationUpdate): Promise<void> {
+    if (this.o.role === 'client') return Promise.reject(agentError('CA_SERVER_ONLY'));
     const run = this.updating.then(() => this.applyUpdate(update));
     this.updating = run.catch(() => undefined);
     return run;
@@ -422,7 +452,7 @@ export class CaManager {
   }
 
   private schedulePrune(): void {
-    if (this.closed) return;
+    if (this.closed || this.o.role === 'client') return;
     this.pruneTimer = this.o.clock.setTimer(PRUNE_INTERVAL_MS, () => {
       this.pruneRoots().then(
         () => this.schedulePrune(),

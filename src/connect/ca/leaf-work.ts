@@ -1,5 +1,6 @@
 // One thread's leaf issuance: the CAs it has prepared (parsed key, issuer name, key ID and
-// signature algorithm, once per root) and the task itself: a key pair and the certificate for it.
+// signature algorithm, once per root) and the task itself: a key pair (unless the task brings its
+// public key) and the certificate for it.
 // Runs inside a pool worker, or in-process for tests. Every failure returns as data.
 import { createPrivateKey } from 'node:crypto';
 import { CA_UNKNOWN, type CaMaterial, type LeafResult, type LeafTask } from './signing-protocol.js';
@@ -18,9 +19,9 @@ export class LeafWork {
       if (task.ca !== undefined) this.prepare(task.ca);
       const issuer = this.issuers.get(task.caId);
       if (issuer === undefined) return { ok: false, code: CA_UNKNOWN, message: `CA ${task.caId} is not prepared in this worker` };
-      const key = generateLeafKey();
+      const key = task.spki === undefined ? generateLeafKey() : undefined;
       const leaf = signLeaf(issuer, {
-        spki: key.spki,
+        spki: key?.spki ?? Buffer.from(task.spki as Uint8Array),
         uri: task.uri,
         serial: task.serial,
         nowMs: task.nowMs,
@@ -28,7 +29,7 @@ export class LeafWork {
         trustDomain: task.trustDomain,
         datacenter: task.datacenter,
       });
-      return { ok: true, certPem: toPem(leaf.der, 'CERTIFICATE'), privateKeyPem: leafKeyPem(key), notBefore: leaf.notBefore, notAfter: leaf.notAfter };
+      return { ok: true, certPem: toPem(leaf.der, 'CERTIFICATE'), privateKeyPem: key === undefined ? '' : leafKeyPem(key), notBefore: leaf.notBefore, notAfter: leaf.notAfter };
     } catch (err) {
       if (isAgentError(err)) return { ok: false, code: err.code, message: err.message };
       return { ok: false, code: 'CA_SIGN_FAILED', message: err instanceof Error ? err.message : String(err) };

@@ -4,6 +4,7 @@
 // The leaves asked for while a commit is in flight share the next one: a wave of first leaves costs
 // a commit per batch, not per leaf, and no serial is reserved that is not used (see
 // test/cluster/ca-cluster.test.ts for the measured cost).
+import { agentError } from '../../core/errors.js';
 import type { StateStore } from '../../state/types.js';
 import { CA_TABLE, SERIAL_KEY, type StoredSerial } from './model.js';
 
@@ -67,7 +68,7 @@ export class SerialAllocator {
         return { first, index: result.index };
       }
       this.conflicts++;
-      if (attempt >= MAX_CONFLICTS) throw new Error('serial counter: too many concurrent conflicts');
+      if (attempt >= MAX_CONFLICTS) throw agentError('CA_SERIAL_CONFLICT');
     }
   }
 }

@@ -5,7 +5,7 @@ import { AgentError, type ErrorKind } from '../../core/errors.js';
 import { LeafWork } from './leaf-work.js';
 
 /** A leaf to sign: the worker protocol's task, with the CA material always at hand. */
-export type SignTask = Omit<LeafTask, 'caId' | 'ca'> & { readonly ca: CaMaterial };
+export type SignTask = Omit<LeafTask, 'caId' | 'ca' | 'spki'> & { readonly ca: CaMaterial; readonly spki?: Uint8Array | undefined };
 
 export interface SignedMaterial {
   readonly certPem: string;
@@ -27,8 +27,8 @@ const KIND_OF_CODE: Readonly<Record<string, ErrorKind>> = { CA_BAD_CSR: 'invalid
  * written out (no rest/spread) so every task has one hidden class and clones along one path.
  */
 export function leafTask(task: SignTask, withCa: boolean): LeafTask {
-  const { ca, serial, uri, nowMs, ttlMs, trustDomain, datacenter } = task;
-  return { caId: ca.id, ca: withCa ? ca : undefined, serial, uri, nowMs, ttlMs, trustDomain, datacenter };
+  const { ca, serial, uri, nowMs, ttlMs, trustDomain, datacenter, spki } = task;
+  return { caId: ca.id, ca: withCa ? ca : undefined, serial, uri, nowMs, ttlMs, trustDomain, datacenter, spki };
 }
 
 /** Rebuilds a worker's failure as the AgentError it was (codes survive; classes do not). */

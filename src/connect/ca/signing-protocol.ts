@@ -21,12 +21,15 @@ export interface LeafTask {
   readonly ttlMs: number;
   readonly trustDomain: string;
   readonly datacenter: string;
+  /** The leaf's public key (SPKI DER) when its owner generated the pair (a client agent); else the worker generates one. */
+  readonly spki?: Uint8Array | undefined;
 }
 
 export type LeafResult =
   | {
       readonly ok: true;
       readonly certPem: string;
+      /** Empty when the task brought its own public key. */
       readonly privateKeyPem: string;
       readonly notBefore: number;
       readonly notAfter: number;

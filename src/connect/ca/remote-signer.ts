@@ -1,0 +1,128 @@
+// Leaf signing for client agents, which hold no CA key: the client generates the leaf's key pair
+// and asks a server, through a SigningChannel (etcd: src/state/etcd-sign-channel.ts), to sign its
+// public key; a server answers with the certificate. The private key never leaves the client and
+// the CA key never leaves the servers. The server builds the SPIFFE ID itself from its own trust
+// domain and datacenter, so a request names only a service.
+import { AgentError, agentError, isAgentError, type ErrorCode, type ErrorKind } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import type { CaManager, IssuedLeaf } from './ca-manager.js';
+import type { LeafSource } from './leaf-manager.js';
+import { p256PublicKey } from './p256.js';
+import { generateLeafKey, leafKeyPem } from './x509.js';
+
+/** What a client agent writes. */
+export interface SigningRequest {
+  readonly Namespace: string;
+  readonly Service: string;
+  /** The leaf's public key: SPKI DER, base64. */
+  readonly PublicKey: string;
+  readonly Datacenter: string;
+  /** The requesting agent's node name (for the server's log). */
+  readonly Node: string;
+}
+
+/** What a server answers. */
+export type SigningResponse =
+  | {
+      readonly ok: true;
+      readonly CertPEM: string;
+      /** Decimal digits (a uint64 may exceed 2^53). */
+      readonly Serial: string;
+      readonly SerialNumber: string;
+      readonly URI: string;
+      readonly ValidAfter: number;
+      readonly ValidBefore: number;
+      readonly Index: number;
+      readonly SigningKeyID: string;
+    }
+  | { readonly ok: false; readonly code: ErrorCode; readonly kind: ErrorKind; readonly message: string };
+
+/** The transport, declared by its consumer (src/state/etcd-sign-channel.ts implements it over etcd). */
+export interface SigningChannel {
+  /** Resolves undefined when no server answered within `deadlineMs`. */
+  request(body: unknown, deadlineMs: number): Promise<unknown>;
+  serve(handler: (body: unknown) => Promise<unknown>): void;
+}
+
+/** How long a client waits for a server: long enough for a busy server's queue, short of an HTTP client's patience. */
+export const DEFAULT_SIGN_DEADLINE_MS = 5_000;
+
+export interface RemoteLeafSourceOptions {
+  readonly channel: SigningChannel;
+  readonly datacenter: string;
+  readonly node: string;
+  readonly deadlineMs?: number | undefined;
+}
+
+/** A client agent's LeafSource: the LeafManager's cache, renewal and blocking stay as they are. */
+export class RemoteLeafSource implements LeafSource {
+  constructor(private readonly o: RemoteLeafSourceOptions) {}
+
+  async signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
+    const key = generateLeafKey();
+    const request: SigningRequest = { Namespace: namespace, Service: service, PublicKey: key.spki.toString('base64'), Datacenter: this.o.datacenter, Node: this.o.node };
+    const deadline = this.o.deadlineMs ?? DEFAULT_SIGN_DEADLINE_MS;
+    let answer: unknown;
+    try {
+      answer = await this.o.channel.request(request, deadline);
+    } catch (err) {
+      throw agentError('CA_NO_SERVER', { detail: err instanceof Error ? err.message : String(err), cause: err });
+    }
+    if (answer === undefined) throw agentError('CA_NO_SERVER', { detail: `no answer within ${deadline} ms` });
+    const res = answer as SigningResponse;
+    if (!res.ok) throw new AgentError(res.code, res.kind, res.message);
+    return {
+      serial: BigInt(res.Serial),
+      serialNumber: res.SerialNumber,
+      certPem: res.CertPEM,
+      privateKeyPem: leafKeyPem(key),
+      uri: res.URI,
+      validAfter: res.ValidAfter,
+      validBefore: res.ValidBefore,
+      index: res.Index,
+      signingKeyId: res.SigningKeyID,
+    };
+  }
+}
+
+/** Makes a server agent answer client agents' signing requests with its CA. */
+export function serveSigningRequests(channel: SigningChannel, ca: CaManager, options: { readonly datacenter: string; readonly log: Logger }): void {
+  channel.serve(async (body): Promise<SigningResponse> => {
+    const req = body as Partial<SigningRequest>;
+    try {
+      if (typeof req.Namespace !== 'string' || typeof req.Service !== 'string' || typeof req.PublicKey !== 'string') {
+        throw agentError('CA_BAD_CSR', { detail: 'malformed signing request' });
+      }
+      if (req.Datacenter !== options.datacenter) {
+        throw agentError('CA_BAD_CSR', { detail: `SPIFFE ID in CSR from a different datacenter: ${String(req.Datacenter)}, we are ${options.datacenter}` });
+      }
+      const spki = Buffer.from(req.PublicKey, 'base64');
+      // Leaves carry P-256 keys (docs/decisions.md D14): anything else is refused, not signed.
+      if (!isP256(spki)) throw agentError('CA_BAD_CSR', { detail: 'the public key is not a P-256 key' });
+      const leaf = await ca.signPublicKey(req.Namespace, req.Service, spki);
+      options.log.debug({ node: req.Node, uri: leaf.uri, serial: leaf.serialNumber }, 'signed a leaf for a client agent');
+      return {
+        ok: true,
+        CertPEM: leaf.certPem,
+        Serial: leaf.serial.toString(),
+        SerialNumber: leaf.serialNumber,
+        URI: leaf.uri,
+        ValidAfter: leaf.validAfter,
+        ValidBefore: leaf.validBefore,
+        Index: leaf.index,
+        SigningKeyID: leaf.signingKeyId,
+      };
+    } catch (err) {
+      if (isAgentError(err)) return { ok: false, code: err.code, kind: err.kind, message: err.message };
+      return { ok: false, code: 'CA_SIGN_FAILED', kind: 'internal', message: err instanceof Error ? err.message : String(err) };
+    }
+  });
+}
+
+function isP256(spki: Buffer): boolean {
+  try {
+    return p256PublicKey(spki) !== undefined;
+  } catch {
+    return false; // off the curve
+  }
+}
