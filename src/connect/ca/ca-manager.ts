@@ -22,7 +22,6 @@ import { TableKeyStore, type CaKeyStore } from './key-store.js';
 import { SerialAllocator } from './serial-allocator.js';
 import { buildRootsSnapshot, type RootsSnapshot } from './roots-view.js';
 import type { CertSigner } from './signer.js';
-import type { LeafSource } from './leaf-manager.js';
 import { serviceUri, signingUri, trustDomainOf } from './spiffe-id.js';
 import { createIssuer, createRootCertificate, crossSign, generateCaKey, keySpecOf, parseCertificate, parsePrivateKey, signingKeyIdOf } from './x509.js';
 
@@ -47,10 +46,15 @@ export interface CaManagerOptions {
    */
   readonly role?: CaRole | undefined;
   /** A client agent's signer: a server signs the public key of a pair generated here (remote-signer.ts). */
-  readonly remote?: LeafSource | undefined;
+  readonly remote?: RemoteLeafSigner | undefined;
 }
 
 export type CaRole = 'server' | 'client';
+
+/** Signs leaves elsewhere (remote-signer.ts): a client agent's source of leaves. */
+export interface RemoteLeafSigner {
+  signLeaf(namespace: string, service: string): Promise<IssuedLeaf>;
+}
 
 /** A freshly signed leaf, as the leaf manager caches it. */
 export interface IssuedLeaf {
@@ -227,7 +231,7 @@ export class CaManager {
    * shared by the leaves asked for meanwhile), whose index becomes the leaf's Create/ModifyIndex.
    */
   signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
-    if (this.o.role === 'client') return (this.o.remote as LeafSource).signLeaf(namespace, service);
+    if (this.o.role === 'client') return (this.o.remote as RemoteLeafSigner).signLeaf(namespace, service);
     return this.issue(namespace, service, undefined);
   }
 

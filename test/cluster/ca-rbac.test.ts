@@ -1,0 +1,95 @@
+// etcd's RBAC as docs/cluster-security.md sets it up (the same etcdctl commands): a server agent
+// (role svc-server) holds and reads the CA key under `<prefix>private/`; a client agent (role
+// svc-client) runs on the shared view and has its leaves signed through `<prefix>sign/`, and etcd
+// refuses it the key range, whatever it asks.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { X509Certificate } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CaManager } from '../../src/connect/ca/ca-manager.js';
+import { EtcdKeyStore } from '../../src/connect/ca/etcd-key-store.js';
+import { RemoteLeafSource, serveSigningRequests } from '../../src/connect/ca/remote-signer.js';
+import { LocalSigner } from '../../src/connect/ca/signer.js';
+import { systemClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/log.js';
+import { connectEtcd, type EtcdConnectionOptions } from '../../src/state/etcd-client.js';
+import { openEtcdPrivateRange } from '../../src/state/etcd-private.js';
+import { openEtcdSignChannel } from '../../src/state/etcd-sign-channel.js';
+import { openEtcdStore } from '../../src/state/etcd-store.js';
+import { ensureEtcd, startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
+import { DEFAULT_CA } from '../unit/connect/ca/support.js';
+
+const PREFIX = '/svc/';
+let cluster: EtcdCluster;
+let etcdctl: string | undefined;
+const cleanups: (() => unknown)[] = [];
+
+beforeAll(async () => {
+  const candidate = join(dirname(await ensureEtcd()), 'etcdctl');
+  etcdctl = existsSync(candidate) ? candidate : undefined;
+  cluster = await startEtcdCluster({ size: 1 });
+}, 180_000);
+afterAll(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+  await cluster?.stop();
+});
+
+async function ctl(...args: string[]): Promise<void> {
+  await promisify(execFile)(etcdctl as string, [`--endpoints=${cluster.endpoints.join(',')}`, ...args], { env: { ...process.env, ETCDCTL_API: '3' } });
+}
+
+const as = (username: string): EtcdConnectionOptions => ({ endpoints: cluster.endpoints, auth: { username, password: `${username}-pw` } });
+
+describe('etcd RBAC keeps the CA key on the servers', () => {
+  it.skipIf(!existsSync('/usr/bin/etcdctl') && etcdctl === undefined)('serves a client agent without ever letting it read private/', async () => {
+    // docs/cluster-security.md, verbatim but for the passwords.
+    await ctl('user', 'add', 'root:root-pw', '--interactive=false');
+    await ctl('role', 'add', 'svc-server');
+    await ctl('role', 'grant-permission', 'svc-server', '--prefix=true', 'readwrite', PREFIX);
+    await ctl('role', 'add', 'svc-client');
+    await ctl('role', 'grant-permission', 'svc-client', 'readwrite', `${PREFIX}data/`, `${PREFIX}meta0`);
+    await ctl('role', 'grant-permission', 'svc-client', '--prefix=true', 'readwrite', `${PREFIX}sign/`);
+    await ctl('user', 'add', 'svc-server-1:svc-server-1-pw', '--interactive=false');
+    await ctl('user', 'grant-role', 'svc-server-1', 'svc-server');
+    await ctl('user', 'add', 'svc-client-1:svc-client-1-pw', '--interactive=false');
+    await ctl('user', 'grant-role', 'svc-client-1', 'svc-client');
+    await ctl('auth', 'enable');
+
+    const serverStore = await openEtcdStore({ etcd: as('svc-server-1'), prefix: PREFIX, log: silentLogger });
+    cleanups.push(() => serverStore.close());
+    const range = openEtcdPrivateRange({ etcd: as('svc-server-1'), prefix: PREFIX });
+    cleanups.push(() => range.close());
+    const server = await CaManager.open({ store: serverStore, signer: new LocalSigner(), clock: systemClock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, keys: new EtcdKeyStore(range) });
+    cleanups.push(() => server.close());
+    const serverChannel = openEtcdSignChannel({ etcd: as('svc-server-1'), prefix: PREFIX, log: silentLogger });
+    cleanups.push(() => serverChannel.close());
+    serveSigningRequests(serverChannel, server, { datacenter: 'dc1', log: silentLogger });
+
+    // The client's view (a read and a watch of [data/, meta0)) and its signing channel work under svc-client.
+    const clientStore = await openEtcdStore({ etcd: as('svc-client-1'), prefix: PREFIX, log: silentLogger });
+    cleanups.push(() => clientStore.close());
+    const clientChannel = openEtcdSignChannel({ etcd: as('svc-client-1'), prefix: PREFIX, log: silentLogger });
+    cleanups.push(() => clientChannel.close());
+    const remote = new RemoteLeafSource({ channel: clientChannel, datacenter: 'dc1', node: 'client-1' });
+    const client = await CaManager.open({ store: clientStore, signer: new LocalSigner(), clock: systemClock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, role: 'client', remote });
+    cleanups.push(() => client.close());
+
+    const leaf = await client.signLeaf('default', 'web');
+    const root = new X509Certificate(client.roots().roots[0]!.value.RootCert);
+    expect(new X509Certificate(leaf.certPem).verify(root.publicKey)).toBe(true);
+
+    // With the client's credentials, etcd refuses the key range, by key and by prefix.
+    const keyPath = `${PREFIX}private/ca/keys/${client.roots().activeRootId}`;
+    const stolen = openEtcdPrivateRange({ etcd: as('svc-client-1'), prefix: PREFIX });
+    cleanups.push(() => stolen.close());
+    await expect(stolen.get(`ca/keys/${client.roots().activeRootId}`)).rejects.toThrow(/permission denied/);
+    const raw = connectEtcd(as('svc-client-1'));
+    cleanups.push(() => raw.close());
+    await expect(raw.getKey(Buffer.from(keyPath), 5_000)).rejects.toThrow(/permission denied/);
+    await expect(raw.rangePrefix(Buffer.from(PREFIX), 5_000)).rejects.toThrow(/permission denied/);
+    // The server reads it.
+    expect(await range.get(`ca/keys/${client.roots().activeRootId}`)).toMatchObject({ RootID: client.roots().activeRootId });
+  });
+});
