@@ -1,7 +1,7 @@
 // The etcd-backed StateStore: reads are synchronous against a local view (etcd-view.ts) fed by one
-// watch on the prefix's shared range (etcd-keys.ts), started at R + 1 after a full read at revision R; the index clock is etcd's
-// revision; a commit is one etcd transaction (etcd-txn.ts), resolved once etcd acknowledged it and
-// the view applied its revision. When etcd cannot be reached, reads keep answering from the view,
+// watch on the prefix's shared range (etcd-keys.ts), started at R + 1 after a full read at revision
+// R; the index clock is etcd's revision; a commit is one etcd transaction (etcd-txn.ts), resolved
+// once etcd acknowledged it and the view applied its revision. When etcd cannot be reached, reads keep answering from the view,
 // commits fail within their deadline, and the watch comes back with backoff (resuming at the view's
 // revision, or re-reading everything if etcd compacted that revision away).
 import type { Clock, TimerHandle } from '../core/clock.js';

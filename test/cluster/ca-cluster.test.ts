@@ -67,7 +67,7 @@ async function startClient(prefix: string, deadlineMs?: number): Promise<Agent> 
   const store = await openView(prefix);
   const channel = openEtcdSignChannel({ etcd: etcd(), prefix, log: silentLogger });
   cleanups.push(() => channel.close());
-  const remote = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'client-1', deadlineMs });
+  const remote = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'client-1', deadlineMs, keys: new LocalSigner() });
   const ca = await CaManager.open({ store, signer: new LocalSigner(), clock: systemClock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, role: 'client', remote });
   cleanups.push(() => ca.close());
   return { store, ca };

@@ -72,7 +72,7 @@ describe('etcd RBAC keeps the CA key on the servers', () => {
     cleanups.push(() => clientStore.close());
     const clientChannel = openEtcdSignChannel({ etcd: as('svc-client-1'), prefix: PREFIX, log: silentLogger });
     cleanups.push(() => clientChannel.close());
-    const remote = new RemoteLeafSource({ channel: clientChannel, datacenter: 'dc1', node: 'client-1' });
+    const remote = new RemoteLeafSource({ channel: clientChannel, datacenter: 'dc1', node: 'client-1', keys: new LocalSigner() });
     const client = await CaManager.open({ store: clientStore, signer: new LocalSigner(), clock: systemClock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, role: 'client', remote });
     cleanups.push(() => client.close());
 

@@ -3,13 +3,19 @@
 // public key) and the certificate for it.
 // Runs inside a pool worker, or in-process for tests. Every failure returns as data.
 import { createPrivateKey } from 'node:crypto';
-import { CA_UNKNOWN, type CaMaterial, type LeafResult, type LeafTask } from './signing-protocol.js';
+import { CA_UNKNOWN, type CaMaterial, type GeneratedKey, type LeafResult, type LeafTask } from './signing-protocol.js';
 import { isAgentError } from '../../core/errors.js';
 import { pemBlocks, toPem } from './encoding.js';
 import { createIssuer, generateLeafKey, leafKeyPem, signLeaf, type Issuer } from './x509.js';
 
 /** A rotation keeps at most the old and the new root busy; a few more cover quick re-rotations. */
 const MAX_PREPARED_CAS = 4;
+
+/** A client agent's leaf key pair (its public key goes to a server to be signed). */
+export function generateKeyMaterial(): GeneratedKey {
+  const key = generateLeafKey();
+  return { spki: key.spki, privateKeyPem: leafKeyPem(key) };
+}
 
 export class LeafWork {
   private readonly issuers = new Map<string, Issuer>();

@@ -8,9 +8,9 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { CA_UNKNOWN, MAX_BATCH, SCHEDULING_POLICY, SIGN_LEAVES, type LeafResult, type LeafTask, type SignerWorkerData, type SigningPriority } from './signing-protocol.js';
+import { CA_UNKNOWN, GENERATE_KEYS, MAX_BATCH, SCHEDULING_POLICY, SIGN_LEAVES, type GeneratedKey, type LeafResult, type LeafTask, type SignerWorkerData, type SigningPriority } from './signing-protocol.js';
 import { AgentError } from '../../core/errors.js';
-import { leafTask, resultToMaterial, type CertSigner, type SignTask, type SignedMaterial } from './signer.js';
+import { leafTask, resultToMaterial, type CertSigner, type KeyGenerator, type SignTask, type SignedMaterial } from './signer.js';
 
 export interface PoolSignerOptions {
   /** Worker threads; default: one per core but one (see DEFAULT_THREADS). */
@@ -65,11 +65,13 @@ interface Waiting {
  * come from the IssueQueue per turn) go to the pool together, spread over the worker threads,
  * MAX_BATCH per pool task at most. A batch a worker cannot take yet waits in piscina's queue.
  */
-export class PoolSigner implements CertSigner {
+export class PoolSigner implements CertSigner, KeyGenerator {
   private readonly pool: Piscina<readonly LeafTask[], LeafResult[]>;
   private readonly threadCount: number;
   /** Asked for in this turn, sent once the turn's other requests have joined them. */
   private pending: Waiting[] = [];
+  /** Key pairs asked for in this turn (client agents), sent together like signings. */
+  private pendingKeys: { readonly resolve: (key: GeneratedKey) => void; readonly reject: (err: unknown) => void }[] = [];
   private closed = false;
   /** Tasks that had to carry CA material: at most one per (worker, root). */
   caTransfers = 0;
@@ -110,6 +112,31 @@ export class PoolSigner implements CertSigner {
       this.pending.push({ task, withCa: false, resolve, reject });
     });
   }
+
+  generateKey(): Promise<GeneratedKey> {
+    if (this.closed) return Promise.reject(unavailable('the signing pool is closed'));
+    return new Promise((resolve, reject) => {
+      if (this.pendingKeys.length === 0) queueMicrotask(this.flushKeys);
+      this.pendingKeys.push({ resolve, reject });
+    });
+  }
+
+  private readonly flushKeys = (): void => {
+    const waiting = this.pendingKeys;
+    this.pendingKeys = [];
+    for (let i = 0; i < waiting.length; i += MAX_BATCH) {
+      const batch = waiting.slice(i, i + MAX_BATCH);
+      // Another named export of the same worker file, with its own argument and result types.
+      const pool = this.pool as unknown as Piscina<number, GeneratedKey[]>;
+      pool.run(batch.length, { name: GENERATE_KEYS }).then(
+        (keys) => batch.forEach((w, j) => w.resolve(keys[j] as GeneratedKey)),
+        (err: unknown) => {
+          const failure = unavailable(`leaf key generation failed: ${(err as Error).message}`, err);
+          for (const w of batch) w.reject(failure);
+        },
+      );
+    }
+  };
 
   /** Sends what was asked for, in batches spread over the threads so each gets a share. */
   private readonly flush = (): void => {
@@ -172,6 +199,7 @@ export class PoolSigner implements CertSigner {
     this.closed = true;
     const failure = unavailable('the signing pool is closed');
     for (const w of this.pending.splice(0)) w.reject(failure);
+    for (const w of this.pendingKeys.splice(0)) w.reject(failure);
     await this.pool.destroy();
   }
 }

@@ -8,7 +8,7 @@ import type { Logger } from '../../core/log.js';
 import type { CaManager, IssuedLeaf } from './ca-manager.js';
 import type { LeafSource } from './leaf-manager.js';
 import { p256PublicKey } from './p256.js';
-import { generateLeafKey, leafKeyPem } from './x509.js';
+import type { KeyGenerator } from './signer.js';
 
 /** What a client agent writes. */
 export interface SigningRequest {
@@ -52,6 +52,8 @@ export interface RemoteLeafSourceOptions {
   readonly datacenter: string;
   readonly node: string;
   readonly deadlineMs?: number | undefined;
+  /** Makes the leaf key pairs: the agent's signing pool (PoolSigner), off the event loop. */
+  readonly keys: KeyGenerator;
 }
 
 /** A client agent's LeafSource: the LeafManager's cache, renewal and blocking stay as they are. */
@@ -59,8 +61,8 @@ export class RemoteLeafSource implements LeafSource {
   constructor(private readonly o: RemoteLeafSourceOptions) {}
 
   async signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
-    const key = generateLeafKey();
-    const request: SigningRequest = { Namespace: namespace, Service: service, PublicKey: key.spki.toString('base64'), Datacenter: this.o.datacenter, Node: this.o.node };
+    const key = await this.o.keys.generateKey();
+    const request: SigningRequest = { Namespace: namespace, Service: service, PublicKey: Buffer.from(key.spki).toString('base64'), Datacenter: this.o.datacenter, Node: this.o.node };
     const deadline = this.o.deadlineMs ?? DEFAULT_SIGN_DEADLINE_MS;
     let answer: unknown;
     try {
@@ -75,7 +77,7 @@ export class RemoteLeafSource implements LeafSource {
       serial: BigInt(res.Serial),
       serialNumber: res.SerialNumber,
       certPem: res.CertPEM,
-      privateKeyPem: leafKeyPem(key),
+      privateKeyPem: key.privateKeyPem,
       uri: res.URI,
       validAfter: res.ValidAfter,
       validBefore: res.ValidBefore,

@@ -1,8 +1,8 @@
 // The signer the CA manager needs (declared by its consumer), the mapping of a worker's result
 // to an AgentError, and an in-process implementation for tests and single-threaded use.
-import { CA_UNKNOWN, type CaMaterial, type LeafResult, type LeafTask } from './signing-protocol.js';
+import { CA_UNKNOWN, type CaMaterial, type GeneratedKey, type LeafResult, type LeafTask } from './signing-protocol.js';
 import { AgentError, type ErrorKind } from '../../core/errors.js';
-import { LeafWork } from './leaf-work.js';
+import { generateKeyMaterial, LeafWork } from './leaf-work.js';
 
 /** A leaf to sign: the worker protocol's task, with the CA material always at hand. */
 export type SignTask = Omit<LeafTask, 'caId' | 'ca' | 'spki'> & { readonly ca: CaMaterial; readonly spki?: Uint8Array | undefined };
@@ -12,6 +12,11 @@ export interface SignedMaterial {
   readonly privateKeyPem: string;
   readonly notBefore: number;
   readonly notAfter: number;
+}
+
+/** Makes leaf key pairs for a client agent (remote-signer.ts); the pool does it off the event loop. */
+export interface KeyGenerator {
+  generateKey(): Promise<GeneratedKey>;
 }
 
 export interface CertSigner {
@@ -38,7 +43,7 @@ export function resultToMaterial(result: LeafResult): SignedMaterial {
 }
 
 /** Signs on the calling thread; same code path as a worker, minus the thread. */
-export class LocalSigner implements CertSigner {
+export class LocalSigner implements CertSigner, KeyGenerator {
   private readonly work = new LeafWork();
   /** Tasks signed so far (tests count issuances with it). */
   signed = 0;
@@ -53,6 +58,10 @@ export class LocalSigner implements CertSigner {
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  generateKey(): Promise<GeneratedKey> {
+    return Promise.resolve(generateKeyMaterial());
   }
 
   close(): Promise<void> {

@@ -65,5 +65,16 @@ export interface SignerWorkerData {
   readonly priority: SigningPriority;
 }
 
+/** A leaf key pair made for a client agent, whose public key a server signs (remote-signer.ts). */
+export interface GeneratedKey {
+  /** SubjectPublicKeyInfo DER. */
+  readonly spki: Uint8Array;
+  /** SEC1 `EC PRIVATE KEY` PEM, as issued leaves carry. */
+  readonly privateKeyPem: string;
+}
+
+/** The named export that makes `count` leaf key pairs (a client agent's leaves: no CA involved). */
+export const GENERATE_KEYS = 'generateKeys';
+
 /** The named export that reports how a worker is scheduled (see `schedulingPolicy`). */
 export const SCHEDULING_POLICY = 'schedulingPolicy';

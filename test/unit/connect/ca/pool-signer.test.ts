@@ -46,6 +46,17 @@ describe('PoolSigner', () => {
     expect(pool.threads).toBeGreaterThanOrEqual(1);
   });
 
+  it('makes key pairs for a client agent in the workers, and signs a public key it did not make', async () => {
+    const a = await ca('root-keys');
+    const keys = await Promise.all([1, 2, 3].map(() => pool.generateKey()));
+    expect(new Set(keys.map((k) => Buffer.from(k.spki).toString('hex'))).size).toBe(3);
+    const signed = await pool.sign({ ...task(a, 9n), spki: keys[1]!.spki });
+    expect(signed.privateKeyPem).toBe('');
+    const leaf = new X509Certificate(pemBlocks(signed.certPem, 'CERTIFICATE')[0]!);
+    expect(leaf.verify(a.cert.publicKey)).toBe(true);
+    expect(leaf.checkPrivateKey(createPrivateKey(keys[1]!.privateKeyPem))).toBe(true);
+  });
+
   it('sends a CA key to each worker once, not with every task', async () => {
     const a = await ca('root-once');
     const before = pool.caTransfers;

@@ -1,0 +1,68 @@
+// A client agent's leaves signed by a server through a SigningChannel (here an in-memory one; the
+// etcd channel is exercised in test/cluster/): the key pair stays with the client, the server
+// builds the SPIFFE ID itself and refuses another datacenter or a key that is not P-256.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { RemoteLeafSource, serveSigningRequests, type SigningChannel } from '../../../../src/connect/ca/remote-signer.js';
+import { LocalSigner } from '../../../../src/connect/ca/signer.js';
+import { silentLogger } from '../../../../src/core/log.js';
+import { CaManager } from '../../../../src/connect/ca/ca-manager.js';
+import { caFixture, DEFAULT_CA } from './support.js';
+
+/** Requests go straight to the one handler served, or get no answer when none is. */
+class MemoryChannel implements SigningChannel {
+  handler: ((body: unknown) => Promise<unknown>) | undefined;
+  seen: unknown[] = [];
+  async request(body: unknown): Promise<unknown> {
+    this.seen.push(JSON.parse(JSON.stringify(body)));
+    return this.handler === undefined ? undefined : JSON.parse(JSON.stringify(await this.handler(body)));
+  }
+  serve(handler: (body: unknown) => Promise<unknown>): void {
+    this.handler = handler;
+  }
+}
+
+describe('remote signing', () => {
+  it('has a server sign the public key of a pair the client made; the private key never travels', async () => {
+    const { manager } = await caFixture();
+    const channel = new MemoryChannel();
+    serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger });
+    const client = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() });
+    const leaf = await client.signLeaf('default', 'web');
+    const cert = new X509Certificate(leaf.certPem);
+    expect(cert.verify(new X509Certificate(manager.roots().roots[0]!.value.RootCert).publicKey)).toBe(true);
+    expect(cert.checkPrivateKey(createPrivateKey(leaf.privateKeyPem))).toBe(true);
+    expect(leaf.uri).toBe(`spiffe://${manager.trustDomain}/ns/default/dc/dc1/svc/web`);
+    expect(BigInt(`0x${cert.serialNumber}`)).toBe(leaf.serial);
+    expect(JSON.stringify(channel.seen)).not.toContain('PRIVATE KEY');
+  });
+
+  it('refuses another datacenter and a key that is not P-256, with their codes', async () => {
+    const { manager } = await caFixture();
+    const channel = new MemoryChannel();
+    serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger });
+    await expect(new RemoteLeafSource({ channel, datacenter: 'dc2', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_BAD_CSR', kind: 'invalid' });
+    const bogus = { generateKey: () => Promise.resolve({ spki: Buffer.from('not a key'), privateKeyPem: '' }) };
+    await expect(new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: bogus }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_BAD_CSR' });
+  });
+
+  it('fails with CA_NO_SERVER (unavailable) when no server answers or the channel fails', async () => {
+    const silent = new MemoryChannel();
+    await expect(new RemoteLeafSource({ channel: silent, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_NO_SERVER', kind: 'unavailable' });
+    const broken: SigningChannel = { request: () => Promise.reject(new Error('No cluster leader')), serve: () => {} };
+    await expect(new RemoteLeafSource({ channel: broken, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_NO_SERVER' });
+  });
+
+  it('gives a client-role manager its leaves from the remote signer, and no way to sign or change the CA itself', async () => {
+    const { manager, store, clock } = await caFixture();
+    const channel = new MemoryChannel();
+    serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger });
+    const remote = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() });
+    const client = await CaManager.open({ store, signer: new LocalSigner(), clock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, role: 'client', remote });
+    const leaf = await client.signLeaf('default', 'api');
+    expect(channel.seen).toHaveLength(1);
+    expect(leaf.signingKeyId).toBe(client.roots().roots[0]!.value.SigningKeyID);
+    await expect(client.signPublicKey('default', 'api', Buffer.alloc(0))).rejects.toMatchObject({ code: 'CA_SERVER_ONLY' });
+    await expect(client.updateConfiguration({ provider: 'consul', config: {}, state: null, forceWithoutCrossSigning: false })).rejects.toMatchObject({ code: 'CA_SERVER_ONLY' });
+  });
+});
