@@ -171,6 +171,23 @@ describe('the CA on a shared etcd prefix', () => {
     const client = await startClient(prefix, 300);
     await expect(client.ca.signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_NO_SERVER', kind: 'unavailable' });
   });
+
+  it('fails a client agent leaf with CA_NO_SERVER while etcd is down, and signs again once it is back', async () => {
+    const prefix = freshPrefix();
+    await startServer(prefix);
+    const client = await startClient(prefix, 1_000);
+    await client.ca.signLeaf('default', 'warm');
+    const member = cluster.members[0]!;
+    await member.kill();
+    try {
+      await expect(client.ca.signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_NO_SERVER', kind: 'unavailable' });
+      // The roots stay readable from the view.
+      expect(client.ca.roots().roots).toHaveLength(1);
+    } finally {
+      await member.start();
+    }
+    await expect(client.ca.signLeaf('default', 'web')).resolves.toMatchObject({ uri: expect.stringContaining('/svc/web') });
+  });
 });
 
 function uriOf(cert: PeerCertificate): string {
