@@ -19,7 +19,7 @@ import { CsrLimiter } from './csr-limiter.js';
 import { certificateId, colonHex, pemBlocks, rfc3339, serialColonHex, toPem, withTrailingNewline } from './encoding.js';
 import { CA_TABLE, CONFIG_KEY, ROOTS_TABLE, type CaSettings, type StoredCaConfig, type StoredProvider, type StoredRoot } from './model.js';
 import { TableKeyStore, type CaKeyStore } from './key-store.js';
-import { SerialAllocator } from './serial-allocator.js';
+import { LocalSerials, SharedSerials, type SerialAllocator } from './serial-allocator.js';
 import { buildRootsSnapshot, type RootsSnapshot } from './roots-view.js';
 import type { CertSigner } from './signer.js';
 import { serviceUri, signingUri, trustDomainOf } from './spiffe-id.js';
@@ -38,7 +38,11 @@ export interface CaManagerOptions {
   readonly trustDomain?: string | undefined;
   /** Counts leaves signed and signings refused by the CSR rate limit (docs/decisions.md D11). */
   readonly metrics?: Metrics | undefined;
-  /** Where the CA's private material lives; default: the store's `connect-ca` table (a single agent). */
+  /**
+   * Where the CA's private material lives; default: the store's `connect-ca` table (a single agent).
+   * Given (a cluster's server: etcd-key-store.ts), the store is taken as shared with other servers,
+   * and serials are taken by guarded commits (serial-allocator.ts).
+   */
   readonly keys?: CaKeyStore | undefined;
   /**
    * 'server' (default; a single agent is one) holds the key, initialises, rotates and signs; 'client'
@@ -118,7 +122,7 @@ export class CaManager {
   private constructor(private readonly o: CaManagerOptions) {
     this.limiter = new CsrLimiter(() => this.settings(), o.clock);
     this.keys = o.keys ?? new TableKeyStore(o.store);
-    this.serials = new SerialAllocator(o.store);
+    this.serials = o.keys === undefined ? new LocalSerials(o.store) : new SharedSerials(o.store);
   }
 
   /** Loads the CA from the store, bootstrapping it on first start, and starts pruning. */
@@ -254,8 +258,8 @@ export class CaManager {
     });
     try {
       const ca = await this.activeCa();
-      const { serial, index } = await this.serials.take();
-      const material = await this.o.signer.sign({
+      const { serial, index: committed } = await this.serials.take();
+      const signed = this.o.signer.sign({
         ca: ca.material,
         serial,
         uri,
@@ -265,6 +269,7 @@ export class CaManager {
         datacenter: this.o.datacenter,
         spki,
       });
+      const [material, index] = await Promise.all([signed, committed]);
       this.o.metrics?.counter('svc.connect.ca.leaf.issued').inc();
       return {
         serial,
@@ -282,8 +287,11 @@ export class CaManager {
     }
   }
 
+  /** A serial for a root or a cross-signature, recorded before the certificate is published. */
   private async takeSerial(): Promise<bigint> {
-    return (await this.serials.take()).serial;
+    const { serial, index } = await this.serials.take();
+    await index;
+    return serial;
   }
 
   /** A new root from the provider config: the supplied cert and key, or a generated key. */
