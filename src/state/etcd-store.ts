@@ -47,7 +47,7 @@ export interface EtcdStore extends StateStore {
   readonly connected: boolean;
   /** Clock time (ms) of the last successful exchange with etcd. */
   readonly lastContact: number;
-  /** Full re-reads done since opening, beyond the first (each one a compaction or broken watch). */
+  /** Full re-reads done since opening, beyond the first (a compaction, a broken watch, or replacing a view opened from disk). */
   readonly resyncs: number;
 }
 
