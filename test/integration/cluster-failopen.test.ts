@@ -44,10 +44,12 @@ interface Running {
   readonly url: string;
 }
 
-async function startAgent(options: { endpoints: string[]; prefix: string; name: string; downPolicy?: string; dataDir?: string; log?: Logger }): Promise<Running> {
+type DownPolicy = 'extend-cache' | 'async-cache' | 'allow' | 'deny';
+
+async function startAgent(options: { endpoints: string[]; prefix: string; name: string; downPolicy?: DownPolicy; dataDir?: string; log?: Logger }): Promise<Running> {
   const log = options.log ?? silentLogger;
   const store = await openEtcdStore({ etcd: { endpoints: options.endpoints }, prefix: options.prefix, log, dataDir: options.dataDir, viewSaveIntervalMs: 50 });
-  const acl = { enabled: true, default_policy: 'deny', tokens: { initial_management: MANAGEMENT }, ...(options.downPolicy === undefined ? {} : { down_policy: options.downPolicy }) };
+  const acl = { enabled: true, default_policy: 'deny' as const, tokens: { initial_management: MANAGEMENT }, ...(options.downPolicy === undefined ? {} : { down_policy: options.downPolicy }) };
   const config = loadConfig({ files: [], flags: { ports: { http: 0 }, client_addr: '127.0.0.1', node_name: options.name, acl }, dev: true });
   const agent = await createAgent(config, { log, store });
   cleanups.push(() => agent.close());

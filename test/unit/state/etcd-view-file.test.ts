@@ -28,11 +28,6 @@ function commit(rev: number, key: string, value: unknown): void {
   revision = rev;
 }
 
-/** Lets the save started by a timer finish (it writes real files). */
-async function saved(file: EtcdViewFile): Promise<void> {
-  await file.save();
-}
-
 describe('EtcdViewFile', () => {
   it('has nothing to load before the first write', async () => {
     const file = await EtcdViewFile.open(dataDir, source, clock, silentLogger, 100);
@@ -44,7 +39,7 @@ describe('EtcdViewFile', () => {
     file.startSaving();
     commit(7, 'a', { v: 1 });
     clock.advance(100);
-    await saved(file);
+    await file.save(); // waits for the write the timer started (real files)
     await file.close();
 
     const again = await EtcdViewFile.open(dataDir, source, clock, silentLogger, 100);
