@@ -26,6 +26,7 @@ import { ROOTS_TABLE } from './connect/ca/model.js';
 import { PoolSigner } from './connect/ca/pool-signer.js';
 import { RootsCache } from './connect/ca/roots-cache.js';
 import type { StateStore } from './state/types.js';
+import { backendHealthOf } from './state/backend-health.js';
 import { startHttpServer, type HttpServer } from './http/uws-server.js';
 import { resolveNodeId } from './node-id.js';
 import { openEmbeddedStore, type EmbeddedStore } from './state/embedded-store.js';
@@ -36,12 +37,14 @@ export interface AgentOptions {
   readonly random?: () => number;
   /** Fault injection for tests: the CA and its caches read the store through this wrapper. */
   readonly wrapCaStore?: (store: StateStore) => StateStore;
+  /** A store opened by the caller (an etcd store in the fail-open tests) in place of the embedded one; the agent closes it. */
+  readonly store?: StateStore;
 }
 
 export interface Agent {
   readonly config: AgentConfig;
   readonly info: AgentInfo;
-  readonly store: EmbeddedStore;
+  readonly store: StateStore & Partial<Pick<EmbeddedStore, 'recovery' | 'stats'>>;
   readonly acl: AclResolver;
   readonly intentions: IntentionStore;
   /** The built-in CA, its roots cache and the leaf manager; undefined with connect disabled. */
@@ -63,7 +66,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
 
-  const store = await openEmbeddedStore({ dataDir: config.dataDir, log, clock });
+  const store: StateStore & Partial<EmbeddedStore> = options.store ?? (await openEmbeddedStore({ dataDir: config.dataDir, log, clock }));
   const info = agentInfo(config, await resolveNodeId(config.nodeId, config.dataDir), new Date(clock.now()));
   const brand = brandHeaders(config.httpConfig.headerBrand);
   const blocking = new BlockingQueries(store, clock, (err, path) => errorReply(err, log, path));
@@ -75,7 +78,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
 
   const resolver = new AclResolver(
     store,
-    { enabled: config.acl.enabled, defaultPolicy: config.acl.defaultPolicy, datacenter: config.datacenter },
+    { enabled: config.acl.enabled, defaultPolicy: config.acl.defaultPolicy, downPolicy: config.acl.downPolicy, health: backendHealthOf(store), datacenter: config.datacenter },
     clock,
   );
   if (config.acl.enabled) await initAclState(store, { initialManagement: config.acl.tokens.initialManagement }, clock);
@@ -129,7 +132,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       config,
       stats: () => ({
         agent: { parked_queries: String(blocking.parked), watches: String(store.watchCount) },
-        raft: { applied_index: String(store.index), commits: String(store.stats.commits) },
+        raft: { applied_index: String(store.index), commits: String(store.stats?.commits ?? store.index) },
         runtime: { arch: process.arch, os: process.platform, version: process.version },
       }),
     }),

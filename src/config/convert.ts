@@ -19,6 +19,7 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
     acl: {
       enabled: v.acl.enabled,
       defaultPolicy: v.acl.default_policy,
+      downPolicy: v.acl.down_policy,
       tokens: {
         initialManagement: v.acl.tokens.initial_management,
         default: v.acl.tokens.default,

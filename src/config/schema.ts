@@ -69,6 +69,11 @@ export const CONFIG_SCHEMA = {
   acl: {
     enabled: key(bool(), false, 'Enforce ACLs.'),
     default_policy: key(oneOf(['allow', 'deny']), 'allow', 'Decision when no rule matches: "allow" or "deny".'),
+    down_policy: key(
+      oneOf(['extend-cache', 'async-cache', 'allow', 'deny']),
+      'extend-cache',
+      'Token resolution while the cluster store (etcd) is unreachable: "extend-cache" and "async-cache" keep resolving tokens from the agent\'s view, "allow" allows everything, "deny" denies everything.',
+    ),
     token_min_expiration_ttl: key(duration('positive'), '1m', 'Shortest ExpirationTTL a token may be given.'),
     token_max_expiration_ttl: key(duration('positive'), '24h', 'Longest ExpirationTTL a token may be given.'),
     tokens: {

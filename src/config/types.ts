@@ -8,9 +8,13 @@ export interface AclTokens {
   readonly agent: string | undefined;
 }
 
+export type AclDownPolicy = 'extend-cache' | 'async-cache' | 'allow' | 'deny';
+
 export interface AclConfig {
   readonly enabled: boolean;
   readonly defaultPolicy: 'allow' | 'deny';
+  /** Token resolution while the cluster store is unreachable (docs/decisions.md, "Cluster: fail-open"). */
+  readonly downPolicy: AclDownPolicy;
   readonly tokens: AclTokens;
   /** Bounds on a token's ExpirationTTL (Consul: 1m and 24h). */
   readonly tokenMinExpirationTtlMs: number;

@@ -23,6 +23,7 @@ describe('defaults', () => {
       acl: {
         enabled: false,
         defaultPolicy: 'allow',
+        downPolicy: 'extend-cache',
         tokens: { initialManagement: undefined, default: undefined, agent: undefined },
         tokenMinExpirationTtlMs: 60_000,
         tokenMaxExpirationTtlMs: 86_400_000,
@@ -84,6 +85,7 @@ describe('layering', () => {
     expect(c.acl).toEqual({
       enabled: true,
       defaultPolicy: 'deny',
+      downPolicy: 'extend-cache',
       tokens: { initialManagement: undefined, default: 'anon', agent: 'flag-agent' },
       tokenMinExpirationTtlMs: 60_000,
       tokenMaxExpirationTtlMs: 86_400_000,

@@ -17,6 +17,7 @@ describe('config schema', () => {
       'translate_wan_addrs',
       'acl.enabled',
       'acl.default_policy',
+      'acl.down_policy',
       'acl.token_min_expiration_ttl',
       'acl.token_max_expiration_ttl',
       'acl.tokens.initial_management',

@@ -14,6 +14,7 @@ const loaded = (content: unknown) => load({ files: [tmp.file(`c${n++}.json`, con
 describe('scalar keys', () => {
   it.each([
     [{ acl: { default_policy: 'maybe' } }, 'acl.default_policy: expected "allow" or "deny", got "maybe"'],
+    [{ acl: { down_policy: 'cache' } }, 'acl.down_policy: expected one of "extend-cache", "async-cache", "allow", "deny", got "cache"'],
     [{ ports: { http: 70_000 } }, 'ports.http: expected an integer from 0 to 65535, got 70000'],
     [{ ports: { http: -1 } }, 'ports.http: expected an integer from 0 to 65535, got -1'],
     [{ ports: { http: 80.5 } }, 'ports.http: expected an integer from 0 to 65535, got 80.5'],
