@@ -47,9 +47,10 @@ export class EtcdLeadership {
     this.lastOk = this.clock.now();
   }
 
-  /** Probes once (the caller learns whether etcd answers), then keeps probing. */
+  /** Probes once and reads the member list (peers answer during a later outage), then keeps probing. */
   async start(): Promise<void> {
     await this.probe();
+    await this.members();
   }
 
   /** Whether etcd answered lately and named a leader. */
