@@ -4,6 +4,8 @@
 // /v1/status/{leader,peers} describe etcd; KnownLeader/LastContact follow etcd being hung.
 // Every wait polls for the awaited state; the test timeout is the hang guard.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent } from '../../src/agent.js';
+import { loadConfig } from '../../src/config/load.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
 
@@ -131,6 +133,30 @@ describe('an agent cluster on etcd', () => {
     expect(await e.stop('SIGTERM')).toBe(0);
     // Within the lease TTL: the revoke removed it.
     await until(() => memberRoles(b), (roles) => !('agent-e' in roles));
+  });
+
+  it('an embedded client agent (createAgent) is a member and authorizes from the shared intentions', async () => {
+    const config = loadConfig({
+      files: [],
+      flags: {
+        node_name: 'embedded-1',
+        acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MANAGEMENT } },
+        cluster: { etcd: { endpoints: etcd.endpoints, prefix: PREFIX }, member_ttl: '2s' },
+      },
+      dev: true,
+    });
+    const lib = await createAgent(config);
+    try {
+      expect(lib.cluster).toBeDefined();
+      await until(() => memberRoles(a), (roles) => roles['embedded-1'] === 'node');
+      const request = { Target: 'cache', ClientCertURI: 'spiffe://any.consul/ns/default/dc/dc1/svc/web' };
+      expect(lib.authorize(request, MANAGEMENT).Authorized).toBe(false);
+      expect((await call(b, 'PUT', '/v1/connect/intentions/exact?source=web&destination=cache', { Action: 'allow' })).status).toBe(200);
+      await until(async () => lib.authorize(request, MANAGEMENT).Authorized, (ok) => ok);
+    } finally {
+      await lib.close();
+    }
+    await until(() => memberRoles(a), (roles) => !('embedded-1' in roles));
   });
 
   it('/v1/status/leader and /v1/status/peers describe the etcd cluster', async () => {
