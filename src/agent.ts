@@ -1,6 +1,6 @@
 // The composition root: builds the agent's components from its config and wires them together.
 // No logic lives here. The same object serves the CLI (with HTTP) and library use (without).
-import { agentInfo, type AgentInfo } from './agent-info.js';
+import { agentInfo, selfMember, type AgentInfo } from './agent-info.js';
 import type { AgentConfig } from './config/types.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { silentLogger, type Logger } from './core/log.js';
@@ -29,7 +29,8 @@ import type { StateStore } from './state/types.js';
 import { backendHealthOf } from './state/backend-health.js';
 import { startHttpServer, type HttpServer } from './http/uws-server.js';
 import { resolveNodeId } from './node-id.js';
-import { openEmbeddedStore, type EmbeddedStore } from './state/embedded-store.js';
+import { openEmbeddedStore } from './state/embedded-store.js';
+import { openClusterState, type ClusterState } from './cluster/open.js';
 
 export interface AgentOptions {
   readonly log?: Logger;
@@ -44,7 +45,10 @@ export interface AgentOptions {
 export interface Agent {
   readonly config: AgentConfig;
   readonly info: AgentInfo;
-  readonly store: StateStore & Partial<Pick<EmbeddedStore, 'recovery' | 'stats'>>;
+  /** The embedded store, or the etcd-backed one when `cluster.etcd.endpoints` is set. */
+  readonly store: StateStore;
+  /** Membership and etcd leadership; undefined without etcd endpoints. */
+  readonly cluster: ClusterState | undefined;
   readonly acl: AclResolver;
   readonly intentions: IntentionStore;
   /** The built-in CA, its roots cache and the leaf manager; undefined with connect disabled. */
@@ -66,9 +70,12 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
 
-  const store: StateStore & Partial<EmbeddedStore> = options.store ?? (await openEmbeddedStore({ dataDir: config.dataDir, log, clock }));
   const info = agentInfo(config, await resolveNodeId(config.nodeId, config.dataDir), new Date(clock.now()));
-  const brand = brandHeaders(config.httpConfig.headerBrand);
+  const clustered = options.store === undefined && config.cluster.etcd.endpoints.length > 0;
+  const cluster = clustered ? await openClusterState(config, { ...selfMember(info), server: config.server, port: config.ports.http }, { log, clock, random }) : undefined;
+  const embedded = options.store === undefined && cluster === undefined ? await openEmbeddedStore({ dataDir: config.dataDir, log, clock }) : undefined;
+  const store: StateStore = options.store ?? cluster?.store ?? (embedded as StateStore);
+  const brand = brandHeaders(config.httpConfig.headerBrand, cluster?.leadership);
   const blocking = new BlockingQueries(store, clock, (err, path) => errorReply(err, log, path));
   const metrics = new Metrics(clock);
   metrics.gauge('svc.blocking.parked', () => blocking.parked);
@@ -130,9 +137,10 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       info,
       brand,
       config,
+      cluster: cluster?.routes,
       stats: () => ({
         agent: { parked_queries: String(blocking.parked), watches: String(store.watchCount) },
-        raft: { applied_index: String(store.index), commits: String(store.stats?.commits ?? store.index) },
+        raft: { applied_index: String(store.index), commits: String(embedded?.stats.commits ?? 0) },
         runtime: { arch: process.arch, os: process.platform, version: process.version },
       }),
     }),
@@ -145,6 +153,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     config,
     info,
     store,
+    cluster,
     acl: resolver,
     intentions,
     authorize,
@@ -158,6 +167,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         commonHeaders: commonHeaders(config, brand),
         log,
       });
+      await cluster?.listening(server.port);
       return server.port;
     },
     close() {
@@ -171,6 +181,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         // Let the released answers (written from promise callbacks) reach their sockets.
         await new Promise((resolve) => setImmediate(resolve));
         await signer?.close();
+        await cluster?.close(); // the member record goes first: other agents stop listing this one at once
         await store.close();
       })();
       return closing;

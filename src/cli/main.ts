@@ -73,7 +73,9 @@ async function runAgent(args: AgentArgs): Promise<number> {
       v8Threads,
       version: VERSION,
       index: agent.store.index,
-      recovery: agent.store.recovery,
+      recovery: 'recovery' in agent.store ? agent.store.recovery : null,
+      etcd: config.cluster.etcd.endpoints.length > 0 ? config.cluster.etcd.endpoints : null,
+      server: config.server,
     },
     'svc-agent started',
   );

@@ -101,6 +101,28 @@ export const pem = () =>
     .string(expecting('a PEM-encoded string', showShape))
     .refine((v) => /-----BEGIN [A-Z0-9 ]+-----/.test(v), expecting('a PEM-encoded string', showShape));
 
+/** etcd client URLs: a list of `http://host:port` or `https://host:port`, as etcd's own clients take them. */
+export const urlList = () =>
+  z.array(z.string(), expecting('a list of URLs')).transform((values, ctx) => {
+    for (const value of values) {
+      let url: URL | undefined;
+      try {
+        url = new URL(value);
+      } catch {
+        url = undefined;
+      }
+      if (url === undefined || !/^https?:$/.test(url.protocol) || url.hostname === '' || url.pathname.length > 1) {
+        ctx.addIssue({ code: 'custom', message: `expected http:// or https:// URLs such as "http://127.0.0.1:2379", got ${JSON.stringify(value)}` });
+        return z.NEVER;
+      }
+    }
+    return values;
+  });
+
+/** An etcd key prefix: absolute, so meshes sharing one etcd cannot overlap by accident. */
+export const keyPrefix = () =>
+  z.string(expecting('a key prefix starting with "/"')).refine((v) => v.startsWith('/') && v.length > 1, expecting('a key prefix starting with "/"'));
+
 export const ipAddress = () =>
   z.string(expecting('an IP address')).refine((v) => isIP(v) !== 0, expecting('an IP address'));
 

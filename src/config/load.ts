@@ -69,6 +69,19 @@ export function loadConfig(input: LoadInput): AgentConfig {
     problems.push(`data_dir: ${JSON.stringify(dataDir)} is not a directory`);
   }
 
+  // The TLS files are read at start-up; one that cannot be read is named now, with its key.
+  if (result.ok) {
+    const tls = result.values.cluster.etcd.tls;
+    for (const [name, path] of [['ca_file', tls.ca_file], ['cert_file', tls.cert_file], ['key_file', tls.key_file]] as const) {
+      if (path === undefined) continue;
+      try {
+        env.readFile(path);
+      } catch (err) {
+        problems.push(`cluster.etcd.tls.${name}: cannot read ${JSON.stringify(path)}: ${describeFsError(err)}`);
+      }
+    }
+  }
+
   if (!result.ok || problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(toAgentConfig(result.values, input.dev));
 }

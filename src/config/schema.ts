@@ -8,6 +8,7 @@ import {
   duration,
   int,
   ipAddress,
+  keyPrefix,
   logLevel,
   nonNegativeNumber,
   oneOf,
@@ -17,6 +18,7 @@ import {
   slice,
   text,
   trustDomain,
+  urlList,
   uuid,
 } from './fields.js';
 
@@ -65,6 +67,25 @@ export const CONFIG_SCHEMA = {
   },
   data_dir: optionalKey(text(), 'Directory for persistent state; required unless -dev.', 'none (required unless -dev)'),
   log_level: key(logLevel(), 'info', 'Log level: trace, debug, info, warn or error (any case; "err" means error).'),
+  server: key(bool(), false, 'Server agent: holds the CA key, signs leaves, initialises and rotates the CA (cluster mode).'),
+  cluster: {
+    etcd: {
+      endpoints: key(urlList(), [], 'etcd client URLs; none runs the agent on its own embedded store.'),
+      prefix: key(keyPrefix(), '/svc/', 'Key prefix of this mesh in etcd; several meshes can share one etcd.'),
+      tls: {
+        ca_file: optionalKey(text(), 'PEM file of the CA that signed the etcd members\' certificates.'),
+        cert_file: optionalKey(text(), 'PEM client certificate for etcd (with key_file).'),
+        key_file: optionalKey(text(), 'PEM private key of cert_file.'),
+      },
+      username: optionalKey(text(), 'etcd user (with password).'),
+      password: optionalKey(secretText(), 'Password of the etcd user.'),
+    },
+    member_ttl: key(
+      duration('positive'),
+      '10s',
+      'Lease TTL of this agent\'s member entry: a crashed agent leaves /v1/agent/members this long after its last keepalive.',
+    ),
+  },
   translate_wan_addrs: key(bool(), false, 'Prefer WAN addresses for nodes in remote datacenters.'),
   acl: {
     enabled: key(bool(), false, 'Enforce ACLs.'),

@@ -75,6 +75,12 @@ export interface AgentConfig {
   readonly dataDir: string | undefined;
   readonly logLevel: LogLevel;
   readonly translateWanAddrs: boolean;
+  /**
+   * A server agent holds the CA key and signs; a client agent never reads the key. Always true
+   * without etcd endpoints: a lone agent is its own server.
+   */
+  readonly server: boolean;
+  readonly cluster: ClusterConfig;
   readonly acl: AclConfig;
   readonly httpConfig: HttpConfig;
   readonly limits: LimitsConfig;
@@ -92,4 +98,25 @@ export interface PerformanceConfig {
   readonly eventLoopSliceMs: number;
   /** V8's platform threads (GC and compiler helpers): under SCHED_IDLE, or as node starts them. */
   readonly v8Threads: 'idle' | 'normal';
+}
+
+export interface EtcdTlsConfig {
+  readonly caFile: string | undefined;
+  readonly certFile: string | undefined;
+  readonly keyFile: string | undefined;
+}
+
+export interface EtcdConfig {
+  /** Empty: no cluster, the embedded store. */
+  readonly endpoints: readonly string[];
+  readonly prefix: string;
+  readonly tls: EtcdTlsConfig;
+  readonly username: string | undefined;
+  readonly password: string | undefined;
+}
+
+export interface ClusterConfig {
+  readonly etcd: EtcdConfig;
+  /** Lease TTL of the agent's member entry, in ms. */
+  readonly memberTtlMs: number;
 }

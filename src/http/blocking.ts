@@ -54,10 +54,11 @@ export function blockingTimeout(waitMs: number, limits: BlockingLimits, random: 
 
 /** The meta headers of a blocking-capable read; the index is never 0 (Consul's clients loop on 0). */
 export function queryMetaHeaders(brand: BrandHeaders, index: number): Header[] {
+  const leader = brand.leader;
   return [
     [brand.index, String(index > 0 ? index : 1)],
-    [brand.knownLeader, 'true'],
-    [brand.lastContact, '0'],
+    [brand.knownLeader, leader === undefined || leader.knownLeader ? 'true' : 'false'],
+    [brand.lastContact, leader === undefined ? '0' : String(leader.lastContactMs)],
   ];
 }
 

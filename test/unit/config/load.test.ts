@@ -20,6 +20,17 @@ describe('defaults', () => {
       dataDir: undefined,
       logLevel: 'info',
       translateWanAddrs: false,
+      server: true,
+      cluster: {
+        etcd: {
+          endpoints: [],
+          prefix: '/svc/',
+          tls: { caFile: undefined, certFile: undefined, keyFile: undefined },
+          username: undefined,
+          password: undefined,
+        },
+        memberTtlMs: 10_000,
+      },
       acl: {
         enabled: false,
         defaultPolicy: 'allow',
