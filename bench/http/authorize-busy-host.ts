@@ -12,21 +12,23 @@ import { availableParallelism } from 'node:os';
 import { readFileSync } from 'node:fs';
 import type { StoredIntention } from '../../src/connect/intentions/model.js';
 import { benchIntentions } from '../micro/authorize.js';
-import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
+import { AGENT_MISSING, agentBuilt } from '../support/agent.js';
 import { parseHttpBenchArgs, type HttpBenchArgs } from '../support/args.js';
-import type { ServerProcess } from '../support/child.js';
+import { spawnServer, type ServerProcess } from '../support/child.js';
 import { probe } from '../support/kv-client.js';
 import type { LoadRequest, LoadResult, LoadTool } from '../support/load.js';
 import { isEntryPoint, runMain } from '../support/main.js';
 import { AGENT_MAIN } from '../support/paths.js';
 import { pickLoadTool } from '../support/pick-tool.js';
-import { LOOPBACK } from '../support/ports.js';
+import { freePort, LOOPBACK } from '../support/ports.js';
 import { readCpuSeconds, readThreadPriorities, startCpuWatch } from '../support/proc-stats.js';
 import { waitForQuiet } from '../support/quiet.js';
-import { formatTable, round, writeJson } from '../support/report.js';
+import { brief, formatTable, round, writeJson } from '../support/report.js';
 import { median } from '../support/stats.js';
 
 const AGENT_CORE = '0';
+/** Generous: an agent whose start-up threads are starved may take far longer than the usual second. */
+const AGENT_START_TIMEOUT_MS = 60_000;
 const LOAD_CORE = '1';
 const AUTHORIZE_PATH = '/v1/agent/connect/authorize';
 /** One decision that matches an exact intention (a deny) among the 10,000 seeded. */
@@ -104,11 +106,13 @@ async function stopBusyLoop(loop: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** The agent started on AGENT_CORE: the bench moves there to start it, then back to LOAD_CORE. */
+/** The agent (-dev) started on AGENT_CORE: the bench moves there to start it, then back to LOAD_CORE. */
 async function startPinnedAgent(): Promise<ServerProcess> {
+  const port = await freePort();
   pin(process.pid, AGENT_CORE);
   try {
-    return await startAgent('dev');
+    const args = [AGENT_MAIN, 'agent', '-dev', '-http-port', String(port), '-log-level', 'warn'];
+    return await spawnServer({ name: 'agent (dev)', args, port, startTimeoutMs: AGENT_START_TIMEOUT_MS });
   } finally {
     pin(process.pid, LOAD_CORE);
   }
@@ -177,6 +181,7 @@ export async function runAuthorizeBusyHostBench(args: HttpBenchArgs): Promise<Re
   process.stderr.write(`authorize busy-host bench (${AGENT_MAIN}): ${settings}\n`);
   const ownCpus = allowedCpus(process.pid);
   const samples: Record<Host, Sample[]> = { alone: [], busy: [] };
+  const errors: Record<Host, string[]> = { alone: [], busy: [] };
   const ratios: number[] = [];
   try {
     for (let r = 1; r <= args.rounds; r++) {
@@ -184,9 +189,13 @@ export async function runAuthorizeBusyHostBench(args: HttpBenchArgs): Promise<Re
       const pair: Partial<Record<Host, Sample>> = {};
       for (const host of order) {
         process.stderr.write(`  round ${r}/${args.rounds}: agent ${host === 'busy' ? 'beside a busy loop' : 'alone'} on core ${AGENT_CORE} ...\n`);
-        const sample = await measure(tool, host, args);
-        samples[host].push(sample);
-        pair[host] = sample;
+        try {
+          const sample = await measure(tool, host, args);
+          samples[host].push(sample);
+          pair[host] = sample;
+        } catch (err) {
+          errors[host].push(err instanceof Error ? err.message : String(err));
+        }
       }
       if (pair.alone !== undefined && pair.busy !== undefined) ratios.push(pair.busy.result.rps / pair.alone.result.rps);
     }
@@ -204,26 +213,29 @@ export async function runAuthorizeBusyHostBench(args: HttpBenchArgs): Promise<Re
       p99Ms: median(s.map((x) => x.result.p99Ms)),
       serverCpuPct: median(s.map((x) => x.serverCpuPct)),
       busyCpuPct: median(s.map((x) => x.busyCpuPct)),
-      nonDefaultPolicyThreads: Math.max(...s.map((x) => x.nonDefaultPolicyThreads)),
+      nonDefaultPolicyThreads: s.length === 0 ? Number.NaN : Math.max(...s.map((x) => x.nonDefaultPolicyThreads)),
       agentCpus: [...new Set(s.map((x) => x.agentCpus))].join(' '),
       errors: s.reduce((n, x) => n + x.result.errors, 0),
       non2xx: s.reduce((n, x) => n + x.result.non2xx, 0),
+      failedRuns: errors[host].length,
     };
   });
   const labels: Record<Host, string> = { alone: `agent alone on core ${AGENT_CORE}`, busy: `agent + busy loop on core ${AGENT_CORE}` };
   const table = formatTable(
-    ['host', 'req/s', 'p50 ms', 'p99 ms', 'agent cpu%', 'busy loop cpu%', 'non-default policy threads', 'agent cpus', 'err', 'non2xx'],
-    rows.map((x) => [labels[x.host], x.rps, x.p50Ms, x.p99Ms, x.serverCpuPct, x.busyCpuPct, x.nonDefaultPolicyThreads, x.agentCpus, x.errors, x.non2xx]),
+    ['host', 'req/s', 'p50 ms', 'p99 ms', 'agent cpu%', 'busy loop cpu%', 'non-default policy threads', 'agent cpus', 'err', 'non2xx', 'failed runs'],
+    rows.map((x) => [labels[x.host], x.rps, x.p50Ms, x.p99Ms, x.serverCpuPct, x.busyCpuPct, x.nonDefaultPolicyThreads, x.agentCpus, x.errors, x.non2xx, x.failedRuns]),
   );
   const ratio = median(ratios);
   process.stdout.write(`\nPOST ${AUTHORIZE_PATH} with a busy process on the agent's core (${settings}; load on core ${LOAD_CORE})\n${table}\n`);
   process.stdout.write(`busy / alone: ${ratio.toFixed(2)}x (median of ${ratios.length} alternated round(s): ${ratios.map((x) => x.toFixed(2)).join(' ')})\n`);
+  for (const host of ['alone', 'busy'] as const) for (const e of errors[host]) process.stdout.write(`! ${labels[host]}: ${brief(e, 4)}\n`);
   const summary = {
     agent: AGENT_MAIN,
     tool: { name: tool.name, version: tool.version },
     settings: args,
     ratio: round(ratio),
     ratios: ratios.map(round),
+    errors,
     rows: rows.map((x) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v]))),
   };
   process.stdout.write(`wrote ${await writeJson('authorize-busy-host', summary)}\n`);
