@@ -1,5 +1,5 @@
-// `npm run bench`: every HTTP bench in sequence (KV throughput against the ceiling, then the
-// blocking-query fan-out), a few minutes in all; each prints its table and writes .bench-out/.
+// `npm run bench`: every HTTP bench in sequence (KV, fan-out, CA, wave CPU, authorize; see
+// bench/README.md), several minutes in all; each prints its table and writes .bench-out/.
 import { parseHttpBenchArgs } from './support/args.js';
 import { runAuthorizeBench } from './http/authorize.js';
 import { runAuthorizeBusyHostBench } from './http/authorize-busy-host.js';

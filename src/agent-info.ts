@@ -31,7 +31,7 @@ export function agentInfo(config: AgentConfig, nodeId: string, startedAt: Date):
   });
 }
 
-/** Consul's member shape (reference §9.2); Status 1 is "alive". Tags are in sorted key order. */
+/** Consul's member shape (docs/decisions.md#agent-endpoints); Status 1 is "alive"; Tags sorted. */
 export function memberJson(info: AgentInfo): Record<string, unknown> {
   return {
     Name: info.nodeName,

@@ -4,7 +4,7 @@ export { createAgent, type Agent, type AgentOptions } from './agent.js';
 export type { AuthorizeRequest, AuthorizeResult } from './connect/authorize.js';
 export { loadConfig, type LoadInput } from './config/load.js';
 export type { AgentConfig } from './config/types.js';
-export { AgentError, type ErrorKind } from './core/errors.js';
+export { AgentError, type ErrorCode, type ErrorKind } from './core/errors.js';
 export { FakeClock, systemClock, type Clock } from './core/clock.js';
 export { createLogger, silentLogger, type Logger } from './core/log.js';
 export type { StateStore, Row, WriteOp, CommitResult, WatchTarget } from './state/types.js';

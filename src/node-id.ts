@@ -2,7 +2,7 @@
 // else fresh for an in-memory dev agent.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AgentError } from './core/errors.js';
+import { agentError } from './core/errors.js';
 import { generateId, isUuid } from './core/ids.js';
 
 export async function resolveNodeId(configured: string | undefined, dataDir: string | undefined): Promise<string> {
@@ -11,7 +11,7 @@ export async function resolveNodeId(configured: string | undefined, dataDir: str
   const file = join(dataDir, 'node-id');
   try {
     const stored = (await readFile(file, 'utf8')).trim();
-    if (!isUuid(stored)) throw new AgentError('NODE_ID_CORRUPT', 'internal', `${file} does not hold a UUID: remove it or set node_id`);
+    if (!isUuid(stored)) throw agentError('NODE_ID_CORRUPT', { file });
     return stored.toLowerCase();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;

@@ -3,7 +3,7 @@
 import { workerData } from 'piscina';
 import { LeafWork } from '../src/connect/ca/leaf-work.js';
 import { enterSigningPriority, type SigningThreadReport } from '../src/connect/ca/signing-priority.js';
-import type { LeafResult, LeafTask, SignerWorkerData } from './protocol.js';
+import type { LeafResult, LeafTask, SignerWorkerData } from '../src/connect/ca/signing-protocol.js';
 
 const scheduling = enterSigningPriority((workerData as SignerWorkerData | undefined)?.priority ?? 'low');
 const work = new LeafWork();

@@ -2,7 +2,7 @@
 // - cached GETs: the agent's roots and a cached leaf against a bare-uWS ceiling answering bodies
 //   of the same sizes (target >= 0.7x each);
 // - authorize p99 idle, then while waves of 1,000 distinct services request their first leaf at
-//   once (target: p99 rises by < 2x): back to back for the whole measured run, and one wave per
+//   once (target: see bench/README.md): back to back for the whole measured run, and one wave per
 //   1 s window, repeated and interleaved with two floors measured the same way: the same 1,000
 //   services again (leaves cached: everything but signing) and 1,000 requests that need no work
 //   at all (404s), which is what a burst of 1,000 requests costs before the CA does anything.
@@ -29,7 +29,7 @@ import { AUTHORIZE_BODY } from './authorize.js';
 const CEILING = fileURLToPath(new URL('./ca-ceiling.js', import.meta.url));
 const MIN_GET_RATIO = 0.7;
 const MAX_P99_RISE = 2;
-/** Services per wave of first-leaf requests, all sent at once (the brief's 1,000). */
+/** Services per wave of first-leaf requests, all sent at once. */
 export const WAVE = 1000;
 /**
  * The window of the one-wave rows, about as long as a wave takes while wrk saturates the agent.
@@ -41,8 +41,7 @@ const WAVE_WINDOW_S = 1;
  * One 1 s window swings by 2-3x between identical runs on a shared 2-core VM (a GC pause or a
  * descheduled wrk is a large share of it), so the one-wave rows are repeated, interleaved with
  * their idle window and floors, and each row reports the run with the median p99. With 5 repeats
- * that median itself ranged 1.55-3.17x over five runs of one build (session 5); 9 cost a minute
- * more.
+ * that median still ranged 1.55-3.17x for one build; 9 cost a minute more.
  */
 const WAVE_REPEATS = 9;
 

@@ -24,7 +24,7 @@ interface Scenario {
   method: Method;
   /** The row this one is divided by; both always ran with the same tool and settings. */
   ratioTo?: string;
-  /** A target from the brief, checked and printed. */
+  /** A target (bench/README.md), checked and printed. */
   minRps?: number;
 }
 

@@ -1,7 +1,7 @@
 // The same cold leaf as src/connect/ca/leaf-work.ts (new P-256 key, CSR, CSR check, the CA's
-// signature over an empty-subject certificate with the §5.4 extensions), built by the two X.509
-// libraries the project chose between. They are the baselines the DER template is measured
-// against (bench/micro/leaf-issue.ts), so the reason for not using them stays measured.
+// signature over an empty-subject certificate, docs/decisions.md#leaf-certificate), built by the
+// two X.509 libraries the project chose between. They are the baselines the DER template is
+// measured against (bench/micro/leaf-issue.ts), so the reason for not using them stays measured.
 import 'reflect-metadata';
 import * as px from '@peculiar/x509';
 import * as asn1js from 'asn1js';

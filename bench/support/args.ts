@@ -11,7 +11,7 @@ export interface HttpBenchArgs {
    * a core; with two, wrk's second thread steals the server's core and the figures swing more.
    */
   threads: number;
-  /** Keep-alive connections, the brief's 64: enough to keep a single-threaded server saturated. */
+  /** Keep-alive connections, 64: enough to keep a single-threaded server saturated. */
   connections: number;
   tool: 'wrk' | 'autocannon';
   /** Whole sequences to run; each row reports the median across rounds. */

@@ -8,10 +8,10 @@ export const PUT_KEY = 'bench/put';
 /** The key the fan-out bench parks its blocking queries on. */
 export const FANOUT_KEY = 'bench/fanout';
 
-/** A tiny value: with GET_KEY the GET response is ~94 bytes, the size the brief's ceiling uses. */
+/** A tiny value: with GET_KEY the GET response is ~94 bytes, the size the ceiling answers. */
 export const VALUE = 'v1';
 
-/** Consul's KV GET entry for `key` holding `value` at `index` (Value is base64, §1 of the spec). */
+/** Consul's KV GET entry for `key` holding `value` at `index` (Value is base64). */
 export function kvGetBody(key: string, value: string, index: number): string {
   const entry = {
     LockIndex: 0,

@@ -8,6 +8,11 @@ export interface LoadRequest {
   method: Method;
   /** Sent as the raw body (PUT, POST). */
   body?: string;
+  /**
+   * Instead of `body`: one body per request, in turn (wrk only, through a Lua request() function
+   * handing out requests built once, so every row driven this way pays the same client cost).
+   */
+  bodies?: readonly string[];
   /** Extra request headers (an ACL token, say); printable ASCII. */
   headers?: Readonly<Record<string, string>>;
   /** Ask the server to close after each response, to measure connection set-up instead of reuse. */

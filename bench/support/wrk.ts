@@ -1,7 +1,8 @@
 // Runs wrk against one URL (keep-alive, fixed connections) and returns its figures. Request
 // shapes that wrk cannot take on its command line (PUT bodies, Connection: close) go in a
 // generated Lua script that only sets wrk.method/body/headers, so wrk still pre-builds one
-// request and spends no Lua per request.
+// request and spends no Lua per request; only a list of bodies (`bodies`) adds a request()
+// function, which hands out requests formatted once in init().
 import { rmSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,19 @@ export function wrkScript(request: LoadRequest): string | undefined {
   if (request.body !== undefined) {
     lines.push(`wrk.body = ${luaString(request.body)}`);
     lines.push('wrk.headers["Content-Type"] = "application/octet-stream"');
+  }
+  if (request.bodies !== undefined) {
+    lines.push('wrk.headers["Content-Type"] = "application/octet-stream"');
+    lines.push(`local bodies = {\n${request.bodies.map(luaString).join(',\n')}\n}`);
+    lines.push('local requests, count, n = {}, 0, 0');
+    lines.push('function init(args)');
+    lines.push('  for i, body in ipairs(bodies) do requests[i] = wrk.format(nil, nil, nil, body) end');
+    lines.push('  count = #requests');
+    lines.push('end');
+    lines.push('function request()');
+    lines.push('  n = n % count + 1');
+    lines.push('  return requests[n]');
+    lines.push('end');
   }
   if (request.close === true) lines.push('wrk.headers["Connection"] = "close"');
   for (const [name, value] of Object.entries(request.headers ?? {})) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);

@@ -1,8 +1,8 @@
 // Compiles a token's policies (and its identities' synthetic policies) into an Authorizer
-// (reference §8.3). Everything that can be decided per token is decided here, once: merging,
-// intentions derivation, the mesh/peering → operator fallback, the wildcard answers. A request's
-// decision is then a field read (scalars) or one walk of a small radix tree (named resources).
-// Hot file: bench/micro/acl-authorizer.ts guards it.
+// (docs/decisions.md#acl-rules). Everything that can be decided per token is decided here, once:
+// merging, intentions derivation, the mesh/peering → operator fallback, the wildcard answers. A
+// request's decision is then a field read (scalars) or one walk of a small radix tree (named
+// resources). Hot file: bench/micro/acl-authorizer.ts guards it.
 import { type NodeIdentity, type ServiceIdentity, identityRules } from './rules/identities.js';
 import { BLOCK_RULES, type BlockRule, mergeNamedRule, type NamedRule, type ParsedRules, stronger } from './rules/model.js';
 import { NameIndex, NONE } from './rules/name-index.js';
@@ -173,7 +173,7 @@ export function compileAuthorizer(input: CompileInput): Authorizer {
 
 const policyOf = (r: NamedRule): PolicyLevel => r.policy;
 
-/** A service rule's intentions level: explicit, else read for a read/write rule and deny for deny (§7.4). */
+/** A service rule's intentions level: explicit, else read for read/write and deny for deny. */
 const intentionsOf = (r: NamedRule): PolicyLevel =>
   r.intentions ?? (r.policy === 'read' || r.policy === 'write' ? 'read' : 'deny');
 

@@ -1,7 +1,7 @@
-// The ACL system's built-ins (reference §8.1): the global-management and global-read-only
-// policies with their Rules text and parsed rules, the anonymous token, the reserved ID prefix.
-// The parsed rules are literals (tests check they equal parseRules of the text) so nothing here
-// waits on the HCL parser.
+// The ACL system's built-ins (docs/decisions.md#acl-api): the global-management and
+// global-read-only policies with their Rules text and parsed rules, the anonymous token, the
+// reserved ID prefix. The parsed rules are literals (tests check they equal parseRules of the text)
+// so nothing here waits on the HCL parser.
 import { createHash } from 'node:crypto';
 import type { StoredPolicy } from './model.js';
 import type { ParsedRules } from './rules/model.js';
@@ -24,10 +24,6 @@ export const GLOBAL_READ_ONLY_POLICY_DESCRIPTION = 'A built-in policy that grant
 export const ANONYMOUS_ACCESSOR_ID = '00000000-0000-0000-0000-000000000002';
 export const ANONYMOUS_SECRET = 'anonymous';
 export const ANONYMOUS_TOKEN_DESCRIPTION = 'Anonymous Token';
-
-export const BUILTIN_MANAGEMENT_RULES_NOT_CHANGEABLE =
-  'Changing the Rules for the builtin global-management policy is not permitted';
-export const BUILTIN_MANAGEMENT_NOT_DELETABLE = 'Delete operation not permitted on the builtin global-management policy';
 
 /** Consul's text, byte for byte (leading newline, tab indents): GET /v1/acl/policy returns it. */
 const globalRulesText = (level: 'write' | 'read'): string => `

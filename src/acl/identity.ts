@@ -7,7 +7,7 @@ export interface Identity {
   readonly authorizer: Authorizer;
   readonly accessorId: string;
   readonly anonymous: boolean;
-  /** The token's namespace (decision D2); step 4 of authorize's namespace resolution. */
+  /** The token's namespace (docs/decisions.md D2); step 4 of authorize's namespace resolution. */
   readonly namespace: string;
 }
 

@@ -1,6 +1,6 @@
-// ACL tokens and policies as the state store keeps them, and their API shapes in Consul's key
-// order (reference §8.2). Tokens store policy IDs only; names are filled in on read, and links to
-// deleted policies drop out. Policies store their parsed rules beside the text, so a policy is
+// ACL tokens and policies as the state store keeps them, and their API shapes in Consul's key order
+// (docs/decisions.md#acl-api). Tokens store policy IDs only; names are filled in on read, and links
+// to deleted policies drop out. Policies store their parsed rules beside the text, so a policy is
 // parsed once (when written) and compiled synchronously afterwards.
 import type { NodeIdentity, ServiceIdentity } from './rules/identities.js';
 import type { ParsedRules } from './rules/parse.js';

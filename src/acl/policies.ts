@@ -1,17 +1,12 @@
-// ACL policy operations without HTTP (reference §8.1, §8.2): create, read (by ID or name), update,
-// delete and list, with Consul's validation order and texts (its PolicySet). Rules are parsed once,
-// here, and stored beside the text. User mistakes are 4xx (decision D3): 400 for validation, 404
-// for a missing policy, 409 for a name in use. Writes share the ACL WriteLock.
+// ACL policy operations without HTTP (docs/decisions.md#acl-api): create, read (by ID or name),
+// update, delete and list, with Consul's validation order and texts (its PolicySet). Rules are
+// parsed once, here, and stored beside the text. User mistakes are 4xx (docs/decisions.md D3): 400
+// for validation, 404 for a missing policy, 409 for a name in use. Writes share the ACL WriteLock.
 import { createHash } from 'node:crypto';
-import { AgentError, invalid, notFound } from '../core/errors.js';
+import { agentError } from '../core/errors.js';
 import { generateId, isUuid } from '../core/ids.js';
 import type { Row, StateStore, WriteOp } from '../state/types.js';
-import {
-  BUILTIN_MANAGEMENT_NOT_DELETABLE,
-  BUILTIN_MANAGEMENT_RULES_NOT_CHANGEABLE,
-  GLOBAL_MANAGEMENT_POLICY_ID,
-  RESERVED_ID_PREFIX,
-} from './builtin.js';
+import { GLOBAL_MANAGEMENT_POLICY_ID, RESERVED_ID_PREFIX } from './builtin.js';
 import { ACL_POLICIES, type StoredPolicy } from './model.js';
 import { policyJson, policyStubJson } from './render.js';
 import { parseRules, type ParsedRules } from './rules/parse.js';
@@ -33,17 +28,10 @@ export interface AclPoliciesOptions {
   readonly parseRules?: (text: string) => Promise<ParsedRules>;
 }
 
-export const POLICY_INVALID = 'ACL_POLICY_INVALID';
-export const POLICY_NOT_FOUND = 'ACL_POLICY_NOT_FOUND';
-export const POLICY_NAME_IN_USE = 'ACL_POLICY_NAME_IN_USE';
-
 const POLICY_NAME_MAX = 128;
 // Newest Consul: letters, digits, '-' and '_', with at most one '/' inside the name.
 const POLICY_NAME = /^[A-Za-z0-9\-_]+\/?[A-Za-z0-9\-_]*$/;
 const RESERVED_NAME_PREFIX = 'builtin/';
-
-const badPolicy = (message: string): AgentError => invalid(POLICY_INVALID, message);
-const q = (s: string): string => JSON.stringify(s);
 
 /** The policy whose name matches, ignoring case (Consul's name index is lowercased). */
 export function findPolicyByName(store: StateStore, name: string): Row<StoredPolicy> | undefined {
@@ -54,13 +42,13 @@ export function findPolicyByName(store: StateStore, name: string): Row<StoredPol
 /** Consul's ValidatePolicyName, with its three texts. */
 export function validatePolicyName(name: string): void {
   if (name.length < 1 || name.length > POLICY_NAME_MAX) {
-    throw badPolicy(`Invalid Policy: invalid Name. Length must be greater than 0 and less than ${POLICY_NAME_MAX}`);
+    throw agentError('ACL_POLICY_NAME_LENGTH', { max: POLICY_NAME_MAX });
   }
   if (name.startsWith('/') || name.startsWith(RESERVED_NAME_PREFIX)) {
-    throw badPolicy(`Invalid Policy: invalid Name. Names cannot be prefixed with '/' or '${RESERVED_NAME_PREFIX}'`);
+    throw agentError('ACL_POLICY_NAME_PREFIX', { prefix: RESERVED_NAME_PREFIX });
   }
   if (!POLICY_NAME.test(name)) {
-    throw badPolicy("Invalid Policy: invalid Name. Only alphanumeric characters, a single '/', '-' and '_' are allowed");
+    throw agentError('ACL_POLICY_NAME_CHARS');
   }
 }
 
@@ -99,13 +87,13 @@ export class AclPolicies {
 
   /** PUT /v1/acl/policy. */
   create(input: PolicyInput): Promise<Row<StoredPolicy>> {
-    if (input.ID) return Promise.reject(badPolicy('Cannot specify the ID when creating a new policy'));
+    if (input.ID) return Promise.reject(agentError('ACL_POLICY_ID_SET'));
     return this.lock.run(() => this.upsert('', input));
   }
 
   /** PUT /v1/acl/policy/:id. The built-in may be renamed and re-described, never re-ruled. */
   update(id: string, input: PolicyInput): Promise<Row<StoredPolicy>> {
-    if (input.ID && input.ID !== id) return Promise.reject(badPolicy('Policy ID in URL and payload do not match'));
+    if (input.ID && input.ID !== id) return Promise.reject(agentError('ACL_POLICY_ID_MISMATCH'));
     return this.lock.run(() => this.upsert(id, input));
   }
 
@@ -114,7 +102,7 @@ export class AclPolicies {
     return this.lock.run(async () => {
       const row = this.read(id);
       if (row === undefined) return;
-      if (id === GLOBAL_MANAGEMENT_POLICY_ID) throw badPolicy(BUILTIN_MANAGEMENT_NOT_DELETABLE);
+      if (id === GLOBAL_MANAGEMENT_POLICY_ID) throw agentError('ACL_POLICY_BUILTIN_DELETE');
       const result = await this.store.commit([{ op: 'delete', table: ACL_POLICIES, key: id, ifIndex: row.modifyIndex }]);
       if (!result.ok) throw writeRaced();
     });
@@ -123,11 +111,11 @@ export class AclPolicies {
   /** Consul's PolicySet: an empty ID creates, any other updates. */
   private async upsert(id: string, input: PolicyInput): Promise<Row<StoredPolicy>> {
     const name = input.Name ?? '';
-    if (name === '') throw badPolicy('Invalid Policy: no Name is set');
+    if (name === '') throw agentError('ACL_POLICY_NO_NAME');
     validatePolicyName(name);
     let existing: Row<StoredPolicy> | undefined;
     if (id !== '') {
-      if (!isUuid(id)) throw badPolicy('Policy ID invalid UUID');
+      if (!isUuid(id)) throw agentError('ACL_POLICY_ID_NOT_UUID');
       existing = this.read(id);
     }
     const sameName = findPolicyByName(this.store, name);
@@ -135,20 +123,20 @@ export class AclPolicies {
     let op: WriteOp;
     if (id === '') {
       if (sameName !== undefined) {
-        throw new AgentError(POLICY_NAME_IN_USE, 'conflict', `Invalid Policy: A Policy with Name ${q(name)} already exists`);
+        throw agentError('ACL_POLICY_NAME_IN_USE', { name });
       }
       id = this.freshId();
       op = { op: 'set', table: ACL_POLICIES, key: id, value: undefined, ifIndex: 0 };
     } else {
-      if (existing === undefined) throw notFound(POLICY_NOT_FOUND, `cannot find policy ${id}`);
+      if (existing === undefined) throw agentError('ACL_POLICY_NOT_FOUND', { id });
       if (sameName !== undefined && sameName.key !== id) {
-        throw new AgentError(POLICY_NAME_IN_USE, 'conflict', `Invalid Policy: A policy with name ${q(name)} already exists`);
+        throw agentError('ACL_POLICY_RENAME_IN_USE', { name });
       }
       if (id === GLOBAL_MANAGEMENT_POLICY_ID) {
         if (input.Datacenters !== undefined) {
-          throw badPolicy('Changing the Datacenters of the builtin global-management policy is not permitted');
+          throw agentError('ACL_POLICY_BUILTIN_DATACENTERS');
         }
-        if (rules !== existing.value.Rules) throw badPolicy(BUILTIN_MANAGEMENT_RULES_NOT_CHANGEABLE);
+        if (rules !== existing.value.Rules) throw agentError('ACL_POLICY_BUILTIN_RULES');
       }
       op = { op: 'set', table: ACL_POLICIES, key: id, value: undefined, ifIndex: existing.modifyIndex };
     }
@@ -167,7 +155,7 @@ export class AclPolicies {
     const result = await this.store.commit([{ ...op, value: policy }]);
     if (!result.ok) throw writeRaced();
     const row = this.read(id);
-    if (row === undefined) throw new AgentError('ACL_POLICY_LOST', 'internal', 'Failed to retrieve policy after insertion');
+    if (row === undefined) throw agentError('ACL_POLICY_LOST');
     return row;
   }
 

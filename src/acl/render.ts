@@ -1,6 +1,6 @@
-// The JSON shapes of the ACL API in Consul's key order (reference §8.2), built from stored rows.
+// The ACL API's JSON in Consul's key order (docs/decisions.md#acl-api), built from stored rows.
 // Tokens store policy IDs only: names are filled in here, and links to policies that no longer
-// exist are left out. `Namespace` (decision D2) sits where Consul Enterprise's embedded
+// exist are left out. `Namespace` (docs/decisions.md D2) sits where Consul Enterprise's embedded
 // EnterpriseMeta puts it: after `Hash` in a token, after `ModifyIndex` in a token list stub.
 import type { Row } from '../state/types.js';
 import { HIDDEN_SECRET, type PolicyLink, type StoredPolicy, type StoredToken } from './model.js';

@@ -16,7 +16,7 @@ export interface ResolverOptions {
   readonly enabled: boolean;
   readonly defaultPolicy: 'allow' | 'deny';
   readonly datacenter: string;
-  /** Upper bound on cached identities (decision D7: every cache is bounded). */
+  /** Upper bound on cached identities (docs/decisions.md D7: every cache is bounded). */
   readonly maxCached?: number;
 }
 

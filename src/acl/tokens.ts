@@ -1,15 +1,14 @@
-// ACL token operations without HTTP (reference §8.2): bootstrap, create, read, update, clone,
-// delete and list, with Consul's validation order and texts (its TokenWriter). Every user mistake
-// is a 4xx (decision D3): 400 for validation, 404 for a missing token, 409 for an ID in use.
-// Writes run one at a time through the shared WriteLock, so check-then-commit is atomic.
+// ACL token operations without HTTP (docs/decisions.md#acl-api): bootstrap, create, read, update,
+// clone, delete and list, with Consul's validation order and texts (its TokenWriter). Every user
+// mistake is a 4xx (docs/decisions.md D3): 400 for validation, 404 for a missing token, 409 for an
+// ID in use. Writes run one at a time through the shared WriteLock, so check-then-commit is atomic.
 import type { Clock } from '../core/clock.js';
 import { formatDuration } from '../core/duration.js';
-import { AgentError, invalid, notFound } from '../core/errors.js';
+import { agentError } from '../core/errors.js';
 import { generateId, isUuid } from '../core/ids.js';
-import { DEFAULT_NAMESPACE, invalidNamespaceMessage, isValidNamespace } from '../core/namespace.js';
+import { DEFAULT_NAMESPACE, isValidNamespace } from '../core/namespace.js';
 import type { Row, StateStore, WriteOp } from '../state/types.js';
 import { ANONYMOUS_ACCESSOR_ID, GLOBAL_MANAGEMENT_POLICY_ID, RESERVED_ID_PREFIX } from './builtin.js';
-import { ACL_NOT_FOUND, deniedBecause } from './errors.js';
 import { newToken } from './init.js';
 import {
   ACL_META,
@@ -57,7 +56,7 @@ export interface TokenInput {
   readonly ExpirationTime?: number | undefined;
   /** Milliseconds (a Go duration); turned into ExpirationTime at create and never stored. */
   readonly ExpirationTTL?: number | undefined;
-  /** Decision D2; when empty, the create's `namespace` default applies. */
+  /** docs/decisions.md D2; when empty, the create's `namespace` default applies. */
   readonly Namespace?: string | undefined;
 }
 
@@ -80,18 +79,11 @@ export interface AclTokensOptions {
   readonly lock?: WriteLock;
 }
 
-export const TOKEN_INVALID = 'ACL_TOKEN_INVALID';
-export const TOKEN_NOT_FOUND = 'ACL_TOKEN_NOT_FOUND';
-export const TOKEN_ID_IN_USE = 'ACL_TOKEN_ID_IN_USE';
-
 export const BOOTSTRAP_DESCRIPTION = 'Bootstrap Token (Global Management)';
 
 // Consul's service- and node-identity names: lowercase DNS-ish labels, at most 256 characters.
 const IDENTITY_NAME = /^[a-z0-9](?:[a-z0-9\-_]*[a-z0-9])?$/;
 const IDENTITY_NAME_MAX = 256;
-
-const badToken = (message: string): AgentError => invalid(TOKEN_INVALID, message);
-const q = (s: string): string => JSON.stringify(s);
 
 export class AclTokens {
   private readonly lock: WriteLock;
@@ -167,11 +159,11 @@ export class AclTokens {
   static checkFilter(filter: TokenFilter): void {
     const narrowing = [filter.policy, filter.role, filter.authMethod, filter.serviceName].filter((f) => f);
     if (narrowing.length > 1) {
-      throw badToken('can only filter by one of policy, role, serviceName, or authmethod at once');
+      throw agentError('ACL_TOKEN_FILTER_CONFLICT');
     }
   }
 
-  /** PUT /v1/acl/token. `namespace` applies when the body names none (D2's resolution order). */
+  /** PUT /v1/acl/token. `namespace` applies when the body names none (docs/decisions.md D2). */
   create(input: TokenInput, namespace: string = DEFAULT_NAMESPACE): Promise<Row<StoredToken>> {
     return this.lock.run(() => this.createLocked(input, namespace));
   }
@@ -180,25 +172,25 @@ export class AclTokens {
   update(accessorId: string, input: TokenInput): Promise<Row<StoredToken>> {
     return this.lock.run(async () => {
       const bodyAccessor = input.AccessorID || accessorId;
-      if (bodyAccessor !== accessorId) throw badToken('Token Accessor ID in URL and payload do not match');
-      if (!isUuid(accessorId)) throw badToken('AccessorID is not a valid UUID');
+      if (bodyAccessor !== accessorId) throw agentError('ACL_TOKEN_ID_MISMATCH');
+      if (!isUuid(accessorId)) throw agentError('ACL_TOKEN_ACCESSOR_NOT_UUID');
       const row = this.read(accessorId);
-      if (row === undefined) throw notFound(TOKEN_NOT_FOUND, `Cannot find token ${q(accessorId)}`);
+      if (row === undefined) throw agentError('ACL_TOKEN_NOT_FOUND', { accessorId });
       const existing = row.value;
       if (input.SecretID && input.SecretID !== existing.SecretID) {
-        throw badToken("Changing a token's SecretID is not permitted");
+        throw agentError('ACL_TOKEN_SECRET_CHANGE');
       }
-      if ((input.Local ?? false) !== existing.Local) throw badToken(`Cannot toggle local mode of ${accessorId}`);
+      if ((input.Local ?? false) !== existing.Local) throw agentError('ACL_TOKEN_LOCAL_CHANGE', { accessorId });
       // No stored token has an auth method (login is not offered).
-      if (input.AuthMethod) throw badToken(`Cannot change AuthMethod of ${accessorId}`);
-      if (input.ExpirationTTL) throw badToken(`Cannot change expiration time of ${accessorId}`);
+      if (input.AuthMethod) throw agentError('ACL_TOKEN_AUTH_METHOD_CHANGE', { accessorId });
+      if (input.ExpirationTTL) throw agentError('ACL_TOKEN_EXPIRATION_CHANGE', { accessorId });
       if (input.ExpirationTime !== undefined) {
         if (existing.ExpirationTime === undefined || Date.parse(existing.ExpirationTime) !== input.ExpirationTime) {
-          throw badToken(`Cannot change expiration time of ${accessorId}`);
+          throw agentError('ACL_TOKEN_EXPIRATION_CHANGE', { accessorId });
         }
       }
       if (input.Namespace && input.Namespace !== existing.Namespace) {
-        throw badToken(`Cannot change the namespace of ${accessorId}`);
+        throw agentError('ACL_TOKEN_NAMESPACE_CHANGE', { accessorId });
       }
       const token = this.assemble(input, {
         accessor: existing.AccessorID,
@@ -218,7 +210,7 @@ export class AclTokens {
   clone(accessorId: string, description?: string): Promise<Row<StoredToken>> {
     return this.lock.run(() => {
       const row = this.read(accessorId);
-      if (row === undefined) throw notFound(TOKEN_NOT_FOUND, ACL_NOT_FOUND);
+      if (row === undefined) throw agentError('ACL_TOKEN_CLONE_NOT_FOUND');
       const source = row.value;
       // Links to deleted policies are not shown on read, so the clone does not carry them either.
       const policies = source.Policies.filter((p) => this.policyName(p.ID) !== undefined);
@@ -240,13 +232,13 @@ export class AclTokens {
   /** DELETE /v1/acl/token/:accessor; `callerAccessorId` is the requesting token's own accessor. */
   delete(accessorId: string, callerAccessorId: string): Promise<void> {
     return this.lock.run(async () => {
-      if (!isUuid(accessorId)) throw badToken('Accessor ID is missing or an invalid UUID');
-      if (accessorId === ANONYMOUS_ACCESSOR_ID) throw badToken('Delete operation not permitted on the anonymous token');
+      if (!isUuid(accessorId)) throw agentError('ACL_TOKEN_DELETE_BAD_ID');
+      if (accessorId === ANONYMOUS_ACCESSOR_ID) throw agentError('ACL_TOKEN_DELETE_ANONYMOUS');
       // An expired token can still be deleted.
       const row = this.store.get<StoredToken>(ACL_TOKENS, accessorId);
-      if (row === undefined) throw notFound(TOKEN_NOT_FOUND, 'Cannot find token to delete');
+      if (row === undefined) throw agentError('ACL_TOKEN_DELETE_NOT_FOUND');
       if (row.value.AccessorID === callerAccessorId) {
-        throw badToken("Deletion of the request's authorization token is not permitted");
+        throw agentError('ACL_TOKEN_DELETE_SELF');
       }
       await this.commit([{ op: 'delete', table: ACL_TOKENS, key: accessorId, ifIndex: row.modifyIndex }]);
     });
@@ -261,11 +253,11 @@ export class AclTokens {
     if (secret === '') secret = freshId(used, accessor);
     else {
       checkNewId('SecretID', secret, used);
-      if (secret === accessor) throw new AgentError(TOKEN_ID_IN_USE, 'conflict', 'Invalid Token: SecretID is already in use');
+      if (secret === accessor) throw agentError('ACL_TOKEN_ID_IN_USE', { field: 'SecretID' });
     }
     const now = this.clock.now();
     const expiration = this.expirationAtCreate(input, now);
-    if (input.AuthMethod) throw badToken('AuthMethod field is disallowed outside of login');
+    if (input.AuthMethod) throw agentError('ACL_TOKEN_AUTH_METHOD');
     const token = this.assemble(input, {
       accessor,
       secret,
@@ -283,20 +275,20 @@ export class AclTokens {
   private expirationAtCreate(input: TokenInput, createdMs: number): number | undefined {
     const ttl = input.ExpirationTTL ?? 0;
     let expires = input.ExpirationTime;
-    if (ttl < 0) throw badToken(`Token Expiration TTL '${formatDuration(ttl)}' should be > 0`);
+    if (ttl < 0) throw agentError('ACL_TOKEN_TTL_NEGATIVE', { ttl: formatDuration(ttl) });
     if (ttl > 0) {
-      if (expires !== undefined) throw badToken('Token Expiration TTL and Expiration Time cannot both be set');
+      if (expires !== undefined) throw agentError('ACL_TOKEN_TTL_AND_TIME');
       expires = createdMs + ttl;
     }
     if (expires === undefined) return undefined;
-    if (expires < createdMs) throw badToken('ExpirationTime cannot be before CreateTime');
+    if (expires < createdMs) throw agentError('ACL_TOKEN_EXPIRES_BEFORE_CREATE');
     const expiresIn = expires - createdMs;
     const { minExpirationTtlMs: min, maxExpirationTtlMs: max } = this.options;
     if (expiresIn > max) {
-      throw badToken(`ExpirationTime cannot be more than ${formatDuration(max)} in the future (was ${formatDuration(expiresIn)})`);
+      throw agentError('ACL_TOKEN_EXPIRES_TOO_LATE', { max: formatDuration(max), expiresIn: formatDuration(expiresIn) });
     }
     if (expiresIn < min) {
-      throw badToken(`ExpirationTime cannot be less than ${formatDuration(min)} in the future (was ${formatDuration(expiresIn)})`);
+      throw agentError('ACL_TOKEN_EXPIRES_TOO_SOON', { min: formatDuration(min), expiresIn: formatDuration(expiresIn) });
     }
     return expires;
   }
@@ -316,12 +308,12 @@ export class AclTokens {
   ): StoredToken {
     // The agent stores no roles, so any role link names a role that does not exist.
     for (const link of input.Roles ?? []) {
-      throw badToken(link.ID ? `No such ACL role with ID ${q(link.ID)}` : `No such ACL role with name ${q(link.Name ?? '')}`);
+      throw link.ID ? agentError('ACL_TOKEN_NO_ROLE_ID', { id: link.ID }) : agentError('ACL_TOKEN_NO_ROLE_NAME', { name: link.Name ?? '' });
     }
     const policies = this.policyLinks(input.Policies ?? []);
     const services = serviceIdentities(input.ServiceIdentities ?? [], fields.local);
     const nodes = nodeIdentities(input.NodeIdentities ?? []);
-    if (!isValidNamespace(fields.namespace)) throw badToken(invalidNamespaceMessage(fields.namespace));
+    if (!isValidNamespace(fields.namespace)) throw agentError('NAMESPACE_INVALID', { name: fields.namespace });
     return newToken(fields.accessor, fields.secret, fields.description, policies, fields.createTime, {
       ServiceIdentities: services,
       NodeIdentities: nodes,
@@ -340,10 +332,10 @@ export class AclTokens {
       if (id === '') {
         const name = link.Name ?? '';
         const policy = findPolicyByName(this.store, name);
-        if (policy === undefined) throw badToken(`No such ACL policy with name ${q(name)}`);
+        if (policy === undefined) throw agentError('ACL_TOKEN_NO_POLICY_NAME', { name });
         id = policy.value.ID;
       } else if (this.store.get(ACL_POLICIES, id) === undefined) {
-        throw badToken(`No such ACL policy with ID ${q(id)}`);
+        throw agentError('ACL_TOKEN_NO_POLICY_ID', { id });
       }
       if (!seen.has(id)) {
         seen.add(id);
@@ -355,7 +347,7 @@ export class AclTokens {
 
   private rejectBootstrapDone(): void {
     const marker = this.store.get(ACL_META, BOOTSTRAP_KEY);
-    if (marker !== undefined) throw deniedBecause(`ACL bootstrap no longer allowed (reset index: ${marker.modifyIndex})`);
+    if (marker !== undefined) throw agentError('ACL_BOOTSTRAP_DONE', { resetIndex: marker.modifyIndex });
   }
 
   /** Every AccessorID and SecretID in use: a new ID may be neither (Consul checks both tables). */
@@ -384,7 +376,7 @@ export class AclTokens {
 
   private stored(accessorId: string): Row<StoredToken> {
     const row = this.store.get<StoredToken>(ACL_TOKENS, accessorId);
-    if (row === undefined) throw new AgentError('ACL_TOKEN_LOST', 'internal', 'Failed to retrieve token after insertion');
+    if (row === undefined) throw agentError('ACL_TOKEN_LOST');
     return row;
   }
 }
@@ -400,10 +392,10 @@ function freshId(used: ReadonlySet<string>, alsoAvoid?: string): string {
 /** Consul's validateTokenID, then the in-use check. */
 function checkNewId(field: 'AccessorID' | 'SecretID', id: string, used: ReadonlySet<string>): void {
   if (id.startsWith(RESERVED_ID_PREFIX)) {
-    throw badToken(`Invalid Token: ${field} - UUIDs with the prefix ${q(RESERVED_ID_PREFIX)} are reserved`);
+    throw agentError('ACL_TOKEN_ID_RESERVED', { field, prefix: RESERVED_ID_PREFIX });
   }
-  if (!isUuid(id)) throw badToken(`Invalid Token: ${field} - not a valid UUID`);
-  if (used.has(id)) throw new AgentError(TOKEN_ID_IN_USE, 'conflict', `Invalid Token: ${field} is already in use`);
+  if (!isUuid(id)) throw agentError('ACL_TOKEN_ID_NOT_UUID', { field });
+  if (used.has(id)) throw agentError('ACL_TOKEN_ID_IN_USE', { field });
 }
 
 function validIdentityName(name: string): boolean {
@@ -416,12 +408,12 @@ function serviceIdentities(list: readonly ServiceIdentityInput[], local: boolean
   for (const identity of list) {
     const name = identity.ServiceName ?? '';
     const datacenters = identity.Datacenters ?? [];
-    if (name === '') throw badToken('Service identity is missing the service name field on this token');
+    if (name === '') throw agentError('ACL_TOKEN_SERVICE_IDENTITY_NO_NAME');
     if (local && datacenters.length > 0) {
-      throw badToken(`Service identity ${q(name)} cannot specify a list of datacenters on a local token`);
+      throw agentError('ACL_TOKEN_SERVICE_IDENTITY_LOCAL_DCS', { name });
     }
     if (!validIdentityName(name)) {
-      throw badToken(`Service identity ${q(name)} has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed`);
+      throw agentError('ACL_TOKEN_SERVICE_IDENTITY_NAME', { name });
     }
     const dcs = merged.get(name) ?? new Set<string>();
     for (const dc of datacenters) dcs.add(dc);
@@ -438,10 +430,10 @@ function nodeIdentities(list: readonly NodeIdentityInput[]): NodeIdentity[] {
   for (const identity of list) {
     const name = identity.NodeName ?? '';
     const datacenter = identity.Datacenter ?? '';
-    if (name === '') throw badToken('Node identity is missing the node name field on this token');
-    if (datacenter === '') throw badToken('Node identity is missing the datacenter field on this token');
+    if (name === '') throw agentError('ACL_TOKEN_NODE_IDENTITY_NO_NAME');
+    if (datacenter === '') throw agentError('ACL_TOKEN_NODE_IDENTITY_NO_DC');
     if (!validIdentityName(name)) {
-      throw badToken("Node identity has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed");
+      throw agentError('ACL_TOKEN_NODE_IDENTITY_NAME');
     }
     const key = `${name}\u0000${datacenter}`;
     if (seen.has(key)) continue;

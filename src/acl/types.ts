@@ -1,5 +1,5 @@
 // The ACL vocabulary shared by the rule engine, the token resolver and the HTTP layer's
-// route-declared enforcement (reference §1.5, §8.3).
+// route-declared enforcement (docs/decisions.md#acl-error-texts, #acl-rules).
 
 export const RESOURCES = [
   'acl',

@@ -2,7 +2,7 @@
 // does this policy name exist) and then commits; with the WAL, a commit is applied only once it
 // is durable, so two writes running side by side could both pass their checks. Running them one
 // after another makes check-then-commit atomic for everything written through this lock.
-import { AgentError } from '../core/errors.js';
+import { agentError, type AgentError } from '../core/errors.js';
 
 export class WriteLock {
   private tail: Promise<unknown> = Promise.resolve();
@@ -15,9 +15,7 @@ export class WriteLock {
   }
 }
 
-export const ACL_WRITE_RACE = 'ACL_WRITE_RACE';
-
 /** A guarded commit failed: something outside the lock changed the row in between. */
 export function writeRaced(): AgentError {
-  return new AgentError(ACL_WRITE_RACE, 'conflict', 'ACL state changed while the write was applied; retry the request');
+  return agentError('ACL_WRITE_RACE');
 }

@@ -5,12 +5,10 @@ import yargsParser from 'yargs-parser';
 import { AgentError } from '../core/errors.js';
 import { describeDefault, findConfigKey, type RawConfig } from '../config/schema.js';
 
-export const CLI_USAGE = 'CLI_USAGE';
-
 /** A command-line mistake; the caller prints the message and the usage, and exits 1. */
 export class UsageError extends AgentError {
   constructor(message: string) {
-    super(CLI_USAGE, 'invalid', message);
+    super('CLI_USAGE', message);
   }
 }
 

@@ -92,7 +92,7 @@ export const pem = () =>
 export const ipAddress = () =>
   z.string(expecting('an IP address')).refine((v) => isIP(v) !== 0, expecting('an IP address'));
 
-/** A SPIFFE trust domain (decision D9): DNS-like, folded to lower case as SPIFFE requires. */
+/** A SPIFFE trust domain (docs/decisions.md D9): DNS-like, lower-cased as SPIFFE requires. */
 export const trustDomain = () =>
   z.string(expecting('a non-empty string')).transform((value, ctx) => {
     const lower = value.toLowerCase();

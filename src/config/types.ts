@@ -18,7 +18,7 @@ export interface AclConfig {
 }
 
 export interface HttpConfig {
-  /** Which header spelling the agent emits: X-Svc-* or X-Consul-* (decision D1). */
+  /** Which header spelling the agent emits: X-Svc-* or X-Consul-* (docs/decisions.md D1). */
   readonly headerBrand: 'Svc' | 'Consul';
 }
 
@@ -43,7 +43,7 @@ export interface ConnectConfig {
   readonly enabled: boolean;
   readonly caProvider: 'consul';
   readonly caConfig: CaConfig;
-  /** Window for re-issuing leaves after a root change (decision D13); 0 re-issues at once. */
+  /** Window for re-issuing leaves after a root change (docs/decisions.md D13); 0: at once. */
   readonly leafRootChangeSpreadMs: number;
   readonly leafCacheMaxEntries: number;
   /** Leaf-signing threads at nice +10 ('low') or as the process runs ('normal'). */
@@ -54,7 +54,7 @@ export interface ConnectConfig {
 
 export interface CacheConfig {
   readonly maxEntries: number;
-  /** Entry lifetime after its last read (decision D7). */
+  /** Entry lifetime after its last read (docs/decisions.md D7). */
   readonly ttlMs: number;
 }
 

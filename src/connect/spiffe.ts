@@ -1,7 +1,7 @@
-// SPIFFE IDs of the mesh (reference §3.3): parsing a certificate's URI SAN into the identity it
-// names, and rendering a service's URI. Pure. The parser runs on every authorize call, so the
-// usual `spiffe://<td>/ns/<ns>/dc/<dc>/svc/<name>` takes a hand-written path with no regex and no
-// URL object; everything else goes through the general rules. Guarded by bench/micro/authorize.ts.
+// SPIFFE IDs of the mesh (docs/decisions.md#spiffe-ids): a certificate's URI SAN parsed into the
+// identity it names, and a service's URI rendered. Pure. The parser runs on every authorize call,
+// so the usual `spiffe://<td>/ns/<ns>/dc/<dc>/svc/<name>` takes a hand-written path with no regex
+// and no URL object; the rest goes through the general rules. Guarded by bench/micro/authorize.ts.
 
 export type SpiffeId =
   | { readonly kind: 'service'; readonly host: string; readonly partition: string; readonly namespace: string; readonly datacenter: string; readonly service: string }

@@ -6,7 +6,7 @@
 //            | Selector "is" ["not"] "empty" | Value ["not"] "in" Selector
 //   Value   := "double-quoted" | `raw` | a bare word or number (taken as its text)
 //   Selector:= Identifier ("." Identifier | "[" String "]")*
-import { invalid, type AgentError } from './errors.js';
+import { agentError, type AgentError } from './errors.js';
 
 export type Predicate = (item: Readonly<Record<string, unknown>>) => boolean;
 
@@ -22,10 +22,8 @@ type Token =
   | { readonly t: 'string'; readonly text: string; readonly at: number }
   | { readonly t: 'op'; readonly text: '==' | '!=' | '(' | ')' | '.' | '[' | ']'; readonly at: number };
 
-const PREFIX = 'Failed to create boolean expression evaluator';
-
 function syntax(message: string): AgentError {
-  return invalid('FILTER_INVALID', `${PREFIX}: ${message}`);
+  return agentError('FILTER_INVALID', { detail: message });
 }
 
 /**

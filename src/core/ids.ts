@@ -1,5 +1,5 @@
-// Identifiers as the spec defines them: 128 purely random bits shown as 8-4-4-4-12 lowercase hex.
-// Like Consul's go-uuid, no RFC 4122 version or variant bits are forced.
+// Generated identifiers (docs/decisions.md#ids): 128 purely random bits shown as 8-4-4-4-12
+// lowercase hex. Like Consul's go-uuid, no RFC 4122 version or variant bits are forced.
 import { randomBytes } from 'node:crypto';
 
 export function generateId(): string {

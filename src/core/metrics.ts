@@ -1,6 +1,6 @@
-// What the agent counts about itself (decision D11: decisions, cache hits, leaf issuance, parked
-// queries), served by GET /v1/agent/metrics in Consul's JSON shape. Counters are cumulative since
-// start (Rate is per second over the uptime); a hot path holds its Counter and bumps one field.
+// What the agent counts about itself (docs/decisions.md D11: decisions, cache hits, leaf issuance,
+// parked queries), served by GET /v1/agent/metrics in Consul's JSON shape. Counters run from start
+// (Rate is per second over the uptime); a hot path holds its Counter and bumps one field.
 import type { Clock } from './clock.js';
 
 export class Counter {

@@ -1,10 +1,11 @@
-// Blocking queries (reference §2.2): `?index=N&wait=D` parks a read until what it watches has an
-// index above N, or until the wait (default 5 min, capped at 10 min, plus up to wait/16 jitter)
-// runs out. Wake-ups come from the store's one-shot watches, so a query wakes only when its own
-// key, prefix or table changed (decision D6). Guarded by bench/http/fanout.ts.
+// Blocking queries: `?index=N&wait=D` parks a read until what it watches has an index above N,
+// or until the wait (default 5 min, capped at 10 min, plus up to wait/16 jitter: docs/decisions.md
+// D8) runs out. Wake-ups come from one-shot watches:
+// the store's, so a query wakes only when its own key, prefix or table changed (docs/decisions.md
+// D6), or a domain source's own (a service's leaf certificate). Guarded by bench/http/fanout.ts.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { parseDuration } from '../core/duration.js';
-import { invalid } from '../core/errors.js';
+import { agentError } from '../core/errors.js';
 import type { StateStore, WatchTarget } from '../state/types.js';
 import type { BrandHeaders } from './brand.js';
 import type { Query } from './query.js';
@@ -32,13 +33,13 @@ export function parseBlockingParams(query: Query, limits: BlockingLimits, random
   if (wait) {
     const parsed = parseDuration(wait);
     // A negative duration parses in Go; Consul then falls back to the default wait.
-    if (parsed === undefined) throw invalid('INVALID_WAIT', 'Invalid wait time');
+    if (parsed === undefined) throw agentError('INVALID_WAIT');
     waitMs = parsed;
   }
   let minIndex = 0;
   const index = query.get('index');
   if (index) {
-    if (!/^\d+$/.test(index) || BigInt(index) > UINT64_MAX) throw invalid('INVALID_INDEX', 'Invalid index');
+    if (!/^\d+$/.test(index) || BigInt(index) > UINT64_MAX) throw agentError('INVALID_INDEX');
     minIndex = Number(index);
   }
   return { minIndex, timeoutMs: blockingTimeout(waitMs, limits, random) };
@@ -51,7 +52,7 @@ export function blockingTimeout(waitMs: number, limits: BlockingLimits, random: 
   return timeout + Math.floor(random() * (timeout / 16));
 }
 
-/** The meta headers of a blocking-capable read; the index is never 0 (reference §2.3). */
+/** The meta headers of a blocking-capable read; the index is never 0 (Consul's clients loop on 0). */
 export function queryMetaHeaders(brand: BrandHeaders, index: number): Header[] {
   return [
     [brand.index, String(index > 0 ? index : 1)],
@@ -60,8 +61,12 @@ export function queryMetaHeaders(brand: BrandHeaders, index: number): Header[] {
   ];
 }
 
+/** A one-shot watch kept outside the store (a service's leaf): calls `fn` once; returns the cancel. */
+export type WatchSource = (fn: () => void) => () => void;
+
 export interface WatchedRead {
-  readonly target: WatchTarget;
+  /** What wakes the read: a store target, or a source's own one-shot watch. */
+  readonly target: WatchTarget | WatchSource;
   /** The index of what the read returns (its key's, its prefix's, its table's). */
   index(): number;
   /** The reply for the current data, given the index just read. */
@@ -157,7 +162,7 @@ export class BlockingQueries {
   }
 
   private arm(group: Group): void {
-    group.cancelWatch = this.store.watchOnce(group.read.target, () => {
+    const wake = (): void => {
       group.cancelWatch = undefined;
       const current = this.current(group);
       if (current === undefined) return;
@@ -166,7 +171,9 @@ export class BlockingQueries {
       }
       // A watch fires only on a change of its target, so survivors are a safety net.
       if (group.members.size > 0) this.arm(group);
-    });
+    };
+    const { target } = group.read;
+    group.cancelWatch = typeof target === 'function' ? target(wake) : this.store.watchOnce(target, wake);
   }
 
   private expire(entry: Entry): void {

@@ -1,7 +1,7 @@
 // Decoding JSON request bodies the way Consul's handlers do: field names matched
 // case-insensitively, unknown fields rejected, and errors worded like Go's decoder behind the
 // handler's prefix ("Request decode failed: EOF", `json: unknown field "Foo"`).
-import { invalid, type AgentError } from '../core/errors.js';
+import { agentError, type AgentError } from '../core/errors.js';
 
 export interface JsonObjectShape {
   /** The handler's prefix, e.g. "Request decode failed". */
@@ -19,7 +19,7 @@ export interface JsonObjectDecoder {
 /** Builds a decoder for one body shape; the field lookup table is made once, here. */
 export function jsonObjectDecoder(shape: JsonObjectShape): JsonObjectDecoder {
   const canonical = new Map(shape.fields.map((f) => [f.toLowerCase(), f]));
-  const fail = (message: string): AgentError => invalid('BODY_DECODE', `${shape.prefix}: ${message}`);
+  const fail = (detail: string): AgentError => agentError('BODY_DECODE', { prefix: shape.prefix, detail });
   return (body) => {
     const text = body === undefined ? '' : body.toString('utf8');
     if (text.trim() === '') throw fail('EOF');

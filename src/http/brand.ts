@@ -1,5 +1,5 @@
-// Header names that carry the product brand (decision D1): the agent emits one brand, chosen by
-// `http_config.header_brand`, and accepts both spellings on requests.
+// Header names that carry the product brand (docs/decisions.md D1): the agent emits one brand,
+// chosen by `http_config.header_brand`, and accepts both spellings on requests.
 
 export type Brand = 'Svc' | 'Consul';
 

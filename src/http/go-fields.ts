@@ -3,7 +3,7 @@
 // failure is Go's text ("json: cannot unmarshal number into Go struct field ACLToken.Local of
 // type bool") behind the handler's prefix. Shared by the ACL and intention body decoders.
 import { parseDuration } from '../core/duration.js';
-import { invalid, type AgentError } from '../core/errors.js';
+import { agentError, type AgentError } from '../core/errors.js';
 
 const RFC3339 = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -14,8 +14,8 @@ export class GoFields {
     private readonly struct: string,
   ) {}
 
-  fail(message: string): AgentError {
-    return invalid('BODY_DECODE', `${this.prefix}: ${message}`);
+  fail(detail: string): AgentError {
+    return agentError('BODY_DECODE', { prefix: this.prefix, detail });
   }
 
   typeError(value: unknown, path: string, type: string): AgentError {

@@ -1,5 +1,5 @@
-// Which ACL token a request carries, in Consul's order (reference §1.6): `?token=`, then
-// `X-Svc-Token` (or `X-Consul-Token`), then `Authorization: Bearer`, then the agent's default
+// Which ACL token a request carries, in Consul's order (docs/decisions.md#token-order): `?token=`,
+// then `X-Svc-Token` (or `X-Consul-Token`), then `Authorization: Bearer`, then the agent's default
 // token, then the anonymous token.
 import type { ApiRequest } from './request.js';
 

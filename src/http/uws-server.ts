@@ -4,7 +4,7 @@
 // under a size cap and join them once. Hot path guarded by bench/http/kv.ts.
 import uws from '@trufflesuite/uws-js-unofficial';
 import type { HttpRequest, HttpResponse, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import { AgentError } from '../core/errors.js';
+import { agentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { decodePathRest, errorReply, methodReply, redirectReply, unmatchedPathReply } from './dispatch.js';
 import { STATUS_LINE, textReply, type Header, type Reply } from './reply.js';
@@ -168,7 +168,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
   return new Promise((resolve, reject) => {
     app.listen(options.host, options.port, (socket: us_listen_socket | false) => {
       if (!socket) {
-        reject(new AgentError('HTTP_LISTEN', 'internal', `cannot listen on ${options.host}:${options.port}`));
+        reject(agentError('HTTP_LISTEN', { host: options.host, port: options.port }));
         return;
       }
       let open = true;

@@ -1,7 +1,7 @@
-// KV entries as stored and as Consul's API shows them (reference §9.1): values kept base64 so the
-// log and snapshots stay JSON; flags are uint64, exact beyond 2^53.
+// KV entries as stored and as Consul's API shows them (docs/decisions.md#kv-api): values kept
+// base64 so the log and snapshots stay JSON; flags are uint64, exact beyond 2^53.
 import type { Row } from '../state/types.js';
-import { Uint64 } from '../http/json.js';
+import { Uint64 } from '../core/go-json.js';
 
 export const KV_TABLE = 'kv';
 

@@ -2,7 +2,7 @@
 // never write one WAL; a lock left by a process that no longer runs is taken over.
 import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AgentError } from '../core/errors.js';
+import { AgentError, agentError } from '../core/errors.js';
 import { LOCK_FILE } from './state-files.js';
 
 export interface DirLock {
@@ -25,7 +25,7 @@ export async function acquireDirLock(dir: string): Promise<DirLock> {
       }
       const owner = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10);
       if (Number.isSafeInteger(owner) && owner > 0 && isAlive(owner)) {
-        throw new AgentError('STATE_DIR_LOCKED', 'unavailable', `state directory ${dir} is in use by process ${owner} (lock file ${lockPath})`);
+        throw agentError('STATE_DIR_LOCKED', { dir, pid: owner, lockFile: lockPath });
       }
       // Stale: its owner died (kill -9, power loss). Two agents restarting on one directory in the
       // same instant could both get here; that is an operator error this check does not cover.
@@ -55,5 +55,5 @@ function isCode(err: unknown, code: string): boolean {
 
 function lockError(dir: string, cause: unknown): AgentError {
   if (cause instanceof AgentError) return cause;
-  return new AgentError('STATE_DIR_LOCK_FAILED', 'unavailable', `cannot lock state directory ${dir}`, { cause });
+  return agentError('STATE_DIR_LOCK_FAILED', { dir, cause });
 }

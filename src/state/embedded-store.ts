@@ -5,7 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
-import { AgentError } from '../core/errors.js';
+import { agentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { CommitResult, Row, StateStore, WatchTarget, WriteOp } from './types.js';
 import type { DirLock } from './dir-lock.js';
@@ -52,7 +52,7 @@ export interface EmbeddedStore extends StateStore {
 }
 
 /**
- * Measured on the 2-core dev VM: 64 MiB of WAL (64k commits of 1 KiB) replays in about 0.3 s at
+ * On 2 cores, 64 MiB of WAL (64k commits of 1 KiB) replays in about 0.3 s at
  * start-up, and a snapshot of a 48 MB view takes about 0.3 s with event-loop stalls under 10 ms.
  */
 const DEFAULT_SNAPSHOT_EVERY_BYTES = 64 * 1024 * 1024;
@@ -176,7 +176,7 @@ class EmbeddedStateStore implements EmbeddedStore {
   }
 
   commit(ops: readonly WriteOp[]): Promise<CommitResult> {
-    if (this.closing !== undefined) return Promise.reject(new AgentError('STORE_CLOSED', 'unavailable', 'state store is closed'));
+    if (this.closing !== undefined) return Promise.reject(agentError('STORE_CLOSED'));
     if (this.wal?.failed !== undefined) return Promise.reject(this.wal.failed);
     let canonical;
     try {
@@ -206,7 +206,7 @@ class EmbeddedStateStore implements EmbeddedStore {
   }
 
   async compact(): Promise<void> {
-    if (this.closing !== undefined) throw new AgentError('STORE_CLOSED', 'unavailable', 'state store is closed');
+    if (this.closing !== undefined) throw agentError('STORE_CLOSED');
     if (this.wal === undefined) {
       this.reapMemory(this.clock.now());
       return;
@@ -243,7 +243,7 @@ class EmbeddedStateStore implements EmbeddedStore {
         ok = this.tables.apply(c.index, c.ops, c.time, this.hub);
       } catch (err) {
         this.log.error({ err, index: c.index }, 'applying a durable commit failed');
-        c.reject(new AgentError('STATE_APPLY_FAILED', 'internal', 'applying the commit failed', { cause: err }));
+        c.reject(agentError('STATE_APPLY_FAILED', { cause: err }));
         continue;
       }
       this.commits++;

@@ -2,7 +2,7 @@
 // cut a torn tail off the last segment (logged), and refuse to start on damage anywhere else.
 import { readFile, truncate, unlink, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AgentError } from '../core/errors.js';
+import { agentError, type AgentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { MemoryTables } from './memory-tables.js';
 import { decodeRecords } from './record-codec.js';
@@ -108,6 +108,6 @@ async function truncateDurably(path: string, length: number): Promise<void> {
   }
 }
 
-function walError(code: string, message: string): AgentError {
-  return new AgentError(code, 'internal', `${message}; refusing to start rather than drop acknowledged writes`);
+function walError(code: 'STATE_WAL_GAP' | 'STATE_WAL_CORRUPT', detail: string): AgentError {
+  return agentError(code, { detail });
 }

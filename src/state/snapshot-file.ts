@@ -5,7 +5,7 @@ import { open, readFile, rename, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { AgentError } from '../core/errors.js';
+import { agentError, type AgentError } from '../core/errors.js';
 import type { Row } from './types.js';
 import type { TableImage, Tombstone, ViewImage } from './memory-tables.js';
 import { decodeRecords, encodeRecord } from './record-codec.js';
@@ -123,8 +123,7 @@ export async function readSnapshot(dir: string): Promise<ViewImage | undefined> 
     if ((err as { code?: unknown }).code === 'ENOENT') return undefined;
     throw err;
   }
-  const corrupt = (why: string): AgentError =>
-    new AgentError('STATE_SNAPSHOT_CORRUPT', 'internal', `snapshot ${path} is damaged (${why}); refusing to start without the acknowledged data it holds`);
+  const corrupt = (why: string): AgentError => agentError('STATE_SNAPSHOT_CORRUPT', { path, why });
 
   const decoded = decodeRecords(buf);
   if (decoded.fault !== undefined) throw corrupt(`${decoded.fault.reason} at byte ${decoded.fault.offset}`);

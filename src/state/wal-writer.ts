@@ -3,7 +3,7 @@
 // batch boundaries, and removal of segments a durable snapshot has made obsolete.
 import { open, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { AgentError } from '../core/errors.js';
+import { agentError, type AgentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { SegmentFile } from './state-files.js';
 import { fsyncDir, segmentPath } from './state-files.js';
@@ -142,7 +142,7 @@ export class WalWriter<W extends PendingWrite> {
       await this.handle.datasync();
     } catch (cause) {
       // The tail of the file is now unknown; recovery truncates a torn record on the next start.
-      this.failure = new AgentError('STATE_WAL_WRITE_FAILED', 'unavailable', 'state store write-ahead log failed; the store is read-only until restart', { cause });
+      this.failure = agentError('STATE_WAL_WRITE_FAILED', { cause });
       this.options.log.error({ err: cause, segment: this.active.path }, 'WAL write failed; refusing further writes');
       this.options.onFailed(batch, this.failure);
       return;

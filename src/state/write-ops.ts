@@ -1,7 +1,7 @@
 // Validation and canonical form of commit ops: every op is checked before it takes an index, and
 // the store applies the JSON round-trip of the ops, exactly what the WAL replays after a restart
 // (so a live view and a recovered view can never differ, e.g. on NaN, Date or undefined fields).
-import { AgentError } from '../core/errors.js';
+import { agentError, type AgentError } from '../core/errors.js';
 import type { WriteOp } from './types.js';
 
 export interface CanonicalOps {
@@ -17,7 +17,7 @@ export function canonicalOps(ops: readonly WriteOp[]): CanonicalOps {
   try {
     json = JSON.stringify(ops);
   } catch (cause) {
-    throw new AgentError('STATE_INVALID_OP', 'invalid', 'commit ops are not JSON-serialisable', { cause });
+    throw agentError('STATE_INVALID_OP', { detail: 'commit ops are not JSON-serialisable', cause });
   }
   const parsed = JSON.parse(json) as unknown[];
   parsed.forEach(checkOp);
@@ -45,6 +45,6 @@ function checkOp(value: unknown, i: number): void {
   }
 }
 
-function bad(message: string): AgentError {
-  return new AgentError('STATE_INVALID_OP', 'invalid', message);
+function bad(detail: string): AgentError {
+  return agentError('STATE_INVALID_OP', { detail });
 }

@@ -1,4 +1,4 @@
-// /v1/acl/* against the real agent (reference §8.2, decisions D2, D3, D4): bootstrap, tokens and
+// /v1/acl/* against the real agent (docs/decisions.md#acl-api, D2, D3, D4): bootstrap, tokens and
 // policies end to end, with Consul's JSON key order, status codes and message texts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from './support/agent-process.js';

@@ -1,6 +1,6 @@
 // POST /v1/agent/connect/authorize against the real agent: the eleven behaviours of Consul's
-// agent_endpoint tests (reference §3.8), the five-step namespace resolution, and decisions after
-// an intention is created, updated and deleted.
+// agent_endpoint tests (docs/decisions.md#authorize-steps), the five-step namespace resolution, and
+// decisions after an intention is created, updated and deleted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
 import { rawRequest, request, serverClosesAfter } from './support/raw-http.js';
@@ -189,7 +189,7 @@ describe('authorize, ACLs on', () => {
       expect(await authorize(agent, {}, { token: 'no-such-token' })).toMatchObject({ status: 400, text: 'Target service must be specified' });
     });
 
-    // Each step of the spec's resolution beats every later one.
+    // Each step of the namespace resolution (docs/decisions.md D2) beats every later one.
     it.each([
       ['the body Namespace', { Namespace: 'body-ns' }, '?ns=query-ns', { 'X-Svc-Namespace': 'header-ns' }, 'team', 'body-ns'],
       ['?ns', {}, '?ns=query-ns', { 'X-Svc-Namespace': 'header-ns' }, 'team', 'query-ns'],

@@ -1,5 +1,5 @@
-// Blocking queries against the real agent (reference §2, decision D6): wake on a change of what
-// the query watches, time out with current data, unpark on disconnect, fan out to thousands.
+// Blocking queries on the real agent (docs/decisions.md#blocking-queries, D6): wake on a change of
+// what the query watches, time out with current data, unpark on disconnect, fan out to thousands.
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
@@ -23,9 +23,12 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10
   }
 }
 
-/** Settles to 'pending' if the promise has not settled within `ms`. */
-function within<T>(promise: Promise<T>, ms: number): Promise<T | 'pending'> {
-  return Promise.race([promise, new Promise<'pending'>((r) => setTimeout(() => r('pending'), ms))]);
+/** Sends a blocking read and hands back its response once the agent counts it parked. */
+async function parkedFetch(url: string): Promise<{ response: Promise<Response> }> {
+  const before = (await agentStats()).parked;
+  const response = fetch(url);
+  await until(async () => (await agentStats()).parked === before + 1, `${url} to park`);
+  return { response };
 }
 
 beforeAll(async () => {
@@ -45,8 +48,7 @@ describe('blocking queries', () => {
   it('parks until the watched key changes, then answers with the new data', async () => {
     await put('blk/key', 'old');
     const index = await indexOf('blk/key');
-    const parked = fetch(kv(`blk/key?index=${index}&wait=30s`));
-    expect(await within(parked, 200)).toBe('pending');
+    const { response: parked } = await parkedFetch(kv(`blk/key?index=${index}&wait=30s`));
     await put('blk/key', 'new');
     const res = await parked;
     expect(Number(res.headers.get('x-svc-index'))).toBeGreaterThan(index);
@@ -54,28 +56,33 @@ describe('blocking queries', () => {
     expect(Buffer.from(entry!.Value, 'base64').toString()).toBe('new');
   });
 
-  it('does not wake for a write to another key (decision D6)', async () => {
+  it('does not wake for a write to another key (D6)', async () => {
     await put('blk/quiet', 'x');
     const index = await indexOf('blk/quiet');
-    const parked = fetch(kv(`blk/quiet?index=${index}&wait=30s`));
+    const { response: parked } = await parkedFetch(kv(`blk/quiet?index=${index}&wait=30s`));
+    const { parked: before } = await agentStats();
     await put('blk/other', 'y');
     await put('blk/quieter', 'y');
-    expect(await within(parked, 300)).toBe('pending');
+    expect((await agentStats()).parked).toBe(before);
     await put('blk/quiet', 'z');
-    expect((await parked).status).toBe(200);
+    // Not woken by the other writes: the answer holds the watched key's later write.
+    const res = await parked;
+    expect(res.status).toBe(200);
+    const [entry] = (await res.json()) as { Value: string }[];
+    expect(Buffer.from(entry!.Value, 'base64').toString()).toBe('z');
   });
 
   it('wakes a prefix query on a write and on a delete under the prefix, not outside it', async () => {
     await put('pfx/a', '1');
     let index = Number((await fetch(kv('pfx/?recurse'))).headers.get('x-svc-index'));
-    let parked = fetch(kv(`pfx/?recurse&index=${index}&wait=30s`));
+    let { response: parked } = await parkedFetch(kv(`pfx/?recurse&index=${index}&wait=30s`));
     await put('pfxother', 'no');
-    expect(await within(parked, 200)).toBe('pending');
     await put('pfx/b', '2');
+    // Not woken by the write outside the prefix: the answer holds the write under it.
     let res = await parked;
     index = Number(res.headers.get('x-svc-index'));
     expect(((await res.json()) as unknown[]).length).toBe(2);
-    parked = fetch(kv(`pfx/?keys&index=${index}&wait=30s`));
+    ({ response: parked } = await parkedFetch(kv(`pfx/?keys&index=${index}&wait=30s`)));
     await fetch(kv('pfx/a'), { method: 'DELETE' });
     res = await parked;
     expect(Number(res.headers.get('x-svc-index'))).toBeGreaterThan(index);
@@ -87,7 +94,7 @@ describe('blocking queries', () => {
     expect(res404.status).toBe(404);
     const index = Number(res404.headers.get('x-svc-index'));
     expect(index).toBeGreaterThanOrEqual(1);
-    const parked = fetch(kv(`blk/later?index=${index}&wait=30s`));
+    const { response: parked } = await parkedFetch(kv(`blk/later?index=${index}&wait=30s`));
     await put('blk/later', 'here');
     expect((await parked).status).toBe(200);
   });

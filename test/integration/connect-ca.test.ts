@@ -1,10 +1,12 @@
-// The CA endpoints on the real agent: the roots (both endpoints, ?pem, blocking, X-Cache/Age),
-// the leaf (shape, headers, cache, blocking, wake-up on rotation), the CA configuration (validation,
-// TTL-only changes, rotation), the ACL cases of reference §5.7 with service:write checked on every
-// request (D5), and the CA surviving a restart.
+// The CA endpoints on the real agent: the roots (both endpoints, ?pem, blocking, X-Cache/Age), the
+// leaf (shape, headers, cache, blocking, wake-up on rotation), the CA configuration (validation,
+// TTL-only changes, rotation), the ACL cases of Consul's leaf tests with service:write checked on
+// every request (docs/decisions.md D5), and the CA surviving a restart.
 import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startAgent, tempDir, type AgentProcess } from './support/agent-process.js';
+import { get as rawGet, openRequest, type RawResponse } from './support/raw-http.js';
 
 const ROOT_KEYS = ['ID', 'Name', 'SerialNumber', 'SigningKeyID', 'ExternalTrustDomain', 'NotBefore', 'NotAfter', 'RootCert', 'IntermediateCerts', 'Active', 'PrivateKeyType', 'PrivateKeyBits', 'CreateIndex', 'ModifyIndex'];
 const LEAF_KEYS = ['SerialNumber', 'CertPEM', 'PrivateKeyPEM', 'Service', 'ServiceURI', 'ValidAfter', 'ValidBefore', 'CreateIndex', 'ModifyIndex'];
@@ -100,7 +102,7 @@ describe('CA endpoints', () => {
     expect(bad).toMatchObject({ status: 400, text: "The 'pem' query parameter must be a boolean value" });
   });
 
-  it('issues a leaf of reference §5.3-§5.4 and caches it', async () => {
+  it('issues a leaf in Consul\'s shape and caches it', async () => {
     const roots = JSON.parse((await get(agent, '/v1/agent/connect/ca/roots')).text) as Roots;
     const first = await get(agent, '/v1/agent/connect/ca/leaf/billing');
     expect(first.status).toBe(200);
@@ -163,17 +165,26 @@ describe('CA endpoints', () => {
     expect(Date.parse(leaf.ValidBefore) - Date.parse(leaf.ValidAfter)).toBe(48 * 3_600_000);
   });
 
-  it('wakes blocking leaf and roots reads within 1 s of a rotation (spread 0s)', async () => {
+  it('wakes blocking leaf and roots reads on a rotation (spread 0s)', async () => {
     const roots = JSON.parse((await get(agent, '/v1/agent/connect/ca/roots')).text) as Roots;
     const rootsIndex = roots.Roots.find((r) => r.Active)!.ModifyIndex;
     const leaf = JSON.parse((await get(agent, '/v1/agent/connect/ca/leaf/web')).text) as Leaf;
-    const blockedLeaf = get(agent, `/v1/agent/connect/ca/leaf/web?index=${leaf.ModifyIndex}&wait=60s`);
-    const blockedRoots = get(agent, `/v1/agent/connect/ca/roots?index=${rootsIndex}&wait=60s`);
-    await new Promise((r) => setTimeout(r, 100)); // let both park
-    const rotatedAt = Date.now();
+    // Both reads wait far longer than vitest lets this test run (its timeout is the hang guard), so
+    // only the rotation can answer them in time. Each request is on the agent's socket before the
+    // rotation is sent; the roots read's X-Cache: MISS below proves it was parked when the roots
+    // changed (a read arriving after the change, or timing out, is answered from the cache: HIT).
+    const park = async (path: string): Promise<{ socket: Socket; response: Promise<RawResponse> }> => {
+      const sent = await openRequest(agent.port, rawGet(`${path}&wait=10m`));
+      onTestFinished(() => void sent.socket.destroy());
+      await new Promise((flushed) => sent.socket.write('', flushed));
+      return sent;
+    };
+    const blockedLeaf = await park(`/v1/agent/connect/ca/leaf/web?index=${leaf.ModifyIndex}`);
+    const blockedRoots = await park(`/v1/agent/connect/ca/roots?index=${rootsIndex}`);
     expect((await put(agent, '/v1/connect/ca/configuration', { Provider: 'consul', Config: { PrivateKeyType: 'rsa', PrivateKeyBits: 2048, CSRMaxPerSecond: 0 } })).status).toBe(200);
-    const [newLeafRes, newRootsRes] = await Promise.all([blockedLeaf, blockedRoots]);
-    expect(Date.now() - rotatedAt).toBeLessThan(1000);
+    const [newLeafRaw, newRootsRaw] = await Promise.all([blockedLeaf.response, blockedRoots.response]);
+    const newLeafRes = { headers: new Headers(newLeafRaw.headers), text: newLeafRaw.body.toString() };
+    const newRootsRes = { headers: new Headers(newRootsRaw.headers), text: newRootsRaw.body.toString() };
 
     const newRoots = JSON.parse(newRootsRes.text) as Roots;
     expect(newRootsRes.headers.get('x-cache')).toBe('MISS');
@@ -198,7 +209,7 @@ describe('CA endpoints', () => {
   });
 });
 
-describe('leaf ACLs (reference §5.7, D5)', () => {
+describe('leaf ACLs (D5)', () => {
   const MANAGEMENT = '2b1b7f6e-9d3a-4c1e-8f4a-6d5e4c3b2a19';
   let agent: AgentProcess;
   const tokens: Record<string, string> = {};

@@ -1,4 +1,4 @@
-// The HTTP conventions of the spec and reference §1, against the real agent.
+// The HTTP conventions (docs/decisions.md#http-conventions), against the real agent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
 import { get, rawRequest, request, serverClosesAfter } from './support/raw-http.js';

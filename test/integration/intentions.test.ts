@@ -1,6 +1,6 @@
-// The intentions API against the real agent (reference §7): both write APIs and their errors,
-// the JSON shape and key order, match and check, blocking reads that wake only on their own
-// change, ACLs on the destination, and persistence across a restart.
+// The intentions API against the real agent (docs/decisions.md#intentions-api): both write APIs and
+// their errors, the JSON shape and key order, match and check, blocking reads that wake only on
+// their own change, ACLs on the destination, and persistence across a restart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, tempDir, type AgentProcess } from './support/agent-process.js';
 

@@ -1,4 +1,4 @@
-// /v1/kv against the real agent: shapes, status codes and texts of reference §9.1.
+// /v1/kv against the real agent: shapes, status codes and texts of docs/decisions.md#kv-api.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
@@ -142,7 +142,7 @@ describe('errors', () => {
     }
   });
 
-  it('rejects bad flags and cas with 400 and Go\'s parse text (decision D3)', async () => {
+  it('rejects bad flags and cas with 400 and Go\'s parse text (D3)', async () => {
     let res = await fetch(url('err/a?flags=abc'), { method: 'PUT', body: 'x' });
     expect(res.status).toBe(400);
     expect(await res.text()).toBe('strconv.ParseUint: parsing "abc": invalid syntax');

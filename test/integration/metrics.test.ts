@@ -1,5 +1,5 @@
-// GET /v1/agent/metrics (decision D11): authorize decisions and cache hits, CA cache hits, leaf
-// issuance and parked queries are counted, and the endpoint needs agent:read.
+// GET /v1/agent/metrics (docs/decisions.md D11): authorize decisions and cache hits, CA cache hits,
+// leaf issuance and parked queries are counted, and the endpoint needs agent:read.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
 import { get, openRequest } from './support/raw-http.js';

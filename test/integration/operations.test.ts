@@ -48,6 +48,15 @@ describe('persistence with -data-dir', () => {
   });
 });
 
+/** Resolves once the agent's parked-queries gauge reads `count`; vitest's test timeout is the hang guard. */
+async function parkedQueries(url: string, count: number): Promise<void> {
+  for (;;) {
+    const body = (await (await fetch(`${url}/v1/agent/metrics`)).json()) as { Gauges: { Name: string; Value: number }[] };
+    if (body.Gauges.find((g) => g.Name === 'svc.blocking.parked')?.Value === count) return;
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
 describe('graceful stop', () => {
   it('on SIGTERM answers parked queries with current data and exits 0', async () => {
     const agent = await startAgent();
@@ -55,7 +64,7 @@ describe('graceful stop', () => {
     const index = Number((await fetch(`${agent.url}/v1/kv/stop/me`)).headers.get('x-svc-index'));
     const { socket, response } = await openRequest(agent.port, get(`/v1/kv/stop/me?index=${index}&wait=60s`));
     cleanups.push(async () => socket.destroy());
-    await new Promise((r) => setTimeout(r, 200));
+    await parkedQueries(agent.url, 1);
     const exit = agent.stop('SIGTERM');
     const answered = await response;
     expect(answered.status).toBe(200);

@@ -1,6 +1,6 @@
-// The parsed form of a policy's Rules (reference §8.3): what parseRules produces, what the state
-// store keeps next to the Rules text, and what compileAuthorizer consumes. Plain JSON on purpose,
-// so a policy is parsed once when written and compiled synchronously on every later load.
+// The parsed form of a policy's Rules (docs/decisions.md#acl-rules): what parseRules produces, what
+// the state store keeps next to the Rules text, and what compileAuthorizer consumes. Plain JSON on
+// purpose, so a policy is parsed once when written and compiled synchronously on every later load.
 import type { PolicyLevel } from '../types.js';
 
 /** The block rules, in the order Consul validates them (so the first error reported is Consul's). */
@@ -30,7 +30,7 @@ export type ScalarRule = (typeof SCALAR_RULES)[number];
 export interface NamedRule {
   readonly name: string;
   readonly policy: PolicyLevel;
-  /** service and service_prefix only; absent means "derive from policy" (§7.4). */
+  /** service and service_prefix only; absent: from policy (docs/decisions.md#intention-acls). */
   readonly intentions?: PolicyLevel;
 }
 
@@ -43,7 +43,7 @@ export type ParsedRules = { readonly [R in BlockRule]?: readonly NamedRule[] } &
   readonly [R in ScalarRule]?: PolicyLevel;
 };
 
-/** Precedence when rules for one name meet: deny > write > list > read (§8.3). */
+/** When rules for one name meet: deny > write > list > read (docs/decisions.md#acl-rules). */
 const RANK: Readonly<Record<PolicyLevel, number>> = { read: 1, list: 2, write: 3, deny: 4 };
 
 /** The stronger of two levels; an absent level always loses. */

@@ -1,8 +1,8 @@
-// Exact-and-prefix name matching for one ACL resource (reference §8.3), as a radix tree like
-// Consul's: walk from the root along the name; every prefix rule met on the way replaces the
+// Exact-and-prefix name matching for one ACL resource (docs/decisions.md#acl-rules), a radix tree
+// as in Consul: walk from the root along the name; every prefix rule met on the way replaces the
 // candidate (so the longest prefix wins), and an exact rule at the end of the name overrides them.
 // A lookup costs one step per tree edge on the name's path (a Map get and a startsWith), not one
-// per rule, so it stays flat as a token's prefixes grow. Guarded by bench/micro/acl-authorizer.ts.
+// per rule, so it stays flat as prefixes grow. Guarded by bench/micro/acl-authorizer.ts.
 
 /** What a lookup returns when no rule matches. Stored values must be ≥ 0. */
 export const NONE = -1;

@@ -1,7 +1,7 @@
-// Policy Rules text → ParsedRules (reference §8.3). HCL or JSON; every failure is an AgentError of
-// kind 'invalid' (400, decision D3) carrying Consul's message text: `Failed to parse ACL rules: …`
-// for text that does not parse or has the wrong shape, `Invalid <rule> policy: …` for a bad level.
-import { type AgentError, invalid } from '../../core/errors.js';
+// Policy Rules text → ParsedRules (docs/decisions.md#acl-rules), HCL or JSON. A failure is a 400
+// (docs/decisions.md D3) with Consul's text: `Failed to parse ACL rules: …` for text that does not
+// parse or has the wrong shape, `Invalid <rule> policy: …` for a bad level.
+import { agentError, type AgentError } from '../../core/errors.js';
 import type { PolicyLevel } from '../types.js';
 import { HclSyntaxError, hclToObject } from './hcl.js';
 import {
@@ -15,8 +15,6 @@ import {
 } from './model.js';
 
 export type { ParsedRules } from './model.js';
-
-export const RULES_INVALID = 'ACL_RULES_INVALID';
 
 const BLOCKS: ReadonlySet<string> = new Set(BLOCK_RULES);
 const SCALARS: ReadonlySet<string> = new Set(SCALAR_RULES);
@@ -120,25 +118,19 @@ function blockRule(rule: BlockRule, block: RawBlock): NamedRule {
   const allowList = rule === 'key' || rule === 'key_prefix';
   const policy = level(block.policy, allowList);
   if (policy === undefined) {
-    throw invalid(
-      RULES_INVALID,
-      `Invalid ${rule} policy: ${JSON.stringify(block.name)} has invalid policy ${JSON.stringify(block.policy)}`,
-    );
+    throw agentError('ACL_RULES_BAD_POLICY', { rule, name: block.name, policy: block.policy });
   }
   if (block.intentions === undefined) return { name: block.name, policy };
   const intentions = level(block.intentions, false);
   if (intentions === undefined) {
-    throw invalid(
-      RULES_INVALID,
-      `Invalid ${rule} intentions policy: ${JSON.stringify(block.name)} has invalid intentions ${JSON.stringify(block.intentions)}`,
-    );
+    throw agentError('ACL_RULES_BAD_INTENTIONS', { rule, name: block.name, intentions: block.intentions });
   }
   return { name: block.name, policy, intentions };
 }
 
 function scalarLevel(rule: ScalarRule, raw: string): PolicyLevel {
   const found = level(raw, false);
-  if (found === undefined) throw invalid(RULES_INVALID, `Invalid ${rule} policy: ${JSON.stringify(raw)}`);
+  if (found === undefined) throw agentError('ACL_RULES_BAD_LEVEL', { rule, policy: raw });
   return found;
 }
 
@@ -159,7 +151,7 @@ function level(raw: string, allowList: boolean): PolicyLevel | undefined {
 }
 
 function syntax(detail: string): AgentError {
-  return invalid(RULES_INVALID, `Failed to parse ACL rules: ${detail}`);
+  return agentError('ACL_RULES_INVALID', { detail });
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,11 +1,11 @@
-// The CA provider's `Config` map (reference §6.1-§6.2): the map written at bootstrap from the
-// agent's ca_config, and the parse + validation of a map sent to PUT /v1/connect/ca/configuration.
+// The CA provider's `Config` map (docs/decisions.md#ca-configuration): the map written at bootstrap
+// from ca_config, and the parse + validation of a map sent to PUT /v1/connect/ca/configuration.
 // Keys match case-insensitively and with or without underscores, unknown keys are ignored and a
 // missing key takes its default (Consul decodes the map onto a fresh default config).
 import { caConfigProblems, defaultKeyBits } from '../../config/ca-rules.js';
 import type { CaConfig } from '../../config/types.js';
 import { parseDuration } from '../../core/duration.js';
-import { AgentError, invalid } from '../../core/errors.js';
+import { agentError, type AgentError } from '../../core/errors.js';
 import type { CaSettings } from './model.js';
 
 const HOUR_MS = 3_600_000;
@@ -70,7 +70,7 @@ type Field = 'LeafCertTTL' | 'IntermediateCertTTL' | 'RootCertTTL' | 'PrivateKey
 const FIELDS: readonly Field[] = ['LeafCertTTL', 'IntermediateCertTTL', 'RootCertTTL', 'PrivateKeyType', 'PrivateKeyBits', 'CSRMaxPerSecond', 'CSRMaxConcurrent', 'PrivateKey', 'RootCert', 'SkipValidate'];
 const FIELD_BY_FOLDED = new Map(FIELDS.map((f) => [f.toLowerCase(), f]));
 
-const parseError = (field: string, message: string): AgentError => invalid('CA_CONFIG_PARSE', `error parsing CA config: '${field}': ${message}`);
+const parseError = (field: string, detail: string): AgentError => agentError('CA_CONFIG_PARSE', { field, detail });
 
 function durationMs(field: Field, value: unknown): number {
   if (typeof value === 'number' && Number.isInteger(value)) return value / 1e6; // Go: nanoseconds
@@ -95,7 +95,7 @@ function stringOf(field: Field, value: unknown): string {
 
 /**
  * Parses and validates a provider config map from the API. Problems are 400s with Consul's
- * texts behind "error configuring provider: " (decision D3: user mistakes are 4xx).
+ * texts behind "error configuring provider: " (docs/decisions.md D3: user mistakes are 4xx).
  */
 export function parseProviderConfig(map: Readonly<Record<string, unknown>>): ProviderConfig {
   const values = new Map<Field, unknown>();
@@ -113,7 +113,7 @@ export function parseProviderConfig(map: Readonly<Record<string, unknown>>): Pro
     if (typeof v === 'boolean') return v;
     throw parseError(f, `expected type 'bool', got ${JSON.stringify(v)}`);
   }, false);
-  const fail = (message: string): AgentError => invalid('CA_CONFIG_INVALID', `error configuring provider: ${message}`);
+  const fail = (detail: string): AgentError => agentError('CA_CONFIG_INVALID', { detail });
   if (type !== 'ec' && type !== 'rsa') throw fail("private key type must be either 'ec' or 'rsa'");
   const settings: CaSettings = {
     leafCertTtlMs: get('LeafCertTTL', durationMs, DEFAULT_SETTINGS.leafCertTtlMs),

@@ -1,10 +1,10 @@
 // The built-in CA provider (Consul's `consul` provider): bootstraps the cluster ID and the first
 // root, keeps the CA key and the serial counter in the state store, signs leaves through a
 // CertSigner under the CSR rate limit, changes the configuration (rotating and cross-signing the
-// root when the key changes, §6.3) and prunes rotated-out roots after 2 x the leaf TTL.
+// root when the key changes) and prunes rotated-out roots after 2 x the leaf TTL.
 import type { Metrics } from '../../core/metrics.js';
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import type { CaMaterial } from '../../../workers/protocol.js';
+import type { CaMaterial } from './signing-protocol.js';
 import type { CaConfig } from '../../config/types.js';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import { AgentError, invalid } from '../../core/errors.js';
@@ -29,9 +29,9 @@ export interface CaManagerOptions {
   readonly datacenter: string;
   /** The agent's `connect.ca_config`: used only when the store holds no CA yet (as Consul). */
   readonly bootstrap: CaConfig;
-  /** `connect.trust_domain` (D9), likewise fixed when the CA is created; default `<cluster>.consul`. */
+  /** `connect.trust_domain` (docs/decisions.md D9), likewise fixed when the CA is created; default `<cluster>.consul`. */
   readonly trustDomain?: string | undefined;
-  /** Counts leaves signed and signings refused by the CSR rate limit (decision D11). */
+  /** Counts leaves signed and signings refused by the CSR rate limit (docs/decisions.md D11). */
   readonly metrics?: Metrics | undefined;
 }
 
@@ -337,7 +337,7 @@ export class CaManager {
     await this.rotate(root, next, configOp, providerRow.value);
   }
 
-  /** §6.3: the old key cross-signs the new root; old roots stay, inactive, until pruned. */
+  /** A rotation: the old key cross-signs the new root; old roots stay, inactive, until pruned. */
   private async rotate(root: NewRoot, provider: ProviderConfig, configOp: WriteOp, old: StoredProvider): Promise<void> {
     const now = this.o.clock.now();
     const oldCert = pemBlocks(old.RootCert, 'CERTIFICATE')[0] as Buffer;

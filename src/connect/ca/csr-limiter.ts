@@ -1,4 +1,4 @@
-// The CA's CSR rate limit (reference §5.5): `csr_max_per_second` as a token bucket of burst 1, or,
+// The CA's CSR rate limit, as Consul's: `csr_max_per_second` as a token bucket of burst 1, or,
 // when that is 0, `csr_max_concurrent` as a semaphore. A signing waits at most 500 ms for its turn,
 // then fails with Consul's text, which the HTTP layer answers as 429. Limits are read on every
 // call, so a CA configuration change applies at once.

@@ -17,7 +17,7 @@ export function serialColonHex(serial: bigint): string {
   return colonHex(Buffer.from(hex, 'hex'));
 }
 
-/** A root's ID: SHA-1 of its DER in colon-hex (reference §4.3). */
+/** A root's ID: SHA-1 of its DER in colon-hex (as Consul shows it). */
 export function certificateId(der: Uint8Array): string {
   return colonHex(createHash('sha1').update(der).digest());
 }

@@ -1,12 +1,15 @@
-// The agent's leaf certificates (reference §5.5, decisions D7, D8, D13): one cached leaf per
-// (namespace, service) in a bounded LRU, shared across tokens (the HTTP layer checks service:write
-// on every request). Concurrent requests share one issuance. A leaf is renewed at a random time in
-// 60-90 % of its life; after a root change, parked watchers get a new one within a random spread.
-// A non-blocking read never waits behind a blocking one: a valid cached leaf is answered at once.
+// The agent's leaf certificates (docs/decisions.md D7, D8, D13): one cached leaf per (namespace,
+// service) in a bounded LRU, shared across tokens (the HTTP layer checks service:write on every
+// request). Concurrent requests share one issuance, which waits its turn in the IssueQueue. A leaf
+// is renewed at a random time in 60-90 % of its life while someone watches it; after a root change,
+// watchers get a new one within a random spread. Blocking reads park in the HTTP layer's blocking
+// queries, on a LeafWatch: this file only says when a leaf changed. A non-blocking read never waits
+// behind a blocking one: a valid cached leaf is answered at once.
 import { LRUCache } from 'lru-cache';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { Logger } from '../../core/log.js';
 import type { IssuedLeaf } from './ca-manager.js';
+import { IssueQueue } from './issue-queue.js';
 import { renewalTime } from './renewal.js';
 import type { RootsSnapshot } from './roots-view.js';
 
@@ -27,11 +30,11 @@ export interface LeafManagerOptions {
   readonly random: () => number;
   readonly log: Logger;
   readonly maxEntries: number;
-  /** An entry is dropped this long after its last read (D7). */
+  /** An entry is dropped this long after its last read (docs/decisions.md D7). */
   readonly idleTtlMs: number;
-  /** Re-issue window after a root change (D13); 0 re-issues at once. */
+  /** Re-issue window after a root change (docs/decisions.md D13); 0 re-issues at once. */
   readonly rootChangeSpreadMs: number;
-  /** Runs `fn` on a later event-loop turn (setImmediate by default). */
+  /** Runs `fn` on a later event-loop turn, for the IssueQueue (setImmediate by default). */
   readonly nextTurn?: (fn: () => void) => void;
 }
 
@@ -48,40 +51,17 @@ export interface LeafAnswer {
   readonly hit: boolean;
 }
 
-export interface LeafRead {
-  /** 0 for a non-blocking read. */
-  readonly minIndex: number;
-  readonly timeoutMs: number;
-  /** Registers cleanup for a client that goes away while parked. */
-  readonly onAbort: (fn: () => void) => void;
+/**
+ * A blocking read's view of one service's leaf, for the blocking queries to park on: the leaf now,
+ * and a one-shot callback for its next one. While a watch is held the leaf is renewed on time.
+ */
+export interface LeafWatch {
+  readonly leaf: CachedLeaf;
+  watchOnce(fn: () => void): () => void;
 }
 
 /** After a failed background renewal the old leaf stays; the next try is within this window. */
 const RETRY_WINDOW_MS = 30_000;
-
-/**
- * Issuances started per event-loop turn. Starting one (serial commit, pool hand-off) costs the
- * main thread ~30 µs; 1,000 services asking at once would otherwise hold the loop ~30 ms in one
- * piece, and every request behind it (authorize) would wait. 16 per turn keeps each slice near
- * 0.5 ms while the pool, which signs far slower than this, never runs dry. Guarded by
- * bench/http/ca.ts (authorize p99 during a first-leaf storm).
- */
-const STARTS_PER_TURN = 16;
-
-/**
- * Issuances started and not yet settled, at most: a serial committed, a task built, waiting for or
- * in the signing pool. The pool takes 2 batches of 16 per worker at a time, so more would only
- * wait there. A wave of 1,000 first leaves used to start them all within milliseconds and hold
- * that state for the whole wave, ~1 KB a request of the 3.3 KB a heap snapshot showed, which
- * young-generation GCs copied and promoted; the rest now wait as a place in line
- * (bench/README.md, session 5).
- */
-export const MAX_ISSUING = 128;
-
-interface Waiter {
-  readonly resolve: (answer: LeafAnswer) => void;
-  timer: TimerHandle | undefined;
-}
 
 interface Settle {
   readonly resolve: (answer: LeafAnswer) => void;
@@ -95,11 +75,8 @@ class Entry {
   settle: Settle | undefined;
   /** Set by a root change: replace the leaf at this time (the herd guard). */
   replaceAt: number | undefined;
-  /**
-   * Parked readers, created with the first: most entries never have one, and an empty Set made a
-   * cached leaf 2.02 KB of heap instead of 1.86 (heap snapshots of 3,000 leaves).
-   */
-  private waiting: Set<Waiter> | undefined;
+  /** One-shot watches of parked reads, made with the first: an empty Set adds ~160 B to every cached leaf. */
+  private watchers: Set<() => void> | undefined;
   timer: TimerHandle | undefined;
   timerAt = Infinity;
 
@@ -109,27 +86,27 @@ class Entry {
   ) {}
 
   get watched(): boolean {
-    return this.waiting !== undefined && this.waiting.size > 0;
+    return this.watchers !== undefined && this.watchers.size > 0;
   }
 
-  addWaiter(waiter: Waiter): void {
-    (this.waiting ??= new Set()).add(waiter);
+  addWatcher(fn: () => void): void {
+    (this.watchers ??= new Set()).add(fn);
   }
 
-  /** False when the waiter was already gone (answered, timed out or aborted). */
-  removeWaiter(waiter: Waiter): boolean {
-    return this.waiting?.delete(waiter) ?? false;
+  /** False when the watch was already gone (fired or cancelled). */
+  removeWatcher(fn: () => void): boolean {
+    return this.watchers?.delete(fn) ?? false;
   }
 
-  /** Every parked reader, removed. */
-  takeWaiters(): Iterable<Waiter> {
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    return waiting ?? NO_WAITERS;
+  /** Every watch, removed. */
+  takeWatchers(): Iterable<() => void> {
+    const watchers = this.watchers;
+    this.watchers = undefined;
+    return watchers ?? NO_WATCHERS;
   }
 }
 
-const NO_WAITERS: readonly Waiter[] = [];
+const NO_WATCHERS: readonly (() => void)[] = [];
 
 /**
  * Every field written out, in one order: a spread followed by more fields gave each leaf a hidden
@@ -158,11 +135,7 @@ export class LeafManager {
   private readonly entries: LRUCache<string, Entry>;
   private readonly unsubscribe: () => void;
   private closed = false;
-  /** Entries whose issuance waits for its turn (startSome). */
-  private readonly queued: Entry[] = [];
-  private startsScheduled = false;
-  /** Issuances started and not yet settled (MAX_ISSUING). */
-  private issuing = 0;
+  private readonly queue: IssueQueue<Entry>;
 
   constructor(private readonly o: LeafManagerOptions) {
     this.entries = new LRUCache<string, Entry>({
@@ -176,27 +149,47 @@ export class LeafManager {
       },
     });
     this.unsubscribe = o.roots.subscribe((snapshot) => this.rootsChanged(snapshot));
+    this.queue = new IssueQueue((entry) => this.start(entry), o.nextTurn);
   }
 
   get size(): number {
     return this.entries.size;
   }
 
-  /** The leaf for a service: cached, renewed, or waited for (`?index`), as §5.5 describes. */
-  get(namespace: string, service: string, read: LeafRead): LeafAnswer | Promise<LeafAnswer> {
+  /** A service's leaf for a non-blocking read: the cached one while valid, else a new one. */
+  get(namespace: string, service: string): LeafAnswer | Promise<LeafAnswer> {
+    const entry = this.entry(namespace, service);
+    const leaf = entry.leaf;
+    if (leaf !== undefined && (this.closed || this.usable(leaf))) return { leaf, hit: true };
+    return this.issue(entry);
+  }
+
+  /**
+   * What a blocking read (`?index=minIndex`) parks on, when it must wait for a leaf newer than the
+   * one it has; undefined when it is answered as a non-blocking read is (`get`).
+   */
+  waitFor(namespace: string, service: string, minIndex: number): LeafWatch | undefined {
+    if (minIndex === 0 || this.closed) return undefined;
+    const entry = this.entry(namespace, service);
+    const leaf = entry.leaf;
+    if (leaf === undefined || leaf.index > minIndex) return undefined;
+    const watch = (fn: () => void): (() => void) => this.watch(entry, fn);
+    return {
+      get leaf() {
+        return entry.leaf ?? leaf;
+      },
+      watchOnce: watch,
+    };
+  }
+
+  private entry(namespace: string, service: string): Entry {
     const key = `${namespace}\u0000${service}`;
     let entry = this.entries.get(key);
     if (entry === undefined) {
       entry = new Entry(namespace, service);
       this.entries.set(key, entry);
     }
-    const leaf = entry.leaf;
-    if (leaf === undefined || read.minIndex === 0 || leaf.index > read.minIndex) {
-      if (leaf !== undefined && this.usable(leaf)) return { leaf, hit: true };
-      return this.issue(entry);
-    }
-    if (this.closed) return { leaf, hit: true };
-    return this.park(entry, leaf, read);
+    return entry;
   }
 
   /** Valid for a non-blocking read: before its renewal time and signed by the active root. */
@@ -204,26 +197,17 @@ export class LeafManager {
     return this.o.clock.now() < leaf.renewAt && leaf.signingKeyId === this.o.roots.get().snapshot.activeSigningKeyId;
   }
 
-  private park(entry: Entry, leaf: CachedLeaf, read: LeafRead): Promise<LeafAnswer> {
-    return new Promise((resolve) => {
-      const waiter: Waiter = { resolve, timer: undefined };
-      entry.addWaiter(waiter);
-      waiter.timer = this.o.clock.setTimer(read.timeoutMs, () => {
-        if (!entry.removeWaiter(waiter)) return;
-        if (!entry.watched) this.disarm(entry);
-        resolve({ leaf: entry.leaf ?? leaf, hit: true });
-      });
-      read.onAbort(() => {
-        if (!entry.removeWaiter(waiter)) return;
-        waiter.timer?.cancel();
-        if (!entry.watched) this.disarm(entry);
-      });
-      // A leaf of a replaced root that nobody watched yet gets its herd-guard delay now.
-      if (entry.replaceAt === undefined && leaf.signingKeyId !== this.o.roots.get().snapshot.activeSigningKeyId) {
-        entry.replaceAt = this.spreadFromNow();
-      }
-      this.arm(entry);
-    });
+  private watch(entry: Entry, fn: () => void): () => void {
+    entry.addWatcher(fn);
+    // A leaf of a replaced root that nobody watched yet gets its herd-guard delay now.
+    const leaf = entry.leaf;
+    if (leaf !== undefined && entry.replaceAt === undefined && leaf.signingKeyId !== this.o.roots.get().snapshot.activeSigningKeyId) {
+      entry.replaceAt = this.spreadFromNow();
+    }
+    this.arm(entry);
+    return () => {
+      if (entry.removeWatcher(fn) && !entry.watched) this.disarm(entry);
+    };
   }
 
   /** Keeps one timer per watched entry, at its next replacement time. */
@@ -254,44 +238,31 @@ export class LeafManager {
   }
 
   /**
-   * One issuance per entry at a time, started in turn (startSome); every caller (and every parked
-   * watcher) gets its answer, one object for all of them. A pending request of a wave holds what is
-   * made here, so it is one promise per issuance, settled from the entry.
+   * One issuance per entry at a time, started in its turn by the IssueQueue; every caller gets its
+   * answer, one object for all of them, and every watch hears of the new leaf. A pending request
+   * of a wave holds what is made here, so it is one promise per issuance, settled from the entry.
    */
   private issue(entry: Entry): Promise<LeafAnswer> {
     if (entry.inflight !== undefined) return entry.inflight;
     entry.inflight = new Promise<LeafAnswer>((resolve, reject) => {
       entry.settle = { resolve, reject };
     });
-    this.queued.push(entry);
-    this.scheduleStarts();
+    this.queue.push(entry);
     return entry.inflight;
   }
 
-  private scheduleStarts(): void {
-    if (this.startsScheduled || this.queued.length === 0 || this.issuing >= MAX_ISSUING) return;
-    this.startsScheduled = true;
-    (this.o.nextTurn ?? setImmediate)(() => this.startSome());
-  }
-
-  /** Starts queued issuances in arrival order: STARTS_PER_TURN a turn, MAX_ISSUING at a time. */
-  private startSome(): void {
-    this.startsScheduled = false;
-    const room = Math.min(STARTS_PER_TURN, MAX_ISSUING - this.issuing);
-    for (const entry of this.queued.splice(0, Math.max(0, room))) {
-      this.issuing++;
-      let signing: Promise<IssuedLeaf>;
-      try {
-        signing = this.o.source.signLeaf(entry.namespace, entry.service);
-      } catch (err) {
-        signing = Promise.reject(err);
-      }
-      signing.then(
-        (issued) => this.issued(entry, issued),
-        (err: unknown) => this.failed(entry, err),
-      );
+  /** The IssueQueue's start of an issuance: the returned promise frees its place when settled. */
+  private start(entry: Entry): Promise<unknown> {
+    let signing: Promise<IssuedLeaf>;
+    try {
+      signing = this.o.source.signLeaf(entry.namespace, entry.service);
+    } catch (err) {
+      signing = Promise.reject(err);
     }
-    this.scheduleStarts();
+    return signing.then(
+      (issued) => this.issued(entry, issued),
+      (err: unknown) => this.failed(entry, err),
+    );
   }
 
   private issued(entry: Entry, issued: IssuedLeaf): void {
@@ -307,12 +278,8 @@ export class LeafManager {
     entry.leaf = leaf;
     entry.replaceAt = undefined;
     this.disarm(entry);
-    const answer: LeafAnswer = { leaf, hit: false };
-    for (const waiter of entry.takeWaiters()) {
-      waiter.timer?.cancel();
-      waiter.resolve(answer);
-    }
-    settle?.resolve(answer);
+    for (const fn of entry.takeWatchers()) fn();
+    settle?.resolve({ leaf, hit: false });
   }
 
   private failed(entry: Entry, err: unknown): void {
@@ -324,8 +291,6 @@ export class LeafManager {
     const settle = entry.settle;
     entry.settle = undefined;
     entry.inflight = undefined;
-    this.issuing--;
-    this.scheduleStarts();
     return settle;
   }
 
@@ -333,7 +298,7 @@ export class LeafManager {
     return this.o.clock.now() + Math.floor(this.o.random() * this.o.rootChangeSpreadMs);
   }
 
-  /** Leaves of a root no longer active are replaced within the spread (D13). */
+  /** Leaves of a root no longer active are replaced within the spread (docs/decisions.md D13). */
   private rootsChanged(snapshot: RootsSnapshot): void {
     for (const entry of this.entries.values()) {
       const leaf = entry.leaf;
@@ -343,16 +308,16 @@ export class LeafManager {
     }
   }
 
-  /** Answers every parked read with the leaf it has and stops all timers. */
+  /**
+   * Stops renewals and forgets every watch; parked reads are the blocking queries' to answer
+   * (releaseAll, before this). Later reads get the cached leaf without waiting.
+   */
   close(): void {
     this.closed = true;
     this.unsubscribe();
     for (const entry of this.entries.values()) {
       this.disarm(entry);
-      for (const waiter of entry.takeWaiters()) {
-        waiter.timer?.cancel();
-        if (entry.leaf !== undefined) waiter.resolve({ leaf: entry.leaf, hit: true });
-      }
+      entry.takeWatchers();
     }
   }
 }

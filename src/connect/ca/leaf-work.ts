@@ -1,11 +1,11 @@
 // One thread's leaf issuance: the CAs it has prepared (parsed key, issuer name, key ID and
-// signature algorithm, once per root) and the task itself: key pair, CSR, CSR check, signature.
+// signature algorithm, once per root) and the task itself: a key pair and the certificate for it.
 // Runs inside a pool worker, or in-process for tests. Every failure returns as data.
 import { createPrivateKey } from 'node:crypto';
-import { CA_UNKNOWN, type CaMaterial, type LeafResult, type LeafTask } from '../../../workers/protocol.js';
+import { CA_UNKNOWN, type CaMaterial, type LeafResult, type LeafTask } from './signing-protocol.js';
 import { isAgentError } from '../../core/errors.js';
 import { pemBlocks, toPem } from './encoding.js';
-import { createCsr, createIssuer, generateLeafKey, leafKeyPem, signLeafCsr, type Issuer } from './x509.js';
+import { createIssuer, generateLeafKey, leafKeyPem, signLeaf, type Issuer } from './x509.js';
 
 /** A rotation keeps at most the old and the new root busy; a few more cover quick re-rotations. */
 const MAX_PREPARED_CAS = 4;
@@ -19,10 +19,9 @@ export class LeafWork {
       const issuer = this.issuers.get(task.caId);
       if (issuer === undefined) return { ok: false, code: CA_UNKNOWN, message: `CA ${task.caId} is not prepared in this worker` };
       const key = generateLeafKey();
-      const csr = createCsr(key, task.uri);
-      const leaf = signLeafCsr(issuer, {
-        csr,
-        csrKey: key,
+      const leaf = signLeaf(issuer, {
+        spki: key.spki,
+        uri: task.uri,
         serial: task.serial,
         nowMs: task.nowMs,
         ttlMs: task.ttlMs,

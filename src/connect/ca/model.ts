@@ -14,7 +14,7 @@ export type CaSettings = Omit<CaConfig, 'privateKey' | 'rootCert'>;
 
 export interface StoredCaConfig {
   readonly ClusterID: string;
-  /** Fixed at bootstrap: the configured trust domain, else `<ClusterID>.consul` (D9). */
+  /** Fixed at bootstrap: configured, else `<ClusterID>.consul` (docs/decisions.md D9). */
   readonly TrustDomain?: string;
   readonly Provider: 'consul';
   /** The provider config as the API shows it (CamelCase keys; never the private key). */
@@ -38,7 +38,7 @@ export interface StoredSerial {
   readonly Next: string;
 }
 
-/** A root as stored; the API shape (reference §4.2) is this plus the row's indexes. */
+/** A root as stored; the API shape (docs/decisions.md#ca-roots) is this plus the row's indexes. */
 export interface StoredRoot {
   readonly ID: string;
   readonly Name: string;

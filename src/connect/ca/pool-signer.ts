@@ -1,13 +1,14 @@
 // The CertSigner backed by a piscina pool of workers (workers/leaf-sign.worker.ts): key
-// generation, CSR creation and signing all happen off the event loop, in batches. The only file
-// that imports piscina. A CA's key crosses to a worker once per root: tasks name the CA by ID, and
+// generation and signing happen off the event loop, in batches. The only file that imports
+// piscina. It paces nothing: the leaf manager's IssueQueue (issue-queue.ts) decides how many
+// leaves reach it and when. A CA's key crosses to a worker once per root: tasks name the CA by ID, and
 // a worker that does not hold it yet answers CA_UNKNOWN, upon which the task is resent with the
 // material.
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { CA_UNKNOWN, SCHEDULING_POLICY, SIGN_LEAVES, type LeafResult, type LeafTask, type SignerWorkerData, type SigningPriority, type SigningThreadReport } from '../../../workers/protocol.js';
+import { CA_UNKNOWN, MAX_BATCH, SCHEDULING_POLICY, SIGN_LEAVES, type LeafResult, type LeafTask, type SignerWorkerData, type SigningPriority, type SigningThreadReport } from './signing-protocol.js';
 import { AgentError } from '../../core/errors.js';
 import { leafTask, resultToMaterial, type CertSigner, type SignTask, type SignedMaterial } from './signer.js';
 
@@ -41,15 +42,6 @@ export function defaultWorkerFile(): string {
   return join(here.endsWith('.js') ? root : join(root, 'dist'), 'workers', 'leaf-sign.worker.js');
 }
 
-/**
- * Leaves per pool task at most. piscina's bookkeeping costs the main thread per task, not per
- * leaf, so bigger batches cost the event loop less per leaf: in a wave of 1,000 first leaves
- * (bench/http/ca-wave-cpu.ts) a first leaf's extra main-thread cost fell from ~88 us at 8 to
- * ~65 us at 16, and 32 gave no more. A batch's results reach the event loop together, 16 of them
- * about a millisecond of its time, well inside the 5 ms budget.
- */
-export const MAX_BATCH = 16;
-
 interface Waiting {
   readonly task: SignTask;
   /** A worker answered CA_UNKNOWN for this task: send the CA material with it. */
@@ -59,16 +51,15 @@ interface Waiting {
 }
 
 /**
- * Group commit for signing: a leaf asked for while the workers are idle goes at once, alone;
- * leaves asked for while they are busy wait and go together, up to MAX_BATCH per pool task, as
- * soon as a worker can take them.
+ * Batching for signing: the leaves asked for in one turn of the event loop (up to a batch's worth
+ * come from the IssueQueue per turn) go to the pool together, spread over the worker threads,
+ * MAX_BATCH per pool task at most. A batch a worker cannot take yet waits in piscina's queue.
  */
 export class PoolSigner implements CertSigner {
   private readonly pool: Piscina<readonly LeafTask[], LeafResult[]>;
-  /** Batches in flight at most: one running and one ready per worker, so none idles between batches. */
-  private readonly maxInFlight: number;
-  private readonly waiting: Waiting[] = [];
-  private inFlight = 0;
+  private readonly threadCount: number;
+  /** Asked for in this turn, sent once the turn's other requests have joined them. */
+  private pending: Waiting[] = [];
   private closed = false;
   /** Tasks that had to carry CA material: at most one per (worker, root). */
   caTransfers = 0;
@@ -77,8 +68,7 @@ export class PoolSigner implements CertSigner {
   private readonly seen = new Set<string>();
 
   constructor(options: PoolSignerOptions = {}) {
-    const threads = Math.max(1, options.threads ?? DEFAULT_THREADS);
-    this.maxInFlight = threads * 2;
+    const threads = (this.threadCount = Math.max(1, options.threads ?? DEFAULT_THREADS));
     this.pool = new Piscina<readonly LeafTask[], LeafResult[]>({
       filename: options.workerFile ?? defaultWorkerFile(),
       name: SIGN_LEAVES,
@@ -106,22 +96,23 @@ export class PoolSigner implements CertSigner {
   sign(task: SignTask): Promise<SignedMaterial> {
     if (this.closed) return Promise.reject(unavailable('the signing pool is closed'));
     return new Promise((resolve, reject) => {
-      this.waiting.push({ task, withCa: false, resolve, reject });
-      this.dispatch();
+      if (this.pending.length === 0) queueMicrotask(this.flush);
+      this.pending.push({ task, withCa: false, resolve, reject });
     });
   }
 
-  private dispatch(): void {
-    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
-      // Spread what waits over the free slots, so every worker gets a share of a burst.
-      const size = Math.min(MAX_BATCH, Math.ceil(this.waiting.length / (this.maxInFlight - this.inFlight)));
-      this.inFlight++;
-      this.batches++;
-      void this.run(this.waiting.splice(0, size)).finally(() => {
-        this.inFlight--;
-        this.dispatch();
-      });
-    }
+  /** Sends what was asked for, in batches spread over the threads so each gets a share. */
+  private readonly flush = (): void => {
+    const waiting = this.pending;
+    this.pending = [];
+    const size = Math.min(MAX_BATCH, Math.ceil(waiting.length / this.threadCount));
+    for (let i = 0; i < waiting.length; i += size) this.send(waiting.slice(i, i + size));
+  };
+
+  private send(batch: readonly Waiting[]): void {
+    if (batch.length === 0) return;
+    this.batches++;
+    void this.run(batch);
   }
 
   private async run(batch: readonly Waiting[]): Promise<void> {
@@ -134,10 +125,11 @@ export class PoolSigner implements CertSigner {
       for (const w of batch) w.reject(failure);
       return;
     }
+    const resend: Waiting[] = [];
     batch.forEach((w, i) => {
       const result = results[i] as LeafResult;
       if (!result.ok && result.code === CA_UNKNOWN && !w.withCa && !this.closed) {
-        this.waiting.unshift({ ...w, withCa: true });
+        resend.push({ ...w, withCa: true });
         return;
       }
       try {
@@ -146,6 +138,7 @@ export class PoolSigner implements CertSigner {
         w.reject(err);
       }
     });
+    this.send(resend);
   }
 
   /** The batch as sent: each root's material rides with its first task when a worker may lack it. */
@@ -168,7 +161,7 @@ export class PoolSigner implements CertSigner {
     if (this.closed) return;
     this.closed = true;
     const failure = unavailable('the signing pool is closed');
-    for (const w of this.waiting.splice(0)) w.reject(failure);
+    for (const w of this.pending.splice(0)) w.reject(failure);
     await this.pool.destroy();
   }
 }

@@ -1,7 +1,8 @@
-// The agent's cached copy of the CA roots (reference §4.1, §2.6): filled by the first request (a
-// MISS), then refreshed in the background on every change of the roots table, and served from
-// memory even when the state backend fails (fail-open), with `Age` counting from the first failed
-// refresh. Blocking reads park here, on the cache's own index, not on the store.
+// The agent's cached copy of the CA roots (docs/decisions.md#agent-cache-headers): filled by the
+// first request (a MISS), then refreshed in the background on every change of the roots table, and
+// served from memory even when the state backend fails (fail-open), with `Age` counting from the
+// first failed refresh. Blocking reads park in the HTTP layer's blocking queries on the cache's own
+// index (not the store's), woken through `watchOnce`.
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { Logger } from '../../core/log.js';
 import type { RootsSnapshot } from './roots-view.js';
@@ -24,11 +25,7 @@ export interface CachedRoots {
 const RETRY_BASE_MS = 1000;
 const RETRY_MAX_MS = 60_000;
 
-interface Waiter {
-  readonly minIndex: number;
-  readonly resolve: (answer: CachedRoots) => void;
-  timer: TimerHandle | undefined;
-}
+const NO_CANCEL = (): void => {};
 
 export class RootsCache {
   private snapshot: RootsSnapshot | undefined;
@@ -38,7 +35,8 @@ export class RootsCache {
   private cancelWatch: (() => void) | undefined;
   private retryTimer: TimerHandle | undefined;
   private closed = false;
-  private readonly waiters = new Set<Waiter>();
+  /** One-shot watches of parked reads, told of the next snapshot. */
+  private readonly watchers = new Set<() => void>();
   private readonly listeners = new Set<(snapshot: RootsSnapshot) => void>();
 
   constructor(
@@ -56,30 +54,17 @@ export class RootsCache {
     return { snapshot: this.snapshot, hit: false, ageSec: 0 };
   }
 
-  /** Answers now unless the cached index is at or below `minIndex`; then waits for newer roots. */
-  wait(minIndex: number, timeoutMs: number, onAbort: (fn: () => void) => void): CachedRoots | Promise<CachedRoots> {
-    const now = this.get();
-    if (minIndex === 0 || now.snapshot.index > minIndex || this.closed) return now;
-    return new Promise((resolve) => {
-      const waiter: Waiter = { minIndex, resolve, timer: undefined };
-      this.waiters.add(waiter);
-      waiter.timer = this.clock.setTimer(timeoutMs, () => {
-        if (this.waiters.delete(waiter)) resolve(this.get());
-      });
-      onAbort(() => {
-        if (this.waiters.delete(waiter)) waiter.timer?.cancel();
-      });
-    });
+  /** Calls `fn` once, when the cache next takes new roots; returns the cancel. */
+  watchOnce(fn: () => void): () => void {
+    if (this.closed) return NO_CANCEL;
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
   }
 
   /** Calls `fn` with every new snapshot after the first (the leaf manager's root-change hook). */
   subscribe(fn: (snapshot: RootsSnapshot) => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
-  }
-
-  get parked(): number {
-    return this.waiters.size;
   }
 
   private ageSec(): number {
@@ -111,12 +96,9 @@ export class RootsCache {
     if (previous !== undefined && previous.index === next.index) return;
     this.snapshot = next;
     if (previous === undefined) return;
-    for (const waiter of [...this.waiters]) {
-      if (next.index <= waiter.minIndex) continue;
-      this.waiters.delete(waiter);
-      waiter.timer?.cancel();
-      waiter.resolve({ snapshot: next, hit: false, ageSec: 0 });
-    }
+    const watchers = [...this.watchers];
+    this.watchers.clear();
+    for (const fn of watchers) fn();
     for (const listener of this.listeners) listener(next);
   }
 
@@ -132,16 +114,11 @@ export class RootsCache {
     });
   }
 
-  /** Stops refreshing and answers every parked read with the roots it has. */
+  /** Stops refreshing and forgets every watch (parked reads are the blocking queries' to answer). */
   close(): void {
     this.closed = true;
     this.cancelWatch?.();
     this.retryTimer?.cancel();
-    const snapshot = this.snapshot;
-    for (const waiter of this.waiters) {
-      waiter.timer?.cancel();
-      if (snapshot !== undefined) waiter.resolve({ snapshot, hit: true, ageSec: this.ageSec() });
-    }
-    this.waiters.clear();
+    this.watchers.clear();
   }
 }

@@ -1,6 +1,6 @@
 // The signer the CA manager needs (declared by its consumer), the mapping of a worker's result
 // to an AgentError, and an in-process implementation for tests and single-threaded use.
-import { CA_UNKNOWN, type CaMaterial, type LeafResult, type LeafTask } from '../../../workers/protocol.js';
+import { CA_UNKNOWN, type CaMaterial, type LeafResult, type LeafTask } from './signing-protocol.js';
 import { AgentError, type ErrorKind } from '../../core/errors.js';
 import { LeafWork } from './leaf-work.js';
 
@@ -15,7 +15,7 @@ export interface SignedMaterial {
 }
 
 export interface CertSigner {
-  /** Generates a key, builds its CSR and signs it; rejects with an AgentError. */
+  /** Generates a key and signs a certificate for it; rejects with an AgentError. */
   sign(task: SignTask): Promise<SignedMaterial>;
   close(): Promise<void>;
 }

@@ -10,7 +10,7 @@ export interface ServiceId {
   readonly service: string;
 }
 
-/** The trust domain of a cluster: `<cluster-id>.consul`, lower-cased (reference §4.3, D9). */
+/** The trust domain of a cluster: `<cluster-id>.consul`, lower-cased (docs/decisions.md D9). */
 export function trustDomainOf(clusterId: string): string {
   return `${clusterId}.consul`.toLowerCase();
 }

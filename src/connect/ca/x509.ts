@@ -1,15 +1,15 @@
 // Certificates of the built-in CA, built from DER pieces with Node's crypto for keys and
-// signatures: self-signed roots (§4.4), cross-signed roots (§6.3), CSRs and leaves (§5.4).
+// signatures: self-signed roots, cross-signed roots and service leaves.
 // Pure and synchronous apart from CA key generation, so it runs the same in a worker and in a test.
 // Everything fixed for a given CA (its name, key ID, signature algorithm, key object) is computed
-// once in `createIssuer`; a leaf then costs one key pair, two signatures and a few concatenations.
+// once in `createIssuer`; a leaf then costs one key pair, one signature and a few concatenations.
 // Guarded by bench/micro/leaf-issue.ts.
-import { createHash, createPrivateKey, createPublicKey, generateKeyPair, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPair, sign, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { AgentError } from '../../core/errors.js';
 import * as der from './der.js';
 import { toPem } from './encoding.js';
-import { generateP256KeyPair, p256PublicKey, type P256KeyPair } from './p256.js';
+import { generateP256KeyPair, type P256KeyPair } from './p256.js';
 import { parseServiceUri, type ServiceId } from './spiffe-id.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
@@ -31,7 +31,6 @@ const OID = {
   extKeyUsage: '2.5.29.37',
   serverAuth: '1.3.6.1.5.5.7.3.1',
   clientAuth: '1.3.6.1.5.5.7.3.2',
-  extensionRequest: '1.2.840.113549.1.9.14',
   ecdsaSha256: '1.2.840.10045.4.3.2',
   ecdsaSha384: '1.2.840.10045.4.3.3',
   ecdsaSha512: '1.2.840.10045.4.3.4',
@@ -41,15 +40,6 @@ const OID = {
 } as const;
 
 type Hash = 'sha256' | 'sha384' | 'sha512';
-
-const HASH_OF_SIGNATURE: Readonly<Record<string, Hash>> = {
-  [OID.ecdsaSha256]: 'sha256',
-  [OID.ecdsaSha384]: 'sha384',
-  [OID.ecdsaSha512]: 'sha512',
-  [OID.sha256WithRsa]: 'sha256',
-  [OID.sha384WithRsa]: 'sha384',
-  [OID.sha512WithRsa]: 'sha512',
-};
 
 const CURVE_OF_BITS: Readonly<Record<number, string>> = { 224: 'secp224r1', 256: 'prime256v1', 384: 'secp384r1', 521: 'secp521r1' };
 const BITS_OF_CURVE: Readonly<Record<string, number>> = { secp224r1: 224, prime256v1: 256, secp384r1: 384, secp521r1: 521 };
@@ -67,7 +57,6 @@ const LEAF_EXT_KEY_USAGE = extension(OID.extKeyUsage, false, der.sequence(der.oi
 const LEAF_BASIC_CONSTRAINTS = extension(OID.basicConstraints, true, der.sequence());
 const CA_BASIC_CONSTRAINTS = extension(OID.basicConstraints, true, der.sequence(der.TRUE));
 const ECDSA_SHA256 = der.sequence(der.oid(OID.ecdsaSha256));
-const EXTENSION_REQUEST_OID = der.oid(OID.extensionRequest);
 
 const uriSan = (uri: string, critical: boolean): Buffer => extension(OID.subjectAltName, critical, der.sequence(der.implicitPrimitive(6, Buffer.from(uri, 'ascii'))));
 const subjectKeyId = (keyId: Uint8Array): Buffer => extension(OID.subjectKeyIdentifier, false, der.octetString(keyId));
@@ -229,7 +218,7 @@ export interface RootTemplate {
   readonly notAfter: number;
 }
 
-/** A self-signed root: CA, cert+CRL signing, SKI = AKI = SHA-256 of its key (§4.4). */
+/** A self-signed root: CA, cert+CRL signing, SKI = AKI = SHA-256 of its key, as Consul's provider makes it. */
 export function createRootCertificate(t: RootTemplate): Buffer {
   const spki = createPublicKey(t.key).export({ type: 'spki', format: 'der' });
   const keyId = keyIdOf(spki);
@@ -273,7 +262,7 @@ export function createIssuer(key: KeyObject, certDer: Buffer): Issuer {
 }
 
 /**
- * The new root signed by the old CA (§6.3 step 4): the new root's name, key and extensions (its
+ * The new root signed by the old CA (a rotation's cross-signing): the new root's name, key and extensions (its
  * AKI replaced by the old key's), a fresh serial, valid from a minute ago for `lifetimeMs`.
  */
 export function crossSign(old: Issuer, newRoot: ParsedCertificate, serial: bigint, nowMs: number, lifetimeMs: number): Buffer {
@@ -294,96 +283,19 @@ export function crossSign(old: Issuer, newRoot: ParsedCertificate, serial: bigin
 
 export type LeafKey = P256KeyPair;
 
-/** The leaf key pair: ECDSA P-256 whatever the CA's type (§5.4). */
+/** The leaf key pair: ECDSA P-256 whatever the CA's type, as Consul's agent generates it. */
 export function generateLeafKey(): LeafKey {
   return generateP256KeyPair();
 }
 
-/** The leaf key as a SEC1 `EC PRIVATE KEY` PEM (D14). */
+/** The leaf key as a SEC1 `EC PRIVATE KEY` PEM (docs/decisions.md D14). */
 export function leafKeyPem(key: LeafKey): string {
   return toPem(key.sec1, 'EC PRIVATE KEY');
 }
 
-/** A PKCS#10 request with an empty subject and one URI SAN, signed ECDSA-SHA256 by the leaf key. */
-export function createCsr(key: LeafKey, uri: string): Buffer {
-  const attributes = der.explicit(
-    0,
-    der.sequence(EXTENSION_REQUEST_OID, der.set(der.sequence(uriSan(uri, true)))),
-  );
-  const info = der.sequence(der.integer(0n), EMPTY_NAME, key.spki, attributes);
-  return signed(info, ECDSA_SHA256, 'sha256', key.privateKey);
-}
-
-export interface ParsedCsr {
-  readonly spki: Buffer;
-  readonly uris: readonly string[];
-  readonly emails: readonly string[];
-}
-
-function badCsr(message: string): AgentError {
+/** A SPIFFE ID the CA will not sign, with the code and texts Consul's CA uses for it. */
+function refusedId(message: string): AgentError {
   return new AgentError('CA_BAD_CSR', 'invalid', message);
-}
-
-/**
- * Parses a CSR and checks its signature; throws CA_BAD_CSR when either fails. `madeWith` is the
- * key the caller made the CSR with, if it did: when its SPKI is the CSR's, its public key checks
- * the signature without importing the CSR's key again (~60 us, bench/micro/leaf-issue.ts).
- */
-export function parseCsr(csrDer: Buffer, madeWith?: LeafKey): ParsedCsr {
-  let info: der.Node, algorithm: der.Node, signature: der.Node;
-  let spki: Buffer;
-  const uris: string[] = [];
-  const emails: string[] = [];
-  try {
-    [info, algorithm, signature] = der.children(der.readWhole(csrDer)) as [der.Node, der.Node, der.Node];
-    const fields = der.children(info);
-    spki = (fields[2] as der.Node).raw;
-    const attributes = fields[3];
-    if (attributes !== undefined && attributes.tag === 0xa0) {
-      for (const attribute of der.children(attributes)) {
-        const [type, values] = der.children(attribute);
-        if (type === undefined || values === undefined || der.readOid(type) !== OID.extensionRequest) continue;
-        for (const list of der.children(values)) {
-          for (const ext of der.children(list)) {
-            const parts = der.children(ext);
-            if (der.readOid(parts[0] as der.Node) !== OID.subjectAltName) continue;
-            const value = (parts[parts.length - 1] as der.Node).content;
-            uris.push(...generalNames(value, 6));
-            emails.push(...generalNames(value, 1));
-          }
-        }
-      }
-    }
-  } catch (err) {
-    throw badCsr(`error parsing CSR: ${(err as Error).message}`);
-  }
-  const hash = HASH_OF_SIGNATURE[der.readOid(der.children(algorithm)[0] as der.Node)];
-  if (hash === undefined) throw badCsr('CSR signature algorithm is not supported');
-  let ok: boolean;
-  try {
-    const key = madeWith?.spki.equals(spki) === true ? madeWith.publicKey : publicKeyOf(spki);
-    ok = verify(hash, info.raw, key, signature.content.subarray(1));
-  } catch (err) {
-    throw badCsr(`CSR public key is invalid: ${(err as Error).message}`);
-  }
-  if (!ok) throw badCsr('CSR signature is invalid');
-  return { spki, uris, emails };
-}
-
-/** A key from its SPKI: P-256 (every leaf's) through its coordinates, others through OpenSSL. */
-function publicKeyOf(spki: Buffer): KeyObject {
-  return p256PublicKey(spki) ?? createPublicKey({ key: spki, format: 'der', type: 'spki' });
-}
-
-export interface LeafRequest {
-  readonly csr: Buffer;
-  /** The key pair the CSR was made with, when the signer made it (see parseCsr). */
-  readonly csrKey?: LeafKey;
-  readonly serial: bigint;
-  readonly nowMs: number;
-  readonly ttlMs: number;
-  readonly trustDomain: string;
-  readonly datacenter: string;
 }
 
 export interface SignedLeaf {
@@ -393,45 +305,54 @@ export interface SignedLeaf {
   readonly notAfter: number;
 }
 
+export interface LeafTemplate {
+  /** The leaf's public key as SPKI DER (a key the CA generated itself). */
+  readonly spki: Buffer;
+  /** The service's SPIFFE ID, its one URI SAN. */
+  readonly uri: string;
+  readonly serial: bigint;
+  readonly nowMs: number;
+  readonly ttlMs: number;
+  readonly trustDomain: string;
+  readonly datacenter: string;
+}
+
 /**
- * Signs a service CSR as the CA would (§5.4): exactly one URI SAN, no email SANs, a service ID of
- * this trust domain and datacenter; empty subject with a critical SAN; backdated one minute.
+ * Signs a service leaf for a key the CA generated itself: no CSR is built or parsed, since
+ * none comes from outside. The SPIFFE ID must be a service of this trust domain and datacenter
+ * (Consul's checks and texts when it signs). Empty subject, critical URI SAN, backdated one minute.
  */
-export function signLeafCsr(issuer: Issuer, req: LeafRequest): SignedLeaf {
-  const csr = parseCsr(req.csr, req.csrKey);
-  if (csr.uris.length !== 1) throw badCsr('CSR SAN contains an invalid number of URIs: ' + String(csr.uris.length));
-  if (csr.emails.length > 0) throw badCsr('CSR SAN does not allow specifying email addresses');
-  const uri = csr.uris[0] as string;
-  const id = parseServiceUri(uri);
-  if (id === undefined) throw badCsr(`SPIFFE ID in CSR must be a service ID: ${uri}`);
-  if (id.trustDomain !== req.trustDomain.toLowerCase()) {
-    throw badCsr(`SPIFFE ID in CSR from a different trust domain: ${id.trustDomain}, we are ${req.trustDomain}`);
+export function signLeaf(issuer: Issuer, t: LeafTemplate): SignedLeaf {
+  const id = parseServiceUri(t.uri);
+  if (id === undefined) throw refusedId(`SPIFFE ID in CSR must be a service ID: ${t.uri}`);
+  if (id.trustDomain !== t.trustDomain.toLowerCase()) {
+    throw refusedId(`SPIFFE ID in CSR from a different trust domain: ${id.trustDomain}, we are ${t.trustDomain}`);
   }
-  if (id.datacenter !== req.datacenter) {
-    throw badCsr(`SPIFFE ID in CSR from a different datacenter: ${id.datacenter}, we are ${req.datacenter}`);
+  if (id.datacenter !== t.datacenter) {
+    throw refusedId(`SPIFFE ID in CSR from a different datacenter: ${id.datacenter}, we are ${t.datacenter}`);
   }
-  if (issuer.cert.notAfter <= req.nowMs) {
+  if (issuer.cert.notAfter <= t.nowMs) {
     throw new AgentError('CA_ROOT_EXPIRED', 'internal', `root expired: valid until ${new Date(issuer.cert.notAfter).toISOString()}`);
   }
-  const notBefore = Math.floor(req.nowMs / 1000) * 1000 - 60_000;
-  const notAfter = notBefore + Math.floor(req.ttlMs / 1000) * 1000;
+  const notBefore = Math.floor(t.nowMs / 1000) * 1000 - 60_000;
+  const notAfter = notBefore + Math.floor(t.ttlMs / 1000) * 1000;
   const tbs = der.sequence(
     VERSION_3,
-    der.integer(req.serial),
+    der.integer(t.serial),
     issuer.algorithm,
     issuer.cert.subject,
     der.sequence(der.time(notBefore), der.time(notAfter)),
     EMPTY_NAME,
-    csr.spki,
+    t.spki,
     der.explicit(
       3,
       der.sequence(
         LEAF_KEY_USAGE,
         LEAF_EXT_KEY_USAGE,
         LEAF_BASIC_CONSTRAINTS,
-        subjectKeyId(keyIdOf(csr.spki)),
+        subjectKeyId(keyIdOf(t.spki)),
         issuer.authorityKeyIdExtension,
-        uriSan(uri, true),
+        uriSan(t.uri, true),
       ),
     ),
   );

@@ -5,8 +5,8 @@
 // each entry carries its authorize decision already encoded. Plain data (Maps, arrays, frozen
 // objects, bytes) that could be handed to another thread. Guarded by bench/micro/authorize.ts.
 import type { Row } from '../../state/types.js';
-import { matchDecision, type Decision } from '../decision.js';
-import { isL7, type StoredIntention } from './model.js';
+import { decision, type Decision } from '../decision.js';
+import { intentionString, isL7, type StoredIntention } from './model.js';
 import { comparePrecedence, WILDCARD } from './precedence.js';
 
 export interface IndexedIntention {
@@ -14,7 +14,7 @@ export interface IndexedIntention {
   readonly row: Row<StoredIntention>;
   /** The authorize answer when this intention is the first match. */
   readonly decision: Decision;
-  /** The intention-check answer: allow and not L7 (§7.2). */
+  /** The intention-check answer: allow and not L7, as Consul's `check` answers. */
   readonly allowed: boolean;
 }
 
@@ -37,6 +37,12 @@ export interface IntentionIndex {
 export function indexedIntention(row: Row<StoredIntention>): IndexedIntention {
   const x = row.value;
   return { key: row.key, row, decision: matchDecision(x), allowed: !isL7(x) && x.Action === 'allow' };
+}
+
+/** The answer when `x` is the first match: L7 intentions always deny, as Consul's authorize does. */
+function matchDecision(x: StoredIntention): Decision {
+  if (isL7(x)) return decision(false, `Matched L7 intention: ${intentionString(x)}`);
+  return decision(x.Action === 'allow', `Matched L4 intention: ${intentionString(x)}`);
 }
 
 /** Builds a snapshot; `entryOf` may hand back an unchanged entry of the previous snapshot. */
@@ -88,7 +94,7 @@ function freeze<T>(list: T[]): readonly T[] {
   return Object.freeze(list);
 }
 
-/** The intentions that apply to a destination, in precedence order (§3.4). */
+/** A destination's intentions in precedence order (docs/decisions.md#intention-precedence). */
 export function destinationIntentions(index: IntentionIndex, namespace: string, name: string): readonly IndexedIntention[] {
   const names = index.byDestination.get(namespace);
   if (names !== undefined) {

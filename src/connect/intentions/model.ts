@@ -1,7 +1,7 @@
-// Intentions as the state store keeps them and as the API shows them (reference §7.1). One row per
+// Intentions as stored and as the API shows them (docs/decisions.md#intentions-api). One row per
 // (destination, source) pair, keyed so that a destination's intentions share a key prefix. An
 // intention written through the legacy ID API keeps its ID, timestamps and hash; one written
-// through `/exact` has none of them, as in Consul's config-entry mode (§7.5).
+// through `/exact` has none of them, as in Consul's config-entry mode.
 import type { Row } from '../../state/types.js';
 
 export const INTENTIONS_TABLE = 'intentions';
@@ -26,7 +26,7 @@ export interface HttpPermission {
   readonly Methods?: readonly string[];
 }
 
-/** One L7 rule. An intention with any of these is always a deny to authorize (§3.6). */
+/** One L7 rule; an intention with any denies in authorize (docs/decisions.md#authorize-reasons). */
 export interface IntentionPermission {
   readonly Action: string;
   readonly HTTP?: HttpPermission;

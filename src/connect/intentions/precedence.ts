@@ -1,6 +1,6 @@
-// Intention precedence (reference §3.5): the exactness of the destination sets a ceiling (9, 6 or
-// 3) and each wildcard level of the source takes one off it; and the order intentions are tried
-// in: precedence first, then the source/destination tuple so the order is deterministic.
+// Intention precedence (docs/decisions.md#intention-precedence): the exactness of the destination
+// sets a ceiling (9, 6 or 3), each wildcard level of the source takes one off it; intentions are
+// tried by precedence, then by the source/destination tuple so the order is deterministic.
 
 export const WILDCARD = '*';
 

@@ -8,12 +8,12 @@
 // one decision, not all of them. Writes are guarded (ifIndex) and retried, never lost.
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
-import { AgentError, notFound } from '../../core/errors.js';
+import { agentError, type AgentError } from '../../core/errors.js';
 import { generateId } from '../../core/ids.js';
 import type { Row, StateStore, WriteOp } from '../../state/types.js';
 import { buildIntentionIndex, indexedIntention, type IndexedIntention, type IntentionIndex } from './index.js';
 import { INTENTIONS_TABLE, intentionKey, intentionString, type StoredIntention } from './model.js';
-import { intentionInvalid, storedIntention, type IntentionCandidate } from './validate.js';
+import { storedIntention, type IntentionCandidate } from './validate.js';
 
 /** A guarded write lost a race this many times in a row: give up rather than spin. */
 const MAX_WRITE_ATTEMPTS = 5;
@@ -94,10 +94,10 @@ export class IntentionStore {
   async updateLegacy(id: string, candidate: IntentionCandidate): Promise<void> {
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       const entry = this.current().byId.get(id);
-      if (entry === undefined) throw notFound('INTENTION_NOT_FOUND', `Cannot modify non-existent intention: '${id}'`);
+      if (entry === undefined) throw agentError('INTENTION_NOT_FOUND', { action: 'modify', id });
       const old = entry.row.value;
       if (old.DestinationNS !== candidate.DestinationNS || old.DestinationName !== candidate.DestinationName) {
-        throw intentionInvalid('Cannot modify Destination partition/namespace/name for an intention once it exists.');
+        throw agentError('INTENTION_DESTINATION_FIXED');
       }
       const key = keyOf(candidate);
       const value = storedIntention(candidate, {
@@ -124,7 +124,7 @@ export class IntentionStore {
   async deleteLegacy(id: string): Promise<void> {
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       const entry = this.current().byId.get(id);
-      if (entry === undefined) throw notFound('INTENTION_NOT_FOUND', `Cannot delete non-existent intention: '${id}'`);
+      if (entry === undefined) throw agentError('INTENTION_NOT_FOUND', { action: 'delete', id });
       const op: WriteOp = { op: 'delete', table: INTENTIONS_TABLE, key: entry.key, ifIndex: entry.row.modifyIndex };
       if ((await this.store.commit([op])).ok) return;
     }
@@ -153,11 +153,11 @@ function keyOf(x: IntentionCandidate): string {
 }
 
 function duplicate(existing: StoredIntention): AgentError {
-  return new AgentError('INTENTION_DUPLICATE', 'conflict', `duplicate intention found: ${intentionString(existing)}`);
+  return agentError('INTENTION_DUPLICATE', { intention: intentionString(existing) });
 }
 
 function raced(): AgentError {
-  return new AgentError('INTENTION_RACE', 'conflict', 'intention changed concurrently; retry the request');
+  return agentError('INTENTION_RACE');
 }
 
 /**

@@ -1,8 +1,9 @@
-// The one intention validator (decision D10) behind both write APIs: the legacy ID API reports
-// every problem in Consul's multi-error text, the `/exact` API the first one; either way a 400
-// (decision D3). Normalising (defaults, upper-cased methods) happens first, as in Consul, so a
-// lower-case "get" is stored as "GET" rather than refused.
-import { invalid, type AgentError } from '../../core/errors.js';
+// The one intention validator (docs/decisions.md D10) behind both write APIs: the legacy ID API
+// reports every problem in Consul's multi-error text, the `/exact` API the first one; either way a
+// 400 (docs/decisions.md D3). Normalising (defaults, upper-cased methods) happens first, as in
+// Consul, so a lower-case "get" is stored as "GET" rather than refused.
+import { agentError } from '../../core/errors.js';
+import { escapeGoHtml } from '../../core/go-json.js';
 import type { HeaderPermission, IntentionAction, IntentionPermission, StoredIntention } from './model.js';
 import { intentionPrecedence, WILDCARD } from './precedence.js';
 
@@ -86,7 +87,7 @@ export function intentionProblems(x: IntentionCandidate, api: WriteApi): string[
   wildcards(x.SourceNS, x.SourceName, 'SourceNS', 'SourceName', add);
   wildcards(x.DestinationNS, x.DestinationName, 'DestinationNS', 'DestinationName', add);
 
-  // Partitions and peers are out of scope (decision D2): only the default partition exists.
+  // Partitions and peers are out of scope (docs/decisions.md D2): only `default` exists.
   if (!isDefaultPartition(x.SourcePartition)) add('Cannot specify a source partition with this endpoint');
   if (!isDefaultPartition(x.DestinationPartition)) add('Cannot specify a destination partition with this endpoint');
   if (x.SourcePeer !== '') add('SourcePeer field is not supported on this endpoint. Use config entries instead');
@@ -131,7 +132,7 @@ function metaProblems(meta: Readonly<Record<string, string>>, add: (m: string) =
   }
 }
 
-/** Consul's checks of one L7 permission (config-entry validation, §7.3), first problem only. */
+/** Consul's checks of one L7 permission (its config-entry validation), first problem only. */
 function permissionProblems(p: IntentionPermission, j: number, add: (m: string) => void): void {
   const at = `Permissions[${j}]`;
   if (!isAction(p.Action)) return add(`${at}.Action must be set to 'allow' or 'deny'`);
@@ -179,7 +180,7 @@ function isDefaultPartition(partition: string): boolean {
 
 /** Go's %q for the printable strings these messages quote. */
 function goQuote(s: string): string {
-  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeGoHtml(JSON.stringify(s));
 }
 
 /** go-multierror's text: `1 error occurred:\n\t* …\n\n`, or `N errors occurred:\n\t* …\n\t* …\n\n`. */
@@ -192,11 +193,7 @@ export function multiErrorText(problems: readonly string[]): string {
 export function assertValidIntention(x: IntentionCandidate, api: WriteApi): void {
   const problems = intentionProblems(x, api);
   if (problems.length === 0) return;
-  throw intentionInvalid(api === 'legacy' ? multiErrorText(problems) : (problems[0] as string));
-}
-
-export function intentionInvalid(message: string): AgentError {
-  return invalid('INTENTION_INVALID', message);
+  throw agentError('INTENTION_INVALID', { problems: api === 'legacy' ? multiErrorText(problems) : (problems[0] as string) });
 }
 
 /** The stored form of a valid candidate: precedence computed now (on save, never on read). */

@@ -14,8 +14,8 @@ const BOOTSTRAP_PREFIX = 'Request decoding failed';
 const decodeTokenObject = jsonObjectDecoder({
   prefix: TOKEN_PREFIX,
   typeName: 'structs.ACLToken',
-  // What Consul's structs.ACLToken accepts (plus Namespace, decision D2); a client that read a
-  // token may send it back whole, CreateTime, Hash and the indexes included (they are ignored).
+  // What Consul's structs.ACLToken accepts (plus Namespace, docs/decisions.md D2); a client may
+  // send back a token it read, CreateTime, Hash and the indexes included (they are ignored).
   fields: [
     'AccessorID',
     'SecretID',

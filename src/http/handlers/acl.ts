@@ -1,13 +1,13 @@
-// /v1/acl/*: bootstrap, tokens and policies (reference §8.2). Thin: bodies are decoded by
-// acl-body.ts, the rules live in src/acl (tokens.ts, policies.ts), the shapes in acl/render.ts.
+// /v1/acl/*: bootstrap, tokens and policies (docs/decisions.md#acl-api). Thin: bodies are decoded
+// by acl-body.ts, the rules live in src/acl (tokens.ts, policies.ts), the shapes in acl/render.ts.
 // Every route is `aclApi` (401 `ACL support disabled` while ACLs are off) and declares its ACL
 // requirement; reads are blocking queries with the index headers.
 import type { Identity } from '../../acl/identity.js';
 import { ACL_POLICIES, ACL_TOKENS, type StoredToken } from '../../acl/model.js';
 import type { AclPolicies } from '../../acl/policies.js';
 import { AclTokens, type TokenFilter } from '../../acl/tokens.js';
-import { invalid } from '../../core/errors.js';
-import { DEFAULT_NAMESPACE } from '../../core/namespace.js';
+import { agentError } from '../../core/errors.js';
+import { DEFAULT_NAMESPACE, resolveNamespace } from '../../core/namespace.js';
 import type { Row, StateStore, WatchTarget } from '../../state/types.js';
 import {
   parseBlockingParams,
@@ -16,6 +16,7 @@ import {
   type BlockingQueries,
 } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
+import { requestNamespaces } from '../namespace.js';
 import { jsonReply, textReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 import type { AclRequirement, Outcome, Permission, Route } from '../routes.js';
@@ -78,7 +79,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     const accessor = req.rest;
     // The caller's own token, secret shown: whoever holds a secret may read its token.
     if (accessor === 'self') return readToken(req, identity.accessorId, true, 'Supplied token does not exist');
-    if (accessor === '') throw invalid('ACL_MISSING_ACCESSOR', 'Missing token AccessorID');
+    if (accessor === '') throw agentError('ACL_MISSING_ACCESSOR');
     return readToken(req, accessor, canSeeSecrets(identity), TOKEN_NOT_FOUND);
   };
 
@@ -97,7 +98,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
   const deleteToken = async (req: ApiRequest, identity: Identity): Promise<Reply> => {
     const accessor = req.rest;
     if (accessor === 'self') return selfMethodNotAllowed(req);
-    if (accessor === '') throw invalid('ACL_MISSING_ACCESSOR', 'Missing token AccessorID');
+    if (accessor === '') throw agentError('ACL_MISSING_ACCESSOR');
     await tokens.delete(accessor, identity.accessorId);
     return jsonReply(true, req.pretty);
   };
@@ -109,7 +110,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
       role: query.get('role'),
       authMethod: query.get('authmethod'),
       serviceName: query.get('servicename'),
-      namespace: query.get('ns') || req.head.namespaceHeader || undefined,
+      namespace: resolveNamespace(requestNamespaces(req), undefined),
     };
     AclTokens.checkFilter(filter);
     const reveal = canSeeSecrets(identity);
@@ -129,7 +130,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
 
   const getPolicy = (req: ApiRequest): Outcome => {
     const id = req.rest;
-    if (id === '') throw invalid('ACL_MISSING_POLICY_ID', 'Missing policy ID');
+    if (id === '') throw agentError('ACL_MISSING_POLICY_ID');
     const pretty = req.pretty;
     return blockingRead(req, { table: ACL_POLICIES, key: id }, () => store.keyIndex(ACL_POLICIES, id), (meta) => {
       const row = policies.read(id);
@@ -138,7 +139,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
   };
 
   const getPolicyByName = (req: ApiRequest): Outcome => {
-    if (req.rest === '') throw invalid('ACL_MISSING_POLICY_NAME', 'Missing policy Name');
+    if (req.rest === '') throw agentError('ACL_MISSING_POLICY_NAME');
     // Consul unescapes the name once more, so a name with a '/' can be sent as %2F.
     const name = queryUnescape(req.rest);
     const pretty = req.pretty;
@@ -155,7 +156,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
   };
 
   const deletePolicy = async (req: ApiRequest): Promise<Reply> => {
-    if (req.rest === '') throw invalid('ACL_MISSING_POLICY_ID', 'Missing policy ID');
+    if (req.rest === '') throw agentError('ACL_MISSING_POLICY_ID');
     await policies.delete(req.rest);
     return jsonReply(true, req.pretty);
   };
@@ -214,9 +215,9 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
   ];
 }
 
-/** D2's order for a new token's namespace: body (applied by the domain), ?ns, header, caller's token. */
+/** A new token's namespace when its body names none (docs/decisions.md D2; the domain applies the body's): ?ns, header, the caller's token, default. */
 function requestNamespace(req: ApiRequest, identity: Identity): string {
-  return req.query.get('ns') || req.head.namespaceHeader || identity.namespace || DEFAULT_NAMESPACE;
+  return resolveNamespace({ ...requestNamespaces(req), token: identity.namespace }, DEFAULT_NAMESPACE);
 }
 
 /** Consul registers /v1/acl/token/self for GET only. */
@@ -227,7 +228,7 @@ function selfMethodNotAllowed(req: ApiRequest): Reply {
 /** Go's url.QueryUnescape: '+' is a space; a bad escape is an error with Go's text. */
 function queryUnescape(s: string): string {
   const bad = /%(?![0-9a-fA-F]{2})(.{0,2})/.exec(s);
-  if (bad !== null) throw invalid('ACL_BAD_ESCAPE', `invalid URL escape ${JSON.stringify(bad[0])}`);
+  if (bad !== null) throw agentError('ACL_BAD_ESCAPE', { escape: bad[0] });
   try {
     return decodeURIComponent(s.replace(/\+/g, ' '));
   } catch {

@@ -1,7 +1,7 @@
 // /v1/agent/self, /v1/agent/members and /v1/status/{leader,peers}: who this agent is.
 import { memberJson, SERVER_PORT, type AgentInfo } from '../../agent-info.js';
 import type { AgentConfig } from '../../config/types.js';
-import { invalid } from '../../core/errors.js';
+import { agentError } from '../../core/errors.js';
 import type { Metrics } from '../../core/metrics.js';
 import type { BrandHeaders } from '../brand.js';
 import { jsonReply, type Header } from '../reply.js';
@@ -63,7 +63,7 @@ export function agentRoutes({ info, brand, config, stats, metrics }: AgentDeps):
           handler: (req, identity) => {
             const segment = req.query.get('segment');
             const wan = req.query.get('wan');
-            if (wan && segment && segment !== '_all') throw invalid('MEMBERS_SEGMENT', 'Cannot provide a segment with wan=true');
+            if (wan && segment && segment !== '_all') throw agentError('MEMBERS_SEGMENT');
             // Filtered by node:read; an agent-local endpoint says so only to a caller that gave a token.
             const visible = identity.authorizer.allowed('node', 'read', info.nodeName);
             const headers: Header[] = !visible && requestToken(req) !== undefined ? [[brand.resultsFilteredByAcls, 'true']] : [];

@@ -1,25 +1,22 @@
-// POST /v1/agent/connect/authorize (reference §3): what a proxy calls on every new connection.
-// Thin: the body is decoded and checked in the route's ACL step, which declares service:write
-// on the Target (so the guard enforces it between the 400s and the decision, in Consul's order),
-// and the handler resolves the namespace, asks the index and writes the decision's pre-encoded
-// bytes. No await anywhere once the body is read. Hot path: bench/http/authorize.ts guards it.
+// POST /v1/agent/connect/authorize: what a proxy calls on every new connection. Thin: the
+// route's parse phase answers every 400 (connect disabled, `?partition`, the body, the request
+// checks) before the guard looks at the token, and the handler hands the checked request, the
+// caller and `?ns`/header to the one authorize function (connect/authorize.ts), then writes the
+// decision's pre-encoded bytes. No await anywhere once the body is read.
+// Hot path: bench/http/authorize.ts guards it.
 import { LRUCache } from 'lru-cache';
 import type { Identity } from '../../acl/identity.js';
-import { checkAuthorizeRequest, checkPartition, decide } from '../../connect/authorize.js';
-import { CONNECT_DISABLED } from '../../connect/authorizer.js';
-import type { IntentionStore } from '../../connect/intentions/store.js';
-import type { SpiffeService } from '../../connect/spiffe.js';
-import { invalid } from '../../core/errors.js';
+import { authorize, checkAuthorizeRequest, requireConnect, type AuthorizeDeps as DecisionDeps, type CheckedAuthorizeRequest } from '../../connect/authorize.js';
+import { agentError } from '../../core/errors.js';
 import type { Metrics } from '../../core/metrics.js';
 import { jsonObjectDecoder } from '../body.js';
+import { requestNamespaces } from '../namespace.js';
 import { JSON_TYPE, jsonReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
-import type { Permission, Route } from '../routes.js';
+import { parsedMethod, type Route } from '../routes.js';
 
-export interface AuthorizeDeps {
-  readonly intentions: IntentionStore;
-  readonly connectEnabled: boolean;
-  /** Destinations remembered for X-Cache (decision D7: every cache is bounded). */
+export interface AuthorizeDeps extends DecisionDeps {
+  /** Destinations remembered for X-Cache (docs/decisions.md D7: every cache is bounded). */
   readonly cacheMaxEntries: number;
   readonly metrics: Metrics;
 }
@@ -32,12 +29,6 @@ const decodeSlow = jsonObjectDecoder({ prefix: DECODE_PREFIX, typeName: 'structs
 
 /** Bodies remembered after passing the checks; ~200 B each, so at most ~1 MiB. */
 const CHECKED_BODIES_MAX = 4096;
-
-interface CheckedBody {
-  readonly target: string;
-  readonly namespace: string;
-  readonly source: SpiffeService;
-}
 
 interface AuthorizeBody {
   Target: string;
@@ -99,7 +90,7 @@ function typed(raw: Record<string, unknown>): AuthorizeBody {
 
 function typeError(value: unknown, field: string): Error {
   const kind = Array.isArray(value) ? 'array' : typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'bool' : 'object';
-  return invalid('BODY_DECODE', `${DECODE_PREFIX}: json: cannot unmarshal ${kind} into Go struct field ConnectAuthorizeRequest.${field} of type string`);
+  return agentError('BODY_DECODE', { prefix: DECODE_PREFIX, detail: `json: cannot unmarshal ${kind} into Go struct field ConnectAuthorizeRequest.${field} of type string` });
 }
 
 /** `?partition=` other than default is refused before the body is read, as Consul CE does. */
@@ -107,21 +98,8 @@ export function checkPartitionQuery(req: ApiRequest): void {
   if (req.head.rawQuery === '') return;
   const partition = req.query.get('partition');
   if (partition && partition !== 'default') {
-    throw invalid('PARTITION_UNSUPPORTED', 'Invalid query parameter: "partition" - Partitions are a Consul Enterprise feature');
+    throw agentError('PARTITION_UNSUPPORTED');
   }
-}
-
-/**
- * Namespace resolution, first match wins (the spec, decision D2): body, `?ns`, the namespace
- * header, the token's namespace, `default`.
- */
-export function resolveNamespace(bodyNamespace: string, req: ApiRequest, identity: Identity): string {
-  if (bodyNamespace !== '') return bodyNamespace;
-  if (req.head.rawQuery !== '') {
-    const ns = req.query.get('ns');
-    if (ns) return ns;
-  }
-  return req.head.namespaceHeader || identity.namespace || 'default';
 }
 
 const MISS: readonly Header[] = Object.freeze([['X-Cache', 'MISS'] as const]);
@@ -129,7 +107,6 @@ const MISS: readonly Header[] = Object.freeze([['X-Cache', 'MISS'] as const]);
 const HIT: readonly Header[] = Object.freeze([['X-Cache', 'HIT'] as const, ['Age', '0'] as const]);
 
 export function authorizeRoutes(deps: AuthorizeDeps): Route[] {
-  const { intentions, connectEnabled } = deps;
   const seen = new LRUCache<string, true>({ max: deps.cacheMaxEntries });
   const allowed = deps.metrics.counter('svc.connect.authorize.allowed');
   const denied = deps.metrics.counter('svc.connect.authorize.denied');
@@ -138,42 +115,26 @@ export function authorizeRoutes(deps: AuthorizeDeps): Route[] {
 
   // Proxies send the same few bodies over and over (one per client certificate and target), so a
   // body that passed the checks once is remembered, keyed by its bytes (latin1 maps bytes to
-  // characters one to one): the next identical body skips JSON.parse and the SPIFFE parse
-  // (~0.5 µs of the ~1 µs the handler took). A pure memo: decisions are never cached.
-  const checkedBodies = new LRUCache<string, CheckedBody>({ max: CHECKED_BODIES_MAX });
+  // characters one to one): the next identical body skips JSON.parse and the SPIFFE parse. A pure
+  // memo of the checks: decisions are never cached.
+  const checkedBodies = new LRUCache<string, CheckedAuthorizeRequest>({ max: CHECKED_BODIES_MAX });
 
-  // The guard calls the ACL step and then the handler synchronously, in one call stack, so the
-  // checked body travels from one to the other in this one slot, tagged with its request.
-  let slotRequest: ApiRequest | undefined;
-  let slot: CheckedBody | undefined;
-
-  const writeTarget: Permission = { resource: 'service', access: 'write', name: () => (slot as CheckedBody).target };
-
-  /** Steps 1-6 of §3.2 (every 400), then service:write on the Target for the guard to enforce. */
-  const acl = (req: ApiRequest): Permission => {
-    if (!connectEnabled) throw invalid('CONNECT_DISABLED', CONNECT_DISABLED);
+  /** Every 400, in Consul's order, before the token is looked at. */
+  const parse = (req: ApiRequest): CheckedAuthorizeRequest => {
+    requireConnect(deps.connectEnabled);
     checkPartitionQuery(req);
     const bytes = req.body;
     const key = bytes === undefined || bytes.length === 0 ? undefined : bytes.toString('latin1');
     let checked = key === undefined ? undefined : checkedBodies.get(key);
     if (checked === undefined) {
-      const body = decodeAuthorizeBody(bytes);
-      const source = checkAuthorizeRequest(body.Target, body.ClientCertURI);
-      checked = { target: body.Target, namespace: body.Namespace, source };
+      checked = checkAuthorizeRequest(decodeAuthorizeBody(bytes));
       if (key !== undefined) checkedBodies.set(key, checked);
     }
-    slotRequest = req;
-    slot = checked;
-    return writeTarget;
+    return checked;
   };
 
-  const handler = (req: ApiRequest, identity: Identity): Reply => {
-    const checked = slot;
-    if (slotRequest !== req || checked === undefined) throw new Error('authorize: the checked request is missing');
-    slotRequest = undefined;
-    checkPartition(checked.source);
-    const namespace = resolveNamespace(checked.namespace, req, identity);
-    const decision = decide(intentions.current(), namespace, checked.target, checked.source, identity.authorizer.defaultAllow);
+  const handler = (req: ApiRequest, identity: Identity, checked: CheckedAuthorizeRequest): Reply => {
+    const { decision, namespace } = authorize(deps, checked, identity, requestNamespaces(req));
     const key = `${namespace}\u0000${checked.target}`;
     const hit = seen.get(key) !== undefined;
     if (!hit) seen.set(key, true);
@@ -183,5 +144,7 @@ export function authorizeRoutes(deps: AuthorizeDeps): Route[] {
     return { status: 200, body: decision.json, contentType: JSON_TYPE, headers: hit ? HIT : MISS };
   };
 
-  return [{ path: '/v1/agent/connect/authorize', methods: { POST: { acl, handler } } }];
+  // 'resolved': the token must resolve here (403 `ACL not found`); service:write on the Target is
+  // the authorize function's own step, shared with agent.authorize().
+  return [{ path: '/v1/agent/connect/authorize', methods: { POST: parsedMethod({ parse, acl: 'resolved', handler }) } }];
 }

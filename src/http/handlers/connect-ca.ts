@@ -1,23 +1,25 @@
-// The CA endpoints (reference §4-§6): the agent's cached roots and the servers' roots (?pem=true),
-// the CA configuration (operator:read / operator:write), and a service's leaf certificate
-// (service:write on every request, cache hit or not: D5). Bodies are encoded once per roots
+// The CA endpoints: the agent's cached roots and the servers' roots (?pem=true), the CA
+// configuration (operator:read / operator:write), and a service's leaf certificate (service:write
+// on every request, cache hit or not: docs/decisions.md D5). Bodies are encoded once per roots
 // snapshot and once per leaf, never per request. Guarded by bench/http/ca.ts.
 import type { Counter, Metrics } from '../../core/metrics.js';
 import type { Identity } from '../../acl/identity.js';
 import type { Clock } from '../../core/clock.js';
-import { AgentError, invalid } from '../../core/errors.js';
+import { agentError, type AgentError } from '../../core/errors.js';
+import { DEFAULT_NAMESPACE, resolveNamespace } from '../../core/namespace.js';
 import type { CaManager } from '../../connect/ca/ca-manager.js';
 import { rfc3339 } from '../../connect/ca/encoding.js';
 import type { CachedLeaf, LeafManager } from '../../connect/ca/leaf-manager.js';
 import { ROOTS_TABLE } from '../../connect/ca/model.js';
 import type { RootsCache } from '../../connect/ca/roots-cache.js';
 import type { RootsSnapshot } from '../../connect/ca/roots-view.js';
-import { CONNECT_DISABLED } from '../../connect/authorizer.js';
 import type { BlockingLimits, BlockingQueries } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import { jsonObjectDecoder } from '../body.js';
 import type { BrandHeaders } from '../brand.js';
-import { encodeJson, Uint64 } from '../json.js';
+import { Uint64 } from '../../core/go-json.js';
+import { requestNamespaces } from '../namespace.js';
+import { encodeJson } from '../json.js';
 import { EMPTY_OK, JSON_TYPE, jsonReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 import type { Outcome, Permission, Route } from '../routes.js';
@@ -41,12 +43,12 @@ export interface ConnectCaDeps {
 
 export const PEM_CHAIN_TYPE = 'application/pem-certificate-chain';
 
-const connectDisabled = (): AgentError => invalid('CONNECT_DISABLED', CONNECT_DISABLED);
+const connectDisabled = (): AgentError => agentError('CONNECT_DISABLED');
 
 /**
  * Body bytes memoised per immutable object (a roots snapshot, a cached leaf). Kept as Buffers, off
- * the V8 heap: a wave of first leaves keeps a body per leaf, and as strings every young-generation
- * collection copied them (bench/README.md, session 5).
+ * the V8 heap: a wave of first leaves keeps a body per leaf, which as strings every young-generation
+ * collection would copy.
  */
 class EncodedOnce<T extends object> {
   private readonly memo = new WeakMap<T, { compact?: Buffer; pretty?: Buffer }>();
@@ -114,7 +116,7 @@ function goType(value: unknown): string {
 }
 
 function fieldError(field: string, value: unknown, want: string): AgentError {
-  return invalid('BODY_DECODE', `Request decode failed: json: cannot unmarshal ${goType(value)} into Go struct field CAConfiguration.${field} of type ${want}`);
+  return agentError('BODY_DECODE', { prefix: 'Request decode failed', detail: `json: cannot unmarshal ${goType(value)} into Go struct field CAConfiguration.${field} of type ${want}` });
 }
 
 const serviceWrite: Permission = { resource: 'service', access: 'write', name: (req) => req.rest };
@@ -136,7 +138,7 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
   const rootsCache = counted('svc.connect.ca.roots');
   const leafCache = counted('svc.connect.ca.leaf');
 
-  const agentRoots = (req: ApiRequest): Reply | Promise<Reply> => {
+  const agentRoots = (req: ApiRequest): Outcome => {
     const { roots } = need();
     const params = parseBlockingParams(req.query, deps.limits, deps.random);
     const pretty = req.pretty;
@@ -144,8 +146,15 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
       (a.hit ? rootsCache.hit : rootsCache.miss).inc();
       return jsonBody(rootsBody.get(a.snapshot, pretty), [...queryMetaHeaders(brand, a.snapshot.index), ...cacheHeaders(a.hit, a.ageSec)]);
     };
-    const answer = roots.wait(params.minIndex, params.timeoutMs, (fn) => req.onAbort(fn));
-    return answer instanceof Promise ? answer.then(render) : render(answer);
+    const now = roots.get(); // the first request fills the cache, and fails while it cannot
+    const { minIndex } = params;
+    if (minIndex === 0 || now.snapshot.index > minIndex) return render(now);
+    // Parked on the cache's index: newer roots wake it (a MISS), the wait's end answers the cached ones (a HIT).
+    return deps.blocking.answer(req, params, {
+      target: (fn) => roots.watchOnce(fn),
+      index: () => roots.get().snapshot.index,
+      render: (index) => render(index > minIndex ? { snapshot: roots.get().snapshot, hit: false, ageSec: 0 } : roots.get()),
+    });
   };
 
   const serverRoots = (req: ApiRequest): Outcome => {
@@ -154,7 +163,7 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
     let pem = false;
     if (pemParam !== undefined && pemParam !== '') {
       const parsed = parseBool(pemParam);
-      if (parsed === undefined) throw invalid('CA_BAD_PEM_PARAM', "The 'pem' query parameter must be a boolean value");
+      if (parsed === undefined) throw agentError('CA_BAD_PEM_PARAM');
       pem = parsed;
     }
     const params = parseBlockingParams(req.query, deps.limits, deps.random);
@@ -206,19 +215,29 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
     return EMPTY_OK;
   };
 
-  const leaf = (req: ApiRequest, identity: Identity): Reply | Promise<Reply> => {
+  const leaf = (req: ApiRequest, identity: Identity): Outcome => {
     const { leaves } = need();
     const service = req.rest;
-    if (service === '') throw invalid('LEAF_MISSING_SERVICE', 'Missing service name');
+    if (service === '') throw agentError('LEAF_MISSING_SERVICE');
     const params = parseBlockingParams(req.query, deps.limits, deps.random);
-    const namespace = req.query.get('ns') || req.head.namespaceHeader || identity.namespace || 'default';
+    const namespace = resolveNamespace({ ...requestNamespaces(req), token: identity.namespace }, DEFAULT_NAMESPACE);
     const pretty = req.pretty;
     const render = (a: { leaf: CachedLeaf; hit: boolean }): Reply => {
       (a.hit ? leafCache.hit : leafCache.miss).inc();
       const age = Math.max(0, Math.round((deps.clock.now() - a.leaf.issuedAt) / 1000));
       return jsonBody(leafBody.get(a.leaf, pretty), [[brand.index, String(a.leaf.index)], ...cacheHeaders(a.hit, age)]);
     };
-    const answer = leaves.get(namespace, service, { minIndex: params.minIndex, timeoutMs: params.timeoutMs, onAbort: (fn) => req.onAbort(fn) });
+    const watch = leaves.waitFor(namespace, service, params.minIndex);
+    if (watch !== undefined) {
+      // Parked like any blocking read; a newer leaf wakes it (a MISS), the wait's end answers the same leaf (a HIT).
+      const { minIndex } = params;
+      return deps.blocking.answer(req, params, {
+        target: (fn) => watch.watchOnce(fn),
+        index: () => watch.leaf.index,
+        render: (index) => render({ leaf: watch.leaf, hit: index <= minIndex }),
+      });
+    }
+    const answer = leaves.get(namespace, service);
     return answer instanceof Promise ? answer.then(render) : render(answer);
   };
 

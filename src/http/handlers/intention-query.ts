@@ -1,11 +1,13 @@
-// The parameters of the intentions endpoints, parsed as Consul does (reference §7.2): service
-// names (`name`, `ns/name`, `partition/ns/name`, `peer:…`), required query parameters, the
-// default namespace, and what ?filter and the blocking reads look at.
+// The intentions endpoints' parameters, parsed as Consul does (docs/decisions.md#intentions-api):
+// service names (`name`, `ns/name`, `partition/ns/name`, `peer:…`), required query parameters,
+// the default namespace, and what ?filter and the blocking reads look at.
 import type { Identity } from '../../acl/identity.js';
 import type { IndexedIntention } from '../../connect/intentions/index.js';
 import type { StoredIntention } from '../../connect/intentions/model.js';
-import { invalid } from '../../core/errors.js';
+import { agentError } from '../../core/errors.js';
+import { DEFAULT_NAMESPACE, resolveNamespace } from '../../core/namespace.js';
 import type { Row } from '../../state/types.js';
+import { requestNamespaces } from '../namespace.js';
 import type { ApiRequest } from '../request.js';
 
 export interface ServiceRef {
@@ -21,15 +23,15 @@ export const FILTER_MAPS: ReadonlySet<string> = new Set(['Meta']);
 
 /** The default namespace of a name without one: `?ns`, the namespace header, the token's, `default`. */
 export function defaultNamespace(req: ApiRequest, identity: Identity): string {
-  return (req.head.rawQuery !== '' ? req.query.get('ns') : undefined) || req.head.namespaceHeader || identity.namespace || 'default';
+  return resolveNamespace({ ...requestNamespaces(req), token: identity.namespace }, DEFAULT_NAMESPACE);
 }
 
 /**
- * `name`, `ns/name` or `partition/ns/name` (§7.2); `peer:<p>/…` names a peered source, which
- * this agent never stores (partitions and peers are out of scope, decision D2).
+ * `name`, `ns/name` or `partition/ns/name`; `peer:<p>/…` names a peered source, which
+ * this agent never stores (partitions and peers are out of scope, docs/decisions.md D2).
  */
 export function parseServiceName(input: string, fallbackNamespace: string, what: string): ServiceRef | 'peer' {
-  const fail = (reason: string): Error => invalid('INTENTION_BAD_NAME', `${what} ${JSON.stringify(input)} is invalid: ${reason}`);
+  const fail = (reason: string): Error => agentError('INTENTION_BAD_NAME', { what, input, reason });
   if (input.startsWith('peer:')) {
     if (!input.includes('/')) throw fail('need to specify the service name as well');
     return 'peer';
@@ -46,12 +48,12 @@ export function parseServiceName(input: string, fallbackNamespace: string, what:
 
 export function requiredParam(req: ApiRequest, name: string): string {
   const value = req.head.rawQuery === '' ? undefined : req.query.get(name);
-  if (!value) throw invalid('INTENTION_MISSING_PARAM', `required query parameter '${name}' not set`);
+  if (!value) throw agentError('INTENTION_MISSING_PARAM', { name });
   return value;
 }
 
 export function noPeer(ref: ServiceRef | 'peer', what: string, input: string): ServiceRef {
-  if (ref === 'peer') throw invalid('INTENTION_BAD_NAME', `${what} ${JSON.stringify(input)} is invalid: cannot specify a peer here`);
+  if (ref === 'peer') throw agentError('INTENTION_BAD_NAME', { what, input, reason: 'cannot specify a peer here' });
   return ref;
 }
 
@@ -59,10 +61,10 @@ export function noPeer(ref: ServiceRef | 'peer', what: string, input: string): S
 export function checkPartitionParam(req: ApiRequest): void {
   if (req.head.rawQuery === '') return;
   const partition = req.query.get('partition');
-  if (partition && partition !== 'default') throw invalid('PARTITION_UNSUPPORTED', 'Cannot use a partition with this endpoint');
+  if (partition && partition !== 'default') throw agentError('PARTITION_NOT_ON_ENDPOINT');
 }
 
-/** Reading one intention: intentions:read on its source or its destination (§7.4). */
+/** Reading one: intentions:read on its source or destination (docs/decisions.md#intention-acls). */
 export function canRead(identity: Identity, x: StoredIntention): boolean {
   return identity.authorizer.allowed('intention', 'read', x.DestinationName) || identity.authorizer.allowed('intention', 'read', x.SourceName);
 }

@@ -1,21 +1,22 @@
 // /v1/connect/intentions/*: list, legacy create/read/update/delete by ID, by-name read/upsert/
-// delete (`/exact`), match and check (reference §7.2). Thin: parameters and names are parsed here,
-// the store and the one validator do the rest. Blocking reads wake only when their own answer
-// changed (decision D6). ACL: intentions:read|write on the destination (read: source or
-// destination), the list filtered with the results-filtered header (§7.4).
+// delete (`/exact`), match and check (docs/decisions.md#intentions-api). Thin: parameters and names
+// are parsed here, the store and the one validator do the rest. Blocking reads wake only when their
+// own answer changed (docs/decisions.md D6). ACLs as in docs/decisions.md#intention-acls: the
+// list is filtered, with the results-filtered header.
 import { permissionDenied } from '../../acl/errors.js';
 import { requirePermission, type Identity } from '../../acl/identity.js';
 import { destinationIntentions, firstSourceMatch, sourceIntentions, type IndexedIntention } from '../../connect/intentions/index.js';
-import { CONNECT_DISABLED } from '../../connect/authorizer.js';
 import { INTENTIONS_TABLE, intentionJson, intentionKey } from '../../connect/intentions/model.js';
 import type { IntentionStore } from '../../connect/intentions/store.js';
 import { assertValidIntention, normalizeIntention, type IntentionInput } from '../../connect/intentions/validate.js';
 import { compileFilter, type Predicate } from '../../core/bexpr.js';
-import { invalid, notFound } from '../../core/errors.js';
+import { agentError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
+import { resolveNamespace } from '../../core/namespace.js';
 import type { BlockingLimits, BlockingQueries, WatchedRead } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
+import { requestNamespaces } from '../namespace.js';
 import { JSON_TYPE, jsonReply, textReply, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 import type { AclRequirement, Outcome, Route } from '../routes.js';
@@ -48,7 +49,7 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
   const { intentions, brand } = deps;
 
   const enabled = (): void => {
-    if (!deps.connectEnabled) throw invalid('CONNECT_DISABLED', CONNECT_DISABLED);
+    if (!deps.connectEnabled) throw agentError('CONNECT_DISABLED');
   };
 
   const bool = (value: boolean, pretty: boolean): Reply => ({ status: 200, body: pretty ? `${value}\n` : String(value), contentType: JSON_TYPE });
@@ -87,7 +88,7 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     if (filterText) predicate = compileFilter(filterText, FILTER_FIELDS, FILTER_MAPS);
     const pretty = req.pretty;
     // A namespace asked for (?ns or the header) scopes the list to destinations in it; `*` or none: all.
-    const scope = (req.head.rawQuery !== '' ? req.query.get('ns') : undefined) || req.head.namespaceHeader || '*';
+    const scope = resolveNamespace(requestNamespaces(req), '*');
     return changeAware(req, () => {
       const all = intentions.current().all;
       const readable = all.filter((e) => (scope === '*' || e.row.value.DestinationNS === scope) && canRead(identity, e.row.value));
@@ -109,7 +110,7 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     const body = decodeIntentionBody(req.body, 'Failed to decode request body');
     const candidate = normalizeIntention(body, defaultNamespace(req, identity));
     requirePermission(identity, 'intention', 'write', candidate.DestinationName);
-    if (body.ID) throw invalid('INTENTION_ID_SET', 'ID must be empty when creating a new intention');
+    if (body.ID) throw agentError('INTENTION_ID_SET');
     assertValidIntention(candidate, 'legacy');
     const id = await intentions.createLegacy(candidate);
     return jsonReply({ ID: id }, req.pretty);
@@ -119,8 +120,8 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
 
   const checkId = (id: string): void => {
     // memdb's UUID index refuses a malformed ID before any lookup; Consul turns that into a 400.
-    if (id.length !== 36) throw invalid('INTENTION_BAD_ID', 'failed intention lookup: index error: UUID must be 36 characters');
-    if (!isUuid(id)) throw invalid('INTENTION_BAD_ID', 'failed intention lookup: index error: UUID improperly formatted');
+    if (id.length !== 36) throw agentError('INTENTION_BAD_ID', { reason: 'UUID must be 36 characters' });
+    if (!isUuid(id)) throw agentError('INTENTION_BAD_ID', { reason: 'UUID improperly formatted' });
   };
 
   const getById = (req: ApiRequest, identity: Identity): Outcome => {
@@ -152,7 +153,7 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     checkId(id);
     const candidate = normalizeIntention(body, defaultNamespace(req, identity));
     const existing = intentions.current().byId.get(id);
-    if (existing === undefined) throw notFound('INTENTION_NOT_FOUND', `Cannot modify non-existent intention: '${id}'`);
+    if (existing === undefined) throw agentError('INTENTION_NOT_FOUND', { action: 'modify', id });
     requirePermission(identity, 'intention', 'write', existing.row.value.DestinationName);
     requirePermission(identity, 'intention', 'write', candidate.DestinationName);
     assertValidIntention(candidate, 'legacy');
@@ -165,7 +166,7 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     const id = req.rest;
     checkId(id);
     const existing = intentions.current().byId.get(id);
-    if (existing === undefined) throw notFound('INTENTION_NOT_FOUND', `Cannot delete non-existent intention: '${id}'`);
+    if (existing === undefined) throw agentError('INTENTION_NOT_FOUND', { action: 'delete', id });
     requirePermission(identity, 'intention', 'write', existing.row.value.DestinationName);
     await intentions.deleteLegacy(id);
     return bool(true, req.pretty);
@@ -248,11 +249,11 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     checkPartitionParam(req);
     const all = new URLSearchParams(req.head.rawQuery);
     const by = all.getAll('by');
-    if (by.length !== 1) throw invalid('INTENTION_MATCH_BY', "required query parameter 'by' not set");
+    if (by.length !== 1) throw agentError('INTENTION_MISSING_PARAM', { name: 'by' });
     const bySource = by[0] === 'source';
-    if (!bySource && by[0] !== 'destination') throw invalid('INTENTION_MATCH_BY', "'by' parameter must be one of 'source' or 'destination'");
+    if (!bySource && by[0] !== 'destination') throw agentError('INTENTION_MATCH_BY');
     const names = all.getAll('name');
-    if (names.length === 0) throw invalid('INTENTION_MATCH_NAME', "required query parameter 'name' not set");
+    if (names.length === 0) throw agentError('INTENTION_MISSING_PARAM', { name: 'name' });
     const ns = defaultNamespace(req, identity);
     const refs = names.map((n) => noPeer(parseServiceName(n, ns, 'name'), 'name', n));
     for (const ref of refs) requirePermission(identity, 'intention', 'read', ref.name);
@@ -286,7 +287,7 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     const source = requiredParam(req, 'source');
     const destination = requiredParam(req, 'destination');
     const sourceType = req.query.get('source-type');
-    if (sourceType !== undefined && sourceType !== 'consul') throw invalid('INTENTION_SOURCE_TYPE', `unsupported SourceType: ${JSON.stringify(sourceType)}`);
+    if (sourceType !== undefined && sourceType !== 'consul') throw agentError('INTENTION_SOURCE_TYPE', { sourceType });
     return { source, destination };
   };
 

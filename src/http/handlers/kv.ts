@@ -1,8 +1,8 @@
 // /v1/kv/<key>: GET (single, ?recurse, ?keys[&separator], ?raw), PUT (raw body, ?flags, ?cas),
-// DELETE (?recurse, ?cas), blocking on the key or the prefix. Shapes and texts: reference §9.1.
+// DELETE (?recurse, ?cas), blocking on the key or prefix. Shapes, texts: docs/decisions.md#kv-api.
 import { permissionDenied } from '../../acl/errors.js';
 import type { Identity } from '../../acl/identity.js';
-import { invalid } from '../../core/errors.js';
+import { agentError } from '../../core/errors.js';
 import { parseUint64 } from '../../core/uint.js';
 import { KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
 import type { Row, StateStore, WriteOp } from '../../state/types.js';
@@ -75,7 +75,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
         },
       };
     } else {
-      if (key === '') throw invalid('KV_MISSING_KEY', 'Missing key name');
+      if (key === '') throw agentError('KV_MISSING_KEY');
       const raw = query.has('raw');
       read = {
         target: { table: KV_TABLE, key },
@@ -96,7 +96,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
 
   const put = async (req: ApiRequest): Promise<Reply> => {
     const key = req.rest;
-    if (key === '') throw invalid('KV_MISSING_KEY', 'Missing key name');
+    if (key === '') throw agentError('KV_MISSING_KEY');
     const query = req.query;
     rejectConflictingFlags(query, ['cas', 'acquire', 'release']);
     const flags = query.has('flags') ? parseUint64(query.get('flags') ?? '', 'KV_BAD_FLAGS') : 0n;
@@ -115,12 +115,12 @@ export function kvRoutes(deps: KvDeps): Route[] {
     const query = req.query;
     rejectConflictingFlags(query, ['recurse', 'cas']);
     if (query.has('recurse')) {
-      // Write on the prefix and on every rule beneath it (reference §8.3).
+      // Write on the prefix and on every rule beneath it (docs/decisions.md#acl-rules).
       if (!identity.authorizer.keyWritePrefix(key)) throw permissionDenied(identity, 'key', 'write', key);
       await store.commit([{ op: 'delete-prefix', table: KV_TABLE, prefix: key }]);
       return bool(true, req.pretty);
     }
-    if (key === '') throw invalid('KV_MISSING_KEY', 'Missing key name');
+    if (key === '') throw agentError('KV_MISSING_KEY');
     if (!query.has('cas')) {
       await store.commit([{ op: 'delete', table: KV_TABLE, key }]);
       return bool(true, req.pretty);
@@ -159,7 +159,7 @@ function rawReply(value: StoredKv, headers: readonly Header[]): Reply {
 
 function rejectConflictingFlags(query: Query, flags: readonly string[]): void {
   if (flags.filter((flag) => query.has(flag)).length > 1) {
-    throw invalid('KV_CONFLICTING_FLAGS', `Conflicting flags: ${query.encode()}\n`);
+    throw agentError('KV_CONFLICTING_FLAGS', { query: query.encode() });
   }
 }
 
@@ -167,6 +167,6 @@ function rejectConflictingFlags(query: Query, flags: readonly string[]): void {
 // for an unknown session.
 function rejectSessions(query: Query): void {
   for (const flag of ['acquire', 'release']) {
-    if (query.has(flag)) throw invalid('KV_INVALID_SESSION', `Invalid session ${JSON.stringify(query.get(flag) ?? '')}`);
+    if (query.has(flag)) throw agentError('KV_INVALID_SESSION', { session: query.get(flag) ?? '' });
   }
 }

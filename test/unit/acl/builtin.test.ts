@@ -17,7 +17,7 @@ import {
 import { identityRules, nodeIdentityRules, serviceIdentityRules } from '../../../src/acl/rules/identities.js';
 import { parseRules } from '../../../src/acl/rules/parse.js';
 
-describe('built-ins (reference §8.1)', () => {
+describe('built-ins', () => {
   it('has Consul IDs, names and description', () => {
     expect(GLOBAL_MANAGEMENT_POLICY_ID).toBe('00000000-0000-0000-0000-000000000001');
     expect(GLOBAL_MANAGEMENT_POLICY_NAME).toBe('global-management');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isAgentError } from '../../../src/core/errors.js';
-import { normalizeRules, parseRules, RULES_INVALID } from '../../../src/acl/rules/parse.js';
+import { normalizeRules, parseRules } from '../../../src/acl/rules/parse.js';
 import type { ParsedRules } from '../../../src/acl/rules/model.js';
 
 /** The AgentError a parse fails with (fails the test when it does not fail). */
@@ -12,6 +12,14 @@ async function parseError(text: string): Promise<{ code: string; kind: string; m
     return { code: err.code, kind: err.kind, message: err.message };
   }
   throw new Error(`expected ${JSON.stringify(text)} to be rejected`);
+}
+
+/** The catalogue code each of Consul's rule texts comes with. */
+function rulesCodeOf(message: string): string {
+  if (message.startsWith('Failed to parse ACL rules: ')) return 'ACL_RULES_INVALID';
+  if (message.includes(' intentions policy: ')) return 'ACL_RULES_BAD_INTENTIONS';
+  if (message.includes(' has invalid policy ')) return 'ACL_RULES_BAD_POLICY';
+  return 'ACL_RULES_BAD_LEVEL';
 }
 
 const HCL = `
@@ -194,7 +202,7 @@ describe('parseRules: errors (400, Consul message text)', () => {
     ['service = "write"', 'Failed to parse ACL rules: service must be a block labelled with a name, got string "write"'],
     ['{"key": {"a": "read"}}', 'Failed to parse ACL rules: key "a" must be a block, got string "read"'],
   ])('%j → %s', async (text, message) => {
-    expect(await parseError(text)).toEqual({ code: RULES_INVALID, kind: 'invalid', message });
+    expect(await parseError(text)).toEqual({ code: rulesCodeOf(message), kind: 'invalid', message });
   });
 
   it('reports the first bad level in Consul order (acl before blocks, blocks before operator)', async () => {
@@ -207,7 +215,7 @@ describe('parseRules: errors (400, Consul message text)', () => {
 
   it('reports HCL syntax errors with a position', async () => {
     const err = await parseError('key "a" { policy = ');
-    expect(err.code).toBe(RULES_INVALID);
+    expect(err.code).toBe('ACL_RULES_INVALID');
     expect(err.kind).toBe('invalid');
     expect(err.message).toMatch(/^Failed to parse ACL rules: At 1:\d+: /);
     expect(err.message).not.toContain('rules.hcl');

@@ -43,19 +43,19 @@ describe('create', () => {
     expect(policies.view(row).Datacenters).toEqual(['dc1']);
   });
 
-  it.each<[PolicyInput, string]>([
-    [{ ID: MISSING_ID, Name: 'x' }, 'Cannot specify the ID when creating a new policy'],
-    [{}, 'Invalid Policy: no Name is set'],
-    [{ Name: '' }, 'Invalid Policy: no Name is set'],
-    [{ Name: 'has space' }, "Invalid Policy: invalid Name. Only alphanumeric characters, a single '/', '-' and '_' are allowed"],
-    [{ Name: 'a/b/c' }, "Invalid Policy: invalid Name. Only alphanumeric characters, a single '/', '-' and '_' are allowed"],
-    [{ Name: '/lead' }, "Invalid Policy: invalid Name. Names cannot be prefixed with '/' or 'builtin/'"],
-    [{ Name: 'builtin/mine' }, "Invalid Policy: invalid Name. Names cannot be prefixed with '/' or 'builtin/'"],
-    [{ Name: 'x'.repeat(129) }, 'Invalid Policy: invalid Name. Length must be greater than 0 and less than 128'],
-    [{ Name: 'bad-level', Rules: 'acl = "bad"' }, 'Invalid acl policy: "bad"'],
-  ])('%j → 400 %s', async (input, message) => {
+  it.each<[PolicyInput, string, string]>([
+    [{ ID: MISSING_ID, Name: 'x' }, 'ACL_POLICY_ID_SET', 'Cannot specify the ID when creating a new policy'],
+    [{}, 'ACL_POLICY_NO_NAME', 'Invalid Policy: no Name is set'],
+    [{ Name: '' }, 'ACL_POLICY_NO_NAME', 'Invalid Policy: no Name is set'],
+    [{ Name: 'has space' }, 'ACL_POLICY_NAME_CHARS', "Invalid Policy: invalid Name. Only alphanumeric characters, a single '/', '-' and '_' are allowed"],
+    [{ Name: 'a/b/c' }, 'ACL_POLICY_NAME_CHARS', "Invalid Policy: invalid Name. Only alphanumeric characters, a single '/', '-' and '_' are allowed"],
+    [{ Name: '/lead' }, 'ACL_POLICY_NAME_PREFIX', "Invalid Policy: invalid Name. Names cannot be prefixed with '/' or 'builtin/'"],
+    [{ Name: 'builtin/mine' }, 'ACL_POLICY_NAME_PREFIX', "Invalid Policy: invalid Name. Names cannot be prefixed with '/' or 'builtin/'"],
+    [{ Name: 'x'.repeat(129) }, 'ACL_POLICY_NAME_LENGTH', 'Invalid Policy: invalid Name. Length must be greater than 0 and less than 128'],
+    [{ Name: 'bad-level', Rules: 'acl = "bad"' }, 'ACL_RULES_BAD_LEVEL', 'Invalid acl policy: "bad"'],
+  ])('%j → 400 %s %s', async (input, code, message) => {
     const { policies } = await setup();
-    expect(await agentRejectionOf(policies.create(input))).toEqual(['invalid', message]);
+    expect(await agentRejectionOf(policies.create(input))).toEqual([code, message]);
   });
 
   it('accepts one inner slash and a 128-character name', async () => {
@@ -67,19 +67,19 @@ describe('create', () => {
   it('refuses a name in use, whatever its case, with 409', async () => {
     const { policies } = await setup();
     await policies.create({ Name: 'dup' });
-    expect(await agentRejectionOf(policies.create({ Name: 'DUP' }))).toEqual(['conflict', 'Invalid Policy: A Policy with Name "DUP" already exists']);
+    expect(await agentRejectionOf(policies.create({ Name: 'DUP' }))).toEqual(['ACL_POLICY_NAME_IN_USE', 'Invalid Policy: A Policy with Name "DUP" already exists']);
     expect(await agentRejectionOf(policies.create({ Name: 'global-management' }))).toEqual([
-      'conflict',
+      'ACL_POLICY_NAME_IN_USE',
       'Invalid Policy: A Policy with Name "global-management" already exists',
     ]);
   });
 
   it('reports a rule parse failure after the name checks, as a 400 with the parser text', async () => {
     const { policies } = await setup();
-    const [kind, message] = await agentRejectionOf(policies.create({ Name: 'broken', Rules: 'key_prefix "" {' }));
-    expect(kind).toBe('invalid');
+    const [code, message] = await agentRejectionOf(policies.create({ Name: 'broken', Rules: 'key_prefix "" {' }));
+    expect(code).toBe('ACL_RULES_INVALID');
     expect(message).toMatch(/^Failed to parse ACL rules: /);
-    expect(await agentRejectionOf(policies.create({ Name: '', Rules: 'key_prefix "" {' }))).toEqual(['invalid', 'Invalid Policy: no Name is set']);
+    expect(await agentRejectionOf(policies.create({ Name: '', Rules: 'key_prefix "" {' }))).toEqual(['ACL_POLICY_NO_NAME', 'Invalid Policy: no Name is set']);
   });
 
   it('parses the rules once, when written', async () => {
@@ -136,17 +136,17 @@ describe('update', () => {
   });
 
   it.each<[string, PolicyInput, string, string]>([
-    ['other', { ID: MISSING_ID, Name: 'x' }, 'invalid', 'Policy ID in URL and payload do not match'],
-    ['not-a-uuid', { Name: 'x' }, 'invalid', 'Policy ID invalid UUID'],
-    [MISSING_ID, { Name: 'x' }, 'not-found', `cannot find policy ${MISSING_ID}`],
-    ['mine', { Name: 'taken' }, 'conflict', 'Invalid Policy: A policy with name "taken" already exists'],
-    ['mine', {}, 'invalid', 'Invalid Policy: no Name is set'],
-  ])('%s %j → %s %s', async (which, input, kind, message) => {
+    ['other', { ID: MISSING_ID, Name: 'x' }, 'ACL_POLICY_ID_MISMATCH', 'Policy ID in URL and payload do not match'],
+    ['not-a-uuid', { Name: 'x' }, 'ACL_POLICY_ID_NOT_UUID', 'Policy ID invalid UUID'],
+    [MISSING_ID, { Name: 'x' }, 'ACL_POLICY_NOT_FOUND', `cannot find policy ${MISSING_ID}`],
+    ['mine', { Name: 'taken' }, 'ACL_POLICY_RENAME_IN_USE', 'Invalid Policy: A policy with name "taken" already exists'],
+    ['mine', {}, 'ACL_POLICY_NO_NAME', 'Invalid Policy: no Name is set'],
+  ])('%s %j → %s %s', async (which, input, code, message) => {
     const { policies } = await setup();
     await policies.create({ Name: 'taken' });
     const mine = await policies.create({ Name: 'mine' });
     const id = which === 'mine' ? mine.key : which;
-    expect(await agentRejectionOf(policies.update(id, input))).toEqual([kind, message]);
+    expect(await agentRejectionOf(policies.update(id, input))).toEqual([code, message]);
   });
 
   it('an empty ID creates, as Consul does for PUT /v1/acl/policy/', async () => {
@@ -158,16 +158,16 @@ describe('update', () => {
   it('the built-in may be renamed and re-described but keeps its rules and datacenters', async () => {
     const { policies } = await setup();
     expect(await agentRejectionOf(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'global-management', Rules: READ_KEYS }))).toEqual([
-      'invalid',
+      'ACL_POLICY_BUILTIN_RULES',
       'Changing the Rules for the builtin global-management policy is not permitted',
     ]);
     expect(await agentRejectionOf(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'global-management' }))).toEqual([
-      'invalid',
+      'ACL_POLICY_BUILTIN_RULES',
       'Changing the Rules for the builtin global-management policy is not permitted',
     ]);
     expect(
       await agentRejectionOf(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'gm', Rules: GLOBAL_MANAGEMENT_RULES, Datacenters: [] })),
-    ).toEqual(['invalid', 'Changing the Datacenters of the builtin global-management policy is not permitted']);
+    ).toEqual(['ACL_POLICY_BUILTIN_DATACENTERS', 'Changing the Datacenters of the builtin global-management policy is not permitted']);
     const renamed = await policies.update(GLOBAL_MANAGEMENT_POLICY_ID, {
       Name: 'root',
       Description: 'all of it',
@@ -190,7 +190,7 @@ describe('delete', () => {
   it('refuses the built-in', async () => {
     const { policies } = await setup();
     expect(await agentRejectionOf(policies.delete(GLOBAL_MANAGEMENT_POLICY_ID))).toEqual([
-      'invalid',
+      'ACL_POLICY_BUILTIN_DELETE',
       'Delete operation not permitted on the builtin global-management policy',
     ]);
   });

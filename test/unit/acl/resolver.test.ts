@@ -50,7 +50,7 @@ describe('AclResolver', () => {
 
   it('answers an unknown secret with `ACL not found` (403)', () => {
     const err = agentErrorOf(() => resolver.resolve('11111111-2222-3333-4444-555555555555'));
-    expect([err.kind, err.message]).toEqual(['permission-denied', 'ACL not found']);
+    expect([err.code, err.kind, err.message]).toEqual(['ACL_NOT_FOUND', 'permission-denied', 'ACL not found']);
   });
 
   it('compiles the token\'s policies and carries its namespace', async () => {

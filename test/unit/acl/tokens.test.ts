@@ -68,7 +68,7 @@ describe('bootstrap', () => {
     const marker = store.get(ACL_META, BOOTSTRAP_KEY);
     expect(marker?.modifyIndex).toBe(first.createIndex);
     expect(await agentRejectionOf(tokens.bootstrap())).toEqual([
-      'permission-denied',
+      'ACL_BOOTSTRAP_DONE',
       `Permission denied: ACL bootstrap no longer allowed (reset index: ${first.createIndex})`,
     ]);
   });
@@ -77,14 +77,14 @@ describe('bootstrap', () => {
     const { tokens, store } = await setup({ initialManagement: ID_C });
     const marker = store.get(ACL_META, BOOTSTRAP_KEY);
     expect(await agentRejectionOf(tokens.bootstrap())).toEqual([
-      'permission-denied',
+      'ACL_BOOTSTRAP_DONE',
       `Permission denied: ACL bootstrap no longer allowed (reset index: ${marker?.modifyIndex})`,
     ]);
   });
 
   it('takes the SecretID from BootstrapSecret, which must be a usable UUID', async () => {
     const { tokens } = await setup();
-    expect(await agentRejectionOf(tokens.bootstrap('not-a-uuid'))).toEqual(['invalid', 'Invalid Token: SecretID - not a valid UUID']);
+    expect(await agentRejectionOf(tokens.bootstrap('not-a-uuid'))).toEqual(['ACL_TOKEN_ID_NOT_UUID', 'Invalid Token: SecretID - not a valid UUID']);
     const row = await tokens.bootstrap(ID_A);
     expect(row.value.SecretID).toBe(ID_A);
   });
@@ -143,61 +143,61 @@ describe('create', () => {
   });
 
   it.each<[TokenInput, string, string]>([
-    [{ AccessorID: 'nope' }, 'invalid', 'Invalid Token: AccessorID - not a valid UUID'],
-    [{ SecretID: 'nope' }, 'invalid', 'Invalid Token: SecretID - not a valid UUID'],
+    [{ AccessorID: 'nope' }, 'ACL_TOKEN_ID_NOT_UUID', 'Invalid Token: AccessorID - not a valid UUID'],
+    [{ SecretID: 'nope' }, 'ACL_TOKEN_ID_NOT_UUID', 'Invalid Token: SecretID - not a valid UUID'],
     [
       { AccessorID: '00000000-0000-0000-0000-000000000099' },
-      'invalid',
+      'ACL_TOKEN_ID_RESERVED',
       'Invalid Token: AccessorID - UUIDs with the prefix "00000000-0000-0000-0000-0000000000" are reserved',
     ],
     [
       { SecretID: '00000000-0000-0000-0000-000000000042' },
-      'invalid',
+      'ACL_TOKEN_ID_RESERVED',
       'Invalid Token: SecretID - UUIDs with the prefix "00000000-0000-0000-0000-0000000000" are reserved',
     ],
-    [{ AuthMethod: 'kube' }, 'invalid', 'AuthMethod field is disallowed outside of login'],
-    [{ Policies: [{ Name: 'nope' }] }, 'invalid', 'No such ACL policy with name "nope"'],
-    [{ Policies: [{ ID: ID_C }] }, 'invalid', `No such ACL policy with ID "${ID_C}"`],
-    [{ Roles: [{ Name: 'ops' }] }, 'invalid', 'No such ACL role with name "ops"'],
-    [{ Roles: [{ ID: ID_C }] }, 'invalid', `No such ACL role with ID "${ID_C}"`],
+    [{ AuthMethod: 'kube' }, 'ACL_TOKEN_AUTH_METHOD', 'AuthMethod field is disallowed outside of login'],
+    [{ Policies: [{ Name: 'nope' }] }, 'ACL_TOKEN_NO_POLICY_NAME', 'No such ACL policy with name "nope"'],
+    [{ Policies: [{ ID: ID_C }] }, 'ACL_TOKEN_NO_POLICY_ID', `No such ACL policy with ID "${ID_C}"`],
+    [{ Roles: [{ Name: 'ops' }] }, 'ACL_TOKEN_NO_ROLE_NAME', 'No such ACL role with name "ops"'],
+    [{ Roles: [{ ID: ID_C }] }, 'ACL_TOKEN_NO_ROLE_ID', `No such ACL role with ID "${ID_C}"`],
     // Roles are resolved before policies, as in Consul.
-    [{ Roles: [{ Name: 'ops' }], Policies: [{ Name: 'nope' }] }, 'invalid', 'No such ACL role with name "ops"'],
-    [{ ServiceIdentities: [{ ServiceName: '' }] }, 'invalid', 'Service identity is missing the service name field on this token'],
+    [{ Roles: [{ Name: 'ops' }], Policies: [{ Name: 'nope' }] }, 'ACL_TOKEN_NO_ROLE_NAME', 'No such ACL role with name "ops"'],
+    [{ ServiceIdentities: [{ ServiceName: '' }] }, 'ACL_TOKEN_SERVICE_IDENTITY_NO_NAME', 'Service identity is missing the service name field on this token'],
     [
       { ServiceIdentities: [{ ServiceName: 'Web' }] },
-      'invalid',
+      'ACL_TOKEN_SERVICE_IDENTITY_NAME',
       `Service identity "Web" has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed`,
     ],
     [
       { ServiceIdentities: [{ ServiceName: 'web-' }] },
-      'invalid',
+      'ACL_TOKEN_SERVICE_IDENTITY_NAME',
       `Service identity "web-" has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed`,
     ],
     [
       { Local: true, ServiceIdentities: [{ ServiceName: 'web', Datacenters: ['dc1'] }] },
-      'invalid',
+      'ACL_TOKEN_SERVICE_IDENTITY_LOCAL_DCS',
       'Service identity "web" cannot specify a list of datacenters on a local token',
     ],
-    [{ NodeIdentities: [{ NodeName: '', Datacenter: 'dc1' }] }, 'invalid', 'Node identity is missing the node name field on this token'],
-    [{ NodeIdentities: [{ NodeName: 'n1' }] }, 'invalid', 'Node identity is missing the datacenter field on this token'],
+    [{ NodeIdentities: [{ NodeName: '', Datacenter: 'dc1' }] }, 'ACL_TOKEN_NODE_IDENTITY_NO_NAME', 'Node identity is missing the node name field on this token'],
+    [{ NodeIdentities: [{ NodeName: 'n1' }] }, 'ACL_TOKEN_NODE_IDENTITY_NO_DC', 'Node identity is missing the datacenter field on this token'],
     [
       { NodeIdentities: [{ NodeName: 'N_1', Datacenter: 'dc1' }] },
-      'invalid',
+      'ACL_TOKEN_NODE_IDENTITY_NAME',
       "Node identity has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed",
     ],
-  ])('%j → %s %s', async (input, kind, message) => {
+  ])('%j → %s %s', async (input, code, message) => {
     const { tokens } = await setup();
-    expect(await agentRejectionOf(tokens.create(input))).toEqual([kind, message]);
+    expect(await agentRejectionOf(tokens.create(input))).toEqual([code, message]);
   });
 
   it('refuses an ID already in use as an AccessorID or a SecretID with 409', async () => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A, SecretID: ID_B });
-    expect(await agentRejectionOf(tokens.create({ AccessorID: ID_A }))).toEqual(['conflict', 'Invalid Token: AccessorID is already in use']);
-    expect(await agentRejectionOf(tokens.create({ AccessorID: ID_B }))).toEqual(['conflict', 'Invalid Token: AccessorID is already in use']);
-    expect(await agentRejectionOf(tokens.create({ SecretID: ID_B }))).toEqual(['conflict', 'Invalid Token: SecretID is already in use']);
-    expect(await agentRejectionOf(tokens.create({ SecretID: ID_A }))).toEqual(['conflict', 'Invalid Token: SecretID is already in use']);
-    expect(await agentRejectionOf(tokens.create({ SecretID: 'anonymous' }))).toEqual(['invalid', 'Invalid Token: SecretID - not a valid UUID']);
+    expect(await agentRejectionOf(tokens.create({ AccessorID: ID_A }))).toEqual(['ACL_TOKEN_ID_IN_USE', 'Invalid Token: AccessorID is already in use']);
+    expect(await agentRejectionOf(tokens.create({ AccessorID: ID_B }))).toEqual(['ACL_TOKEN_ID_IN_USE', 'Invalid Token: AccessorID is already in use']);
+    expect(await agentRejectionOf(tokens.create({ SecretID: ID_B }))).toEqual(['ACL_TOKEN_ID_IN_USE', 'Invalid Token: SecretID is already in use']);
+    expect(await agentRejectionOf(tokens.create({ SecretID: ID_A }))).toEqual(['ACL_TOKEN_ID_IN_USE', 'Invalid Token: SecretID is already in use']);
+    expect(await agentRejectionOf(tokens.create({ SecretID: 'anonymous' }))).toEqual(['ACL_TOKEN_ID_NOT_UUID', 'Invalid Token: SecretID - not a valid UUID']);
   });
 
   it('links policies by ID or by name (any case), stores IDs only and drops duplicates', async () => {
@@ -230,16 +230,16 @@ describe('create', () => {
 });
 
 describe('expiration', () => {
-  it.each<[TokenInput, string]>([
-    [{ ExpirationTTL: -MINUTE }, "Token Expiration TTL '-1m0s' should be > 0"],
-    [{ ExpirationTTL: 5 * MINUTE, ExpirationTime: START + 10 * MINUTE }, 'Token Expiration TTL and Expiration Time cannot both be set'],
-    [{ ExpirationTime: START - 1000 }, 'ExpirationTime cannot be before CreateTime'],
-    [{ ExpirationTTL: 48 * HOUR }, 'ExpirationTime cannot be more than 24h0m0s in the future (was 48h0m0s)'],
-    [{ ExpirationTime: START + 25 * HOUR }, 'ExpirationTime cannot be more than 24h0m0s in the future (was 25h0m0s)'],
-    [{ ExpirationTTL: 30_000 }, 'ExpirationTime cannot be less than 1m0s in the future (was 30s)'],
-  ])('%j → %s', async (input, message) => {
+  it.each<[TokenInput, string, string]>([
+    [{ ExpirationTTL: -MINUTE }, 'ACL_TOKEN_TTL_NEGATIVE', "Token Expiration TTL '-1m0s' should be > 0"],
+    [{ ExpirationTTL: 5 * MINUTE, ExpirationTime: START + 10 * MINUTE }, 'ACL_TOKEN_TTL_AND_TIME', 'Token Expiration TTL and Expiration Time cannot both be set'],
+    [{ ExpirationTime: START - 1000 }, 'ACL_TOKEN_EXPIRES_BEFORE_CREATE', 'ExpirationTime cannot be before CreateTime'],
+    [{ ExpirationTTL: 48 * HOUR }, 'ACL_TOKEN_EXPIRES_TOO_LATE', 'ExpirationTime cannot be more than 24h0m0s in the future (was 48h0m0s)'],
+    [{ ExpirationTime: START + 25 * HOUR }, 'ACL_TOKEN_EXPIRES_TOO_LATE', 'ExpirationTime cannot be more than 24h0m0s in the future (was 25h0m0s)'],
+    [{ ExpirationTTL: 30_000 }, 'ACL_TOKEN_EXPIRES_TOO_SOON', 'ExpirationTime cannot be less than 1m0s in the future (was 30s)'],
+  ])('%j → %s %s', async (input, code, message) => {
     const { tokens } = await setup();
-    expect(await agentRejectionOf(tokens.create(input))).toEqual(['invalid', message]);
+    expect(await agentRejectionOf(tokens.create(input))).toEqual([code, message]);
   });
 
   it('honours a smaller configured minimum', async () => {
@@ -261,8 +261,8 @@ describe('expiration', () => {
     clock.advance(2000);
     expect(tokens.read(ID_A)).toBeUndefined();
     expect(tokens.list().map((r) => r.key)).not.toContain(ID_A);
-    expect(await agentRejectionOf(tokens.update(ID_A, {}))).toEqual(['not-found', `Cannot find token "${ID_A}"`]);
-    expect(await agentRejectionOf(tokens.clone(ID_A))).toEqual(['not-found', 'ACL not found']);
+    expect(await agentRejectionOf(tokens.update(ID_A, {}))).toEqual(['ACL_TOKEN_NOT_FOUND', `Cannot find token "${ID_A}"`]);
+    expect(await agentRejectionOf(tokens.clone(ID_A))).toEqual(['ACL_TOKEN_CLONE_NOT_FOUND', 'ACL not found']);
     await tokens.delete(ID_A, ID_B);
     expect(store.get(ACL_TOKENS, ID_A)).toBeUndefined();
   });
@@ -280,8 +280,8 @@ describe('namespaces (D2)', () => {
   it('refuses a namespace name that is not a DNS label', async () => {
     const { tokens } = await setup();
     for (const ns of ['bad_ns', '-x', '*', 'a'.repeat(65)]) {
-      const [kind, message] = await agentRejectionOf(tokens.create({ Namespace: ns }));
-      expect(kind).toBe('invalid');
+      const [code, message] = await agentRejectionOf(tokens.create({ Namespace: ns }));
+      expect(code).toBe('NAMESPACE_INVALID');
       expect(message).toMatch(new RegExp(`^Invalid Namespace ${JSON.stringify(ns).replace(/[*]/g, '\\*')}`));
     }
   });
@@ -299,7 +299,7 @@ describe('namespaces (D2)', () => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A, Namespace: 'team-a' });
     expect((await tokens.update(ID_A, { Description: 'x' })).value.Namespace).toBe('team-a');
-    expect(await agentRejectionOf(tokens.update(ID_A, { Namespace: 'team-b' }))).toEqual(['invalid', `Cannot change the namespace of ${ID_A}`]);
+    expect(await agentRejectionOf(tokens.update(ID_A, { Namespace: 'team-b' }))).toEqual(['ACL_TOKEN_NAMESPACE_CHANGE', `Cannot change the namespace of ${ID_A}`]);
   });
 });
 
@@ -347,19 +347,19 @@ describe('update', () => {
   });
 
   it.each<[string, TokenInput, string, string]>([
-    [ID_A, { AccessorID: ID_B }, 'invalid', 'Token Accessor ID in URL and payload do not match'],
-    ['not-a-uuid', {}, 'invalid', 'AccessorID is not a valid UUID'],
-    [ID_C, {}, 'not-found', `Cannot find token "${ID_C}"`],
-    [ID_A, { SecretID: ID_C }, 'invalid', "Changing a token's SecretID is not permitted"],
-    [ID_A, { Local: true }, 'invalid', `Cannot toggle local mode of ${ID_A}`],
-    [ID_A, { ExpirationTTL: 10 * MINUTE }, 'invalid', `Cannot change expiration time of ${ID_A}`],
-    [ID_A, { ExpirationTime: START + 2 * HOUR }, 'invalid', `Cannot change expiration time of ${ID_A}`],
-    [ID_A, { AuthMethod: 'kube' }, 'invalid', `Cannot change AuthMethod of ${ID_A}`],
-    [ID_A, { Policies: [{ Name: 'nope' }] }, 'invalid', 'No such ACL policy with name "nope"'],
-  ])('%s %j → %s %s', async (accessor, input, kind, message) => {
+    [ID_A, { AccessorID: ID_B }, 'ACL_TOKEN_ID_MISMATCH', 'Token Accessor ID in URL and payload do not match'],
+    ['not-a-uuid', {}, 'ACL_TOKEN_ACCESSOR_NOT_UUID', 'AccessorID is not a valid UUID'],
+    [ID_C, {}, 'ACL_TOKEN_NOT_FOUND', `Cannot find token "${ID_C}"`],
+    [ID_A, { SecretID: ID_C }, 'ACL_TOKEN_SECRET_CHANGE', "Changing a token's SecretID is not permitted"],
+    [ID_A, { Local: true }, 'ACL_TOKEN_LOCAL_CHANGE', `Cannot toggle local mode of ${ID_A}`],
+    [ID_A, { ExpirationTTL: 10 * MINUTE }, 'ACL_TOKEN_EXPIRATION_CHANGE', `Cannot change expiration time of ${ID_A}`],
+    [ID_A, { ExpirationTime: START + 2 * HOUR }, 'ACL_TOKEN_EXPIRATION_CHANGE', `Cannot change expiration time of ${ID_A}`],
+    [ID_A, { AuthMethod: 'kube' }, 'ACL_TOKEN_AUTH_METHOD_CHANGE', `Cannot change AuthMethod of ${ID_A}`],
+    [ID_A, { Policies: [{ Name: 'nope' }] }, 'ACL_TOKEN_NO_POLICY_NAME', 'No such ACL policy with name "nope"'],
+  ])('%s %j → %s %s', async (accessor, input, code, message) => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A, SecretID: ID_B });
-    expect(await agentRejectionOf(tokens.update(accessor, input))).toEqual([kind, message]);
+    expect(await agentRejectionOf(tokens.update(accessor, input))).toEqual([code, message]);
   });
 
   it('accepts the ExpirationTime it already has', async () => {
@@ -367,7 +367,7 @@ describe('update', () => {
     const created = await tokens.create({ AccessorID: ID_A, ExpirationTTL: HOUR });
     const expires = Date.parse(created.value.ExpirationTime ?? '');
     expect(await agentRejectionOf(tokens.update(ID_A, { ExpirationTime: expires + 1000 }))).toEqual([
-      'invalid',
+      'ACL_TOKEN_EXPIRATION_CHANGE',
       `Cannot change expiration time of ${ID_A}`,
     ]);
     const updated = await tokens.update(ID_A, { ExpirationTime: expires, Description: 'x' });
@@ -379,7 +379,7 @@ describe('update', () => {
   it('a local token stays local only when the body says so', async () => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A, Local: true });
-    expect(await agentRejectionOf(tokens.update(ID_A, {}))).toEqual(['invalid', `Cannot toggle local mode of ${ID_A}`]);
+    expect(await agentRejectionOf(tokens.update(ID_A, {}))).toEqual(['ACL_TOKEN_LOCAL_CHANGE', `Cannot toggle local mode of ${ID_A}`]);
     expect((await tokens.update(ID_A, { Local: true })).value.Local).toBe(true);
   });
 
@@ -400,14 +400,14 @@ describe('delete', () => {
   });
 
   it.each<[string, string, string, string]>([
-    ['nope', ID_B, 'invalid', 'Accessor ID is missing or an invalid UUID'],
-    [ANONYMOUS_ACCESSOR_ID, ID_B, 'invalid', 'Delete operation not permitted on the anonymous token'],
-    [ID_C, ID_B, 'not-found', 'Cannot find token to delete'],
-    [ID_A, ID_A, 'invalid', "Deletion of the request's authorization token is not permitted"],
-  ])('%s by %s → %s %s', async (accessor, caller, kind, message) => {
+    ['nope', ID_B, 'ACL_TOKEN_DELETE_BAD_ID', 'Accessor ID is missing or an invalid UUID'],
+    [ANONYMOUS_ACCESSOR_ID, ID_B, 'ACL_TOKEN_DELETE_ANONYMOUS', 'Delete operation not permitted on the anonymous token'],
+    [ID_C, ID_B, 'ACL_TOKEN_DELETE_NOT_FOUND', 'Cannot find token to delete'],
+    [ID_A, ID_A, 'ACL_TOKEN_DELETE_SELF', "Deletion of the request's authorization token is not permitted"],
+  ])('%s by %s → %s %s', async (accessor, caller, code, message) => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A });
-    expect(await agentRejectionOf(tokens.delete(accessor, caller))).toEqual([kind, message]);
+    expect(await agentRejectionOf(tokens.delete(accessor, caller))).toEqual([code, message]);
   });
 });
 
@@ -438,7 +438,7 @@ describe('clone', () => {
 
   it('answers 404 ACL not found for an unknown token', async () => {
     const { tokens } = await setup();
-    expect(await agentRejectionOf(tokens.clone(ID_C))).toEqual(['not-found', 'ACL not found']);
+    expect(await agentRejectionOf(tokens.clone(ID_C))).toEqual(['ACL_TOKEN_CLONE_NOT_FOUND', 'ACL not found']);
   });
 });
 
@@ -477,7 +477,7 @@ describe('list', () => {
   it('refuses two filters at once', async () => {
     const { tokens } = await setup();
     expect(() => tokens.list({ policy: ID_A, role: ID_B })).toThrow(
-      'can only filter by one of policy, role, serviceName, or authmethod at once',
+      expect.objectContaining({ code: 'ACL_TOKEN_FILTER_CONFLICT', message: 'can only filter by one of policy, role, serviceName, or authmethod at once' }),
     );
   });
 });

@@ -1,6 +1,6 @@
 // Argument parsing with Go flag-package semantics and messages, subcommands, and help text.
 import { describe, expect, it } from 'vitest';
-import { CLI_USAGE, UsageError, agentHelp, mainHelp, parseAgentArgs, parseCommand } from '../../../src/cli/args.js';
+import { UsageError, agentHelp, mainHelp, parseAgentArgs, parseCommand } from '../../../src/cli/args.js';
 import { ConfigError } from '../../../src/config/errors.js';
 import { loadConfig } from '../../../src/config/load.js';
 
@@ -9,7 +9,7 @@ const usageMessage = (fn: () => unknown): string => {
     fn();
   } catch (err) {
     expect(err).toBeInstanceOf(UsageError);
-    expect((err as UsageError).code).toBe(CLI_USAGE);
+    expect((err as UsageError).code).toBe('CLI_USAGE');
     expect((err as UsageError).kind).toBe('invalid');
     return (err as UsageError).message;
   }

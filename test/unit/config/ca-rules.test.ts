@@ -1,5 +1,5 @@
-// The CA configuration rules (consul-behavior.md §6.1), with Consul's message texts, through the
-// loader (so key paths are checked) and directly.
+// The CA configuration rules (docs/decisions.md#ca-configuration), with Consul's message texts,
+// through the loader (so key paths are checked) and directly.
 import { afterAll, describe, expect, it } from 'vitest';
 import { caConfigProblems, type CaRulesInput } from '../../../src/config/ca-rules.js';
 import { load, problemsOf, tempDir } from './helpers.js';

@@ -1,7 +1,7 @@
 // loadConfig: defaults, layering (files in order, then flags), dev mode, file errors, freezing,
 // deprecated settings.
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, CONFIG_INVALID } from '../../../src/config/errors.js';
+import { ConfigError } from '../../../src/config/errors.js';
 import { CONFIG_DEPRECATION_CODE, loadConfig, type LoadInput } from '../../../src/config/load.js';
 import type { RawConfig } from '../../../src/config/schema.js';
 import { load, problemsOf, tempDir, testEnv } from './helpers.js';
@@ -209,7 +209,7 @@ describe('the error', () => {
     }
     expect(caught).toBeInstanceOf(ConfigError);
     const e = caught as ConfigError;
-    expect(e.code).toBe(CONFIG_INVALID);
+    expect(e.code).toBe('CONFIG_INVALID');
     expect(e.kind).toBe('invalid');
     expect(e.message).toBe(
       'ports.http: expected an integer from 0 to 65535, got 70000\nacl.default_policy: expected "allow" or "deny", got "maybe"',

@@ -144,12 +144,12 @@ describe('checkAuthorizeRequest', () => {
   };
 
   it('checks the target, then the URI, then that it names a service, then the partition', () => {
-    expect(message(() => checkAuthorizeRequest('', 'tubes'))).toBe('invalid: Target service must be specified');
-    expect(message(() => checkAuthorizeRequest('db', 'tubes'))).toBe('invalid: ClientCertURI not a valid Connect identifier');
-    expect(message(() => checkAuthorizeRequest('db', 'spiffe://1234.consul'))).toBe('invalid: ClientCertURI not a valid Service identifier');
-    expect(message(() => checkAuthorizeRequest('db', 'spiffe://td/agent/client/dc/dc1/id/n1'))).toBe('invalid: ClientCertURI not a valid Service identifier');
-    const foreign = checkAuthorizeRequest('db', 'spiffe://td/ap/other/ns/default/dc/dc1/svc/web');
-    expect(message(() => checkPartition(foreign))).toBe('invalid: Mismatched partitions: "other" != "default"');
-    expect(checkAuthorizeRequest('db', 'spiffe://fake-domain.consul/ns/default/dc/elsewhere/svc/web')).toMatchObject({ service: 'web' });
+    expect(message(() => checkAuthorizeRequest({ Target: '', ClientCertURI: 'tubes' }))).toBe('invalid: Target service must be specified');
+    expect(message(() => checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'tubes' }))).toBe('invalid: ClientCertURI not a valid Connect identifier');
+    expect(message(() => checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'spiffe://1234.consul' }))).toBe('invalid: ClientCertURI not a valid Service identifier');
+    expect(message(() => checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'spiffe://td/agent/client/dc/dc1/id/n1' }))).toBe('invalid: ClientCertURI not a valid Service identifier');
+    const foreign = checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'spiffe://td/ap/other/ns/default/dc/dc1/svc/web' });
+    expect(message(() => checkPartition(foreign.source))).toBe('invalid: Mismatched partitions: "other" != "default"');
+    expect(checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'spiffe://fake-domain.consul/ns/default/dc/elsewhere/svc/web' }).source).toMatchObject({ service: 'web' });
   });
 });

@@ -54,6 +54,7 @@ describe('compileFilter', () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(AgentError);
+    expect((caught as AgentError).code).toBe('FILTER_INVALID');
     expect((caught as AgentError).kind).toBe('invalid');
     expect((caught as AgentError).message.startsWith(message)).toBe(true);
   });

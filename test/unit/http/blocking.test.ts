@@ -312,6 +312,51 @@ describe('BlockingQueries', () => {
     expect(clock.pendingTimers).toBe(0);
   });
 
+  it("parks on a source's own one-shot watch (a leaf): wakes on its news, times out, and cancels it on abort", async () => {
+    let version = 1;
+    const watchers = new Set<() => void>();
+    const source = (fn: () => void): (() => void) => {
+      watchers.add(fn);
+      return () => watchers.delete(fn);
+    };
+    const read: WatchedRead = { target: source, index: () => version, render: (index) => ({ status: 200, body: `v${index}` }) };
+    const fire = (): void => {
+      const due = [...watchers];
+      watchers.clear();
+      for (const fn of due) fn();
+    };
+
+    const woken = track(ask(request(), { minIndex: 1, timeoutMs: 60_000 }, read));
+    expect(blocking.parked).toBe(1);
+    expect(watchers.size).toBe(1);
+    expect(store.watchCount).toBe(0); // the store is not involved
+    fire(); // news without a newer index: still parked, watch re-armed
+    expect(blocking.parked).toBe(1);
+    expect(watchers.size).toBe(1);
+    version = 2;
+    fire();
+    await Promise.resolve();
+    expect(woken.reply).toEqual({ status: 200, body: 'v2' });
+    expect(blocking.parked).toBe(0);
+    expect(watchers.size).toBe(0);
+
+    const timedOut = track(ask(request(), { minIndex: 2, timeoutMs: 5000 }, read));
+    clock.advance(5000);
+    await Promise.resolve();
+    expect(timedOut.reply).toEqual({ status: 200, body: 'v2' });
+    expect(watchers.size).toBe(0);
+
+    const req = request();
+    const gone = track(ask(req, { minIndex: 2, timeoutMs: 60_000 }, read));
+    expect(watchers.size).toBe(1);
+    req.abort();
+    expect(blocking.parked).toBe(0);
+    expect(watchers.size).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+    await Promise.resolve();
+    expect(gone.reply).toBeUndefined();
+  });
+
   it('prefix and table targets wake on changes they cover', async () => {
     await set('app/x', '1');
     const prefixRead: WatchedRead = {
@@ -483,7 +528,7 @@ describe('BlockingQueries', () => {
 
     it('a watch wake-up whose render() throws an AgentError answers with its mapped status', async () => {
       await set('a', 'v1');
-      const read = failingRead('a', 'render', () => new AgentError('STATE_DOWN', 'unavailable', 'state store unavailable'));
+      const read = failingRead('a', 'render', () => new AgentError('STORE_CLOSED', 'state store unavailable'));
       const state = track(ask(request(), { minIndex: 1, timeoutMs: 60_000 }, read));
       read.failing = true;
       await set('a', 'v2');

@@ -14,7 +14,7 @@ function failure(body: string | undefined): AgentError {
   } catch (err) {
     expect(err).toBeInstanceOf(AgentError);
     const e = err as AgentError;
-    expect(e.kind).toBe('invalid');
+    expect([e.code, e.kind]).toEqual(['BODY_DECODE', 'invalid']);
     return e;
   }
   throw new Error(`decoding ${JSON.stringify(body)} did not throw`);

@@ -121,7 +121,7 @@ describe('errorReply', () => {
 
   it.each(cases)('AgentError of kind %s → %d with its message as plain text', (kind, status) => {
     const log = recordingLogger();
-    const reply = errorReply(new AgentError('SOME_CODE', kind, `message for ${kind}`), log, '/v1/kv/x');
+    const reply = errorReply(new AgentError('BODY_DECODE', kind, `message for ${kind}`), log, '/v1/kv/x');
     expect(reply).toEqual({ status, body: `message for ${kind}`, contentType: TEXT });
     if (status >= 500) {
       expect(log.entries).toHaveLength(1);
@@ -133,7 +133,7 @@ describe('errorReply', () => {
   });
 
   it('an empty AgentError message gives an empty body (bare 404)', () => {
-    expect(errorReply(new AgentError('NF', 'not-found', ''), recordingLogger(), '/')).toEqual({ status: 404, body: '', contentType: TEXT });
+    expect(errorReply(new AgentError('INTENTION_NOT_FOUND', ''), recordingLogger(), '/')).toEqual({ status: 404, body: '', contentType: TEXT });
   });
 
   it('a non-AgentError is a 500 with its message, and is logged', () => {

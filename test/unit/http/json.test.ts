@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { encodeJson, Uint64 } from '../../../src/http/json.js';
+import { Uint64 } from '../../../src/core/go-json.js';
+import { encodeJson } from '../../../src/http/json.js';
 
 describe('encodeJson', () => {
   const value = { B: 1, A: [true, null, 'x'], C: { D: {} , E: [] } };

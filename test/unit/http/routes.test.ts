@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BODY_METHODS, compileRoutes as compile, type MethodSpec, type Route } from '../../../src/http/routes.js';
+import { BODY_METHODS, compileRoutes as compile, parsedMethod, type MethodSpec, type Route } from '../../../src/http/routes.js';
 import { request, testGate } from './support.js';
 
 const h: MethodSpec = { handler: () => ({ status: 200 }), acl: 'none' };
@@ -20,6 +20,23 @@ describe('compileRoutes', () => {
     expect([...(routes[0]?.handlers.keys() ?? [])]).toEqual(['GET', 'PUT', 'DELETE']);
     expect(routes[0]?.handlers.get('GET')?.(request())).toEqual({ status: 200 });
     expect(routes[0]?.handlers.get('POST')).toBeUndefined();
+  });
+
+  it('compiles methods with and without a parse phase side by side', () => {
+    const parsedBodies: string[] = [];
+    const post = parsedMethod({
+      parse: (req) => req.body?.toString() ?? '',
+      acl: 'none',
+      handler: (_req, _identity, body) => {
+        parsedBodies.push(body);
+        return { status: 200 };
+      },
+    });
+    const [r] = compileRoutes([{ path: '/v1/x', methods: { GET: h, POST: post } }], 1000);
+    expect(r?.allow).toBe('OPTIONS,GET,POST');
+    expect(r?.handlers.get('POST')?.(request({ method: 'POST' }, '', Buffer.from('payload')))).toEqual({ status: 200 });
+    expect(r?.handlers.get('GET')?.(request())).toEqual({ status: 200 });
+    expect(parsedBodies).toEqual(['payload']);
   });
 
   it('uses the default body cap unless the route sets its own', () => {

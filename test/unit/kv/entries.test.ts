@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { encodeJson, Uint64 } from '../../../src/http/json.js';
+import { Uint64 } from '../../../src/core/go-json.js';
+import { encodeJson } from '../../../src/http/json.js';
 import { KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../../src/kv/entries.js';
 import type { Row } from '../../../src/state/types.js';
 

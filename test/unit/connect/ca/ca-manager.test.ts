@@ -158,10 +158,16 @@ describe('configuration', () => {
       [{ LeafCertTTL: 'soon' }, `error parsing CA config: 'LeafCertTTL': time: invalid duration "soon"`],
     ];
     for (const [config, message] of cases) {
-      await expect(manager.updateConfiguration(update(config))).rejects.toMatchObject({ kind: 'invalid', message });
+      const code = message.startsWith('error parsing CA config') ? 'CA_CONFIG_PARSE' : 'CA_CONFIG_INVALID';
+      await expect(manager.updateConfiguration(update(config))).rejects.toMatchObject({ code, kind: 'invalid', message });
     }
-    await expect(manager.updateConfiguration(update({}, { provider: 'vault' }))).rejects.toMatchObject({ kind: 'invalid', message: 'unknown CA provider "vault"' });
+    await expect(manager.updateConfiguration(update({}, { provider: 'vault' }))).rejects.toMatchObject({
+      code: 'CA_UNKNOWN_PROVIDER',
+      kind: 'invalid',
+      message: 'unknown CA provider "vault"',
+    });
     await expect(manager.updateConfiguration(update({}, { state: { a: 'b' } }))).rejects.toMatchObject({
+      code: 'CA_STATE_READ_ONLY',
       message: 'Provider State is read-only. It must be omitted or identical to the current value',
     });
   });

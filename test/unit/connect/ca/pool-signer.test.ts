@@ -5,7 +5,8 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { getPriority } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pemBlocks, toPem } from '../../../../src/connect/ca/encoding.js';
-import { MAX_BATCH, PoolSigner } from '../../../../src/connect/ca/pool-signer.js';
+import { PoolSigner } from '../../../../src/connect/ca/pool-signer.js';
+import { MAX_BATCH } from '../../../../src/connect/ca/signing-protocol.js';
 import { createRootCertificate, generateCaKey } from '../../../../src/connect/ca/x509.js';
 import { procThreadsAvailable, SCHED_OTHER, threadPriorities, threadPriority } from '../../../support/proc-threads.js';
 
@@ -68,7 +69,7 @@ describe('PoolSigner', () => {
     });
   });
 
-  it('sends leaves asked for while the workers are busy in batches, each result to its own caller', async () => {
+  it('sends the leaves asked for in one turn together, MAX_BATCH a pool task at most, each result to its own caller', async () => {
     const one = new PoolSigner({ threads: 1 });
     try {
       const a = await ca('root-batch');
@@ -80,13 +81,20 @@ describe('PoolSigner', () => {
         expect(leaf.subjectAltName).toBe(`URI:spiffe://${TD}/ns/default/dc/dc1/svc/svc-${i}`);
         expect(leaf.checkPrivateKey(createPrivateKey(m.privateKeyPem))).toBe(true);
       });
-      // Two go alone (the free slots), the other 38 wait and go MAX_BATCH at a time at most.
-      expect(one.batches).toBeLessThan(12);
-      expect(one.batches).toBeGreaterThanOrEqual(2 + Math.ceil(38 / MAX_BATCH));
+      expect(one.batches).toBe(Math.ceil(40 / MAX_BATCH));
       expect(one.caTransfers).toBe(1);
     } finally {
       await one.close();
     }
+  });
+
+  it("spreads a turn's leaves over the threads", async () => {
+    const a = await ca('root-spread');
+    await pool.sign(task(a, 200n)); // the CA reaches a worker first
+    const before = pool.batches;
+    await Promise.all(Array.from({ length: 10 }, (_, i) => pool.sign(task(a, BigInt(201 + i)))));
+    expect(pool.batches - before).toBeGreaterThanOrEqual(2); // 5 and 5 (and a resend to a thread without the CA)
+    expect(pool.batches - before).toBeLessThanOrEqual(3);
   });
 
   it('fails only the bad leaf of a batch', async () => {

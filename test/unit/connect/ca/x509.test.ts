@@ -6,7 +6,6 @@ import { X509Certificate, createPublicKey, webcrypto } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { certificateId, colonHex, serialColonHex, toPem } from '../../../../src/connect/ca/encoding.js';
 import {
-  createCsr,
   createIssuer,
   createRootCertificate,
   crossSign,
@@ -15,8 +14,7 @@ import {
   keyIdOf,
   keySpecOf,
   parseCertificate,
-  parseCsr,
-  signLeafCsr,
+  signLeaf,
   type Issuer,
   type KeySpec,
 } from '../../../../src/connect/ca/x509.js';
@@ -35,7 +33,7 @@ async function makeRoot(spec: KeySpec = { type: 'ec', bits: 256 }, serial = 1n, 
 
 function issue(issuer: Issuer, uri = `spiffe://${TD}/ns/default/dc/dc1/svc/web`, serial = 7n) {
   const key = generateLeafKey();
-  const signedLeaf = signLeafCsr(issuer, { csr: createCsr(key, uri), serial, nowMs: NOW, ttlMs: 72 * HOUR, trustDomain: TD, datacenter: 'dc1' });
+  const signedLeaf = signLeaf(issuer, { spki: key.spki, uri, serial, nowMs: NOW, ttlMs: 72 * HOUR, trustDomain: TD, datacenter: 'dc1' });
   return { key, ...signedLeaf };
 }
 
@@ -90,7 +88,7 @@ describe('root certificate', () => {
 });
 
 describe('leaf certificate', () => {
-  it('has the contents of reference §5.4', async () => {
+  it('has the contents Consul gives a service leaf, for the key generated with it', async () => {
     const root = await makeRoot();
     const leaf = issue(root);
     const node = new X509Certificate(leaf.der);
@@ -125,6 +123,17 @@ describe('leaf certificate', () => {
     expect(p.getExtension(px.AuthorityKeyIdentifierExtension)?.keyId).toBe(root.keyId.toString('hex'));
     expect(p.signatureAlgorithm).toMatchObject({ name: 'ECDSA' });
     expect(await p.verify({ publicKey: new px.X509Certificate(root.cert.der).publicKey, signatureOnly: true })).toBe(true);
+    // The key is the one generated with it, and the extensions come in Consul's order.
+    const parsed = parseCertificate(leaf.der);
+    expect(parsed.spki.equals(leaf.key.spki)).toBe(true);
+    expect(parsed.extensions.map((e) => [e.id, e.critical])).toEqual([
+      ['2.5.29.15', true],
+      ['2.5.29.37', false],
+      ['2.5.29.19', true],
+      ['2.5.29.14', false],
+      ['2.5.29.35', false],
+      ['2.5.29.17', true],
+    ]);
   });
 
   it('is signed with SHA256-RSA under an RSA CA', async () => {
@@ -141,7 +150,7 @@ describe('leaf certificate', () => {
     const key = generateLeafKey();
     const uri = `spiffe://${TD}/ns/default/dc/dc1/svc/web`;
     const later = Date.UTC(2049, 11, 31, 12);
-    const out = signLeafCsr(root, { csr: createCsr(key, uri), serial: 2n ** 63n + 5n, nowMs: later, ttlMs: 72 * HOUR, trustDomain: TD, datacenter: 'dc1' });
+    const out = signLeaf(root, { spki: key.spki, uri, serial: 2n ** 63n + 5n, nowMs: later, ttlMs: 72 * HOUR, trustDomain: TD, datacenter: 'dc1' });
     const node = new X509Certificate(out.der);
     expect(node.serialNumber.toLowerCase()).toBe('8000000000000005');
     expect(new Date(node.validTo).getTime()).toBe(out.notAfter);
@@ -150,34 +159,17 @@ describe('leaf certificate', () => {
   });
 });
 
-describe('CSR', () => {
-  it('round-trips and is checked before signing', async () => {
+describe('leaf signing policy', () => {
+  it('signs only a service ID of its own trust domain and datacenter', async () => {
     const root = await makeRoot();
     const key = generateLeafKey();
-    const csr = createCsr(key, `spiffe://${TD}/ns/default/dc/dc1/svc/web`);
-    const pc = new px.Pkcs10CertificateRequest(csr);
-    expect(await pc.verify()).toBe(true);
-    expect(parseCsr(csr).uris).toEqual([`spiffe://${TD}/ns/default/dc/dc1/svc/web`]);
-
-    const tampered = Buffer.from(csr);
-    tampered[tampered.length - 5] = (tampered[tampered.length - 5] as number) ^ 0xff;
-    expect(() => parseCsr(tampered)).toThrow(expect.objectContaining({ code: 'CA_BAD_CSR' }));
-    // The key it was made with checks the signature too, and only when the CSR carries that key.
-    expect(parseCsr(csr, key).uris).toHaveLength(1);
-    expect(() => parseCsr(tampered, key)).toThrow(expect.objectContaining({ code: 'CA_BAD_CSR' }));
-    const otherKey = generateLeafKey();
-    expect(parseCsr(csr, otherKey).spki.equals(key.spki)).toBe(true);
-    const claimsOther = createCsr({ ...key, spki: otherKey.spki }, `spiffe://${TD}/ns/default/dc/dc1/svc/web`);
-    expect(() => parseCsr(claimsOther, key)).toThrow('CSR signature is invalid');
-    expect(() => parseCsr(claimsOther, otherKey)).toThrow('CSR signature is invalid');
-
-    const sign = (uri: string) => () =>
-      signLeafCsr(root, { csr: createCsr(key, uri), serial: 1n, nowMs: NOW, ttlMs: HOUR, trustDomain: TD, datacenter: 'dc1' });
+    const sign = (uri: string) => () => signLeaf(root, { spki: key.spki, uri, serial: 1n, nowMs: NOW, ttlMs: HOUR, trustDomain: TD, datacenter: 'dc1' });
     expect(sign(`spiffe://other.consul/ns/default/dc/dc1/svc/web`)).toThrow(
       `SPIFFE ID in CSR from a different trust domain: other.consul, we are ${TD}`,
     );
     expect(sign(`spiffe://${TD}/ns/default/dc/dc2/svc/web`)).toThrow('SPIFFE ID in CSR from a different datacenter: dc2, we are dc1');
     expect(sign(`spiffe://${TD}/agent/client/dc/dc1/id/x`)).toThrow(expect.objectContaining({ code: 'CA_BAD_CSR' }));
+    expect(sign(`spiffe://${TD}/ns/default/dc/dc1/svc/web`)()).toMatchObject({ id: { service: 'web', datacenter: 'dc1' } });
   });
 
   it('refuses to sign under an expired root', async () => {

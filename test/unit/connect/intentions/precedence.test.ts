@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { comparePrecedence, intentionPrecedence } from '../../../../src/connect/intentions/precedence.js';
 
 describe('intentionPrecedence', () => {
-  // Reference §3.5, every row.
+  // Every row of the table (docs/decisions.md#intention-precedence).
   it.each([
     ['web', 'ns1', 'db', 'ns1', 9],
     ['*', 'ns1', 'db', 'ns1', 8],

@@ -35,7 +35,7 @@ async function failure(p: Promise<unknown>): Promise<string> {
   try {
     await p;
   } catch (err) {
-    if (err instanceof AgentError) return `${err.kind}: ${err.message}`;
+    if (err instanceof AgentError) return `${err.code} (${err.kind}): ${err.message}`;
     throw err;
   }
   return 'no error';
@@ -103,7 +103,7 @@ describe('IntentionStore: legacy writes', () => {
     expect(stored).toMatchObject({ ID: id, CreatedAt: '2024-05-01T10:00:00.12Z', UpdatedAt: '2024-05-01T10:00:00.12Z', Precedence: 9 });
     expect(stored?.Hash).toMatch(/^[A-Za-z0-9+/]{43}=$/);
     expect(await failure(intentions.createLegacy(candidate({ SourceName: 'web', DestinationName: 'db', Action: 'deny' })))).toBe(
-      `conflict: duplicate intention found: default/web => default/db (ID: ${id}, Precedence: 9, Action: ALLOW)`,
+      `INTENTION_DUPLICATE (conflict): duplicate intention found: default/web => default/db (ID: ${id}, Precedence: 9, Action: ALLOW)`,
     );
   });
 
@@ -118,18 +118,18 @@ describe('IntentionStore: legacy writes', () => {
     expect(moved).toMatchObject({ SourceName: 'web2', Action: 'deny', CreatedAt: '2024-05-01T10:00:00.12Z', UpdatedAt: '2024-05-01T10:00:05.12Z' });
     expect(intentions.current().all).toHaveLength(2);
     expect(await failure(intentions.updateLegacy(id, candidate({ SourceName: 'api', DestinationName: 'db', Action: 'deny' })))).toBe(
-      `conflict: duplicate intention found: default/api => default/db (ID: ${other}, Precedence: 9, Action: ALLOW)`,
+      `INTENTION_DUPLICATE (conflict): duplicate intention found: default/api => default/db (ID: ${other}, Precedence: 9, Action: ALLOW)`,
     );
     expect(await failure(intentions.updateLegacy(id, candidate({ SourceName: 'web2', DestinationName: 'cache', Action: 'deny' })))).toBe(
-      'invalid: Cannot modify Destination partition/namespace/name for an intention once it exists.',
+      'INTENTION_DESTINATION_FIXED (invalid): Cannot modify Destination partition/namespace/name for an intention once it exists.',
     );
     const missing = '00000000-1111-2222-3333-444444444444';
     expect(await failure(intentions.updateLegacy(missing, candidate({ SourceName: 'x', DestinationName: 'db', Action: 'deny' })))).toBe(
-      `not-found: Cannot modify non-existent intention: '${missing}'`,
+      `INTENTION_NOT_FOUND (not-found): Cannot modify non-existent intention: '${missing}'`,
     );
     await intentions.deleteLegacy(id);
     expect(intentions.current().byId.has(id)).toBe(false);
-    expect(await failure(intentions.deleteLegacy(id))).toBe(`not-found: Cannot delete non-existent intention: '${id}'`);
+    expect(await failure(intentions.deleteLegacy(id))).toBe(`INTENTION_NOT_FOUND (not-found): Cannot delete non-existent intention: '${id}'`);
   });
 
   it('an upsert by name replaces a legacy intention with one that has no ID', async () => {

@@ -96,7 +96,8 @@ describe('assertValidIntention', () => {
   it("words the legacy API's failure as go-multierror does, and the exact API's as its first problem", () => {
     const input = normalizeIntention({ SourceName: 'we*', DestinationName: 'db', Action: 'x' }, 'default');
     const legacy = thrown(() => assertValidIntention(input, 'legacy'));
-    expect([legacy.kind, legacy.message]).toEqual([
+    expect([legacy.code, legacy.kind, legacy.message]).toEqual([
+      'INTENTION_INVALID',
       'invalid',
       "2 errors occurred:\n\t* SourceName: wildcard character '*' cannot be used with partial values\n\t* Action must be set to 'allow' or 'deny'\n\n",
     ]);

@@ -1,0 +1,221 @@
+// Every error code the agent raises, declared once: its kind (the HTTP layer maps a kind to a
+// status, src/http/reply.ts) and its message template. Messages are Consul's texts where clients
+// match on them, byte for byte. `{name}` inserts a parameter, `{name:q}` inserts it quoted as
+// JSON.stringify does (Go's %q for these values). docs/errors.md is generated from this file.
+
+export type ErrorKind =
+  | 'invalid' // 400: the request is malformed or breaks a rule
+  | 'unauthorized' // 401: ACL support disabled
+  | 'permission-denied' // 403: token lacks a permission, or token unknown
+  | 'not-found' // 404
+  | 'conflict' // 409
+  | 'too-large' // 413
+  | 'rate-limited' // 429
+  | 'unavailable' // 503: a backend cannot answer right now
+  | 'internal'; // 500: a real fault of ours
+
+export interface ErrorSpec {
+  readonly kind: ErrorKind;
+  readonly message: string;
+  /** For operators (docs/errors.md): when it happens and what to do, if the message does not say. */
+  readonly note?: string;
+}
+
+export const ERROR_CATALOGUE = {
+  // Requests: bodies, query parameters, features this agent does not serve.
+  BODY_DECODE: { kind: 'invalid', message: '{prefix}: {detail}', note: "A request body Go's decoder would refuse, in its words." },
+  INVALID_WAIT: { kind: 'invalid', message: 'Invalid wait time' },
+  INVALID_INDEX: { kind: 'invalid', message: 'Invalid index' },
+  FILTER_INVALID: { kind: 'invalid', message: 'Failed to create boolean expression evaluator: {detail}' },
+  PARTITION_UNSUPPORTED: { kind: 'invalid', message: 'Invalid query parameter: "partition" - Partitions are a Consul Enterprise feature' },
+  PARTITION_NOT_ON_ENDPOINT: { kind: 'invalid', message: 'Cannot use a partition with this endpoint' },
+  MEMBERS_SEGMENT: { kind: 'invalid', message: 'Cannot provide a segment with wan=true' },
+  CONNECT_DISABLED: { kind: 'invalid', message: 'Connect must be enabled in order to use this endpoint' },
+
+  // KV.
+  KV_MISSING_KEY: { kind: 'invalid', message: 'Missing key name' },
+  KV_BAD_FLAGS: { kind: 'invalid', message: 'strconv.ParseUint: parsing {text:q}: {reason}' },
+  KV_BAD_CAS: { kind: 'invalid', message: 'strconv.ParseUint: parsing {text:q}: {reason}' },
+  KV_CONFLICTING_FLAGS: { kind: 'invalid', message: 'Conflicting flags: {query}\n' },
+  KV_INVALID_SESSION: { kind: 'invalid', message: 'Invalid session {session:q}', note: 'The agent has no session API, so every lock operation names an unknown session.' },
+
+  // ACLs. Clients match on "ACL not found" and "Permission denied".
+  ACL_DISABLED: { kind: 'unauthorized', message: 'ACL support disabled' },
+  ACL_NOT_FOUND: { kind: 'permission-denied', message: 'ACL not found', note: 'The request token is unknown or expired.' },
+  ACL_PERMISSION_DENIED: { kind: 'permission-denied', message: 'Permission denied: {reason}' },
+  ACL_BOOTSTRAP_DONE: { kind: 'permission-denied', message: 'Permission denied: ACL bootstrap no longer allowed (reset index: {resetIndex})' },
+  ACL_BAD_ESCAPE: { kind: 'invalid', message: 'invalid URL escape {escape:q}' },
+  ACL_MISSING_ACCESSOR: { kind: 'invalid', message: 'Missing token AccessorID' },
+  ACL_MISSING_POLICY_ID: { kind: 'invalid', message: 'Missing policy ID' },
+  ACL_MISSING_POLICY_NAME: { kind: 'invalid', message: 'Missing policy Name' },
+  ACL_TOKEN_FILTER_CONFLICT: { kind: 'invalid', message: 'can only filter by one of policy, role, serviceName, or authmethod at once' },
+  ACL_TOKEN_ID_MISMATCH: { kind: 'invalid', message: 'Token Accessor ID in URL and payload do not match' },
+  ACL_TOKEN_ACCESSOR_NOT_UUID: { kind: 'invalid', message: 'AccessorID is not a valid UUID' },
+  ACL_TOKEN_ID_NOT_UUID: { kind: 'invalid', message: 'Invalid Token: {field} - not a valid UUID' },
+  ACL_TOKEN_ID_RESERVED: { kind: 'invalid', message: 'Invalid Token: {field} - UUIDs with the prefix {prefix:q} are reserved' },
+  ACL_TOKEN_SECRET_CHANGE: { kind: 'invalid', message: "Changing a token's SecretID is not permitted" },
+  ACL_TOKEN_LOCAL_CHANGE: { kind: 'invalid', message: 'Cannot toggle local mode of {accessorId}' },
+  ACL_TOKEN_AUTH_METHOD_CHANGE: { kind: 'invalid', message: 'Cannot change AuthMethod of {accessorId}' },
+  ACL_TOKEN_EXPIRATION_CHANGE: { kind: 'invalid', message: 'Cannot change expiration time of {accessorId}' },
+  ACL_TOKEN_NAMESPACE_CHANGE: { kind: 'invalid', message: 'Cannot change the namespace of {accessorId}' },
+  ACL_TOKEN_AUTH_METHOD: { kind: 'invalid', message: 'AuthMethod field is disallowed outside of login' },
+  ACL_TOKEN_TTL_NEGATIVE: { kind: 'invalid', message: "Token Expiration TTL '{ttl}' should be > 0" },
+  ACL_TOKEN_TTL_AND_TIME: { kind: 'invalid', message: 'Token Expiration TTL and Expiration Time cannot both be set' },
+  ACL_TOKEN_EXPIRES_BEFORE_CREATE: { kind: 'invalid', message: 'ExpirationTime cannot be before CreateTime' },
+  ACL_TOKEN_EXPIRES_TOO_LATE: { kind: 'invalid', message: 'ExpirationTime cannot be more than {max} in the future (was {expiresIn})' },
+  ACL_TOKEN_EXPIRES_TOO_SOON: { kind: 'invalid', message: 'ExpirationTime cannot be less than {min} in the future (was {expiresIn})' },
+  ACL_TOKEN_NO_ROLE_ID: { kind: 'invalid', message: 'No such ACL role with ID {id:q}', note: 'The agent stores no roles.' },
+  ACL_TOKEN_NO_ROLE_NAME: { kind: 'invalid', message: 'No such ACL role with name {name:q}', note: 'The agent stores no roles.' },
+  ACL_TOKEN_NO_POLICY_ID: { kind: 'invalid', message: 'No such ACL policy with ID {id:q}' },
+  ACL_TOKEN_NO_POLICY_NAME: { kind: 'invalid', message: 'No such ACL policy with name {name:q}' },
+  ACL_TOKEN_SERVICE_IDENTITY_NO_NAME: { kind: 'invalid', message: 'Service identity is missing the service name field on this token' },
+  ACL_TOKEN_SERVICE_IDENTITY_LOCAL_DCS: { kind: 'invalid', message: 'Service identity {name:q} cannot specify a list of datacenters on a local token' },
+  ACL_TOKEN_SERVICE_IDENTITY_NAME: {
+    kind: 'invalid',
+    message: "Service identity {name:q} has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed",
+  },
+  ACL_TOKEN_NODE_IDENTITY_NO_NAME: { kind: 'invalid', message: 'Node identity is missing the node name field on this token' },
+  ACL_TOKEN_NODE_IDENTITY_NO_DC: { kind: 'invalid', message: 'Node identity is missing the datacenter field on this token' },
+  ACL_TOKEN_NODE_IDENTITY_NAME: {
+    kind: 'invalid',
+    message: "Node identity has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed",
+  },
+  ACL_TOKEN_DELETE_BAD_ID: { kind: 'invalid', message: 'Accessor ID is missing or an invalid UUID' },
+  ACL_TOKEN_DELETE_ANONYMOUS: { kind: 'invalid', message: 'Delete operation not permitted on the anonymous token' },
+  ACL_TOKEN_DELETE_SELF: { kind: 'invalid', message: "Deletion of the request's authorization token is not permitted" },
+  NAMESPACE_INVALID: {
+    kind: 'invalid',
+    message: "Invalid Namespace {name:q}: a namespace name is 1 to 64 letters, digits or '-', starting and ending with a letter or digit",
+  },
+  ACL_TOKEN_NOT_FOUND: { kind: 'not-found', message: 'Cannot find token {accessorId:q}' },
+  ACL_TOKEN_CLONE_NOT_FOUND: { kind: 'not-found', message: 'ACL not found' },
+  ACL_TOKEN_DELETE_NOT_FOUND: { kind: 'not-found', message: 'Cannot find token to delete' },
+  ACL_TOKEN_ID_IN_USE: { kind: 'conflict', message: 'Invalid Token: {field} is already in use' },
+  ACL_TOKEN_LOST: { kind: 'internal', message: 'Failed to retrieve token after insertion' },
+  ACL_POLICY_ID_SET: { kind: 'invalid', message: 'Cannot specify the ID when creating a new policy' },
+  ACL_POLICY_ID_MISMATCH: { kind: 'invalid', message: 'Policy ID in URL and payload do not match' },
+  ACL_POLICY_ID_NOT_UUID: { kind: 'invalid', message: 'Policy ID invalid UUID' },
+  ACL_POLICY_NO_NAME: { kind: 'invalid', message: 'Invalid Policy: no Name is set' },
+  ACL_POLICY_NAME_LENGTH: { kind: 'invalid', message: 'Invalid Policy: invalid Name. Length must be greater than 0 and less than {max}' },
+  ACL_POLICY_NAME_PREFIX: { kind: 'invalid', message: "Invalid Policy: invalid Name. Names cannot be prefixed with '/' or '{prefix}'" },
+  ACL_POLICY_NAME_CHARS: { kind: 'invalid', message: "Invalid Policy: invalid Name. Only alphanumeric characters, a single '/', '-' and '_' are allowed" },
+  ACL_POLICY_BUILTIN_RULES: { kind: 'invalid', message: 'Changing the Rules for the builtin global-management policy is not permitted' },
+  ACL_POLICY_BUILTIN_DATACENTERS: { kind: 'invalid', message: 'Changing the Datacenters of the builtin global-management policy is not permitted' },
+  ACL_POLICY_BUILTIN_DELETE: { kind: 'invalid', message: 'Delete operation not permitted on the builtin global-management policy' },
+  ACL_POLICY_NOT_FOUND: { kind: 'not-found', message: 'cannot find policy {id}' },
+  ACL_POLICY_NAME_IN_USE: { kind: 'conflict', message: 'Invalid Policy: A Policy with Name {name:q} already exists' },
+  ACL_POLICY_RENAME_IN_USE: { kind: 'conflict', message: 'Invalid Policy: A policy with name {name:q} already exists' },
+  ACL_POLICY_LOST: { kind: 'internal', message: 'Failed to retrieve policy after insertion' },
+  ACL_RULES_INVALID: { kind: 'invalid', message: 'Failed to parse ACL rules: {detail}' },
+  ACL_RULES_BAD_POLICY: { kind: 'invalid', message: 'Invalid {rule} policy: {name:q} has invalid policy {policy:q}' },
+  ACL_RULES_BAD_INTENTIONS: { kind: 'invalid', message: 'Invalid {rule} intentions policy: {name:q} has invalid intentions {intentions:q}' },
+  ACL_RULES_BAD_LEVEL: { kind: 'invalid', message: 'Invalid {rule} policy: {policy:q}' },
+  ACL_WRITE_RACE: { kind: 'conflict', message: 'ACL state changed while the write was applied; retry the request' },
+
+  // Intentions.
+  INTENTION_INVALID: { kind: 'invalid', message: '{problems}', note: "Every problem found (legacy API, in go-multierror's text) or the first one (/exact API)." },
+  INTENTION_DESTINATION_FIXED: { kind: 'invalid', message: 'Cannot modify Destination partition/namespace/name for an intention once it exists.' },
+  INTENTION_NOT_FOUND: { kind: 'not-found', message: "Cannot {action} non-existent intention: '{id}'" },
+  INTENTION_DUPLICATE: { kind: 'conflict', message: 'duplicate intention found: {intention}' },
+  INTENTION_RACE: { kind: 'conflict', message: 'intention changed concurrently; retry the request' },
+  INTENTION_ID_SET: { kind: 'invalid', message: 'ID must be empty when creating a new intention' },
+  INTENTION_BAD_ID: { kind: 'invalid', message: 'failed intention lookup: index error: {reason}' },
+  INTENTION_MISSING_PARAM: { kind: 'invalid', message: "required query parameter '{name}' not set" },
+  INTENTION_MATCH_BY: { kind: 'invalid', message: "'by' parameter must be one of 'source' or 'destination'" },
+  INTENTION_BAD_NAME: { kind: 'invalid', message: '{what} {input:q} is invalid: {reason}' },
+  INTENTION_SOURCE_TYPE: { kind: 'invalid', message: 'unsupported SourceType: {sourceType:q}' },
+
+  // Connect authorize.
+  AUTHORIZE_NO_TARGET: { kind: 'invalid', message: 'Target service must be specified' },
+  AUTHORIZE_BAD_URI: { kind: 'invalid', message: 'ClientCertURI not a valid Connect identifier' },
+  AUTHORIZE_NOT_SERVICE: { kind: 'invalid', message: 'ClientCertURI not a valid Service identifier' },
+  AUTHORIZE_PARTITION: { kind: 'invalid', message: 'Mismatched partitions: {partition:q} != "default"' },
+
+  // Connect CA and leaf certificates.
+  CA_BAD_PEM_PARAM: { kind: 'invalid', message: "The 'pem' query parameter must be a boolean value" },
+  LEAF_MISSING_SERVICE: { kind: 'invalid', message: 'Missing service name' },
+  CA_CONFIG_PARSE: { kind: 'invalid', message: "error parsing CA config: '{field}': {detail}" },
+  CA_CONFIG_INVALID: { kind: 'invalid', message: 'error configuring provider: {detail}' },
+  CA_UNKNOWN_PROVIDER: { kind: 'invalid', message: 'unknown CA provider {provider:q}' },
+  CA_STATE_READ_ONLY: { kind: 'invalid', message: 'Provider State is read-only. It must be omitted or identical to the current value' },
+  CA_CONFIG_CONFLICT: { kind: 'conflict', message: 'CA configuration changed concurrently; try again' },
+  CA_NOT_INITIALIZED: { kind: 'internal', message: 'CA has not finished initializing' },
+  CA_BAD_CERT: { kind: 'invalid', message: 'error parsing root cert: {detail}' },
+  CA_BAD_KEY: { kind: 'invalid', message: '{detail}', note: 'A CA private key of an unsupported type or size, or one that does not parse.' },
+  CA_KEY_MISMATCH: { kind: 'invalid', message: 'private key does not match the root certificate' },
+  CA_BAD_CSR: { kind: 'invalid', message: '{detail}', note: 'A CSR that does not parse, is not signed by its key, or names another trust domain or datacenter.' },
+  CA_ROOT_EXPIRED: { kind: 'internal', message: 'root expired: valid until {notAfter}', note: 'Rotate the CA (PUT /v1/connect/ca/configuration).' },
+  CA_SIGNER_UNAVAILABLE: { kind: 'unavailable', message: '{detail}', note: 'The signing pool is closed (shutting down) or a signing thread failed.' },
+  CSR_RATE_LIMITED: { kind: 'rate-limited', message: 'Rate limit reached, try again later', note: 'Leaf signing is over connect.ca_config csr_max_per_second; clients retry.' },
+  CA_UNKNOWN: { kind: 'internal', message: 'CA {caId} is not prepared in this worker', note: 'Between the agent and its signing threads only: the task is resent with the CA.' },
+  CA_SIGN_FAILED: { kind: 'internal', message: '{detail}' },
+
+  // State store.
+  STORE_CLOSED: { kind: 'unavailable', message: 'state store is closed' },
+  STATE_INVALID_OP: { kind: 'invalid', message: '{detail}', note: 'A commit the store refuses (embedders writing to the store directly).' },
+  STATE_APPLY_FAILED: { kind: 'internal', message: 'applying the commit failed' },
+  STATE_WAL_WRITE_FAILED: {
+    kind: 'unavailable',
+    message: 'state store write-ahead log failed; the store is read-only until restart',
+    note: 'The disk refused a write (full, read-only, failing): fix it and restart the agent.',
+  },
+  STATE_SNAPSHOT_CORRUPT: {
+    kind: 'internal',
+    message: 'snapshot {path} is damaged ({why}); refusing to start without the acknowledged data it holds',
+    note: 'At start-up. Restore the data directory from a backup.',
+  },
+  STATE_WAL_GAP: {
+    kind: 'internal',
+    message: '{detail}; refusing to start rather than drop acknowledged writes',
+    note: 'At start-up: WAL records are missing. Restore the data directory from a backup.',
+  },
+  STATE_WAL_CORRUPT: {
+    kind: 'internal',
+    message: '{detail}; refusing to start rather than drop acknowledged writes',
+    note: 'At start-up: a WAL record is damaged with acknowledged records after it. Restore the data directory from a backup.',
+  },
+  STATE_DIR_LOCKED: {
+    kind: 'unavailable',
+    message: 'state directory {dir} is in use by process {pid} (lock file {lockFile})',
+    note: 'At start-up: another agent uses this data_dir.',
+  },
+  STATE_DIR_LOCK_FAILED: { kind: 'unavailable', message: 'cannot lock state directory {dir}', note: 'At start-up; the cause is logged.' },
+  STATE_NO_LEADER: { kind: 'unavailable', message: 'No cluster leader', note: "Cluster: etcd did not answer a write within its deadline (Consul's text; clients match on it)." },
+  STATE_COMMIT_TOO_LARGE: {
+    kind: 'too-large',
+    message: 'commit needs {needed} etcd operations; one transaction holds at most {max} (etcd --max-txn-ops)',
+    note: 'Cluster: one commit must fit one etcd transaction, so it is refused rather than split.',
+  },
+  STATE_REQUEST_TOO_LARGE: { kind: 'too-large', message: 'commit is larger than etcd accepts', note: 'Cluster: over etcd --max-request-bytes (1.5 MiB by default).' },
+  STATE_ETCD_FAILED: { kind: 'internal', message: 'etcd refused the request: {detail}' },
+
+  // Start-up and command line.
+  CONFIG_INVALID: { kind: 'invalid', message: '{problems}', note: 'At start-up: one line per problem, each naming its file or dotted key.' },
+  CLI_USAGE: { kind: 'invalid', message: '{detail}', note: "At start-up: a command-line mistake, in Go's flag package words; the usage follows." },
+  NODE_ID_CORRUPT: { kind: 'internal', message: '{file} does not hold a UUID: remove it or set node_id', note: 'At start-up.' },
+  HTTP_LISTEN: { kind: 'internal', message: 'cannot listen on {host}:{port}', note: 'At start-up: the address is in use or not permitted.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+type TemplateOf<C extends ErrorCode> = (typeof ERROR_CATALOGUE)[C]['message'];
+
+/** The parameter names in a template: `'a {x} b {y:q}'` → `'x' | 'y'`. */
+type PlaceholdersIn<T extends string> = T extends `${string}{${infer Body}}${infer Rest}`
+  ? (Body extends `${infer Name}:q` ? Name : Body) | PlaceholdersIn<Rest>
+  : never;
+
+export type PlaceholderOf<C extends ErrorCode> = PlaceholdersIn<TemplateOf<C>>;
+
+/** A value a template inserts. */
+export type TemplateValue = string | number | bigint;
+
+/** The codes whose template takes exactly the parameters `P` (e.g. every `{detail}`-only code). */
+export type CodeTaking<P extends string> = {
+  [C in ErrorCode]: [PlaceholderOf<C>] extends [P] ? ([P] extends [PlaceholderOf<C>] ? C : never) : never;
+}[ErrorCode];
+
+/** The codes of one kind: the legacy helpers `invalid()` and `notFound()` accept only these. */
+export type CodeOfKind<K extends ErrorKind> = {
+  [C in ErrorCode]: (typeof ERROR_CATALOGUE)[C]['kind'] extends K ? C : never;
+}[ErrorCode];

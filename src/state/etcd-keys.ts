@@ -1,0 +1,58 @@
+// Where the store's rows live in etcd, under the configured prefix:
+//   <prefix>data/<table>/<key>   a row; the value is the row's JSON (the same JSON the WAL holds)
+//   <prefix>meta/tables/<table>  written by every commit that touches the table: a newly started
+//                                view takes its mod revision as the table's floor for deletes it
+//                                never saw (etcd keeps no record of a deleted key)
+//   <prefix>meta/clock           written when a commit writes nothing else (a failed guard, no ops),
+//                                so that every commit takes a revision, as a raft index would
+import { AgentError } from '../core/errors.js';
+
+export type ParsedKey =
+  | { readonly kind: 'row'; readonly table: string; readonly key: string }
+  | { readonly kind: 'table'; readonly table: string }
+  | { readonly kind: 'clock' };
+
+export class EtcdKeyLayout {
+  readonly root: Buffer;
+  private readonly data: string;
+  private readonly tables: string;
+  readonly clock: string;
+
+  readonly prefix: string;
+
+  constructor(prefix: string) {
+    // Always a whole path segment: meshes at `/svc` and `/svc2` must not read each other's keys.
+    const p = prefix.endsWith('/') ? prefix : `${prefix}/`;
+    this.prefix = p;
+    this.root = Buffer.from(p, 'utf8');
+    this.data = `${p}data/`;
+    this.tables = `${p}meta/tables/`;
+    this.clock = `${p}meta/clock`;
+  }
+
+  rowKey(table: string, key: string): string {
+    return `${this.data}${checkTable(table)}/${key}`;
+  }
+
+  tableKey(table: string): string {
+    return `${this.tables}${checkTable(table)}`;
+  }
+
+  /** What a key read from etcd is; undefined for keys under the prefix this store did not write. */
+  parse(full: string): ParsedKey | undefined {
+    if (full.startsWith(this.data)) {
+      const slash = full.indexOf('/', this.data.length);
+      if (slash <= this.data.length) return undefined;
+      return { kind: 'row', table: full.slice(this.data.length, slash), key: full.slice(slash + 1) };
+    }
+    if (full.startsWith(this.tables) && full.length > this.tables.length) return { kind: 'table', table: full.slice(this.tables.length) };
+    if (full === this.clock) return { kind: 'clock' };
+    return undefined;
+  }
+}
+
+function checkTable(table: string): string {
+  // The table is the path segment before the row key, so it cannot hold the separator.
+  if (table.includes('/')) throw new AgentError('STATE_INVALID_OP', 'invalid', `table name ${JSON.stringify(table)} contains "/"`);
+  return table;
+}

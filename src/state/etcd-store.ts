@@ -1,0 +1,313 @@
+// The etcd-backed StateStore: reads are synchronous against a local view (etcd-view.ts) fed by one
+// watch on the prefix, started at R + 1 after a full read at revision R; the index clock is etcd's
+// revision; a commit is one etcd transaction (etcd-txn.ts), resolved once etcd acknowledged it and
+// the view applied its revision. When etcd cannot be reached, reads keep answering from the view,
+// commits fail within their deadline, and the watch comes back with backoff (resuming at the view's
+// revision, or re-reading everything if etcd compacted that revision away).
+import type { Clock, TimerHandle } from '../core/clock.js';
+import { systemClock } from '../core/clock.js';
+import { agentError, type AgentError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import type { EtcdConnection, EtcdConnectionOptions, EtcdTxn, EtcdWatch } from './etcd-client.js';
+import { connectEtcd, etcdFailure } from './etcd-client.js';
+import { EtcdKeyLayout } from './etcd-keys.js';
+import { commitTxn, DEFAULT_MAX_TXN_OPS } from './etcd-txn.js';
+import { EtcdView } from './etcd-view.js';
+import type { CommitResult, Row, StateStore, WatchTarget, WriteOp } from './types.js';
+import { canonicalOps } from './write-ops.js';
+
+export interface EtcdStoreOptions {
+  readonly etcd: EtcdConnectionOptions;
+  /** Key prefix of this mesh in etcd (default `/svc/`); several meshes can share one etcd. */
+  readonly prefix?: string | undefined;
+  readonly log: Logger;
+  readonly clock?: Clock | undefined;
+  /** A commit not acknowledged by etcd within this time fails with `No cluster leader` (default 1500 ms). */
+  readonly commitTimeoutMs?: number | undefined;
+  /** Deadline of each read call: the start-up read and resyncs (default 5 s). */
+  readonly readTimeoutMs?: number | undefined;
+  /** etcd's --max-txn-ops; a commit needing more operations is refused (default 128). */
+  readonly maxTxnOps?: number | undefined;
+  /** Age after which delete tombstones leave the view (default 15 min, as the embedded store). */
+  readonly tombstoneTtlMs?: number | undefined;
+  /** Reconnect backoff: first delay and cap, in ms (default 100 ms doubling up to 5 s, ±50 % jitter). */
+  readonly backoff?: { readonly initialMs: number; readonly maxMs: number } | undefined;
+  readonly random?: (() => number) | undefined;
+}
+
+export interface EtcdStore extends StateStore {
+  /** Whether the last exchange with etcd succeeded (false while the watch is down or commits time out). */
+  readonly connected: boolean;
+  /** Clock time (ms) of the last successful exchange with etcd. */
+  readonly lastContact: number;
+  /** Full re-reads done since opening, beyond the first (each one a compaction or broken watch). */
+  readonly resyncs: number;
+}
+
+export const DEFAULT_ETCD_PREFIX = '/svc/';
+/** Under the 2 s a client may wait for a write to fail (the HTTP reply takes the rest). */
+const DEFAULT_COMMIT_TIMEOUT_MS = 1_500;
+const DEFAULT_READ_TIMEOUT_MS = 5_000;
+const DEFAULT_TOMBSTONE_TTL_MS = 15 * 60 * 1000;
+/** Fast first retry (a restarting member is back in well under a second), capped so a dead cluster costs little. */
+const DEFAULT_BACKOFF = { initialMs: 100, maxMs: 5_000 };
+
+export async function openEtcdStore(options: EtcdStoreOptions): Promise<EtcdStore> {
+  const connection = connectEtcd(options.etcd);
+  const store = new EtcdStateStore(options, connection);
+  try {
+    await store.start();
+  } catch (err) {
+    connection.close();
+    throw err;
+  }
+  return store;
+}
+
+interface QueuedCommit {
+  readonly txn: EtcdTxn;
+  readonly resolve: (result: CommitResult) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+class EtcdStateStore implements EtcdStore {
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly layout: EtcdKeyLayout;
+  private readonly view: EtcdView;
+  private readonly commitTimeoutMs: number;
+  private readonly readTimeoutMs: number;
+  private readonly maxTxnOps: number;
+  private readonly backoff: { readonly initialMs: number; readonly maxMs: number };
+  private readonly random: () => number;
+  /** Commits are sent one at a time, so that their revisions follow call order. */
+  private readonly queue: QueuedCommit[] = [];
+  private sending = false;
+  /** Commits accepted and not yet settled; close() waits for them. */
+  private readonly unsettled = new Set<Promise<unknown>>();
+  private watch: EtcdWatch | undefined;
+  private retryTimer: TimerHandle | undefined;
+  private attempts = 0;
+  private closing: Promise<void> | undefined;
+  private closed = false;
+  connected = false;
+  lastContact = 0;
+  resyncs = 0;
+
+  constructor(
+    options: EtcdStoreOptions,
+    private readonly connection: EtcdConnection,
+  ) {
+    this.log = options.log.child({ component: 'state-etcd' });
+    this.clock = options.clock ?? systemClock;
+    this.layout = new EtcdKeyLayout(options.prefix ?? DEFAULT_ETCD_PREFIX);
+    this.view = new EtcdView(this.layout, this.log, this.clock, options.tombstoneTtlMs ?? DEFAULT_TOMBSTONE_TTL_MS);
+    this.commitTimeoutMs = options.commitTimeoutMs ?? DEFAULT_COMMIT_TIMEOUT_MS;
+    this.readTimeoutMs = options.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS;
+    this.maxTxnOps = options.maxTxnOps ?? DEFAULT_MAX_TXN_OPS;
+    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** The first full read and the watch after it; fails if etcd cannot be read. */
+  async start(): Promise<void> {
+    let read;
+    try {
+      read = await this.connection.rangePrefix(this.layout.root, this.readTimeoutMs);
+    } catch (err) {
+      throw this.failure(err);
+    }
+    this.view.load(read);
+    this.contact();
+    this.startWatch(read.revision + 1);
+    this.log.info({ prefix: this.layout.prefix, revision: read.revision, keys: read.kvs.length }, 'etcd state view loaded');
+  }
+
+  get index(): number {
+    return this.view.tables.index;
+  }
+
+  get watchCount(): number {
+    return this.view.hub.watchCount;
+  }
+
+  get<V>(table: string, key: string): Row<V> | undefined {
+    return this.view.tables.get(table, key) as Row<V> | undefined;
+  }
+
+  list<V>(table: string, prefix: string): Row<V>[] {
+    return this.view.tables.list(table, prefix) as Row<V>[];
+  }
+
+  keyIndex(table: string, key: string): number {
+    return this.view.tables.keyIndex(table, key);
+  }
+
+  prefixIndex(table: string, prefix: string): number {
+    return this.view.tables.prefixIndex(table, prefix);
+  }
+
+  tableIndex(table: string): number {
+    return this.view.tables.tableIndex(table);
+  }
+
+  commit(ops: readonly WriteOp[]): Promise<CommitResult> {
+    if (this.closing !== undefined) return Promise.reject(agentError('STORE_CLOSED'));
+    let txn: EtcdTxn;
+    try {
+      txn = commitTxn(this.layout, canonicalOps(ops).ops, this.maxTxnOps);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const result = new Promise<CommitResult>((resolve, reject) => {
+      this.queue.push({ txn, resolve, reject });
+    });
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.unsettled.add(settled);
+    void settled.then(() => this.unsettled.delete(settled));
+    this.pump();
+    return result;
+  }
+
+  watchOnce(target: WatchTarget, fn: () => void): () => void {
+    const hub = this.view.hub;
+    if ('key' in target) return hub.watchKey(target.table, target.key, fn);
+    if ('prefix' in target) return hub.watchPrefix(target.table, target.prefix, fn);
+    return hub.watchTable(target.table, fn);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    // Commits accepted before close() are still sent (each answered within its deadline) and
+    // acknowledged once the view shows them; a view that cannot catch up (watch down) is not waited
+    // for longer than a read deadline: etcd has the writes.
+    const giveUp = this.clock.setTimer(this.commitTimeoutMs + this.readTimeoutMs, () => this.view.releaseWaiters());
+    while (this.unsettled.size > 0) await Promise.all(this.unsettled);
+    giveUp.cancel();
+    this.closed = true;
+    this.retryTimer?.cancel();
+    this.watch?.cancel();
+    this.watch = undefined;
+    this.view.releaseWaiters();
+    this.connection.close();
+  }
+
+  /**
+   * Sends the next queued commit once the previous one was answered. A commit waits in the queue
+   * at most for the one in flight, whose deadline is commitTimeoutMs: when etcd does not answer
+   * it, every queued commit fails with it, so none hangs behind a dead etcd.
+   */
+  private pump(): void {
+    if (this.sending) return;
+    const next = this.queue.shift();
+    if (next === undefined) return;
+    this.sending = true;
+    this.connection.txn(next.txn, this.commitTimeoutMs).then(
+      (res) => {
+        this.sending = false;
+        this.contact();
+        this.pump();
+        // Read-your-writes: the caller hears back once the view shows the commit.
+        void this.view.reached(res.revision).then(() => next.resolve({ ok: res.succeeded, index: res.revision }));
+      },
+      (err: unknown) => {
+        this.sending = false;
+        const failure = this.failure(err);
+        next.reject(failure);
+        if (failure.code === 'STATE_NO_LEADER') for (const queued of this.queue.splice(0)) queued.reject(noLeader(err));
+        this.pump();
+      },
+    );
+  }
+
+  private startWatch(from: number): void {
+    if (this.closed) return;
+    this.watch = this.connection.watchPrefix(this.layout.root, from, {
+      connected: () => {
+        this.attempts = 0;
+        this.contact();
+      },
+      events: (events, revision) => {
+        this.contact();
+        this.view.applyEvents(events, revision);
+      },
+      disconnected: (err) => {
+        this.lost(err, 'etcd watch disconnected; resuming with backoff');
+        this.retry(() => this.startWatch(this.view.revision + 1));
+      },
+      cancelled: (err) => {
+        // Most often the revision we need was compacted: only a full read can bring the view back.
+        this.lost(err, 'etcd watch cancelled; re-reading the prefix');
+        this.retry(() => void this.resync());
+      },
+    });
+  }
+
+  private async resync(): Promise<void> {
+    if (this.closed) return;
+    let read;
+    try {
+      read = await this.connection.rangePrefix(this.layout.root, this.readTimeoutMs);
+    } catch (err) {
+      this.lost(err, 'etcd resync read failed; retrying with backoff');
+      this.retry(() => void this.resync());
+      return;
+    }
+    if (this.closed) return;
+    this.resyncs++;
+    this.view.load(read);
+    this.contact();
+    this.log.info({ revision: read.revision, keys: read.kvs.length }, 'etcd state view re-read');
+    this.startWatch(read.revision + 1);
+  }
+
+  private retry(fn: () => void): void {
+    this.watch = undefined;
+    if (this.closed) return;
+    const base = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** this.attempts);
+    this.attempts++;
+    // Jitter: thousands of agents losing etcd together must not come back in step.
+    const delay = base * (0.5 + this.random());
+    this.retryTimer?.cancel();
+    this.retryTimer = this.clock.setTimer(delay, () => {
+      this.retryTimer = undefined;
+      fn();
+    });
+  }
+
+  private contact(): void {
+    this.connected = true;
+    this.lastContact = this.clock.now();
+  }
+
+  private lost(err: unknown, message: string): void {
+    if (this.connected) this.log.warn({ err }, message);
+    this.connected = false;
+  }
+
+  private failure(err: unknown): AgentError {
+    switch (etcdFailure(err)) {
+      case 'unavailable':
+        this.lost(err, 'etcd unavailable');
+        return noLeader(err);
+      case 'too-large':
+        return agentError('STATE_REQUEST_TOO_LARGE', { cause: err });
+      case 'closed':
+        return agentError('STORE_CLOSED', { cause: err });
+      default:
+        return agentError('STATE_ETCD_FAILED', { detail: (err as Error).message, cause: err });
+    }
+  }
+}
+
+/** Consul's text when no server can commit: clients match on it. */
+function noLeader(cause?: unknown): AgentError {
+  return agentError('STATE_NO_LEADER', { cause });
+}

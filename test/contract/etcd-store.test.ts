@@ -1,0 +1,255 @@
+// Runs the StateStore contract against the etcd store on a real etcd (one member, a fresh prefix
+// per store), then what the contract cannot see: two agents sharing a prefix, an etcd restart, a
+// compaction while one agent was cut off, a hung (SIGSTOP) etcd, and etcd's transaction size limit.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { isAgentError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/core/log.js';
+import { connectEtcd } from '../../src/state/etcd-client.js';
+import { openEtcdStore, type EtcdStore, type EtcdStoreOptions } from '../../src/state/etcd-store.js';
+import type { WatchTarget, WriteOp } from '../../src/state/types.js';
+import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { describeStateStoreContract } from './state-store.contract.js';
+
+let cluster: EtcdCluster;
+let prefixes = 0;
+const open: EtcdStore[] = [];
+
+beforeAll(async () => {
+  cluster = await startEtcdCluster({ size: 1 });
+  // On a fresh machine this includes installing etcd (scripts/ensure-etcd.sh).
+}, 180_000);
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+/** A fresh prefix per test keeps stores on the shared etcd from seeing each other's rows. */
+const freshPrefix = (): string => `/svc-test/${process.pid}/${prefixes++}/`;
+
+async function openStore(prefix: string, options: Partial<EtcdStoreOptions> = {}): Promise<EtcdStore> {
+  const store = await openEtcdStore({ etcd: { endpoints: cluster.endpoints }, prefix, log: silentLogger, ...options });
+  open.push(store);
+  return store;
+}
+
+describeStateStoreContract('etcd, one member', async () => {
+  const store = await openStore(freshPrefix());
+  return { store, cleanup: () => store.close() };
+});
+
+const set = (key: string, value: unknown, table = 'kv'): WriteOp => ({ op: 'set', table, key, value });
+const del = (key: string, table = 'kv'): WriteOp => ({ op: 'delete', table, key });
+
+function watched(store: EtcdStore, target: WatchTarget): { fired: () => boolean; next: Promise<void> } {
+  let fired = false;
+  const next = new Promise<void>((resolve) =>
+    store.watchOnce(target, () => {
+      fired = true;
+      resolve();
+    }),
+  );
+  return { fired: () => fired, next };
+}
+
+/** Every wake-up due for the commits so far has been delivered on `store` (deliveries follow commit order). */
+async function settle(store: EtcdStore, via: EtcdStore = store): Promise<void> {
+  const sentinel = watched(store, { table: 'sentinel' });
+  await via.commit([set('tick', Date.now(), 'sentinel')]);
+  await sentinel.next;
+}
+
+/** Retries a commit that fails with STATE_NO_LEADER until etcd takes it (after a restart). */
+async function commitOnceBack(store: EtcdStore, ops: WriteOp[]): Promise<number> {
+  for (;;) {
+    try {
+      return (await store.commit(ops)).index;
+    } catch (err) {
+      if (!(isAgentError(err) && err.code === 'STATE_NO_LEADER')) throw err;
+    }
+  }
+}
+
+/** The code, kind and message of the AgentError `p` rejects with (a readable diff when it is not one). */
+async function rejection(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    () => 'resolved',
+    (err: unknown) => (isAgentError(err) ? { code: err.code, kind: err.kind, message: err.message } : err),
+  );
+}
+
+const NO_LEADER = { code: 'STATE_NO_LEADER', kind: 'unavailable', message: 'No cluster leader' };
+
+describe('etcd store beyond the contract', () => {
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+
+  it('two stores on one prefix see each other\'s writes and wake each other\'s watchers', async () => {
+    const prefix = freshPrefix();
+    const a = await openStore(prefix);
+    const b = await openStore(prefix);
+    const onB = watched(b, { table: 'kv', key: 'x' });
+    const onA = watched(a, { table: 'kv', prefix: 'y/' });
+    const written = await a.commit([set('x', { from: 'a' })]);
+    await onB.next;
+    expect(b.get('kv', 'x')).toEqual({ key: 'x', value: { from: 'a' }, createIndex: written.index, modifyIndex: written.index });
+    expect(b.index).toBe(written.index);
+    const deleted = await b.commit([del('x'), set('y/1', 1)]);
+    await onA.next;
+    expect(a.get('kv', 'x')).toBeUndefined();
+    expect(a.keyIndex('kv', 'x')).toBe(deleted.index);
+    expect(a.get('kv', 'y/1')?.modifyIndex).toBe(deleted.index);
+    // A guard written against one agent's view holds on the other's.
+    expect((await a.commit([{ op: 'set', table: 'kv', key: 'y/1', value: 2, ifIndex: deleted.index }])).ok).toBe(true);
+    expect((await b.commit([{ op: 'set', table: 'kv', key: 'y/1', value: 3, ifIndex: deleted.index }])).ok).toBe(false);
+  });
+
+  it('a store opened later starts from etcd, with table floors for deletes it never saw', async () => {
+    const prefix = freshPrefix();
+    const a = await openStore(prefix);
+    await a.commit([set('gone', 1), set('kept', 1)]);
+    const deleted = await a.commit([del('gone')]);
+    const b = await openStore(prefix);
+    expect(b.index).toBe(a.index);
+    expect(b.get('kv', 'kept')).toEqual(a.get('kv', 'kept'));
+    expect(b.keyIndex('kv', 'gone')).toBeGreaterThanOrEqual(deleted.index);
+    expect(b.tableIndex('kv')).toBe(a.tableIndex('kv'));
+  });
+
+  it('deletes a prefix and puts under it in one commit (etcd refuses a put inside a deleted range)', async () => {
+    const store = await openStore(freshPrefix());
+    await store.commit([set('app/a', 1), set('app/b', 1), set('app/c', 1), set('apple', 1)]);
+    const r = await store.commit([set('app/new', 0), { op: 'delete-prefix', table: 'kv', prefix: 'app/' }, set('app/b', 2), set('app/z', 3)]);
+    expect(r.ok).toBe(true);
+    expect(store.list('kv', '').map((row) => [row.key, row.value, row.modifyIndex === r.index])).toEqual([
+      ['app/b', 2, true],
+      ['app/z', 3, true],
+      ['apple', 1, false],
+    ]);
+    expect(store.keyIndex('kv', 'app/a')).toBe(r.index);
+  });
+
+  it('refuses a commit larger than one etcd transaction holds, before sending it', async () => {
+    const store = await openStore(freshPrefix());
+    const ops = Array.from({ length: 200 }, (_, i) => set(`k${i}`, i));
+    expect(await rejection(store.commit(ops))).toMatchObject({ code: 'STATE_COMMIT_TOO_LARGE', kind: 'too-large' });
+    expect((await store.commit(ops.slice(0, 100))).ok).toBe(true);
+  });
+
+  it('fails commits while etcd is hung (SIGSTOP), keeps answering reads, and commits again after SIGCONT', async () => {
+    const store = await openStore(freshPrefix());
+    const before = await store.commit([set('a', 1)]);
+    const member = cluster.members[0]!;
+    await member.pause();
+    try {
+      expect(await rejection(store.commit([set('a', 2)]))).toEqual(NO_LEADER);
+      expect(store.get('kv', 'a')?.value).toBe(1);
+      expect(store.connected).toBe(false);
+    } finally {
+      member.resume();
+    }
+    const after = await commitOnceBack(store, [set('a', 3)]);
+    expect(after).toBeGreaterThan(before.index);
+    expect(store.get('kv', 'a')?.value).toBe(3);
+  });
+
+  it('never moves the index back across an etcd restart, and wakes parked watchers after it', async () => {
+    const store = await openStore(freshPrefix(), { backoff: { initialMs: 20, maxMs: 200 } });
+    const first = await store.commit([set('a', 1)]);
+    const parked = watched(store, { table: 'kv', key: 'a' });
+    const member = cluster.members[0]!;
+    await member.kill();
+    expect(await rejection(store.commit([set('a', 2)]))).toEqual(NO_LEADER);
+    expect(store.index).toBe(first.index);
+    expect(parked.fired()).toBe(false);
+    await member.start();
+    const second = await commitOnceBack(store, [set('a', 3)]);
+    await parked.next;
+    expect(second).toBeGreaterThan(first.index);
+    expect(store.index).toBe(second);
+    expect(store.get('kv', 'a')).toEqual({ key: 'a', value: 3, createIndex: first.index, modifyIndex: second });
+  });
+
+  describe('cut off from etcd while it is written and compacted', () => {
+    let proxy: TcpProxy | undefined;
+    afterEach(async () => {
+      await proxy?.close();
+      proxy = undefined;
+    });
+
+    it('re-reads everything and wakes exactly the watchers whose rows changed', async () => {
+      proxy = await startTcpProxy(cluster.endpoints[0]!);
+      const prefix = freshPrefix();
+      const cutOff = await openEtcdStore({
+        etcd: { endpoints: [proxy.url] },
+        prefix,
+        log: silentLogger,
+        backoff: { initialMs: 20, maxMs: 200 },
+      });
+      open.push(cutOff);
+      const writer = await openStore(prefix);
+      await writer.commit([set('changed', 1), set('same', 1), set('deleted', 1), set('other', 1, 'other')]);
+      await settle(cutOff, writer);
+      const indexBefore = cutOff.index;
+
+      const changed = watched(cutOff, { table: 'kv', key: 'changed' });
+      const same = watched(cutOff, { table: 'kv', key: 'same' });
+      const deleted = watched(cutOff, { table: 'kv', key: 'deleted' });
+      const created = watched(cutOff, { table: 'kv', prefix: 'new/' });
+      const otherTable = watched(cutOff, { table: 'other' });
+      const neverWritten = watched(cutOff, { table: 'kv', key: 'never' });
+
+      proxy.cut();
+      await writer.commit([set('changed', 2)]);
+      await writer.commit([del('deleted'), set('new/1', 1)]);
+      await writer.commit([set('new/2', 2), set('transient', 1)]);
+      const last = await writer.commit([del('transient')]);
+      const raw = connectEtcd({ endpoints: cluster.endpoints });
+      try {
+        await raw.compact(last.index, 5_000);
+      } finally {
+        raw.close();
+      }
+      expect(cutOff.get('kv', 'changed')?.value).toBe(1);
+      proxy.restore();
+
+      await Promise.all([changed.next, deleted.next, created.next]);
+      await settle(cutOff, writer);
+      expect(same.fired() || otherTable.fired() || neverWritten.fired()).toBe(false);
+      expect(cutOff.resyncs).toBe(1);
+      expect(cutOff.index).toBeGreaterThanOrEqual(indexBefore);
+      expect(cutOff.index).toBe(writer.index);
+      for (const key of ['changed', 'same', 'deleted', 'new/1', 'new/2', 'transient']) {
+        expect(cutOff.get('kv', key)).toEqual(writer.get('kv', key));
+      }
+      expect(cutOff.list('kv', '')).toEqual(writer.list('kv', ''));
+      expect(cutOff.keyIndex('kv', 'deleted')).toBeGreaterThanOrEqual(writer.keyIndex('kv', 'deleted'));
+      expect(cutOff.tableIndex('kv')).toBeGreaterThanOrEqual(last.index);
+    });
+  });
+});
+
+describe('etcd store on a three-member cluster', () => {
+  let three: EtcdCluster;
+  beforeAll(async () => {
+    three = await startEtcdCluster({ size: 3 });
+  }, 60_000);
+  afterAll(async () => {
+    await three?.stop();
+  });
+
+  it('keeps committing with one member killed, and fails fast with two', async () => {
+    const store = await openEtcdStore({ etcd: { endpoints: three.endpoints }, prefix: freshPrefix(), log: silentLogger });
+    try {
+      await store.commit([set('a', 1)]);
+      await three.members[0]!.kill();
+      const index = await commitOnceBack(store, [set('a', 2)]);
+      expect(store.get('kv', 'a')).toMatchObject({ value: 2, modifyIndex: index });
+      await three.members[1]!.kill();
+      expect(await rejection(store.commit([set('a', 3)]))).toEqual(NO_LEADER);
+      expect(store.get('kv', 'a')?.value).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,207 @@
+// Real etcd members for tests: finds or installs etcd (scripts/ensure-etcd.sh), starts 1 or 3
+// members on free loopback ports with temporary data dirs, waits for their health endpoint, and
+// kills, pauses (SIGSTOP), resumes and restarts them for the fail-open tests.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+const ENSURE_SCRIPT = resolve(import.meta.dirname, '../../scripts/ensure-etcd.sh');
+/** tmpfs when there is one: etcd fsyncs every raft batch, and the tests need no durability. */
+const DATA_ROOT = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+const HEALTH_POLL_MS = 25;
+const HEALTH_DEADLINE_MS = 20_000;
+
+let etcdBinary: Promise<string> | undefined;
+/** Killed when the test process exits however it ends, so no member outlives its test run. */
+const liveChildren = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of liveChildren) child.kill('SIGKILL');
+});
+
+/** The etcd binary, installed once per test process if missing (root on Debian only). */
+export function ensureEtcd(): Promise<string> {
+  etcdBinary ??= promisify(execFile)(ENSURE_SCRIPT, [], { encoding: 'utf8' }).then(({ stdout }) => stdout.trim());
+  return etcdBinary;
+}
+
+export interface EtcdMember {
+  readonly name: string;
+  readonly clientUrl: string;
+  readonly running: boolean;
+  /** SIGKILL; the data dir stays, so `start()` brings the member back with its data. */
+  kill(): Promise<void>;
+  /** SIGSTOP: the process keeps its sockets open but answers nothing (a hung member); resolves once it is stopped. */
+  pause(): Promise<void>;
+  /** SIGCONT after `pause()`. */
+  resume(): void;
+  /** Starts the (killed) member again on the same ports and data dir; resolves once it is healthy. */
+  start(): Promise<void>;
+}
+
+export interface EtcdCluster {
+  readonly members: readonly EtcdMember[];
+  /** Client URLs of every member, for the store's `endpoints`. */
+  readonly endpoints: string[];
+  /** Resolves once a member answers healthy (the cluster has a leader). */
+  waitHealthy(member?: EtcdMember): Promise<void>;
+  /** Kills every member and removes the data dirs. */
+  stop(): Promise<void>;
+}
+
+export async function startEtcdCluster(options: { size?: 1 | 3; args?: readonly string[] } = {}): Promise<EtcdCluster> {
+  const binary = await ensureEtcd();
+  const size = options.size ?? 1;
+  const root = await mkdtemp(join(DATA_ROOT, 'svc-agent-etcd-'));
+  const token = `svc-agent-test-${process.pid}-${Date.now()}`;
+  const specs = [];
+  for (let i = 0; i < size; i++) {
+    specs.push({ name: `m${i}`, client: await freePort(), peer: await freePort(), dataDir: join(root, `m${i}`) });
+  }
+  const initialCluster = specs.map((s) => `${s.name}=http://127.0.0.1:${s.peer}`).join(',');
+  const members = specs.map(
+    (s) =>
+      new Member(binary, s.name, `http://127.0.0.1:${s.client}`, [
+        `--name=${s.name}`,
+        `--data-dir=${s.dataDir}`,
+        `--listen-client-urls=http://127.0.0.1:${s.client}`,
+        `--advertise-client-urls=http://127.0.0.1:${s.client}`,
+        `--listen-peer-urls=http://127.0.0.1:${s.peer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${s.peer}`,
+        `--initial-cluster=${initialCluster}`,
+        `--initial-cluster-state=new`,
+        `--initial-cluster-token=${token}`,
+        '--logger=zap',
+        '--log-level=error',
+        ...(options.args ?? []),
+      ]),
+  );
+  const cluster: EtcdCluster = {
+    members,
+    endpoints: members.map((m) => m.clientUrl),
+    waitHealthy: (member) => waitHealthy(member === undefined ? members : [member as Member]),
+    async stop() {
+      await Promise.all(members.map((m) => m.kill()));
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+  try {
+    members.forEach((m) => m.spawnProcess());
+    await cluster.waitHealthy();
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  return cluster;
+}
+
+class Member implements EtcdMember {
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private stderrTail = '';
+
+  constructor(
+    private readonly binary: string,
+    readonly name: string,
+    readonly clientUrl: string,
+    private readonly args: readonly string[],
+  ) {}
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  get recentStderr(): string {
+    return this.stderrTail;
+  }
+
+  spawnProcess(): void {
+    const child = spawn(this.binary, this.args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.child = child;
+    liveChildren.add(child);
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-4000);
+    });
+    this.exited = new Promise((done) =>
+      child.once('exit', () => {
+        liveChildren.delete(child);
+        if (this.child === child) this.child = undefined;
+        done();
+      }),
+    );
+  }
+
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (child === undefined) return;
+    child.kill('SIGKILL');
+    await this.exited;
+  }
+
+  async pause(): Promise<void> {
+    const pid = this.child?.pid;
+    if (pid === undefined) return;
+    this.child?.kill('SIGSTOP');
+    // kill() only queues the signal: wait until every thread of the Go runtime is stopped.
+    while (!(await allThreadsStopped(pid))) await new Promise((r) => setTimeout(r, 1));
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
+  async start(): Promise<void> {
+    if (this.child !== undefined) throw new Error(`etcd member ${this.name} is already running`);
+    this.spawnProcess();
+    await waitHealthy([this]);
+  }
+}
+
+/** Polls each member's /health until it reports a leader (etcd has no push notice for that). */
+async function waitHealthy(members: readonly Member[]): Promise<void> {
+  const deadline = Date.now() + HEALTH_DEADLINE_MS;
+  for (const m of members) {
+    for (;;) {
+      if (!m.running) throw new Error(`etcd member ${m.name} exited: ${m.recentStderr}`);
+      if (await isHealthy(m.clientUrl)) break;
+      if (Date.now() > deadline) throw new Error(`etcd member ${m.name} not healthy: ${m.recentStderr}`);
+      await new Promise((r) => setTimeout(r, HEALTH_POLL_MS));
+    }
+  }
+}
+
+async function isHealthy(clientUrl: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(1000) });
+    const body = (await res.json()) as { health?: string };
+    return body.health === 'true';
+  } catch {
+    return false;
+  }
+}
+
+async function allThreadsStopped(pid: number): Promise<boolean> {
+  const threads = await readdir(`/proc/${pid}/task`);
+  for (const tid of threads) {
+    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
+    // The state is the field after the parenthesised command name: T (stopped) or t (traced).
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (state !== '' && state !== 'T' && state !== 't') return false;
+  }
+  return true;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
