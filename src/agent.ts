@@ -190,14 +190,15 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
 }
 
 /**
- * Says so when the signing threads could not be scheduled as configured: a warning on Linux (chrt
- * missing, or the syscall refused), where it can be fixed; SCHED_IDLE exists nowhere else.
+ * Says how the signing threads run: a debug line when as configured, and a warning when a Linux
+ * thread could not lower its priority (elsewhere a nice value is the whole process's, so the
+ * threads keep it by design).
  */
 function reportSigningPolicy(pool: PoolSigner, wanted: AgentConfig['connect']['signingPriority'], log: Logger): void {
   pool.schedulingPolicy().then(
-    (policy) => {
-      if (policy === wanted) log.debug({ signingPriority: policy }, 'leaf-signing threads scheduled');
-      else log[process.platform === 'linux' ? 'warn' : 'debug']({ signingPriority: wanted, policy }, 'leaf-signing threads could not run under SCHED_IDLE; they run at nice +10');
+    ({ priority, nice, tid, reason }) => {
+      if (priority === wanted) log.debug({ signingPriority: priority, nice, tid }, 'leaf-signing threads scheduled');
+      else log[process.platform === 'linux' ? 'warn' : 'debug']({ signingPriority: wanted, nice, reason }, 'leaf-signing threads keep the process priority');
     },
     (err: unknown) => log.debug({ err }, 'leaf-signing threads did not report their scheduling'),
   );

@@ -65,6 +65,5 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
       trustDomain: v.connect.trust_domain,
     },
     cache: { maxEntries: v.cache.max_entries, ttlMs: v.cache.ttl },
-    performance: { eventLoopSliceMs: v.performance.event_loop_slice, v8Threads: v.performance.v8_threads },
   };
 }

@@ -4,7 +4,6 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from '../core/duration.js';
 import { isUuid } from '../core/ids.js';
-import { isSliceMs } from '../core/thread-scheduling.js';
 
 /** Renders a config value for an error message: strings quoted, containers named, not dumped. */
 export function show(value: unknown): string {
@@ -70,17 +69,6 @@ export function duration(bound: 'positive' | 'non-negative') {
     return ms;
   });
 }
-
-/** A scheduler slice: 0s (the kernel's default) or what Linux accepts, 100us to 100ms. */
-export const slice = () =>
-  z.string(expecting('a duration string such as "100us"')).transform((value, ctx) => {
-    const ms = parseDuration(value);
-    if (ms === undefined || !isSliceMs(ms)) {
-      ctx.addIssue({ code: 'custom', message: `expected 0s or a duration from 100us to 100ms, got ${JSON.stringify(value)}` });
-      return z.NEVER;
-    }
-    return ms;
-  });
 
 const UUID_TEXT = 'a UUID (8-4-4-4-12 hex digits)';
 

@@ -15,7 +15,6 @@ import {
   pem,
   secretText,
   secretUuid,
-  slice,
   text,
   trustDomain,
   urlList,
@@ -149,9 +148,9 @@ export const CONFIG_SCHEMA = {
     ),
     leaf_cache_max_entries: key(int(1), 10_000, 'Most leaf certificates kept in memory.'),
     signing_priority: key(
-      oneOf(['idle', 'low']),
-      'idle',
-      'Leaf-signing threads: "idle" runs them only on otherwise idle CPU (Linux SCHED_IDLE), "low" at nice +10, keeping a share of a saturated host.',
+      oneOf(['low', 'normal']),
+      'low',
+      'Leaf-signing threads: "low" lowers their priority by nice +10 (Linux, where a nice value is per thread), "normal" leaves it. CPU policy for the whole service is the operator\'s (README, "CPU policy").',
     ),
     trust_domain: optionalKey(
       trustDomain(),
@@ -162,18 +161,6 @@ export const CONFIG_SCHEMA = {
   cache: {
     max_entries: key(int(1), 10_000, 'Most entries in the agent cache (shared across tokens).'),
     ttl: key(duration('positive'), '72h', 'An agent cache entry is dropped this long after its last read.'),
-  },
-  performance: {
-    event_loop_slice: key(
-      slice(),
-      '100us',
-      'Scheduler slice the event loop asks Linux for (6.12+): a short one lets it take a core from other threads at once when it wakes; 0s keeps the kernel default.',
-    ),
-    v8_threads: key(
-      oneOf(['idle', 'normal']),
-      'idle',
-      'V8\'s GC and compiler helper threads: "idle" runs them only on otherwise idle CPU (Linux SCHED_IDLE), so that a waking event loop takes a core from them at once; "normal" leaves them as node starts them.',
-    ),
   },
 } satisfies ConfigTree;
 

@@ -50,8 +50,8 @@ export interface ConnectConfig {
   /** Window for re-issuing leaves after a root change (docs/decisions.md D13); 0: at once. */
   readonly leafRootChangeSpreadMs: number;
   readonly leafCacheMaxEntries: number;
-  /** How leaf-signing threads give way to the event loop. */
-  readonly signingPriority: 'idle' | 'low';
+  /** Leaf-signing threads at nice +10 ('low') or as the process runs ('normal'). */
+  readonly signingPriority: 'low' | 'normal';
   /** The mesh's trust domain (D9); undefined means `<cluster-id>.consul`. Used when the CA is created. */
   readonly trustDomain: string | undefined;
 }
@@ -90,14 +90,6 @@ export interface AgentConfig {
   readonly maxQueryTimeMs: number;
   readonly connect: ConnectConfig;
   readonly cache: CacheConfig;
-  readonly performance: PerformanceConfig;
-}
-
-export interface PerformanceConfig {
-  /** The scheduler slice the event loop asks for (Linux 6.12+), in ms; 0 leaves the kernel's default. */
-  readonly eventLoopSliceMs: number;
-  /** V8's platform threads (GC and compiler helpers): under SCHED_IDLE, or as node starts them. */
-  readonly v8Threads: 'idle' | 'normal';
 }
 
 export interface EtcdTlsConfig {

@@ -54,8 +54,6 @@ describe('config schema', () => {
       'connect.trust_domain',
       'cache.max_entries',
       'cache.ttl',
-      'performance.event_loop_slice',
-      'performance.v8_threads',
     ]);
   });
 

@@ -44,10 +44,7 @@ describe('scalar keys', () => {
     [{ connect: { trust_domain: 'bad domain' } }, 'connect.trust_domain: expected a trust domain (letters, digits, "-", "_", dot-separated), got "bad domain"'],
     [{ cache: { max_entries: [] } }, 'cache.max_entries: expected an integer of at least 1, got an array'],
     [{ cache: { ttl: '0s' } }, 'cache.ttl: expected a positive duration, got "0s"'],
-    [{ performance: { event_loop_slice: '50us' } }, 'performance.event_loop_slice: expected 0s or a duration from 100us to 100ms, got "50us"'],
-    [{ performance: { event_loop_slice: '101ms' } }, 'performance.event_loop_slice: expected 0s or a duration from 100us to 100ms, got "101ms"'],
-    [{ performance: { event_loop_slice: 'short' } }, 'performance.event_loop_slice: expected 0s or a duration from 100us to 100ms, got "short"'],
-    [{ performance: { v8_threads: 'low' } }, 'performance.v8_threads: expected "idle" or "normal", got "low"'],
+    [{ connect: { signing_priority: 'high' } }, 'connect.signing_priority: expected "low" or "normal", got "high"'],
   ])('%j', (content, message) => {
     expect(problems(content)).toEqual([message]);
   });
