@@ -1,5 +1,5 @@
 // The import rules `npm test` enforces (npm run check:imports): no cycle between files, and arrows
-// one way, http → domain (connect → acl, config, state; acl, kv → state) → core; workers import src,
+// one way, http → domain (connect → acl, config, state; cluster → config, state; acl, kv → state) → core; workers import src,
 // never the reverse; src never imports bench/ or test/; the composition roots (src/cli/,
 // src/agent.ts, src/index.ts) may import anything in src, and nothing else in src imports them.
 // test/unit/import-rules.test.ts proves each rule fails on a bad import.
@@ -38,6 +38,7 @@ module.exports = {
     layer('config', ['core'], 'config/ imports only core/.'),
     layer('acl', ['state', 'core'], 'acl/ imports only state/ and core/.'),
     layer('kv', ['state', 'core'], 'kv/ imports only state/ and core/.'),
+    layer('cluster', ['config', 'state', 'core'], 'cluster/ (membership, etcd leadership) imports only config/, state/ and core/.'),
     layer('connect', ['acl', 'config', 'state', 'core'], 'connect/ imports only acl/, config/, state/ and core/.'),
     {
       name: 'connect-subfolders-below',

@@ -2,6 +2,7 @@
 // bench/README.md), several minutes in all; each prints its table and writes .bench-out/.
 import { parseHttpBenchArgs } from './support/args.js';
 import { runAuthorizeBench } from './http/authorize.js';
+import { runAuthorizeBusyHostBench } from './http/authorize-busy-host.js';
 import { runCaBench } from './http/ca.js';
 import { runCaWaveCpuBench } from './http/ca-wave-cpu.js';
 import { runFanoutBench } from './http/fanout.js';
@@ -16,5 +17,6 @@ if (isEntryPoint(import.meta.url)) {
     await runCaBench(args);
     await runCaWaveCpuBench();
     await runAuthorizeBench(args);
+    await runAuthorizeBusyHostBench(args);
   });
 }

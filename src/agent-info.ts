@@ -31,20 +31,49 @@ export function agentInfo(config: AgentConfig, nodeId: string, startedAt: Date):
   });
 }
 
-/** Consul's member shape (docs/decisions.md#agent-endpoints); Status 1 is "alive"; Tags sorted. */
-export function memberJson(info: AgentInfo): Record<string, unknown> {
+/** What a member entry shows: this agent, or a cluster member read from etcd. */
+export interface MemberView {
+  readonly name: string;
+  readonly id: string;
+  readonly address: string;
+  readonly port: number;
+  readonly datacenter: string;
+  readonly server: boolean;
+  readonly version: string;
+  readonly aclsEnabled: boolean;
+}
+
+/** A lone agent as a member: its own server, at Consul's gossip port. */
+export function selfMember(info: AgentInfo): MemberView {
   return {
-    Name: info.nodeName,
-    Addr: info.advertiseAddr,
-    Port: SERF_LAN_PORT,
+    name: info.nodeName,
+    id: info.nodeId,
+    address: info.advertiseAddr,
+    port: SERF_LAN_PORT,
+    datacenter: info.datacenter,
+    server: true,
+    version: info.version,
+    aclsEnabled: info.aclsEnabled,
+  };
+}
+
+/**
+ * Consul's member shape (docs/decisions.md#agent-endpoints); Status 1 is "alive"; Tags sorted.
+ * Tags.role is Consul's: "consul" for a server, "node" for a client agent.
+ */
+export function memberJson(member: MemberView): Record<string, unknown> {
+  return {
+    Name: member.name,
+    Addr: member.address,
+    Port: member.port,
     Tags: {
-      acls: info.aclsEnabled ? '1' : '0',
-      build: `${info.version}:`,
-      dc: info.datacenter,
-      id: info.nodeId,
+      acls: member.aclsEnabled ? '1' : '0',
+      build: `${member.version}:`,
+      dc: member.datacenter,
+      id: member.id,
       port: String(SERVER_PORT),
       raft_vsn: '3',
-      role: 'consul',
+      role: member.server ? 'consul' : 'node',
       segment: '',
       vsn: '2',
       vsn_max: '3',

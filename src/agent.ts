@@ -1,6 +1,6 @@
 // The composition root: builds the agent's components from its config and wires them together.
 // No logic lives here. The same object serves the CLI (with HTTP) and library use (without).
-import { agentInfo, type AgentInfo } from './agent-info.js';
+import { agentInfo, selfMember, type AgentInfo } from './agent-info.js';
 import type { AgentConfig } from './config/types.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { silentLogger, type Logger } from './core/log.js';
@@ -26,9 +26,12 @@ import { ROOTS_TABLE } from './connect/ca/model.js';
 import { PoolSigner } from './connect/ca/pool-signer.js';
 import { RootsCache } from './connect/ca/roots-cache.js';
 import type { StateStore } from './state/types.js';
+import { backendHealthOf } from './state/backend-health.js';
 import { startHttpServer, type HttpServer } from './http/uws-server.js';
 import { resolveNodeId } from './node-id.js';
-import { openEmbeddedStore, type EmbeddedStore } from './state/embedded-store.js';
+import { openEmbeddedStore } from './state/embedded-store.js';
+import { etcdConnectionOptions, openClusterState, type ClusterState } from './cluster/open.js';
+import { clusterCa, type ClusterCa } from './connect/ca/cluster-ca.js';
 
 export interface AgentOptions {
   readonly log?: Logger;
@@ -36,12 +39,17 @@ export interface AgentOptions {
   readonly random?: () => number;
   /** Fault injection for tests: the CA and its caches read the store through this wrapper. */
   readonly wrapCaStore?: (store: StateStore) => StateStore;
+  /** A store opened by the caller (an etcd store in the fail-open tests) in place of the embedded one; the agent closes it. */
+  readonly store?: StateStore;
 }
 
 export interface Agent {
   readonly config: AgentConfig;
   readonly info: AgentInfo;
-  readonly store: EmbeddedStore;
+  /** The embedded store, or the etcd-backed one when `cluster.etcd.endpoints` is set. */
+  readonly store: StateStore;
+  /** Membership and etcd leadership; undefined without etcd endpoints. */
+  readonly cluster: ClusterState | undefined;
   readonly acl: AclResolver;
   readonly intentions: IntentionStore;
   /** The built-in CA, its roots cache and the leaf manager; undefined with connect disabled. */
@@ -63,9 +71,12 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
 
-  const store = await openEmbeddedStore({ dataDir: config.dataDir, log, clock });
   const info = agentInfo(config, await resolveNodeId(config.nodeId, config.dataDir), new Date(clock.now()));
-  const brand = brandHeaders(config.httpConfig.headerBrand);
+  const clustered = options.store === undefined && config.cluster.etcd.endpoints.length > 0;
+  const cluster = clustered ? await openClusterState(config, { ...selfMember(info), server: config.server, port: config.ports.http }, { log, clock, random }) : undefined;
+  const embedded = options.store === undefined && cluster === undefined ? await openEmbeddedStore({ dataDir: config.dataDir, log, clock }) : undefined;
+  const store: StateStore = options.store ?? cluster?.store ?? (embedded as StateStore);
+  const brand = brandHeaders(config.httpConfig.headerBrand, cluster?.leadership);
   const blocking = new BlockingQueries(store, clock, (err, path) => errorReply(err, log, path));
   const metrics = new Metrics(clock);
   metrics.gauge('svc.blocking.parked', () => blocking.parked);
@@ -75,7 +86,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
 
   const resolver = new AclResolver(
     store,
-    { enabled: config.acl.enabled, defaultPolicy: config.acl.defaultPolicy, datacenter: config.datacenter },
+    { enabled: config.acl.enabled, defaultPolicy: config.acl.defaultPolicy, downPolicy: config.acl.downPolicy, health: backendHealthOf(store), datacenter: config.datacenter },
     clock,
   );
   if (config.acl.enabled) await initAclState(store, { initialManagement: config.acl.tokens.initialManagement }, clock);
@@ -94,14 +105,19 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
 
   let ca: ConnectCa | undefined;
   let signer: PoolSigner | undefined;
+  let clusterCaParts: ClusterCa | undefined;
   if (config.connect.enabled) {
     const caStore = options.wrapCaStore?.(store) ?? store;
     const pool = (signer = new PoolSigner({ priority: config.connect.signingPriority }));
     reportSigningPolicy(pool, config.connect.signingPriority, log);
-    const manager = await CaManager.open({ store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain, metrics }).catch(async (err: unknown) => {
+    const inCluster = cluster === undefined ? undefined : clusterCa({ etcd: etcdConnectionOptions(config), prefix: config.cluster.etcd.prefix, server: config.server, datacenter: config.datacenter, node: info.nodeName, keys: pool, log });
+    const manager = await CaManager.open({ store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain, metrics, ...inCluster?.managerOptions }).catch(async (err: unknown) => {
+      inCluster?.close();
       await pool.close(); // a CA that cannot start (a supplied root without its key, say) leaves no threads behind
       throw err;
     });
+    inCluster?.serve(manager);
+    clusterCaParts = inCluster;
     const roots = new RootsCache({ roots: () => manager.roots(), watch: (fn) => caStore.watchOnce({ table: ROOTS_TABLE }, fn) }, clock, random, log);
     const leaves = new LeafManager({
       source: manager,
@@ -127,9 +143,10 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       info,
       brand,
       config,
+      cluster: cluster?.routes,
       stats: () => ({
         agent: { parked_queries: String(blocking.parked), watches: String(store.watchCount) },
-        raft: { applied_index: String(store.index), commits: String(store.stats.commits) },
+        raft: { applied_index: String(store.index), commits: String(embedded?.stats.commits ?? 0) },
         runtime: { arch: process.arch, os: process.platform, version: process.version },
       }),
     }),
@@ -142,6 +159,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     config,
     info,
     store,
+    cluster,
     acl: resolver,
     intentions,
     authorize,
@@ -155,6 +173,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         commonHeaders: commonHeaders(config, brand),
         log,
       });
+      await cluster?.listening(server.port);
       return server.port;
     },
     close() {
@@ -165,9 +184,11 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         ca?.leaves.close();
         ca?.roots.close();
         ca?.manager.close();
+        clusterCaParts?.close();
         // Let the released answers (written from promise callbacks) reach their sockets.
         await new Promise((resolve) => setImmediate(resolve));
         await signer?.close();
+        await cluster?.close(); // the member record goes first: other agents stop listing this one at once
         await store.close();
       })();
       return closing;
@@ -176,14 +197,15 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
 }
 
 /**
- * Says so when the signing threads could not be scheduled as configured: a warning on Linux (chrt
- * missing, or the syscall refused), where it can be fixed; SCHED_IDLE exists nowhere else.
+ * Says how the signing threads run: a debug line when as configured, and a warning when a Linux
+ * thread could not lower its priority (elsewhere a nice value is the whole process's, so the
+ * threads keep it by design).
  */
 function reportSigningPolicy(pool: PoolSigner, wanted: AgentConfig['connect']['signingPriority'], log: Logger): void {
   pool.schedulingPolicy().then(
-    (policy) => {
-      if (policy === wanted) log.debug({ signingPriority: policy }, 'leaf-signing threads scheduled');
-      else log[process.platform === 'linux' ? 'warn' : 'debug']({ signingPriority: wanted, policy }, 'leaf-signing threads could not run under SCHED_IDLE; they run at nice +10');
+    ({ priority, nice, tid, reason }) => {
+      if (priority === wanted) log.debug({ signingPriority: priority, nice, tid }, 'leaf-signing threads scheduled');
+      else log[process.platform === 'linux' ? 'warn' : 'debug']({ signingPriority: wanted, nice, reason }, 'leaf-signing threads keep the process priority');
     },
     (err: unknown) => log.debug({ err }, 'leaf-signing threads did not report their scheduling'),
   );

@@ -7,5 +7,4 @@ export type { AgentConfig } from './config/types.js';
 export { AgentError, type ErrorCode, type ErrorKind } from './core/errors.js';
 export { FakeClock, systemClock, type Clock } from './core/clock.js';
 export { createLogger, silentLogger, type Logger } from './core/log.js';
-export { idleV8PlatformThreads, requestSlice, type IdleThreadsResult, type SliceResult } from './core/thread-scheduling.js';
 export type { StateStore, Row, WriteOp, CommitResult, WatchTarget } from './state/types.js';

@@ -2,24 +2,23 @@
 // keeps this thread's prepared CAs. Synchronous on purpose: the thread exists to block.
 import { workerData } from 'piscina';
 import { generateKeyMaterial, LeafWork } from '../src/connect/ca/leaf-work.js';
-import { enterIdleScheduling, runYielding } from '../src/core/thread-scheduling.js';
+import { enterSigningPriority, type SigningThreadReport } from '../src/connect/ca/signing-priority.js';
 import type { GeneratedKey, LeafResult, LeafTask, SignerWorkerData } from '../src/connect/ca/signing-protocol.js';
 
-const priority = (workerData as SignerWorkerData | undefined)?.priority ?? 'idle';
-const scheduling = priority === 'idle' ? enterIdleScheduling() : 'low';
+const scheduling = enterSigningPriority((workerData as SignerWorkerData | undefined)?.priority ?? 'low');
 const work = new LeafWork();
 
-/** A batch's leaves, giving the CPU back at least every millisecond (see runYielding). */
+/** A batch's leaves, in order. */
 export function signLeaves(tasks: readonly LeafTask[]): LeafResult[] {
-  return runYielding(tasks, (task) => work.run(task));
+  return tasks.map((task) => work.run(task));
 }
 
-/** `count` leaf key pairs for a client agent, yielding as signLeaves does. */
+/** `count` leaf key pairs for a client agent. */
 export function generateKeys(count: number): GeneratedKey[] {
-  return runYielding(Array.from({ length: count }, () => undefined), () => generateKeyMaterial());
+  return Array.from({ length: count }, () => generateKeyMaterial());
 }
 
-/** How this thread is scheduled: 'idle', 'low' (nice only), or why SCHED_IDLE could not be had. */
-export function schedulingPolicy(): string {
+/** How this thread runs (see enterSigningPriority). */
+export function schedulingPolicy(): SigningThreadReport {
   return scheduling;
 }

@@ -5,8 +5,8 @@
 // - through the piscina pool (target >= 500 certificates/s on 2 cores), alone and behind the CA
 //   manager (serial counter committed to the store, memory and durable), with the main thread's
 //   event-loop delay measured by perf_hooks.monitorEventLoopDelay (target: never over 5 ms) and
-//   the longest GC pause beside it. The threads run as the agent's do (performance.event_loop_slice
-//   and v8_threads), after one row with node's and the kernel's defaults as the run's baseline.
+//   the longest GC pause beside it. The default pool runs once with the signing threads at nice
+//   +10 (connect.signing_priority "low", the default) and once at the process's priority ("normal").
 // Run: node dist/bench/micro/leaf-issue.js [--count 3000] [--in-flight 64]
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -15,18 +15,16 @@ import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf
 import { X509Certificate } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { loadConfig } from '../../src/config/load.js';
-import type { PerformanceConfig } from '../../src/config/types.js';
 import { CaManager } from '../../src/connect/ca/ca-manager.js';
 import { DEFAULT_SETTINGS } from '../../src/connect/ca/ca-config.js';
 import { toPem } from '../../src/connect/ca/encoding.js';
 import { LeafWork } from '../../src/connect/ca/leaf-work.js';
 import { DEFAULT_THREADS, PoolSigner } from '../../src/connect/ca/pool-signer.js';
+import type { SigningPriority } from '../../src/connect/ca/signing-priority.js';
 import type { SignTask } from '../../src/connect/ca/signer.js';
 import { createRootCertificate, generateCaKey } from '../../src/connect/ca/x509.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
-import { idleV8PlatformThreads, requestSlice, type SliceResult } from '../../src/core/thread-scheduling.js';
 import { openEmbeddedStore } from '../../src/state/embedded-store.js';
 import { isEntryPoint, runMain } from '../support/main.js';
 import { peculiarIssuer, pkijsIssuer, type IssueLeaf } from './leaf-baselines.js';
@@ -71,8 +69,7 @@ const GC_KINDS: Readonly<Record<number, string>> = {
 /**
  * Times the main thread until stopped: its event-loop delay (perf_hooks.monitorEventLoopDelay,
  * 1 ms resolution), its longest GC pause (perf_hooks 'gc' entries) and how its longest stall
- * splits between running and waiting for a CPU (signing threads run under SCHED_IDLE, so they
- * cannot be what it waited for).
+ * splits between running and waiting for a CPU.
  */
 function watchLoop(): () => Promise<LoopFigures> {
   collectGarbage(); // the earlier rows' garbage (the library baselines' above all) is not this row's
@@ -235,18 +232,6 @@ async function withManager(durable: boolean, count: number, inFlight: number): P
   }
 }
 
-function sliceLabel(requestedMs: number, result: SliceResult): string {
-  if (!result.ok) return `loop slice not set (${result.reason})`;
-  return requestedMs === 0 ? `kernel default slice ${result.sliceMs} ms` : `loop slice ${result.sliceMs} ms`;
-}
-
-/** Puts V8's threads under SCHED_IDLE as the agent does (for good: it cannot be undone unprivileged). */
-function idleV8Threads(wanted: PerformanceConfig['v8Threads']): string {
-  if (wanted === 'normal') return 'V8 threads normal';
-  const result = idleV8PlatformThreads();
-  return result.ok ? 'V8 threads idle' : `V8 threads normal (${result.reason})`;
-}
-
 const nan = (n: number): number | undefined => (Number.isNaN(n) ? undefined : n);
 
 export async function runLeafIssueBench(count = 3000, inFlight = 64): Promise<Row[]> {
@@ -258,22 +243,16 @@ export async function runLeafIssueBench(count = 3000, inFlight = 64): Promise<Ro
   rows.push(await libraryBaseline('pkijs, per-root precomputation (baseline), 1 thread', pkijsIssuer(ca.key.der, ca.privateKeyPem), ca.key.der, 500));
   rows.push(await libraryBaseline('@peculiar/x509, 1 thread', await peculiarIssuer(ca.key.der, ca.privateKeyPem), ca.key.der, 200));
   process.stderr.write('leaf-issue: pool ...\n');
-  // The agent's threads run with a short scheduler slice for the event loop and V8's helpers under
-  // SCHED_IDLE (performance.*): the default pool row runs once with the kernel's and node's
-  // defaults, this run's baseline, and every row from then on as the agent's threads run.
-  const agentPerformance = loadConfig({ files: [], flags: {}, dev: true }).performance;
-  let v8Threads = 'V8 threads normal';
   for (const threads of [...new Set([DEFAULT_THREADS, availableParallelism()])]) {
-    const signer = new PoolSigner({ threads });
-    try {
-      const label = `PoolSigner.sign, ${threads} worker(s)${threads === DEFAULT_THREADS ? ' (default)' : ''}, ${inFlight} in flight`;
-      for (const sliceMs of threads === DEFAULT_THREADS ? [0, agentPerformance.eventLoopSliceMs] : [agentPerformance.eventLoopSliceMs]) {
-        const slice = sliceLabel(sliceMs, requestSlice(sliceMs));
-        rows.push(await throughPool(`${label}, ${slice}, ${v8Threads}`, (i) => signer.sign(task(ca, i)), count, inFlight));
-        if (sliceMs === 0) v8Threads = idleV8Threads(agentPerformance.v8Threads);
+    const priorities: readonly SigningPriority[] = threads === DEFAULT_THREADS ? ['low', 'normal'] : ['low'];
+    for (const priority of priorities) {
+      const signer = new PoolSigner({ threads, priority });
+      try {
+        const label = `PoolSigner.sign, ${threads} worker(s)${threads === DEFAULT_THREADS ? ' (default)' : ''}, ${inFlight} in flight, signing_priority ${priority}`;
+        rows.push(await throughPool(label, (i) => signer.sign(task(ca, i)), count, inFlight));
+      } finally {
+        await signer.close();
       }
-    } finally {
-      await signer.close();
     }
   }
   rows.push(await idleLoop(2000));

@@ -1,7 +1,6 @@
 // Reads a process's resident memory (VmRSS) and CPU time from /proc, so benches can report what
 // the server under test cost, not only what the client saw. Linux only, as the bench machine is.
 import { readdirSync, readFileSync } from 'node:fs';
-import { DEFAULT_V8_POOL_SIZE, pickV8PlatformThreads } from '../../src/core/thread-scheduling.js';
 
 /** Kernel clock ticks per second for /proc/<pid>/stat times; 100 on every Linux we run on. */
 const CLK_TCK = 100;
@@ -70,19 +69,13 @@ export function readMainThreadSched(pid: number): ThreadSched | undefined {
 export interface ThreadGroupsCpu {
   /** The main thread: the event loop. */
   readonly mainMs: number;
-  /** V8's platform threads: the GC and compiler helpers of every isolate. */
-  readonly v8Ms: number;
-  /** Other SCHED_IDLE or positive-nice threads: the agent's signing pool. */
+  /** Threads at a positive nice: the agent's signing pool (at its default signing_priority). */
   readonly loweredMs: number;
-  /** The rest: libuv's pool, the inspector's signal thread. */
+  /** The rest: V8's GC and compiler helpers above all, libuv's pool, the inspector's signal thread. */
   readonly otherMs: number;
 }
 
-/**
- * ThreadGroupsCpu of `pid`'s live threads (exited ones are not counted), or undefined once it is
- * gone. V8's threads are found as the agent finds them (the first node starts), for an agent started
- * with node's default pool size, as the benches start it.
- */
+/** ThreadGroupsCpu of `pid`'s live threads (exited ones are not counted), or undefined once it is gone. */
 export function readThreadGroupsCpu(pid: number): ThreadGroupsCpu | undefined {
   let tids: string[];
   try {
@@ -94,26 +87,33 @@ export function readThreadGroupsCpu(pid: number): ThreadGroupsCpu | undefined {
     try {
       const { cpuMs } = parseSchedstat(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8'));
       const fields = fieldsAfterName(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
-      return [{ tid: Number(tid), startTicks: Number(fields[19]), cpuMs, lowered: isLowered(fields) }];
+      return [{ tid: Number(tid), cpuMs, lowered: Number(fields[NICE_FIELD]) > 0 }];
     } catch {
       return []; // The thread exited between the listing and the read.
     }
   });
-  const picked = pickV8PlatformThreads(threads, pid, DEFAULT_V8_POOL_SIZE);
-  const v8 = new Set('tids' in picked ? picked.tids : []);
   const sum = (group: (t: (typeof threads)[number]) => boolean): number => threads.filter(group).reduce((ms, t) => ms + t.cpuMs, 0);
   return {
     mainMs: sum((t) => t.tid === pid),
-    v8Ms: sum((t) => v8.has(t.tid)),
-    loweredMs: sum((t) => t.tid !== pid && !v8.has(t.tid) && t.lowered),
-    otherMs: sum((t) => t.tid !== pid && !v8.has(t.tid) && !t.lowered),
+    loweredMs: sum((t) => t.tid !== pid && t.lowered),
+    otherMs: sum((t) => t.tid !== pid && !t.lowered),
   };
 }
 
-/** SCHED_IDLE (policy 5) or a positive nice, from a `/proc/.../stat` line's fields after the name. */
-function isLowered(fields: readonly string[]): boolean {
-  // nice is field 19 of the whole line, policy field 41.
-  return Number(fields[38]) === 5 || Number(fields[16]) > 0;
+/** nice (field 19 of a `/proc/.../stat` line) and policy (field 41), as indexes after the name. */
+export const NICE_FIELD = 19 - 3;
+export const POLICY_FIELD = 41 - 3;
+
+/** Nice value and scheduling policy (0 is SCHED_OTHER) of each live thread of `pid`. */
+export function readThreadPriorities(pid: number | 'self'): { readonly tid: number; readonly nice: number; readonly policy: number }[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+    try {
+      const fields = fieldsAfterName(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+      return [{ tid: Number(tid), nice: Number(fields[NICE_FIELD]), policy: Number(fields[POLICY_FIELD]) }];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /**

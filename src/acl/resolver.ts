@@ -1,21 +1,30 @@
 // Token secret → Identity. Compiled authorizers are cached (bounded, lru-cache) and the whole
 // cache is dropped the moment the token or policy table's index moves, so a deleted token or an
 // edited policy takes effect on the very next request. Secrets are found through SHA-256 digests
-// and confirmed with a constant-time compare. Guarded by bench/micro/acl-resolve.ts.
+// and confirmed with a constant-time compare. While the cluster store is unreachable, the down
+// policy decides (docs/decisions.md, "Cluster: fail-open"). Guarded by bench/micro/acl-resolve.ts.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../core/clock.js';
+import { ALWAYS_CONNECTED, type BackendHealth } from '../state/backend-health.js';
 import type { StateStore } from '../state/types.js';
 import { allowAllAuthorizer, compileAuthorizer } from './authorizer.js';
 import { ANONYMOUS_ACCESSOR_ID } from './builtin.js';
 import { aclNotFound } from './errors.js';
-import type { Identity } from './identity.js';
+import { UNRESOLVED_IDENTITY, type Identity } from './identity.js';
 import { ACL_POLICIES, ACL_TOKENS, type StoredPolicy, type StoredToken } from './model.js';
+
+/** Consul's `acl.down_policy` values; see docs/decisions.md, "Cluster: fail-open". */
+export type AclDownPolicy = 'extend-cache' | 'async-cache' | 'allow' | 'deny';
 
 export interface ResolverOptions {
   readonly enabled: boolean;
   readonly defaultPolicy: 'allow' | 'deny';
   readonly datacenter: string;
+  /** What tokens resolve to while `health` says the store is unreachable (default extend-cache). */
+  readonly downPolicy?: AclDownPolicy;
+  /** Reachability of the cluster store (default: always reachable, as the embedded store). */
+  readonly health?: BackendHealth;
   /** Upper bound on cached identities (docs/decisions.md D7: every cache is bounded). */
   readonly maxCached?: number;
 }
@@ -38,6 +47,9 @@ export class AclResolver {
   private tokensIndex = -1;
   private policiesIndex = -1;
   private bySecretDigest = new Map<string, StoredToken>();
+  private readonly health: BackendHealth;
+  /** Set for `allow` and `deny` only: the extend-cache policies keep resolving from the view. */
+  private readonly downOverride: 'allow' | 'deny' | undefined;
 
   constructor(
     private readonly store: StateStore,
@@ -45,6 +57,9 @@ export class AclResolver {
     private readonly clock: Clock,
   ) {
     this.cache = new LRUCache({ max: options.maxCached ?? 10_000 });
+    this.health = options.health ?? ALWAYS_CONNECTED;
+    const down = options.downPolicy ?? 'extend-cache';
+    this.downOverride = down === 'allow' || down === 'deny' ? down : undefined;
   }
 
   get enabled(): boolean {
@@ -54,6 +69,7 @@ export class AclResolver {
   /** The identity a secret acts as; throws `ACL not found` for an unknown or expired token. */
   resolve(secret: string): Identity {
     if (!this.options.enabled) return ACLS_DISABLED_IDENTITY;
+    if (this.downOverride !== undefined && !this.health.connected) return this.downIdentity(secret);
     this.syncWithStore();
     const cached = this.cache.get(secret);
     if (cached !== undefined) {
@@ -74,6 +90,22 @@ export class AclResolver {
   tokenForSecret(secret: string): StoredToken | undefined {
     this.syncWithStore();
     return this.findBySecret(secret);
+  }
+
+  /**
+   * The identity under the `allow` or `deny` down policy, never cached: the view may be stale, so
+   * it only names the token (for denial messages); the decision is the policy's.
+   */
+  private downIdentity(secret: string): Identity {
+    const authorizer = this.downOverride === 'allow' ? allowAllAuthorizer : UNRESOLVED_IDENTITY.authorizer;
+    this.syncWithStore();
+    const token = this.findBySecret(secret);
+    return Object.freeze({
+      authorizer,
+      accessorId: token?.AccessorID ?? '',
+      anonymous: token?.AccessorID === ANONYMOUS_ACCESSOR_ID,
+      namespace: token?.Namespace ?? 'default',
+    });
   }
 
   private identityOf(token: StoredToken): Identity {

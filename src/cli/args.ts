@@ -16,7 +16,8 @@ interface FlagSpec {
   readonly name: string;
   /** Dotted config key the flag sets; its doc and default come from the schema. */
   readonly key?: string;
-  readonly kind: 'bool' | 'string' | 'int' | 'files';
+  /** `list`: repeatable, every value kept in order (a config key holding a list). */
+  readonly kind: 'bool' | 'string' | 'int' | 'files' | 'list';
   /** Placeholder in help text. */
   readonly placeholder?: string;
   /** For flags that map to no config key. */
@@ -37,6 +38,8 @@ const AGENT_FLAGS: readonly FlagSpec[] = [
   { name: 'node', key: 'node_name', kind: 'string', placeholder: 'name' },
   { name: 'datacenter', key: 'datacenter', kind: 'string', placeholder: 'name' },
   { name: 'log-level', key: 'log_level', kind: 'string', placeholder: 'level' },
+  { name: 'server', key: 'server', kind: 'bool' },
+  { name: 'etcd', key: 'cluster.etcd.endpoints', kind: 'list', placeholder: 'url', doc: 'An etcd client URL; repeat for each member.' },
 ];
 
 const FLAG_BY_NAME = new Map(AGENT_FLAGS.map((f) => [f.name, f]));
@@ -80,10 +83,16 @@ export function parseAgentArgs(argv: readonly string[]): AgentArgs {
       files = values.map((v) => requireText(spec, String(v)));
       continue;
     }
+    if (spec.kind === 'list' && spec.key !== undefined) {
+      setPath(flags, spec.key, values.map((v) => requireText(spec, String(v))));
+      continue;
+    }
     // Go's flag package keeps the last of repeated flags.
     const last = values[values.length - 1];
-    if (spec.kind === 'bool') dev = last === true;
-    else if (spec.key !== undefined) {
+    if (spec.kind === 'bool') {
+      if (spec.key === undefined) dev = last === true;
+      else setPath(flags, spec.key, last === true);
+    } else if (spec.key !== undefined) {
       setPath(flags, spec.key, spec.kind === 'int' ? parseInteger(spec, String(last)) : String(last));
     }
   }

@@ -5,8 +5,7 @@ import { createAgent, type Agent } from '../agent.js';
 import { isConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import { isAgentError } from '../core/errors.js';
-import { createLogger, type Logger } from '../core/log.js';
-import { idleV8PlatformThreads, requestSlice } from '../core/thread-scheduling.js';
+import { createLogger } from '../core/log.js';
 import { uwsIsNative } from '../http/uws-server.js';
 import { VERSION } from '../version.js';
 import { parseCommand, type AgentArgs } from './args.js';
@@ -35,12 +34,15 @@ async function main(argv: readonly string[]): Promise<number> {
 
 async function runAgent(args: AgentArgs): Promise<number> {
   let config;
+  // Deprecation warnings wait for the logger, which needs the config's log level.
+  const warnings: string[] = [];
   try {
-    config = loadConfig({ files: args.files, flags: args.flags, dev: args.dev });
+    config = loadConfig({ files: args.files, flags: args.flags, dev: args.dev, warn: (message) => warnings.push(message) });
   } catch (err) {
     return fail(err);
   }
   const log = createLogger(config.logLevel);
+  for (const message of warnings) log.warn({}, message);
   if (!uwsIsNative && process.env.SVC_ALLOW_UWS_FALLBACK !== '1') {
     const message =
       'uWebSockets.js native binary not loaded (the JavaScript fallback is far slower); refusing to start. ' +
@@ -50,8 +52,6 @@ async function runAgent(args: AgentArgs): Promise<number> {
     return 1;
   }
 
-  const eventLoopSlice = setEventLoopSlice(config.performance.eventLoopSliceMs, log);
-  const v8Threads = config.performance.v8Threads === 'idle' ? idleV8Threads(log) : 'normal';
   let agent: Agent;
   let port: number;
   try {
@@ -69,11 +69,11 @@ async function runAgent(args: AgentArgs): Promise<number> {
       dataDir: config.dataDir ?? null,
       inMemory: config.dataDir === undefined,
       uwsNative: uwsIsNative,
-      eventLoopSlice,
-      v8Threads,
       version: VERSION,
       index: agent.store.index,
-      recovery: agent.store.recovery,
+      recovery: 'recovery' in agent.store ? agent.store.recovery : null,
+      etcd: config.cluster.etcd.endpoints.length > 0 ? config.cluster.etcd.endpoints : null,
+      server: config.server,
     },
     'svc-agent started',
   );
@@ -101,23 +101,6 @@ async function runAgent(args: AgentArgs): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-}
-
-/** Asks for the configured slice; answers what the start-up line reports (a log line says why not). */
-function setEventLoopSlice(sliceMs: number, log: Logger): string {
-  if (sliceMs === 0) return 'kernel default';
-  const result = requestSlice(sliceMs);
-  if (result.ok) return `${result.sliceMs}ms`;
-  log[result.unsupported ? 'info' : 'warn']({ eventLoopSlice: `${sliceMs}ms`, reason: result.reason }, 'the event loop keeps the kernel default slice');
-  return 'kernel default';
-}
-
-/** Puts V8's helper threads under SCHED_IDLE; answers what the start-up line reports (a log line says why not). */
-function idleV8Threads(log: Logger): 'idle' | 'normal' {
-  const result = idleV8PlatformThreads();
-  if (result.ok) return 'idle';
-  log[result.unsupported ? 'info' : 'warn']({ reason: result.reason }, "V8's helper threads keep their normal priority");
-  return 'normal';
 }
 
 function fail(err: unknown): number {

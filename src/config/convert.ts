@@ -16,9 +16,22 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
     dataDir: v.data_dir,
     logLevel: v.log_level,
     translateWanAddrs: v.translate_wan_addrs,
+    // A lone agent is its own server: it holds its CA key as it always did.
+    server: v.server || v.cluster.etcd.endpoints.length === 0,
+    cluster: {
+      etcd: {
+        endpoints: v.cluster.etcd.endpoints,
+        prefix: v.cluster.etcd.prefix,
+        tls: { caFile: v.cluster.etcd.tls.ca_file, certFile: v.cluster.etcd.tls.cert_file, keyFile: v.cluster.etcd.tls.key_file },
+        username: v.cluster.etcd.username,
+        password: v.cluster.etcd.password,
+      },
+      memberTtlMs: v.cluster.member_ttl,
+    },
     acl: {
       enabled: v.acl.enabled,
       defaultPolicy: v.acl.default_policy,
+      downPolicy: v.acl.down_policy,
       tokens: {
         initialManagement: v.acl.tokens.initial_management,
         default: v.acl.tokens.default,
@@ -52,6 +65,5 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
       trustDomain: v.connect.trust_domain,
     },
     cache: { maxEntries: v.cache.max_entries, ttlMs: v.cache.ttl },
-    performance: { eventLoopSliceMs: v.performance.event_loop_slice, v8Threads: v.performance.v8_threads },
   };
 }

@@ -4,7 +4,6 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from '../core/duration.js';
 import { isUuid } from '../core/ids.js';
-import { isSliceMs } from '../core/thread-scheduling.js';
 
 /** Renders a config value for an error message: strings quoted, containers named, not dumped. */
 export function show(value: unknown): string {
@@ -71,17 +70,6 @@ export function duration(bound: 'positive' | 'non-negative') {
   });
 }
 
-/** A scheduler slice: 0s (the kernel's default) or what Linux accepts, 100us to 100ms. */
-export const slice = () =>
-  z.string(expecting('a duration string such as "100us"')).transform((value, ctx) => {
-    const ms = parseDuration(value);
-    if (ms === undefined || !isSliceMs(ms)) {
-      ctx.addIssue({ code: 'custom', message: `expected 0s or a duration from 100us to 100ms, got ${JSON.stringify(value)}` });
-      return z.NEVER;
-    }
-    return ms;
-  });
-
 const UUID_TEXT = 'a UUID (8-4-4-4-12 hex digits)';
 
 /** A UUID-shaped string; Consul stores node IDs lower case, so it is folded here. */
@@ -100,6 +88,28 @@ export const pem = () =>
   z
     .string(expecting('a PEM-encoded string', showShape))
     .refine((v) => /-----BEGIN [A-Z0-9 ]+-----/.test(v), expecting('a PEM-encoded string', showShape));
+
+/** etcd client URLs: a list of `http://host:port` or `https://host:port`, as etcd's own clients take them. */
+export const urlList = () =>
+  z.array(z.string(), expecting('a list of URLs')).transform((values, ctx) => {
+    for (const value of values) {
+      let url: URL | undefined;
+      try {
+        url = new URL(value);
+      } catch {
+        url = undefined;
+      }
+      if (url === undefined || !/^https?:$/.test(url.protocol) || url.hostname === '' || url.pathname.length > 1) {
+        ctx.addIssue({ code: 'custom', message: `expected http:// or https:// URLs such as "http://127.0.0.1:2379", got ${JSON.stringify(value)}` });
+        return z.NEVER;
+      }
+    }
+    return values;
+  });
+
+/** An etcd key prefix: absolute, so meshes sharing one etcd cannot overlap by accident. */
+export const keyPrefix = () =>
+  z.string(expecting('a key prefix starting with "/"')).refine((v) => v.startsWith('/') && v.length > 1, expecting('a key prefix starting with "/"'));
 
 export const ipAddress = () =>
   z.string(expecting('an IP address')).refine((v) => isIP(v) !== 0, expecting('an IP address'));

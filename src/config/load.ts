@@ -1,10 +1,11 @@
 // Start-up config loading: read the JSON files, stack defaults < files (in order) < command-line
 // flags, validate once, and hand back a deep-frozen AgentConfig. Every problem found is reported
-// together in one ConfigError.
+// together in one ConfigError; a deprecated setting is a warning, not a problem (deprecated.ts).
 import { readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolveAliases } from './aliases.js';
 import { toAgentConfig } from './convert.js';
+import { dropDeprecated } from './deprecated.js';
 import { ConfigError } from './errors.js';
 import { findJsonSyntaxError } from './json-error.js';
 import { deepFreeze, deepMerge, isPlainObject, type PlainObject } from './object.js';
@@ -35,26 +36,39 @@ export interface LoadInput {
   /** -dev: state in memory, so data_dir becomes optional. */
   readonly dev: boolean;
   readonly env?: LoadEnv;
+  /**
+   * Receives each warning about a deprecated setting, prefixed with where it was set; without it,
+   * warnings go to process.emitWarning as DeprecationWarning.
+   */
+  readonly warn?: (message: string) => void;
 }
+
+/** The code of the DeprecationWarning loadConfig emits when given no `warn`. */
+export const CONFIG_DEPRECATION_CODE = 'SVC_CONFIG_DEPRECATED';
 
 /** Loads, validates and freezes the agent config; throws ConfigError listing every problem. */
 export function loadConfig(input: LoadInput): AgentConfig {
   const env = input.env ?? systemEnv;
 
   const fileProblems: string[] = [];
+  const warnings: string[] = [];
   const layers: { readonly path: string; readonly values: PlainObject }[] = [];
   for (const path of input.files) {
     const read = readConfigFile(path, env, fileProblems);
     if (read === undefined) continue;
     const { values, problems } = resolveAliases(read);
     fileProblems.push(...problems.map((p) => `${path}: ${p}`));
-    layers.push({ path, values });
+    const current = dropDeprecated(values);
+    warnings.push(...current.warnings.map((w) => `${path}: ${w}`));
+    layers.push({ path, values: current.values });
   }
   // A file that could not be read leaves the merged view incomplete, so judging the values would
   // only add misleading problems (e.g. data_dir "missing" because it was in that file).
   if (fileProblems.length > 0) throw new ConfigError(fileProblems);
 
-  const flags = input.flags as PlainObject;
+  const currentFlags = dropDeprecated(input.flags as PlainObject);
+  warnings.push(...currentFlags.warnings.map((w) => `command line: ${w}`));
+  const flags = currentFlags.values;
   const problems = [
     ...layers.flatMap((layer) => unknownKeys(layer.values).map((p) => `${layer.path}: ${p}`)),
     ...unknownKeys(flags).map((p) => `command line: ${p}`),
@@ -69,7 +83,22 @@ export function loadConfig(input: LoadInput): AgentConfig {
     problems.push(`data_dir: ${JSON.stringify(dataDir)} is not a directory`);
   }
 
+  // The TLS files are read at start-up; one that cannot be read is named now, with its key.
+  if (result.ok) {
+    const tls = result.values.cluster.etcd.tls;
+    for (const [name, path] of [['ca_file', tls.ca_file], ['cert_file', tls.cert_file], ['key_file', tls.key_file]] as const) {
+      if (path === undefined) continue;
+      try {
+        env.readFile(path);
+      } catch (err) {
+        problems.push(`cluster.etcd.tls.${name}: cannot read ${JSON.stringify(path)}: ${describeFsError(err)}`);
+      }
+    }
+  }
+
   if (!result.ok || problems.length > 0) throw new ConfigError(problems);
+  const warn = input.warn ?? ((message: string) => process.emitWarning(message, { type: 'DeprecationWarning', code: CONFIG_DEPRECATION_CODE }));
+  for (const message of warnings) warn(message);
   return deepFreeze(toAgentConfig(result.values, input.dev));
 }
 

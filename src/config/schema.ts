@@ -8,15 +8,16 @@ import {
   duration,
   int,
   ipAddress,
+  keyPrefix,
   logLevel,
   nonNegativeNumber,
   oneOf,
   pem,
   secretText,
   secretUuid,
-  slice,
   text,
   trustDomain,
+  urlList,
   uuid,
 } from './fields.js';
 
@@ -65,10 +66,34 @@ export const CONFIG_SCHEMA = {
   },
   data_dir: optionalKey(text(), 'Directory for persistent state; required unless -dev.', 'none (required unless -dev)'),
   log_level: key(logLevel(), 'info', 'Log level: trace, debug, info, warn or error (any case; "err" means error).'),
+  server: key(bool(), false, 'Server agent: holds the CA key, signs leaves, initialises and rotates the CA (cluster mode).'),
+  cluster: {
+    etcd: {
+      endpoints: key(urlList(), [], 'etcd client URLs; none runs the agent on its own embedded store.'),
+      prefix: key(keyPrefix(), '/svc/', 'Key prefix of this mesh in etcd; several meshes can share one etcd.'),
+      tls: {
+        ca_file: optionalKey(text(), 'PEM file of the CA that signed the etcd members\' certificates.'),
+        cert_file: optionalKey(text(), 'PEM client certificate for etcd (with key_file).'),
+        key_file: optionalKey(text(), 'PEM private key of cert_file.'),
+      },
+      username: optionalKey(text(), 'etcd user (with password).'),
+      password: optionalKey(secretText(), 'Password of the etcd user.'),
+    },
+    member_ttl: key(
+      duration('positive'),
+      '10s',
+      'Lease TTL of this agent\'s member entry: a crashed agent leaves /v1/agent/members this long after its last keepalive.',
+    ),
+  },
   translate_wan_addrs: key(bool(), false, 'Prefer WAN addresses for nodes in remote datacenters.'),
   acl: {
     enabled: key(bool(), false, 'Enforce ACLs.'),
     default_policy: key(oneOf(['allow', 'deny']), 'allow', 'Decision when no rule matches: "allow" or "deny".'),
+    down_policy: key(
+      oneOf(['extend-cache', 'async-cache', 'allow', 'deny']),
+      'extend-cache',
+      'Token resolution while the cluster store (etcd) is unreachable: "extend-cache" and "async-cache" keep resolving tokens from the agent\'s view, "allow" allows everything, "deny" denies everything.',
+    ),
     token_min_expiration_ttl: key(duration('positive'), '1m', 'Shortest ExpirationTTL a token may be given.'),
     token_max_expiration_ttl: key(duration('positive'), '24h', 'Longest ExpirationTTL a token may be given.'),
     tokens: {
@@ -123,9 +148,9 @@ export const CONFIG_SCHEMA = {
     ),
     leaf_cache_max_entries: key(int(1), 10_000, 'Most leaf certificates kept in memory.'),
     signing_priority: key(
-      oneOf(['idle', 'low']),
-      'idle',
-      'Leaf-signing threads: "idle" runs them only on otherwise idle CPU (Linux SCHED_IDLE), "low" at nice +10, keeping a share of a saturated host.',
+      oneOf(['low', 'normal']),
+      'low',
+      'Leaf-signing threads: "low" lowers their priority by nice +10 (Linux, where a nice value is per thread), "normal" leaves it. CPU policy for the whole service is the operator\'s (README, "CPU policy").',
     ),
     trust_domain: optionalKey(
       trustDomain(),
@@ -136,18 +161,6 @@ export const CONFIG_SCHEMA = {
   cache: {
     max_entries: key(int(1), 10_000, 'Most entries in the agent cache (shared across tokens).'),
     ttl: key(duration('positive'), '72h', 'An agent cache entry is dropped this long after its last read.'),
-  },
-  performance: {
-    event_loop_slice: key(
-      slice(),
-      '100us',
-      'Scheduler slice the event loop asks Linux for (6.12+): a short one lets it take a core from other threads at once when it wakes; 0s keeps the kernel default.',
-    ),
-    v8_threads: key(
-      oneOf(['idle', 'normal']),
-      'idle',
-      'V8\'s GC and compiler helper threads: "idle" runs them only on otherwise idle CPU (Linux SCHED_IDLE), so that a waking event loop takes a core from them at once; "normal" leaves them as node starts them.',
-    ),
   },
 } satisfies ConfigTree;
 

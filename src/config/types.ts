@@ -8,9 +8,13 @@ export interface AclTokens {
   readonly agent: string | undefined;
 }
 
+export type AclDownPolicy = 'extend-cache' | 'async-cache' | 'allow' | 'deny';
+
 export interface AclConfig {
   readonly enabled: boolean;
   readonly defaultPolicy: 'allow' | 'deny';
+  /** Token resolution while the cluster store is unreachable (docs/decisions.md, "Cluster: fail-open"). */
+  readonly downPolicy: AclDownPolicy;
   readonly tokens: AclTokens;
   /** Bounds on a token's ExpirationTTL (Consul: 1m and 24h). */
   readonly tokenMinExpirationTtlMs: number;
@@ -46,8 +50,8 @@ export interface ConnectConfig {
   /** Window for re-issuing leaves after a root change (docs/decisions.md D13); 0: at once. */
   readonly leafRootChangeSpreadMs: number;
   readonly leafCacheMaxEntries: number;
-  /** How leaf-signing threads give way to the event loop. */
-  readonly signingPriority: 'idle' | 'low';
+  /** Leaf-signing threads at nice +10 ('low') or as the process runs ('normal'). */
+  readonly signingPriority: 'low' | 'normal';
   /** The mesh's trust domain (D9); undefined means `<cluster-id>.consul`. Used when the CA is created. */
   readonly trustDomain: string | undefined;
 }
@@ -71,6 +75,12 @@ export interface AgentConfig {
   readonly dataDir: string | undefined;
   readonly logLevel: LogLevel;
   readonly translateWanAddrs: boolean;
+  /**
+   * A server agent holds the CA key and signs; a client agent never reads the key. Always true
+   * without etcd endpoints: a lone agent is its own server.
+   */
+  readonly server: boolean;
+  readonly cluster: ClusterConfig;
   readonly acl: AclConfig;
   readonly httpConfig: HttpConfig;
   readonly limits: LimitsConfig;
@@ -80,12 +90,25 @@ export interface AgentConfig {
   readonly maxQueryTimeMs: number;
   readonly connect: ConnectConfig;
   readonly cache: CacheConfig;
-  readonly performance: PerformanceConfig;
 }
 
-export interface PerformanceConfig {
-  /** The scheduler slice the event loop asks for (Linux 6.12+), in ms; 0 leaves the kernel's default. */
-  readonly eventLoopSliceMs: number;
-  /** V8's platform threads (GC and compiler helpers): under SCHED_IDLE, or as node starts them. */
-  readonly v8Threads: 'idle' | 'normal';
+export interface EtcdTlsConfig {
+  readonly caFile: string | undefined;
+  readonly certFile: string | undefined;
+  readonly keyFile: string | undefined;
+}
+
+export interface EtcdConfig {
+  /** Empty: no cluster, the embedded store. */
+  readonly endpoints: readonly string[];
+  readonly prefix: string;
+  readonly tls: EtcdTlsConfig;
+  readonly username: string | undefined;
+  readonly password: string | undefined;
+}
+
+export interface ClusterConfig {
+  readonly etcd: EtcdConfig;
+  /** Lease TTL of the agent's member entry, in ms. */
+  readonly memberTtlMs: number;
 }

@@ -120,6 +120,8 @@ function crossKeyProblems(v: ConfigValues, failed: ReadonlySet<string>): string[
     problems.push(`${body}: must be at least ${kv} (${floor}), got ${given}`);
   }
 
+  problems.push(...clusterProblems(v, ok));
+
   // Keys that failed are undefined here; stand in their defaults so the other rules still run,
   // then drop any finding that read a failed key (it would be about a value nobody wrote).
   const ca = v.connect.ca_config;
@@ -135,6 +137,22 @@ function crossKeyProblems(v: ConfigValues, failed: ReadonlySet<string>): string[
   });
   for (const p of found) {
     if (ok(...p.involves.map((field) => caPrefix + field))) problems.push(`${caPrefix}${p.field}: ${p.message}`);
+  }
+  return problems;
+}
+
+/** Settings that only make sense in pairs, or only with etcd endpoints. */
+function clusterProblems(v: ConfigValues, ok: (...paths: string[]) => boolean): string[] {
+  const problems: string[] = [];
+  const etcd = v.cluster.etcd;
+  const pairs: [string, unknown, string, unknown][] = [
+    ['cluster.etcd.tls.cert_file', etcd.tls.cert_file, 'cluster.etcd.tls.key_file', etcd.tls.key_file],
+    ['cluster.etcd.username', etcd.username, 'cluster.etcd.password', etcd.password],
+  ];
+  for (const [a, av, b, bv] of pairs) {
+    if (!ok(a, b)) continue;
+    if (av !== undefined && bv === undefined) problems.push(`${b}: required with ${a}`);
+    if (av === undefined && bv !== undefined) problems.push(`${a}: required with ${b}`);
   }
   return problems;
 }

@@ -8,7 +8,7 @@
 // with its JSON bytes (decision.ts), so deciding allocates nothing.
 // Guarded by bench/micro/authorize.ts and bench/http/authorize.ts.
 import { requirePermission, type Identity } from '../acl/identity.js';
-import { invalid } from '../core/errors.js';
+import { agentError } from '../core/errors.js';
 import { DEFAULT_NAMESPACE, resolveNamespace, type RequestNamespaces } from '../core/namespace.js';
 import { destinationIntentions, firstSourceMatch, type IntentionIndex } from './intentions/index.js';
 import { DEFAULT_ALLOW, DEFAULT_DENY, type Decision } from './decision.js';
@@ -52,8 +52,6 @@ export interface Authorization {
   readonly namespace: string;
 }
 
-export const CONNECT_DISABLED = 'Connect must be enabled in order to use this endpoint';
-
 const NO_REQUEST_NAMESPACES: RequestNamespaces = Object.freeze({});
 
 /** The whole decision; throws the AgentError the endpoint answers with. */
@@ -68,7 +66,7 @@ export function authorize(deps: AuthorizeDeps, request: AuthorizeRequest | Check
 }
 
 export function requireConnect(connectEnabled: boolean): void {
-  if (!connectEnabled) throw invalid('CONNECT_DISABLED', CONNECT_DISABLED);
+  if (!connectEnabled) throw agentError('CONNECT_DISABLED');
 }
 
 /**
@@ -76,29 +74,29 @@ export function requireConnect(connectEnabled: boolean): void {
  * and names a service. The partition is checked later, after the ACL step, as Consul does.
  */
 export function checkAuthorizeRequest(request: AuthorizeRequest): CheckedAuthorizeRequest {
-  if (request === null || typeof request !== 'object') throw invalid('BODY_DECODE', 'Request decode failed: the request must be an object');
+  if (request === null || typeof request !== 'object') throw agentError('BODY_DECODE', { prefix: 'Request decode failed', detail: 'the request must be an object' });
   const target = stringField(request.Target, 'Target');
   const namespace = stringField(request.Namespace, 'Namespace');
   const uri = stringField(request.ClientCertURI, 'ClientCertURI');
-  if (target === '') throw invalid('AUTHORIZE_NO_TARGET', 'Target service must be specified');
+  if (target === '') throw agentError('AUTHORIZE_NO_TARGET');
   const parsed = parseSpiffeId(uri);
-  if (!parsed.ok) throw invalid('AUTHORIZE_BAD_URI', 'ClientCertURI not a valid Connect identifier');
+  if (!parsed.ok) throw agentError('AUTHORIZE_BAD_URI');
   const id = parsed.id;
-  if (id.kind !== 'service') throw invalid('AUTHORIZE_NOT_SERVICE', 'ClientCertURI not a valid Service identifier');
+  if (id.kind !== 'service') throw agentError('AUTHORIZE_NOT_SERVICE');
   return new CheckedAuthorizeRequest(target, namespace, id);
 }
 
 // A JavaScript caller can pass anything; the HTTP body was decoded to strings already.
 function stringField(value: unknown, name: string): string {
   if (value === undefined || value === null) return '';
-  if (typeof value !== 'string') throw invalid('BODY_DECODE', `Request decode failed: ${name} must be a string`);
+  if (typeof value !== 'string') throw agentError('BODY_DECODE', { prefix: 'Request decode failed', detail: `${name} must be a string` });
   return value;
 }
 
 /** Partitions are out of scope (docs/decisions.md D2), so a client from any other partition is refused. */
 export function checkPartition(source: SpiffeService): void {
   if (source.partition !== 'default') {
-    throw invalid('AUTHORIZE_PARTITION', `Mismatched partitions: ${JSON.stringify(source.partition)} != "default"`);
+    throw agentError('AUTHORIZE_PARTITION', { partition: source.partition });
   }
 }
 

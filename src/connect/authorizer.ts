@@ -6,8 +6,6 @@ import { ANONYMOUS_SECRET } from '../acl/builtin.js';
 import type { Identity } from '../acl/identity.js';
 import { authorize, type AuthorizeDeps, type AuthorizeRequest, type AuthorizeResult } from './authorize.js';
 
-export { CONNECT_DISABLED } from './authorize.js';
-
 export interface ConnectAuthorizerDeps extends AuthorizeDeps {
   /** Token secret → identity; throws `ACL not found` for an unknown token. */
   readonly resolve: (secret: string) => Identity;

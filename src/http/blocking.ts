@@ -5,7 +5,7 @@
 // D6), or a domain source's own (a service's leaf certificate). Guarded by bench/http/fanout.ts.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { parseDuration } from '../core/duration.js';
-import { invalid } from '../core/errors.js';
+import { agentError } from '../core/errors.js';
 import type { StateStore, WatchTarget } from '../state/types.js';
 import type { BrandHeaders } from './brand.js';
 import type { Query } from './query.js';
@@ -33,13 +33,13 @@ export function parseBlockingParams(query: Query, limits: BlockingLimits, random
   if (wait) {
     const parsed = parseDuration(wait);
     // A negative duration parses in Go; Consul then falls back to the default wait.
-    if (parsed === undefined) throw invalid('INVALID_WAIT', 'Invalid wait time');
+    if (parsed === undefined) throw agentError('INVALID_WAIT');
     waitMs = parsed;
   }
   let minIndex = 0;
   const index = query.get('index');
   if (index) {
-    if (!/^\d+$/.test(index) || BigInt(index) > UINT64_MAX) throw invalid('INVALID_INDEX', 'Invalid index');
+    if (!/^\d+$/.test(index) || BigInt(index) > UINT64_MAX) throw agentError('INVALID_INDEX');
     minIndex = Number(index);
   }
   return { minIndex, timeoutMs: blockingTimeout(waitMs, limits, random) };
@@ -54,10 +54,11 @@ export function blockingTimeout(waitMs: number, limits: BlockingLimits, random: 
 
 /** The meta headers of a blocking-capable read; the index is never 0 (Consul's clients loop on 0). */
 export function queryMetaHeaders(brand: BrandHeaders, index: number): Header[] {
+  const leader = brand.leader;
   return [
     [brand.index, String(index > 0 ? index : 1)],
-    [brand.knownLeader, 'true'],
-    [brand.lastContact, '0'],
+    [brand.knownLeader, leader === undefined || leader.knownLeader ? 'true' : 'false'],
+    [brand.lastContact, leader === undefined ? '0' : String(leader.lastContactMs)],
   ];
 }
 

@@ -3,6 +3,13 @@
 
 export type Brand = 'Svc' | 'Consul';
 
+/** Whether the state's leader is reachable; absent for a lone agent, which is its own leader. */
+export interface LeaderContact {
+  readonly knownLeader: boolean;
+  /** Milliseconds since the last contact with the leader; 0 while connected. */
+  readonly lastContactMs: number;
+}
+
 export interface BrandHeaders {
   readonly index: string;
   readonly knownLeader: string;
@@ -11,9 +18,11 @@ export interface BrandHeaders {
   readonly translateAddresses: string;
   readonly resultsFilteredByAcls: string;
   readonly effectiveConsistency: string;
+  /** Read by every reply that carries KnownLeader and LastContact. */
+  readonly leader?: LeaderContact | undefined;
 }
 
-export function brandHeaders(brand: Brand): BrandHeaders {
+export function brandHeaders(brand: Brand, leader?: LeaderContact): BrandHeaders {
   const p = `X-${brand}-`;
   return Object.freeze({
     index: `${p}Index`,
@@ -23,6 +32,7 @@ export function brandHeaders(brand: Brand): BrandHeaders {
     translateAddresses: `${p}Translate-Addresses`,
     resultsFilteredByAcls: `${p}Results-Filtered-By-ACLs`,
     effectiveConsistency: `${p}Effective-Consistency`,
+    leader,
   });
 }
 

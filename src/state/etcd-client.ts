@@ -10,6 +10,7 @@ import {
   GRPCUnavailableError,
   type IKeyValue,
   type IRequestOp,
+  type Lease,
   type Watcher,
 } from 'etcd3';
 
@@ -80,6 +81,28 @@ export interface EtcdWatch {
   cancel(): void;
 }
 
+/** A key that lives as long as its lease, kept alive by the client until revoked or lost. */
+export interface EtcdLeasedKey {
+  /** Resolves once etcd holds the key; rejects when the lease could not be granted or the put failed. */
+  readonly ready: Promise<void>;
+  /** Deletes the key at once (graceful stop); never rejects. */
+  revoke(deadlineMs: number): Promise<void>;
+}
+
+/** What the member the client asked believes about the cluster's leadership. */
+export interface EtcdStatus {
+  /** The member that answered. */
+  readonly memberId: string;
+  /** The leader it knows; '0' when it knows none (an election, or no quorum). */
+  readonly leaderId: string;
+}
+
+export interface EtcdMember {
+  readonly id: string;
+  readonly name: string;
+  readonly clientUrls: readonly string[];
+}
+
 /** What an error from etcd means to the caller. */
 export type EtcdFailure = 'unavailable' | 'too-large' | 'closed' | 'other';
 
@@ -100,6 +123,13 @@ export interface EtcdConnection {
   grantRequestLease(ttlSeconds: number, deadlineMs: number): Promise<string>;
   /** Ends a request lease at once, deleting its keys. */
   revokeRequestLease(id: string, deadlineMs: number): Promise<void>;
+  /**
+   * Puts `key` under a fresh lease of `ttlSeconds`, kept alive until revoked; `lost` is called
+   * once if etcd let the lease expire (unreachable longer than the TTL): put it again then.
+   */
+  putLeased(key: Buffer, value: Buffer, ttlSeconds: number, lost: (err: unknown) => void): EtcdLeasedKey;
+  status(deadlineMs: number): Promise<EtcdStatus>;
+  members(deadlineMs: number): Promise<EtcdMember[]>;
   close(): void;
 }
 
@@ -226,6 +256,38 @@ class Etcd3Connection implements EtcdConnection {
 
   async compact(revision: number, deadlineMs: number): Promise<void> {
     await this.client.kv.compact({ revision, physical: true }, { deadline: Date.now() + deadlineMs });
+  }
+
+  putLeased(key: Buffer, value: Buffer, ttlSeconds: number, lost: (err: unknown) => void): EtcdLeasedKey {
+    const lease: Lease = this.client.lease(ttlSeconds);
+    let live = true;
+    lease.on('lost', (err) => {
+      if (!live) return;
+      live = false;
+      lease.removeAllListeners();
+      lease.on('lost', () => {});
+      lost(err);
+    });
+    const ready = lease.put(key).value(value).exec().then(() => undefined);
+    return {
+      ready,
+      revoke: async (deadlineMs) => {
+        live = false;
+        // Swallowed: a lease etcd cannot revoke now still expires after its TTL.
+        await lease.revoke({ deadline: Date.now() + deadlineMs }).catch(() => lease.release());
+      },
+    };
+  }
+
+  async status(deadlineMs: number): Promise<EtcdStatus> {
+    const res = await this.client.maintenance.status({ deadline: Date.now() + deadlineMs });
+    return { memberId: String(res.header.member_id), leaderId: String(res.leader) };
+  }
+
+  async members(deadlineMs: number): Promise<EtcdMember[]> {
+    // Serializable: the member list is a configuration read that must answer without a quorum.
+    const res = await this.client.cluster.memberList({ linearizable: false }, { deadline: Date.now() + deadlineMs });
+    return res.members.map((m) => ({ id: String(m.ID), name: m.name, clientUrls: [...m.clientURLs] }));
   }
 
   close(): void {

@@ -3,7 +3,9 @@
 // R; the index clock is etcd's revision; a commit is one etcd transaction (etcd-txn.ts), resolved
 // once etcd acknowledged it and the view applied its revision. When etcd cannot be reached, reads keep answering from the view,
 // commits fail within their deadline, and the watch comes back with backoff (resuming at the view's
-// revision, or re-reading everything if etcd compacted that revision away).
+// revision, or re-reading everything if etcd compacted that revision away). With a data dir, the
+// view is also kept on disk (etcd-view-file.ts), and opening while etcd is unreachable starts from
+// it: stale reads, `connected` false, until a full read replaces it.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
 import { agentError, type AgentError } from '../core/errors.js';
@@ -13,6 +15,7 @@ import { connectEtcd, etcdFailure } from './etcd-client.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
 import { commitTxn, DEFAULT_MAX_TXN_OPS } from './etcd-txn.js';
 import { EtcdView } from './etcd-view.js';
+import { EtcdViewFile } from './etcd-view-file.js';
 import type { CommitResult, Row, StateStore, WatchTarget, WriteOp } from './types.js';
 import { canonicalOps } from './write-ops.js';
 
@@ -33,6 +36,10 @@ export interface EtcdStoreOptions {
   /** Reconnect backoff: first delay and cap, in ms (default 100 ms doubling up to 5 s, ±50 % jitter). */
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number } | undefined;
   readonly random?: (() => number) | undefined;
+  /** The agent's data_dir: the view is kept under `etcd-view/` and opened from there when etcd is unreachable. */
+  readonly dataDir?: string | undefined;
+  /** How often a moved view is rewritten to disk (default 1 s). */
+  readonly viewSaveIntervalMs?: number | undefined;
 }
 
 export interface EtcdStore extends StateStore {
@@ -40,7 +47,7 @@ export interface EtcdStore extends StateStore {
   readonly connected: boolean;
   /** Clock time (ms) of the last successful exchange with etcd. */
   readonly lastContact: number;
-  /** Full re-reads done since opening, beyond the first (each one a compaction or broken watch). */
+  /** Full re-reads done since opening, beyond the first (a compaction, a broken watch, or replacing a view opened from disk). */
   readonly resyncs: number;
 }
 
@@ -56,6 +63,7 @@ export async function openEtcdStore(options: EtcdStoreOptions): Promise<EtcdStor
   const connection = connectEtcd(options.etcd);
   const store = new EtcdStateStore(options, connection);
   try {
+    if (options.dataDir !== undefined) await store.keepViewOnDisk(options.dataDir, options.viewSaveIntervalMs);
     await store.start();
   } catch (err) {
     connection.close();
@@ -86,6 +94,7 @@ class EtcdStateStore implements EtcdStore {
   /** Commits accepted and not yet settled; close() waits for them. */
   private readonly unsettled = new Set<Promise<unknown>>();
   private watch: EtcdWatch | undefined;
+  private viewFile: EtcdViewFile | undefined;
   private retryTimer: TimerHandle | undefined;
   private attempts = 0;
   private closing: Promise<void> | undefined;
@@ -115,12 +124,45 @@ class EtcdStateStore implements EtcdStore {
     try {
       read = await this.connection.rangeKeys(this.layout.viewStart, this.layout.viewEnd, this.readTimeoutMs);
     } catch (err) {
-      throw this.failure(err);
+      const failure = this.failure(err);
+      if (failure.code === 'STATE_NO_LEADER' && (await this.startFromDisk())) return;
+      throw failure;
     }
     this.view.load(read);
     this.contact();
     this.startWatch(read.revision + 1);
+    this.viewFile?.startSaving();
     this.log.info({ prefix: this.layout.prefix, revision: read.revision, keys: read.kvs.length }, 'etcd state view loaded');
+  }
+
+  /** Keeps the view on disk under `dataDir` from now on; called before start(). */
+  async keepViewOnDisk(dataDir: string, intervalMs?: number): Promise<void> {
+    const view = this.view;
+    const source = {
+      revision: () => view.revision,
+      capture: () => ({ index: view.revision, tables: view.tables.capture().tables }),
+    };
+    this.viewFile = await EtcdViewFile.open(dataDir, source, this.clock, this.log, intervalMs);
+  }
+
+  /**
+   * etcd is unreachable at start-up: serve the view last kept on disk (stale, `connected` false,
+   * `lastContact` its write time) and keep trying a full read, which replaces it and wakes the
+   * watchers of every row that changed meanwhile. False when there is no view on disk.
+   */
+  private async startFromDisk(): Promise<boolean> {
+    const stored = await this.viewFile?.load();
+    if (stored === undefined || this.viewFile === undefined) return false;
+    this.view.tables.load(stored.image);
+    this.view.revision = stored.image.index;
+    this.lastContact = stored.savedAt;
+    this.log.warn(
+      { revision: stored.image.index, ageMs: Math.max(0, this.clock.now() - stored.savedAt), dir: this.viewFile.dir },
+      'etcd unreachable at start-up: serving a stale view from disk until etcd answers',
+    );
+    this.viewFile.startSaving();
+    this.retry(() => void this.resync());
+    return true;
   }
 
   get index(): number {
@@ -196,6 +238,7 @@ class EtcdStateStore implements EtcdStore {
     this.watch?.cancel();
     this.watch = undefined;
     this.view.releaseWaiters();
+    await this.viewFile?.close();
     this.connection.close();
   }
 

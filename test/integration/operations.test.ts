@@ -1,10 +1,9 @@
 // Running the agent: persistence across kill -9, graceful stop, start-up errors, the uWS check, the
-// event loop's scheduler slice, V8's helper threads under SCHED_IDLE.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// threads' scheduling left as the operator set it, deprecated keys.
 import { afterEach, describe, expect, it } from 'vitest';
-import { sliceUnsupported } from '../../src/core/thread-scheduling.js';
 import { runCli, startAgent, tempDir } from './support/agent-process.js';
 import { get, openRequest } from './support/raw-http.js';
+import { procThreadsAvailable, SCHED_OTHER, threadPriorities } from '../support/proc-threads.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -106,79 +105,42 @@ describe('start-up', () => {
     expect(line.address).toBe(`127.0.0.1:${agent.port}`);
   });
 
-  describe.runIf(sliceUnsupported() === undefined)('performance.event_loop_slice', () => {
-    /** The slice of the agent's main thread (its tid is its pid), where the kernel shows slices. */
-    const sliceOf = (pid: number): number | undefined => {
-      const match = existsSync(`/proc/${pid}/sched`) ? /^se\.slice\s*:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/sched`, 'utf8')) : null;
-      return match === null ? undefined : Number(match[1]);
+  describe.runIf(procThreadsAvailable)('CPU scheduling', () => {
+    /** Waits for a log line; the hang guard is the test's timeout. */
+    const logged = async (agent: { logs: Record<string, unknown>[] }, msg: string): Promise<Record<string, unknown>> => {
+      for (;;) {
+        const line = agent.logs.find((l) => l.msg === msg);
+        if (line !== undefined) return line;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
     };
-    const defaultSlice = sliceOf(process.pid);
 
-    it.runIf(defaultSlice !== undefined)('gives the event loop a 100us slice by default and says so at start-up', async () => {
-      const agent = await startAgent();
+    it('runs every thread under the default policy, and lowers only the signing threads, by nice +10', async () => {
+      const agent = await startAgent({ args: ['-log-level', 'debug'] });
       cleanups.push(() => agent.stop());
-      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ eventLoopSlice: '0.1ms' });
-      expect(agent.logs.some((l) => l.level === 40)).toBe(false);
-      expect(sliceOf(agent.child.pid!)).toBe(100_000);
+      const signing = await logged(agent, 'leaf-signing threads scheduled');
+      const threads = threadPriorities(agent.child.pid!);
+      expect(threads.length).toBeGreaterThan(5);
+      expect(threads.filter((t) => t.policy !== SCHED_OTHER)).toEqual([]);
+      const main = threads.find((t) => t.tid === agent.child.pid)!;
+      const lowered = threads.filter((t) => t.nice !== main.nice);
+      expect(lowered.map((t) => t.tid)).toContain(signing.tid);
+      expect(lowered.every((t) => t.nice === Math.min(19, main.nice + 10))).toBe(true);
+      const startLine = agent.logs.find((l) => l.msg === 'svc-agent started')!;
+      expect(Object.keys(startLine)).not.toContain('eventLoopSlice');
+      expect(Object.keys(startLine)).not.toContain('v8Threads');
     });
 
-    it.runIf(defaultSlice !== undefined)('leaves the kernel default with 0s', async () => {
-      const agent = await startAgent({ config: { performance: { event_loop_slice: '0s' } } });
+    it('starts with a config file that still sets the removed performance keys, warning about each', async () => {
+      const agent = await startAgent({ config: { performance: { event_loop_slice: '100us', v8_threads: 'idle' }, connect: { signing_priority: 'idle' } } });
       cleanups.push(() => agent.stop());
-      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ eventLoopSlice: 'kernel default' });
-      expect(sliceOf(agent.child.pid!)).toBe(defaultSlice);
-    });
-
-    it('warns and starts anyway when the slice cannot be set', async () => {
-      const agent = await startAgent({ env: { PATH: '/nonexistent' } });
-      cleanups.push(() => agent.stop());
-      const warning = agent.logs.find((l) => l.msg === 'the event loop keeps the kernel default slice');
-      expect(warning).toMatchObject({ level: 40, eventLoopSlice: '0.1ms', reason: expect.stringMatching(/^perl failed: .*ENOENT/) });
-      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ eventLoopSlice: 'kernel default' });
-    });
-  });
-
-  describe.runIf(process.platform === 'linux')('performance.v8_threads', () => {
-    /** The agent's threads other than the main one, in the order they started, with their policies. */
-    const threadsOf = (pid: number): { tid: number; policy: number }[] =>
-      readdirSync(`/proc/${pid}/task`)
-        .map(Number)
-        .filter((tid) => tid !== pid)
-        .map((tid) => {
-          const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-          return { tid, start: Number(fields[19]), policy: Number(fields[38]) };
-        })
-        .sort((a, b) => a.start - b.start || a.tid - b.tid);
-    const SCHED_IDLE = 5;
-    // The signing thread at nice +10 rather than under SCHED_IDLE, to tell V8's threads apart.
-    const signingLow = { connect: { signing_priority: 'low' } };
-
-    it('runs the first five threads node starts (V8\'s platform) under SCHED_IDLE by default, and no other', async () => {
-      const agent = await startAgent({ config: signingLow });
-      cleanups.push(() => agent.stop());
-      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ v8Threads: 'idle' });
-      const threads = threadsOf(agent.child.pid!);
-      expect(threads.slice(0, 5).map((t) => t.policy)).toEqual([SCHED_IDLE, SCHED_IDLE, SCHED_IDLE, SCHED_IDLE, SCHED_IDLE]);
-      // The rest (the inspector's signal thread, libuv's pool, the signing thread) keep theirs.
-      expect(threads.slice(5).length).toBeGreaterThan(0);
-      expect(threads.slice(5).every((t) => t.policy === 0)).toBe(true);
-      expect(readFileSync(`/proc/${agent.child.pid!}/stat`, 'utf8').split(') ')[1]?.split(' ')[38]).toBe('0');
-    });
-
-    it('leaves them alone with "normal"', async () => {
-      const agent = await startAgent({ config: { ...signingLow, performance: { v8_threads: 'normal' } } });
-      cleanups.push(() => agent.stop());
-      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ v8Threads: 'normal' });
-      expect(threadsOf(agent.child.pid!).every((t) => t.policy === 0)).toBe(true);
-    });
-
-    it('warns and starts anyway when chrt is missing', async () => {
-      const agent = await startAgent({ config: { performance: { event_loop_slice: '0s' } }, env: { PATH: '/nonexistent' } });
-      cleanups.push(() => agent.stop());
-      const warning = agent.logs.find((l) => l.msg === "V8's helper threads keep their normal priority");
-      expect(warning).toMatchObject({ level: 40, reason: expect.stringMatching(/^chrt failed: .*ENOENT/) });
-      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ v8Threads: 'normal' });
+      const warnings = agent.logs.filter((l) => l.level === 40).map((l) => String(l.msg));
+      expect(warnings).toEqual([
+        expect.stringMatching(/config\.json: performance\.event_loop_slice is deprecated and has no effect: .*README, "CPU policy"/),
+        expect.stringMatching(/config\.json: performance\.v8_threads is deprecated and has no effect: .*README, "CPU policy"/),
+        expect.stringMatching(/config\.json: connect\.signing_priority "idle" is deprecated and means "low"/),
+      ]);
+      expect(threadPriorities(agent.child.pid!).filter((t) => t.policy !== SCHED_OTHER)).toEqual([]);
     });
   });
 

@@ -18,9 +18,7 @@ const DECISIONS = 'docs/decisions.md';
  */
 const PENDING_REWRITE = new Set([
   'src/http/blocking.ts',
-  'src/connect/ca/pool-signer.ts',
   'src/config/types.ts',
-  'bench/http/ca-wave-cpu.ts',
 ]);
 
 const decisionsText = readFileSync(new URL(`../../${DECISIONS}`, import.meta.url), 'utf8');

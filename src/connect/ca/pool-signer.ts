@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { CA_UNKNOWN, GENERATE_KEYS, MAX_BATCH, SCHEDULING_POLICY, SIGN_LEAVES, type GeneratedKey, type LeafResult, type LeafTask, type SignerWorkerData, type SigningPriority } from './signing-protocol.js';
+import { CA_UNKNOWN, GENERATE_KEYS, MAX_BATCH, SCHEDULING_POLICY, SIGN_LEAVES, type GeneratedKey, type LeafResult, type LeafTask, type SignerWorkerData, type SigningPriority, type SigningThreadReport } from './signing-protocol.js';
 import { AgentError } from '../../core/errors.js';
 import { leafTask, resultToMaterial, type CertSigner, type KeyGenerator, type SignTask, type SignedMaterial } from './signer.js';
 
@@ -17,7 +17,7 @@ export interface PoolSignerOptions {
   readonly threads?: number;
   /** The compiled worker file; default: dist/workers/leaf-sign.worker.js. */
   readonly workerFile?: string;
-  /** How signing threads give way to the event loop; default 'idle' (see SigningPriority). */
+  /** How signing threads give way to the event loop; default 'low' (see SigningPriority). */
   readonly priority?: SigningPriority;
 }
 
@@ -28,16 +28,6 @@ export interface PoolSignerOptions {
  * bench/micro/leaf-issue.ts measures both.
  */
 export const DEFAULT_THREADS = Math.max(1, availableParallelism() - 1);
-
-/**
- * Signing threads run at nice +10 (Linux; piscina applies it through @napi-rs/nice where
- * available), and with priority 'idle' (the default) under SCHED_IDLE on top: when the event loop
- * and a signer want the same core, the event loop gets it at once, so a burst of first leaves slows
- * issuance rather than every HTTP answer. During a 1,000-leaf wave under load, nice alone left the
- * event loop waiting for a core ~180 ms of each second, SCHED_IDLE 50-75 ms (bench/README.md,
- * session 5). With a free core the workers run at full speed (bench/micro/leaf-issue.ts).
- */
-const WORKER_NICE_INCREMENT = 10;
 
 /**
  * Idle workers above one exit after this long. Starting a worker costs ~30 ms (module loading),
@@ -87,17 +77,17 @@ export class PoolSigner implements CertSigner, KeyGenerator {
       minThreads: 1,
       maxThreads: threads,
       idleTimeout: IDLE_TIMEOUT_MS,
-      niceIncrement: WORKER_NICE_INCREMENT,
-      workerData: { priority: options.priority ?? 'idle' } satisfies SignerWorkerData,
+      // The workers lower their own priority (signing-priority.ts); piscina's niceIncrement needs an optional native module.
+      workerData: { priority: options.priority ?? 'low' } satisfies SignerWorkerData,
       // Nothing reads piscina's run and wait time histograms; recording them is main-thread work per batch.
       recordTiming: false,
     });
   }
 
-  /** How a signing thread is scheduled: 'idle', 'low', or why SCHED_IDLE could not be had. */
-  async schedulingPolicy(): Promise<string> {
-    const policy: unknown = await this.pool.run([], { name: SCHEDULING_POLICY });
-    return String(policy);
+  /** How a signing thread runs, as one of them reports it. */
+  async schedulingPolicy(): Promise<SigningThreadReport> {
+    const report: unknown = await this.pool.run([], { name: SCHEDULING_POLICY });
+    return report as SigningThreadReport;
   }
 
   /** Worker threads currently running (for metrics and tests). */

@@ -1,6 +1,7 @@
 // The messages between the main thread and the leaf-signing workers, declared once. Results and
 // errors cross as data: a thrown error loses its code in structured cloning.
 import type { ErrorCode } from '../../core/errors.js';
+import type { SigningPriority } from './signing-priority.js';
 
 /** A CA as a worker needs it. Sent only to a worker that answered `CA_UNKNOWN` for its ID. */
 export interface CaMaterial {
@@ -53,12 +54,8 @@ export const SIGN_LEAVES = 'signLeaves';
  */
 export const MAX_BATCH = 16;
 
-/**
- * How signing threads give way to the event loop: `'idle'` runs them under SCHED_IDLE (Linux),
- * only on otherwise idle CPU; `'low'` only lowers their nice value, so they keep a share of a
- * CPU that other processes saturate.
- */
-export type SigningPriority = 'idle' | 'low';
+/** How signing threads give way to the event loop (see signing-priority.ts). */
+export type { SigningPriority, SigningThreadReport } from './signing-priority.js';
 
 /** The pool's workerData. */
 export interface SignerWorkerData {
@@ -76,5 +73,5 @@ export interface GeneratedKey {
 /** The named export that makes `count` leaf key pairs (a client agent's leaves: no CA involved). */
 export const GENERATE_KEYS = 'generateKeys';
 
-/** The named export that reports how a worker is scheduled (see `schedulingPolicy`). */
+/** The named export that reports how a worker runs, as a SigningThreadReport. */
 export const SCHEDULING_POLICY = 'schedulingPolicy';

@@ -1,5 +1,5 @@
 // /v1/agent/self, /v1/agent/members and /v1/status/{leader,peers}: who this agent is.
-import { memberJson, SERVER_PORT, type AgentInfo } from '../../agent-info.js';
+import { memberJson, selfMember, SERVER_PORT, type AgentInfo, type MemberView } from '../../agent-info.js';
 import type { AgentConfig } from '../../config/types.js';
 import { agentError } from '../../core/errors.js';
 import type { Metrics } from '../../core/metrics.js';
@@ -14,10 +14,22 @@ export interface AgentDeps {
   readonly brand: BrandHeaders;
   readonly config: AgentConfig;
   readonly stats: () => Record<string, Record<string, string>>;
+  /** Present in cluster mode: members, leader and peers come from etcd instead of this agent alone. */
+  readonly cluster?: ClusterView | undefined;
 }
 
-export function agentRoutes({ info, brand, config, stats, metrics }: AgentDeps): Route[] {
+/** What the cluster tells these routes; the agent alone is its own cluster without it. */
+export interface ClusterView {
+  members(): readonly MemberView[];
+  /** The etcd leader's client address (`host:port`), "" when none is known. */
+  leader(): Promise<string>;
+  peers(): Promise<string[]>;
+}
+
+export function agentRoutes({ info, brand, config, stats, metrics, cluster }: AgentDeps): Route[] {
   const leader = `${info.advertiseAddr}:${SERVER_PORT}`;
+  const self = { ...selfMember(info), server: config.server };
+  const members = (): readonly MemberView[] => cluster?.members() ?? [self];
   const debugConfig = sanitize(config);
   const selfJson = (): Record<string, unknown> => ({
     Config: {
@@ -26,13 +38,13 @@ export function agentRoutes({ info, brand, config, stats, metrics }: AgentDeps):
       NodeName: info.nodeName,
       NodeID: info.nodeId,
       Revision: '',
-      Server: true,
+      Server: config.server,
       Version: info.version,
       BuildDate: info.buildDate,
     },
     DebugConfig: debugConfig,
     Coord: { Vec: [0, 0, 0, 0, 0, 0, 0, 0], Error: 1.5, Adjustment: 0, Height: 0.00001 },
-    Member: memberJson(info),
+    Member: memberJson(self),
     Stats: stats(),
     Meta: { 'consul-network-segment': '', 'consul-version': info.version },
   });
@@ -65,15 +77,33 @@ export function agentRoutes({ info, brand, config, stats, metrics }: AgentDeps):
             const wan = req.query.get('wan');
             if (wan && segment && segment !== '_all') throw agentError('MEMBERS_SEGMENT');
             // Filtered by node:read; an agent-local endpoint says so only to a caller that gave a token.
-            const visible = identity.authorizer.allowed('node', 'read', info.nodeName);
-            const headers: Header[] = !visible && requestToken(req) !== undefined ? [[brand.resultsFilteredByAcls, 'true']] : [];
-            return jsonReply(visible ? [memberJson(info)] : [], req.pretty, headers);
+            const all = members();
+            const visible = all.filter((m) => identity.authorizer.allowed('node', 'read', m.name));
+            const filtered = visible.length < all.length && requestToken(req) !== undefined;
+            const headers: Header[] = filtered ? [[brand.resultsFilteredByAcls, 'true']] : [];
+            return jsonReply(visible.map(memberJson), req.pretty, headers);
           },
         },
       },
     },
-    { path: '/v1/status/leader', methods: { GET: { acl: 'none', handler: (req) => jsonReply(leader, req.pretty) } } },
-    { path: '/v1/status/peers', methods: { GET: { acl: 'none', handler: (req) => jsonReply([leader], req.pretty) } } },
+    {
+      path: '/v1/status/leader',
+      methods: {
+        GET: {
+          acl: 'none',
+          handler: (req) => (cluster === undefined ? jsonReply(leader, req.pretty) : cluster.leader().then((l) => jsonReply(l, req.pretty))),
+        },
+      },
+    },
+    {
+      path: '/v1/status/peers',
+      methods: {
+        GET: {
+          acl: 'none',
+          handler: (req) => (cluster === undefined ? jsonReply([leader], req.pretty) : cluster.peers().then((p) => jsonReply(p, req.pretty))),
+        },
+      },
+    },
   ];
 }
 

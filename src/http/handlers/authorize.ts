@@ -7,7 +7,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Identity } from '../../acl/identity.js';
 import { authorize, checkAuthorizeRequest, requireConnect, type AuthorizeDeps as DecisionDeps, type CheckedAuthorizeRequest } from '../../connect/authorize.js';
-import { invalid } from '../../core/errors.js';
+import { agentError } from '../../core/errors.js';
 import type { Metrics } from '../../core/metrics.js';
 import { jsonObjectDecoder } from '../body.js';
 import { requestNamespaces } from '../namespace.js';
@@ -90,7 +90,7 @@ function typed(raw: Record<string, unknown>): AuthorizeBody {
 
 function typeError(value: unknown, field: string): Error {
   const kind = Array.isArray(value) ? 'array' : typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'bool' : 'object';
-  return invalid('BODY_DECODE', `${DECODE_PREFIX}: json: cannot unmarshal ${kind} into Go struct field ConnectAuthorizeRequest.${field} of type string`);
+  return agentError('BODY_DECODE', { prefix: DECODE_PREFIX, detail: `json: cannot unmarshal ${kind} into Go struct field ConnectAuthorizeRequest.${field} of type string` });
 }
 
 /** `?partition=` other than default is refused before the body is read, as Consul CE does. */
@@ -98,7 +98,7 @@ export function checkPartitionQuery(req: ApiRequest): void {
   if (req.head.rawQuery === '') return;
   const partition = req.query.get('partition');
   if (partition && partition !== 'default') {
-    throw invalid('PARTITION_UNSUPPORTED', 'Invalid query parameter: "partition" - Partitions are a Consul Enterprise feature');
+    throw agentError('PARTITION_UNSUPPORTED');
   }
 }
 

@@ -5,7 +5,7 @@
 import type { Counter, Metrics } from '../../core/metrics.js';
 import type { Identity } from '../../acl/identity.js';
 import type { Clock } from '../../core/clock.js';
-import { AgentError, invalid } from '../../core/errors.js';
+import { agentError, type AgentError } from '../../core/errors.js';
 import { DEFAULT_NAMESPACE, resolveNamespace } from '../../core/namespace.js';
 import type { CaManager } from '../../connect/ca/ca-manager.js';
 import { rfc3339 } from '../../connect/ca/encoding.js';
@@ -13,7 +13,6 @@ import type { CachedLeaf, LeafManager } from '../../connect/ca/leaf-manager.js';
 import { ROOTS_TABLE } from '../../connect/ca/model.js';
 import type { RootsCache } from '../../connect/ca/roots-cache.js';
 import type { RootsSnapshot } from '../../connect/ca/roots-view.js';
-import { CONNECT_DISABLED } from '../../connect/authorizer.js';
 import type { BlockingLimits, BlockingQueries } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import { jsonObjectDecoder } from '../body.js';
@@ -44,7 +43,7 @@ export interface ConnectCaDeps {
 
 export const PEM_CHAIN_TYPE = 'application/pem-certificate-chain';
 
-const connectDisabled = (): AgentError => invalid('CONNECT_DISABLED', CONNECT_DISABLED);
+const connectDisabled = (): AgentError => agentError('CONNECT_DISABLED');
 
 /**
  * Body bytes memoised per immutable object (a roots snapshot, a cached leaf). Kept as Buffers, off
@@ -117,7 +116,7 @@ function goType(value: unknown): string {
 }
 
 function fieldError(field: string, value: unknown, want: string): AgentError {
-  return invalid('BODY_DECODE', `Request decode failed: json: cannot unmarshal ${goType(value)} into Go struct field CAConfiguration.${field} of type ${want}`);
+  return agentError('BODY_DECODE', { prefix: 'Request decode failed', detail: `json: cannot unmarshal ${goType(value)} into Go struct field CAConfiguration.${field} of type ${want}` });
 }
 
 const serviceWrite: Permission = { resource: 'service', access: 'write', name: (req) => req.rest };
@@ -164,7 +163,7 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
     let pem = false;
     if (pemParam !== undefined && pemParam !== '') {
       const parsed = parseBool(pemParam);
-      if (parsed === undefined) throw invalid('CA_BAD_PEM_PARAM', "The 'pem' query parameter must be a boolean value");
+      if (parsed === undefined) throw agentError('CA_BAD_PEM_PARAM');
       pem = parsed;
     }
     const params = parseBlockingParams(req.query, deps.limits, deps.random);
@@ -219,7 +218,7 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
   const leaf = (req: ApiRequest, identity: Identity): Outcome => {
     const { leaves } = need();
     const service = req.rest;
-    if (service === '') throw invalid('LEAF_MISSING_SERVICE', 'Missing service name');
+    if (service === '') throw agentError('LEAF_MISSING_SERVICE');
     const params = parseBlockingParams(req.query, deps.limits, deps.random);
     const namespace = resolveNamespace({ ...requestNamespaces(req), token: identity.namespace }, DEFAULT_NAMESPACE);
     const pretty = req.pretty;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { UsageError, agentHelp, mainHelp, parseAgentArgs, parseCommand } from '../../../src/cli/args.js';
 import { ConfigError } from '../../../src/config/errors.js';
 import { loadConfig } from '../../../src/config/load.js';
+import { problemsOf } from '../config/helpers.js';
 
 const usageMessage = (fn: () => unknown): string => {
   try {
@@ -30,6 +31,8 @@ describe('parseAgentArgs', () => {
       '-node', 'node-a',
       '-datacenter', 'east',
       '-log-level', 'DEBUG',
+      '-server',
+      '-etcd', 'http://10.0.0.1:2379',
     ]);
     expect(args).toEqual({
       dev: true,
@@ -41,8 +44,28 @@ describe('parseAgentArgs', () => {
         node_name: 'node-a',
         datacenter: 'east',
         log_level: 'DEBUG',
+        server: true,
+        cluster: { etcd: { endpoints: ['http://10.0.0.1:2379'] } },
       },
     });
+  });
+
+  it('keeps every -etcd in order, in any form', () => {
+    const args = parseAgentArgs(['-etcd', 'http://a:2379', '--etcd=http://b:2379', '-etcd=http://c:2379']);
+    expect(args.flags).toEqual({ cluster: { etcd: { endpoints: ['http://a:2379', 'http://b:2379', 'http://c:2379'] } } });
+  });
+
+  it('reads -server as a boolean apart from -dev', () => {
+    expect(parseAgentArgs(['-server'])).toEqual({ flags: { server: true }, files: [], dev: false });
+    expect(parseAgentArgs(['-server=false']).flags).toEqual({ server: false });
+    expect(usageMessage(() => parseAgentArgs(['-etcd']))).toBe('flag needs an argument: -etcd');
+  });
+
+  it('leaves the URL check to loadConfig, which names the key', () => {
+    const args = parseAgentArgs(['-dev', '-etcd', 'localhost:2379']);
+    expect(problemsOf({ flags: args.flags })).toEqual([
+      'cluster.etcd.endpoints: expected http:// or https:// URLs such as "http://127.0.0.1:2379", got "localhost:2379"',
+    ]);
   });
 
   it.each([

@@ -1,7 +1,9 @@
-// loadConfig: defaults, layering (files in order, then flags), dev mode, file errors, freezing.
+// loadConfig: defaults, layering (files in order, then flags), dev mode, file errors, freezing,
+// deprecated settings.
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/errors.js';
-import { loadConfig } from '../../../src/config/load.js';
+import { CONFIG_DEPRECATION_CODE, loadConfig, type LoadInput } from '../../../src/config/load.js';
+import type { RawConfig } from '../../../src/config/schema.js';
 import { load, problemsOf, tempDir, testEnv } from './helpers.js';
 
 const tmp = tempDir();
@@ -20,9 +22,21 @@ describe('defaults', () => {
       dataDir: undefined,
       logLevel: 'info',
       translateWanAddrs: false,
+      server: true,
+      cluster: {
+        etcd: {
+          endpoints: [],
+          prefix: '/svc/',
+          tls: { caFile: undefined, certFile: undefined, keyFile: undefined },
+          username: undefined,
+          password: undefined,
+        },
+        memberTtlMs: 10_000,
+      },
       acl: {
         enabled: false,
         defaultPolicy: 'allow',
+        downPolicy: 'extend-cache',
         tokens: { initialManagement: undefined, default: undefined, agent: undefined },
         tokenMinExpirationTtlMs: 60_000,
         tokenMaxExpirationTtlMs: 86_400_000,
@@ -48,10 +62,9 @@ describe('defaults', () => {
         },
         leafRootChangeSpreadMs: 30_000,
         leafCacheMaxEntries: 10_000,
-        signingPriority: 'idle',
+        signingPriority: 'low',
       },
       cache: { maxEntries: 10_000, ttlMs: 72 * 3_600_000 },
-      performance: { eventLoopSliceMs: 0.1, v8Threads: 'idle' },
     });
   });
 
@@ -84,6 +97,7 @@ describe('layering', () => {
     expect(c.acl).toEqual({
       enabled: true,
       defaultPolicy: 'deny',
+      downPolicy: 'extend-cache',
       tokens: { initialManagement: undefined, default: 'anon', agent: 'flag-agent' },
       tokenMinExpirationTtlMs: 60_000,
       tokenMaxExpirationTtlMs: 86_400_000,
@@ -255,13 +269,62 @@ describe('kv_max_value_size spellings', () => {
   });
 });
 
-describe('performance.event_loop_slice', () => {
-  it.each([
-    ['0s', 0],
-    ['100us', 0.1],
-    ['2ms', 2],
-    ['100ms', 100],
-  ])('takes %s as %f ms', (value, ms) => {
-    expect(load({ flags: { performance: { event_loop_slice: value } } }).performance.eventLoopSliceMs).toBe(ms);
+describe('connect.signing_priority', () => {
+  it.each(['low', 'normal'] as const)('takes %s', (value) => {
+    expect(load({ flags: { connect: { signing_priority: value } } }).connect.signingPriority).toBe(value);
+  });
+});
+
+describe('deprecated settings', () => {
+  const loadWarning = (input: Partial<LoadInput>) => {
+    const warnings: string[] = [];
+    const config = load({ ...input, warn: (message) => warnings.push(message) });
+    return { config, warnings };
+  };
+  const CPU_POLICY = 'CPU policy for the whole service is the operator\'s to set (README, "CPU policy")';
+
+  it('ignores the removed performance keys with a warning naming each, its file and what replaced it', () => {
+    const file = tmp.file('performance.json', { performance: { event_loop_slice: '100us', v8_threads: 'idle' } });
+    const { config, warnings } = loadWarning({ files: [file] });
+    expect(config).toEqual(load({}));
+    expect(warnings).toEqual([
+      `${file}: performance.event_loop_slice is deprecated and has no effect: the agent no longer changes its event loop's scheduler slice; ${CPU_POLICY}`,
+      `${file}: performance.v8_threads is deprecated and has no effect: the agent no longer changes the scheduling of V8's threads; ${CPU_POLICY}`,
+    ]);
+  });
+
+  it('ignores them whatever value they hold, the ones they once refused included', () => {
+    const { warnings } = loadWarning({ flags: { performance: { event_loop_slice: 'short', v8_threads: 7 } } as unknown as RawConfig });
+    expect(warnings.map((w) => w.split(' is ')[0])).toEqual(['command line: performance.event_loop_slice', 'command line: performance.v8_threads']);
+  });
+
+  it('still reports an unknown key beside a removed one', () => {
+    const file = tmp.file('performance-other.json', { performance: { v8_threads: 'normal', raft_multiplier: 1 } });
+    expect(problemsOf({ files: [file] })).toEqual([`${file}: invalid config key performance`]);
+  });
+
+  it('takes signing_priority "idle" as "low", with a warning', () => {
+    const file = tmp.file('idle.json', { connect: { signing_priority: 'idle' } });
+    const { config, warnings } = loadWarning({ files: [file] });
+    expect(config.connect.signingPriority).toBe('low');
+    expect(warnings).toEqual([
+      `${file}: connect.signing_priority "idle" is deprecated and means "low": the agent no longer puts threads under SCHED_IDLE; "low" runs them at nice +10; ${CPU_POLICY}`,
+    ]);
+  });
+
+  it('warns about nothing when nothing deprecated is set', () => {
+    expect(loadWarning({ flags: { connect: { signing_priority: 'normal' } } }).warnings).toEqual([]);
+  });
+
+  it('emits a DeprecationWarning when the caller takes no warnings itself', () => {
+    const emitted: unknown[][] = [];
+    const saved = process.emitWarning;
+    process.emitWarning = ((...args: unknown[]) => void emitted.push(args)) as typeof process.emitWarning;
+    try {
+      load({ flags: { connect: { signing_priority: 'idle' } } as unknown as RawConfig });
+    } finally {
+      process.emitWarning = saved;
+    }
+    expect(emitted).toEqual([[expect.stringContaining('command line: connect.signing_priority "idle" is deprecated'), { type: 'DeprecationWarning', code: CONFIG_DEPRECATION_CODE }]]);
   });
 });

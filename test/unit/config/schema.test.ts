@@ -14,9 +14,19 @@ describe('config schema', () => {
       'ports.http',
       'data_dir',
       'log_level',
+      'server',
+      'cluster.etcd.endpoints',
+      'cluster.etcd.prefix',
+      'cluster.etcd.tls.ca_file',
+      'cluster.etcd.tls.cert_file',
+      'cluster.etcd.tls.key_file',
+      'cluster.etcd.username',
+      'cluster.etcd.password',
+      'cluster.member_ttl',
       'translate_wan_addrs',
       'acl.enabled',
       'acl.default_policy',
+      'acl.down_policy',
       'acl.token_min_expiration_ttl',
       'acl.token_max_expiration_ttl',
       'acl.tokens.initial_management',
@@ -44,8 +54,6 @@ describe('config schema', () => {
       'connect.trust_domain',
       'cache.max_entries',
       'cache.ttl',
-      'performance.event_loop_slice',
-      'performance.v8_threads',
     ]);
   });
 

@@ -14,6 +14,7 @@ const loaded = (content: unknown) => load({ files: [tmp.file(`c${n++}.json`, con
 describe('scalar keys', () => {
   it.each([
     [{ acl: { default_policy: 'maybe' } }, 'acl.default_policy: expected "allow" or "deny", got "maybe"'],
+    [{ acl: { down_policy: 'cache' } }, 'acl.down_policy: expected one of "extend-cache", "async-cache", "allow", "deny", got "cache"'],
     [{ ports: { http: 70_000 } }, 'ports.http: expected an integer from 0 to 65535, got 70000'],
     [{ ports: { http: -1 } }, 'ports.http: expected an integer from 0 to 65535, got -1'],
     [{ ports: { http: 80.5 } }, 'ports.http: expected an integer from 0 to 65535, got 80.5'],
@@ -43,10 +44,7 @@ describe('scalar keys', () => {
     [{ connect: { trust_domain: 'bad domain' } }, 'connect.trust_domain: expected a trust domain (letters, digits, "-", "_", dot-separated), got "bad domain"'],
     [{ cache: { max_entries: [] } }, 'cache.max_entries: expected an integer of at least 1, got an array'],
     [{ cache: { ttl: '0s' } }, 'cache.ttl: expected a positive duration, got "0s"'],
-    [{ performance: { event_loop_slice: '50us' } }, 'performance.event_loop_slice: expected 0s or a duration from 100us to 100ms, got "50us"'],
-    [{ performance: { event_loop_slice: '101ms' } }, 'performance.event_loop_slice: expected 0s or a duration from 100us to 100ms, got "101ms"'],
-    [{ performance: { event_loop_slice: 'short' } }, 'performance.event_loop_slice: expected 0s or a duration from 100us to 100ms, got "short"'],
-    [{ performance: { v8_threads: 'low' } }, 'performance.v8_threads: expected "idle" or "normal", got "low"'],
+    [{ connect: { signing_priority: 'high' } }, 'connect.signing_priority: expected "low" or "normal", got "high"'],
   ])('%j', (content, message) => {
     expect(problems(content)).toEqual([message]);
   });

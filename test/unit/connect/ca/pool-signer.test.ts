@@ -1,14 +1,14 @@
 // The real piscina pool against the compiled worker (dist/workers): leaves come back signed by
-// the CA, the CA key crosses once per root and worker, and failures keep their codes.
+// the CA, the CA key crosses once per root and worker, failures keep their codes, and the threads
+// run at the priority asked for.
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import { getPriority } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pemBlocks, toPem } from '../../../../src/connect/ca/encoding.js';
 import { PoolSigner } from '../../../../src/connect/ca/pool-signer.js';
 import { MAX_BATCH } from '../../../../src/connect/ca/signing-protocol.js';
 import { createRootCertificate, generateCaKey } from '../../../../src/connect/ca/x509.js';
+import { procThreadsAvailable, SCHED_OTHER, threadPriorities, threadPriority } from '../../../support/proc-threads.js';
 
 const TD = '11111111-2222-3333-4444-555555555555.consul';
 const pool = new PoolSigner({ threads: 2 });
@@ -139,42 +139,30 @@ describe('PoolSigner', () => {
   });
 });
 
-// /proc/<pid>/task/<tid>/stat field 41 is the thread's scheduling policy; 5 is SCHED_IDLE.
-const SCHED_IDLE = 5;
-function idleThreads(): number {
-  return readdirSync('/proc/self/task').filter((tid) => {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]) === SCHED_IDLE;
-  }).length;
-}
+describe.runIf(procThreadsAvailable)('PoolSigner thread priority', () => {
+  // This test's own thread: the process's priority, which the pool's threads start from.
+  const processNice = getPriority();
 
-describe.runIf(process.platform === 'linux')('PoolSigner thread scheduling', () => {
-  it('runs signing threads under SCHED_IDLE by default, and only them', async () => {
-    expect(await pool.schedulingPolicy()).toBe('idle');
-    // One thread at least (the pool may have started its second); never the test's own.
-    expect(idleThreads()).toBeGreaterThanOrEqual(1);
-    expect(idleThreads()).toBeLessThanOrEqual(pool.threads);
+  it('runs signing threads at nice +10 by default, and only them', async () => {
+    const report = await pool.schedulingPolicy();
+    expect(report).toEqual({ priority: 'low', nice: Math.min(19, processNice + 10), tid: expect.any(Number), reason: undefined });
+    expect(threadPriority(process.pid, report.tid!)?.nice).toBe(report.nice);
+    const threads = threadPriorities(process.pid);
+    const lowered = threads.filter((t) => t.nice !== processNice);
+    expect(lowered.length).toBeGreaterThanOrEqual(1);
+    expect(lowered.length).toBeLessThanOrEqual(pool.threads);
+    expect(threadPriority(process.pid, process.pid)?.nice).toBe(processNice);
+    expect(threads.every((t) => t.policy === SCHED_OTHER)).toBe(true);
   });
 
-  it("leaves them under the normal policy with priority 'low'", async () => {
-    const before = idleThreads();
-    const low = new PoolSigner({ threads: 1, priority: 'low' });
+  it("leaves them at the process's priority with 'normal'", async () => {
+    const normal = new PoolSigner({ threads: 1, priority: 'normal' });
     try {
-      expect(await low.schedulingPolicy()).toBe('low');
-      expect(idleThreads()).toBe(before);
+      const report = await normal.schedulingPolicy();
+      expect(report).toEqual({ priority: 'normal', nice: processNice, tid: expect.any(Number), reason: undefined });
+      expect(threadPriority(process.pid, report.tid!)?.nice).toBe(processNice);
     } finally {
-      await low.close();
+      await normal.close();
     }
-  });
-
-  it('says why when SCHED_IDLE cannot be had', async () => {
-    // A worker thread with no chrt on its PATH (its env is its own copy), running the built module.
-    const module = new URL('../../../../dist/src/core/thread-scheduling.js', import.meta.url).href;
-    const source = `process.env.PATH = '/nonexistent'; import(${JSON.stringify(module)}).then((m) => require('node:worker_threads').parentPort.postMessage(m.enterIdleScheduling()));`;
-    const worker = new Worker(source, { eval: true });
-    const [answer] = (await once(worker, 'message')) as [string];
-    await worker.terminate();
-    expect(answer).toMatch(/^chrt failed: .*ENOENT/);
-    expect(idleThreads()).toBeLessThanOrEqual(pool.threads);
   });
 });

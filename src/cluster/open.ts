@@ -1,0 +1,92 @@
+// Cluster mode's parts, opened together from the config: the etcd-backed store, this agent's member
+// record with the member list, and the leadership probe (on a connection of their own, so that a
+// store's slow commit never delays a keepalive or a probe).
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import type { AgentConfig } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/log.js';
+import { connectEtcd, type EtcdConnectionOptions } from '../state/etcd-client.js';
+import { openEtcdStore, type EtcdStore } from '../state/etcd-store.js';
+import { EtcdLeadership } from './leadership.js';
+import { ClusterMembers, type MemberRecord } from './members.js';
+
+export interface ClusterState {
+  readonly store: EtcdStore;
+  readonly leadership: EtcdLeadership;
+  readonly members: ClusterMembers;
+  /** What /v1/agent/members and /v1/status read. */
+  readonly routes: {
+    members(): readonly MemberRecord[];
+    leader(): Promise<string>;
+    peers(): Promise<string[]>;
+  };
+  /** Records the HTTP port the agent bound (known only once it listens). */
+  listening(port: number): Promise<void>;
+  /** Removes the member record and stops probing; the store is closed by its owner. */
+  close(): Promise<void>;
+}
+
+export interface ClusterDeps {
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly random: () => number;
+}
+
+/** The etcd connection settings of the config, with the TLS files read. */
+export function etcdConnectionOptions(config: AgentConfig): EtcdConnectionOptions {
+  const etcd = config.cluster.etcd;
+  const read = (path: string | undefined): Buffer | undefined => (path === undefined ? undefined : readFileSync(path));
+  const ca = read(etcd.tls.caFile);
+  const cert = read(etcd.tls.certFile);
+  const key = read(etcd.tls.keyFile);
+  return {
+    endpoints: etcd.endpoints,
+    auth: etcd.username === undefined || etcd.password === undefined ? undefined : { username: etcd.username, password: etcd.password },
+    // A client certificate without a CA file trusts the system's roots, as https:// alone does.
+    tls: ca === undefined && cert === undefined ? undefined : { ca: ca ?? Buffer.from(rootCertificates.join('\n')), cert, key },
+  };
+}
+
+export async function openClusterState(config: AgentConfig, self: MemberRecord, deps: ClusterDeps): Promise<ClusterState> {
+  const etcd = etcdConnectionOptions(config);
+  const log = deps.log.child({ component: 'cluster' });
+  const store = await openEtcdStore({ etcd, prefix: config.cluster.etcd.prefix, log: deps.log, clock: deps.clock, random: deps.random, dataDir: config.dataDir });
+  const connection = connectEtcd(etcd);
+  const leadership = new EtcdLeadership({ connection, clock: deps.clock, log });
+  const members = new ClusterMembers({ connection, prefix: config.cluster.etcd.prefix, ttlMs: config.cluster.memberTtlMs, clock: deps.clock, log, random: deps.random });
+  try {
+    await leadership.start();
+    // A store started from its view on disk (etcd unreachable) must not wait for etcd to register.
+    if (store.connected) await members.start(self);
+    else members.startLater(self);
+  } catch (err) {
+    leadership.close();
+    await members.close();
+    connection.close();
+    await store.close();
+    throw err;
+  }
+  log.info({ member: self.name, server: self.server }, 'joined the cluster');
+  let current = self;
+  return {
+    store,
+    leadership,
+    members,
+    routes: {
+      members: () => members.list(),
+      leader: () => leadership.leader(),
+      peers: () => leadership.peers(),
+    },
+    async listening(port) {
+      if (port === current.port) return;
+      current = { ...current, port };
+      await members.update(current);
+    },
+    async close() {
+      leadership.close();
+      await members.close();
+      connection.close();
+    },
+  };
+}

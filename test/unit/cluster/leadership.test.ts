@@ -1,0 +1,89 @@
+// The leadership probe on a fake connection and a fake clock: one failed probe is retried at once
+// (the client may reach another member), two in a row mean no known leader; LastContact counts
+// from the last good answer; leader and peers come from the member list as host:port.
+import { describe, expect, it } from 'vitest';
+import { EtcdLeadership } from '../../../src/cluster/leadership.js';
+import { FakeClock } from '../../../src/core/clock.js';
+import { silentLogger } from '../../../src/core/log.js';
+import type { EtcdConnection, EtcdMember, EtcdStatus } from '../../../src/state/etcd-client.js';
+
+class FakeEtcd {
+  answer: () => Promise<EtcdStatus> = () => Promise.resolve({ memberId: '1', leaderId: '2' });
+  list: EtcdMember[] = [
+    { id: '1', name: 'e1', clientUrls: ['http://127.0.0.1:2379'] },
+    { id: '2', name: 'e2', clientUrls: ['http://127.0.0.2:2379', 'http://10.0.0.2:2379'] },
+  ];
+  probes = 0;
+  connection(): EtcdConnection {
+    return {
+      status: () => {
+        this.probes++;
+        return this.answer();
+      },
+      members: () => Promise.resolve(this.list),
+    } as unknown as EtcdConnection;
+  }
+}
+
+const settle = () => new Promise((r) => setImmediate(r));
+
+async function setup() {
+  const etcd = new FakeEtcd();
+  const clock = new FakeClock(1_000_000);
+  const leadership = new EtcdLeadership({ connection: etcd.connection(), clock, log: silentLogger, intervalMs: 500, deadlineMs: 600 });
+  await leadership.start();
+  return { etcd, clock, leadership };
+}
+
+describe('EtcdLeadership', () => {
+  it('knows the leader while etcd answers, and names it host:port', async () => {
+    const { leadership } = await setup();
+    expect([leadership.knownLeader, leadership.lastContactMs]).toEqual([true, 0]);
+    expect(await leadership.leader()).toBe('127.0.0.2:2379');
+    expect(await leadership.peers()).toEqual(['127.0.0.1:2379', '127.0.0.2:2379']);
+    leadership.close();
+  });
+
+  it('loses the leader after two failed probes in a row, and counts LastContact from the last answer', async () => {
+    const { etcd, clock, leadership } = await setup();
+    etcd.answer = () => Promise.reject(new Error('deadline exceeded'));
+    clock.advance(500);
+    await settle();
+    expect(leadership.knownLeader).toBe(true); // one failure: retried at once
+    clock.advance(0);
+    await settle();
+    expect(leadership.knownLeader).toBe(false);
+    clock.advance(500);
+    await settle();
+    expect(leadership.lastContactMs).toBe(1_000);
+    expect(await leadership.leader()).toBe('');
+    expect(await leadership.peers()).toEqual(['127.0.0.1:2379', '127.0.0.2:2379']); // the last list etcd gave
+
+    etcd.answer = () => Promise.resolve({ memberId: '1', leaderId: '1' });
+    clock.advance(500);
+    await settle();
+    expect([leadership.knownLeader, leadership.lastContactMs]).toEqual([true, 0]);
+    expect(await leadership.leader()).toBe('127.0.0.1:2379');
+    leadership.close();
+  });
+
+  it('counts a member that knows no leader (leader 0) as a failed probe', async () => {
+    const { etcd, clock, leadership } = await setup();
+    etcd.answer = () => Promise.resolve({ memberId: '1', leaderId: '0' });
+    clock.advance(500);
+    await settle();
+    clock.advance(0);
+    await settle();
+    expect(leadership.knownLeader).toBe(false);
+    leadership.close();
+  });
+
+  it('stops probing once closed', async () => {
+    const { etcd, clock, leadership } = await setup();
+    leadership.close();
+    const before = etcd.probes;
+    clock.advance(5_000);
+    await settle();
+    expect(etcd.probes).toBe(before);
+  });
+});
