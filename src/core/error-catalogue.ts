@@ -218,7 +218,3 @@ export type CodeTaking<P extends string> = {
   [C in ErrorCode]: [PlaceholderOf<C>] extends [P] ? ([P] extends [PlaceholderOf<C>] ? C : never) : never;
 }[ErrorCode];
 
-/** The codes of one kind: the legacy helpers `invalid()` and `notFound()` accept only these. */
-export type CodeOfKind<K extends ErrorKind> = {
-  [C in ErrorCode]: (typeof ERROR_CATALOGUE)[C]['kind'] extends K ? C : never;
-}[ErrorCode];

@@ -3,14 +3,13 @@
 // only the HTTP layer maps a kind to a status.
 import {
   ERROR_CATALOGUE,
-  type CodeOfKind,
   type ErrorCode,
   type ErrorKind,
   type PlaceholderOf,
   type TemplateValue,
 } from './error-catalogue.js';
 
-export type { CodeOfKind, CodeTaking, ErrorCode, ErrorKind, TemplateValue } from './error-catalogue.js';
+export type { CodeTaking, ErrorCode, ErrorKind, TemplateValue } from './error-catalogue.js';
 
 export class AgentError extends Error {
   override readonly name = 'AgentError';
@@ -18,18 +17,10 @@ export class AgentError extends Error {
   readonly kind: ErrorKind;
 
   /** An error whose message is already rendered (a subclass, or one rebuilt from a worker's data); the kind is the catalogue's. */
-  constructor(code: ErrorCode, message: string, options?: ErrorOptions);
-  /**
-   * @deprecated Raise `agentError(code, params)` instead: the catalogue holds the kind and the
-   * message. Kept so that files rewritten in parallel still compile; the lead converts the remaining
-   * sites after merging.
-   */
-  constructor(code: ErrorCode, kind: ErrorKind, message: string, options?: ErrorOptions);
-  constructor(code: ErrorCode, kindOrMessage: string, messageOrOptions?: string | ErrorOptions, options?: ErrorOptions) {
-    const legacy = typeof messageOrOptions === 'string';
-    super(legacy ? messageOrOptions : kindOrMessage, legacy ? options : messageOrOptions);
+  constructor(code: ErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
     this.code = code;
-    this.kind = legacy ? (kindOrMessage as ErrorKind) : ERROR_CATALOGUE[code].kind;
+    this.kind = ERROR_CATALOGUE[code].kind;
   }
 }
 
@@ -83,17 +74,5 @@ export function renderMessage(code: ErrorCode, params?: Readonly<Record<string, 
   }
   return out;
 }
-
-/**
- * @deprecated Raise `agentError(code, params)` instead. Kept so that files rewritten in parallel
- * still compile; the lead converts the remaining sites after merging.
- */
-export const invalid = (code: CodeOfKind<'invalid'>, message: string): AgentError => new AgentError(code, 'invalid', message);
-
-/**
- * @deprecated Raise `agentError(code, params)` instead. Kept so that files rewritten in parallel
- * still compile; the lead converts the remaining sites after merging.
- */
-export const notFound = (code: CodeOfKind<'not-found'>, message = ''): AgentError => new AgentError(code, 'not-found', message);
 
 export const isAgentError = (err: unknown): err is AgentError => err instanceof AgentError;

@@ -9,7 +9,7 @@
 // are not shared with every agent. `<prefix>private/` holds what only server agents may read (the
 // CA keys; etcd RBAC enforces it, docs/cluster-security.md) and `<prefix>sign/` the leaf signing
 // requests of client agents and the servers' responses.
-import { AgentError } from '../core/errors.js';
+import { agentError } from '../core/errors.js';
 
 export type ParsedKey =
   | { readonly kind: 'row'; readonly table: string; readonly key: string }
@@ -69,6 +69,6 @@ export class EtcdKeyLayout {
 
 function checkTable(table: string): string {
   // The table is the path segment before the row key, so it cannot hold the separator.
-  if (table.includes('/')) throw new AgentError('STATE_INVALID_OP', 'invalid', `table name ${JSON.stringify(table)} contains "/"`);
+  if (table.includes('/')) throw agentError('STATE_INVALID_OP', { detail: `table name ${JSON.stringify(table)} contains "/"` });
   return table;
 }

@@ -10,7 +10,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { CaMaterial } from './signing-protocol.js';
 import type { CaConfig } from '../../config/types.js';
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import { AgentError, agentError, invalid } from '../../core/errors.js';
+import { agentError, type AgentError } from '../../core/errors.js';
 import { generateId } from '../../core/ids.js';
 import type { Logger } from '../../core/log.js';
 import type { Row, StateStore, WriteOp } from '../../state/types.js';
@@ -105,7 +105,7 @@ interface NewRoot {
   readonly row: StoredRoot;
 }
 
-const notInitialized = (): AgentError => new AgentError('CA_NOT_INITIALIZED', 'internal', 'CA has not finished initializing');
+const notInitialized = (): AgentError => agentError('CA_NOT_INITIALIZED');
 
 export class CaManager {
   private readonly keys: CaKeyStore;
@@ -181,6 +181,30 @@ export class CaManager {
   /** The roots' own index: the roots table's. */
   rootsIndex(): number {
     return this.o.store.tableIndex(ROOTS_TABLE);
+  }
+
+  /**
+   * Resolves once this agent's view holds the roots at `index` or later, or after `withinMs`: a
+   * client agent that saw a rotation first asks for a leaf of the new root (remote-signer.ts).
+   */
+  rootsReached(index: number, withinMs: number): Promise<void> {
+    if (this.rootsIndex() >= index) return Promise.resolve();
+    return new Promise((resolve) => {
+      let cancel = (): void => {};
+      const timer = this.o.clock.setTimer(withinMs, () => {
+        cancel();
+        resolve();
+      });
+      const check = (): void => {
+        if (this.rootsIndex() >= index) {
+          timer.cancel();
+          resolve();
+          return;
+        }
+        cancel = this.o.store.watchOnce({ table: ROOTS_TABLE }, check);
+      };
+      check();
+    });
   }
 
   /** The current roots, rebuilt only when the roots table changed. Throws if the store does. */
@@ -299,7 +323,7 @@ export class CaManager {
     const now = this.o.clock.now();
     if (provider.rootCert !== undefined) {
       const der = pemBlocks(provider.rootCert, 'CERTIFICATE')[0];
-      if (der === undefined) throw invalid('CA_BAD_CERT', 'error parsing root cert: no PEM certificate found');
+      if (der === undefined) throw agentError('CA_BAD_CERT', { detail: 'no PEM certificate found' });
       const key = parsePrivateKey(provider.privateKey ?? '');
       createIssuer(key, der); // checks that the key belongs to the certificate
       return { key, der, row: this.rootRow(der, key, clusterId) };
@@ -363,11 +387,11 @@ export class CaManager {
   }
 
   private async applyUpdate(update: ConfigurationUpdate): Promise<void> {
-    if (update.provider !== 'consul') throw invalid('CA_UNKNOWN_PROVIDER', `unknown CA provider ${JSON.stringify(update.provider)}`);
+    if (update.provider !== 'consul') throw agentError('CA_UNKNOWN_PROVIDER', { provider: update.provider });
     const state = update.state;
     if (state !== null && state !== undefined && !(typeof state === 'object' && Object.keys(state).length === 0)) {
       // The built-in provider keeps no state, so any non-empty State differs from the stored one.
-      throw invalid('CA_STATE_READ_ONLY', 'Provider State is read-only. It must be omitted or identical to the current value');
+      throw agentError('CA_STATE_READ_ONLY');
     }
     const next = parseProviderConfig(update.config);
     const configRow = this.config();
@@ -428,7 +452,7 @@ export class CaManager {
 
   private async commitOrConflict(ops: readonly WriteOp[]): Promise<void> {
     const result = await this.o.store.commit(ops);
-    if (!result.ok) throw new AgentError('CA_CONFIG_CONFLICT', 'conflict', 'CA configuration changed concurrently; try again');
+    if (!result.ok) throw agentError('CA_CONFIG_CONFLICT');
   }
 
   /**

@@ -3,9 +3,8 @@
 // then fails with Consul's text, which the HTTP layer answers as 429. Limits are read on every
 // call, so a CA configuration change applies at once.
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import { AgentError } from '../../core/errors.js';
+import { agentError, type AgentError } from '../../core/errors.js';
 
-export const RATE_LIMITED_MESSAGE = 'Rate limit reached, try again later';
 
 /** Consul's wait for a token before giving up. */
 const MAX_WAIT_MS = 500;
@@ -17,7 +16,7 @@ export interface CsrLimits {
 
 export type Release = () => void;
 
-const rateLimited = (): AgentError => new AgentError('CSR_RATE_LIMITED', 'rate-limited', RATE_LIMITED_MESSAGE);
+const rateLimited = (): AgentError => agentError('CSR_RATE_LIMITED');
 const NOOP: Release = () => {};
 
 interface Queued {

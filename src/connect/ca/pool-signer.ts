@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { CA_UNKNOWN, GENERATE_KEYS, MAX_BATCH, SCHEDULING_POLICY, SIGN_LEAVES, type GeneratedKey, type LeafResult, type LeafTask, type SignerWorkerData, type SigningPriority, type SigningThreadReport } from './signing-protocol.js';
-import { AgentError } from '../../core/errors.js';
+import { agentError, type AgentError } from '../../core/errors.js';
 import { leafTask, resultToMaterial, type CertSigner, type KeyGenerator, type SignTask, type SignedMaterial } from './signer.js';
 
 export interface PoolSignerOptions {
@@ -195,5 +195,5 @@ export class PoolSigner implements CertSigner, KeyGenerator {
 }
 
 function unavailable(message: string, cause?: unknown): AgentError {
-  return new AgentError('CA_SIGNER_UNAVAILABLE', 'unavailable', message, cause === undefined ? undefined : { cause });
+  return agentError('CA_SIGNER_UNAVAILABLE', { detail: message, cause });
 }

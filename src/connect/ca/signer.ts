@@ -1,7 +1,7 @@
 // The signer the CA manager needs (declared by its consumer), the mapping of a worker's result
 // to an AgentError, and an in-process implementation for tests and single-threaded use.
 import { CA_UNKNOWN, type CaMaterial, type GeneratedKey, type LeafResult, type LeafTask } from './signing-protocol.js';
-import { AgentError, type ErrorKind } from '../../core/errors.js';
+import { AgentError, agentError } from '../../core/errors.js';
 import { generateKeyMaterial, LeafWork } from './leaf-work.js';
 
 /** A leaf to sign: the worker protocol's task, with the CA material always at hand. */
@@ -25,8 +25,6 @@ export interface CertSigner {
   close(): Promise<void>;
 }
 
-const KIND_OF_CODE: Readonly<Record<string, ErrorKind>> = { CA_BAD_CSR: 'invalid' };
-
 /**
  * The task as sent to a worker: the CA by ID, with its material only when asked for. Fields are
  * written out (no rest/spread) so every task has one hidden class and clones along one path.
@@ -39,7 +37,10 @@ export function leafTask(task: SignTask, withCa: boolean): LeafTask {
 /** Rebuilds a worker's failure as the AgentError it was (codes survive; classes do not). */
 export function resultToMaterial(result: LeafResult): SignedMaterial {
   if (result.ok) return { certPem: result.certPem, privateKeyPem: result.privateKeyPem, notBefore: result.notBefore, notAfter: result.notAfter };
-  throw new AgentError(result.code, KIND_OF_CODE[result.code] ?? 'internal', result.message);
+  // Only the request's own fault (a URI the CA refuses) is the caller's; anything else a signing
+  // thread reports is a fault of ours, whatever its code would mean on the main thread.
+  if (result.code === 'CA_BAD_CSR') throw new AgentError(result.code, result.message);
+  throw agentError('CA_SIGN_FAILED', { detail: `${result.code}: ${result.message}` });
 }
 
 /** Signs on the calling thread; same code path as a worker, minus the thread. */

@@ -6,7 +6,7 @@
 // Guarded by bench/micro/leaf-issue.ts.
 import { createHash, createPrivateKey, createPublicKey, generateKeyPair, sign, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import { AgentError } from '../../core/errors.js';
+import { AgentError, agentError } from '../../core/errors.js';
 import * as der from './der.js';
 import { toPem } from './encoding.js';
 import { generateP256KeyPair, type P256KeyPair } from './p256.js';
@@ -71,7 +71,7 @@ export function keyIdOf(spki: Uint8Array): Buffer {
 export async function generateCaKey(spec: KeySpec): Promise<KeyObject> {
   if (spec.type === 'rsa') return (await generateKeyPairAsync('rsa', { modulusLength: spec.bits })).privateKey;
   const namedCurve = CURVE_OF_BITS[spec.bits];
-  if (namedCurve === undefined) throw new AgentError('CA_BAD_KEY', 'invalid', `unsupported EC key length ${spec.bits}`);
+  if (namedCurve === undefined) throw agentError('CA_BAD_KEY', { detail: `unsupported EC key length ${spec.bits}` });
   return (await generateKeyPairAsync('ec', { namedCurve })).privateKey;
 }
 
@@ -80,7 +80,7 @@ export function keySpecOf(key: KeyObject): KeySpec {
   const details = key.asymmetricKeyDetails ?? {};
   if (key.asymmetricKeyType === 'rsa') return { type: 'rsa', bits: details.modulusLength ?? 0 };
   if (key.asymmetricKeyType === 'ec') return { type: 'ec', bits: BITS_OF_CURVE[details.namedCurve ?? ''] ?? 0 };
-  throw new AgentError('CA_BAD_KEY', 'invalid', `unsupported CA key type ${key.asymmetricKeyType ?? 'unknown'}`);
+  throw agentError('CA_BAD_KEY', { detail: `unsupported CA key type ${key.asymmetricKeyType ?? 'unknown'}` });
 }
 
 /** A CA private key as PEM: SEC1 `EC PRIVATE KEY` or PKCS#1 `RSA PRIVATE KEY`, as Consul stores them. */
@@ -95,7 +95,7 @@ export function parsePrivateKey(pem: string): KeyObject {
     return key;
   } catch (err) {
     if (err instanceof AgentError) throw err;
-    throw new AgentError('CA_BAD_KEY', 'invalid', `error parsing private key: ${(err as Error).message}`);
+    throw agentError('CA_BAD_KEY', { detail: `error parsing private key: ${(err as Error).message}` });
   }
 }
 
@@ -131,7 +131,7 @@ export interface ParsedCertificate {
 }
 
 function badCert(message: string): AgentError {
-  return new AgentError('CA_BAD_CERT', 'invalid', `error parsing root cert: ${message}`);
+  return agentError('CA_BAD_CERT', { detail: message });
 }
 
 /** Reads the fields the CA uses from a certificate's DER; throws CA_BAD_CERT when malformed. */
@@ -255,7 +255,7 @@ export interface Issuer {
 export function createIssuer(key: KeyObject, certDer: Buffer): Issuer {
   const cert = parseCertificate(certDer);
   const spki = createPublicKey(key).export({ type: 'spki', format: 'der' });
-  if (!spki.equals(cert.spki)) throw new AgentError('CA_KEY_MISMATCH', 'invalid', 'private key does not match the root certificate');
+  if (!spki.equals(cert.spki)) throw agentError('CA_KEY_MISMATCH');
   const keyId = signingKeyIdOf(cert);
   const { algorithm, hash } = signatureOf(key);
   return { key, cert, keyId, algorithm, hash, authorityKeyIdExtension: authorityKeyId(keyId) };
@@ -295,7 +295,7 @@ export function leafKeyPem(key: LeafKey): string {
 
 /** A SPIFFE ID the CA will not sign, with the code and texts Consul's CA uses for it. */
 function refusedId(message: string): AgentError {
-  return new AgentError('CA_BAD_CSR', 'invalid', message);
+  return agentError('CA_BAD_CSR', { detail: message });
 }
 
 export interface SignedLeaf {
@@ -332,7 +332,7 @@ export function signLeaf(issuer: Issuer, t: LeafTemplate): SignedLeaf {
     throw refusedId(`SPIFFE ID in CSR from a different datacenter: ${id.datacenter}, we are ${t.datacenter}`);
   }
   if (issuer.cert.notAfter <= t.nowMs) {
-    throw new AgentError('CA_ROOT_EXPIRED', 'internal', `root expired: valid until ${new Date(issuer.cert.notAfter).toISOString()}`);
+    throw agentError('CA_ROOT_EXPIRED', { notAfter: new Date(issuer.cert.notAfter).toISOString() });
   }
   const notBefore = Math.floor(t.nowMs / 1000) * 1000 - 60_000;
   const notAfter = notBefore + Math.floor(t.ttlMs / 1000) * 1000;

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../../src/core/error-catalogue.js';
-import { AgentError, agentError, invalid, isAgentError, notFound, renderMessage } from '../../../src/core/errors.js';
+import { AgentError, agentError, isAgentError, renderMessage } from '../../../src/core/errors.js';
 import { STATUS_BY_KIND } from '../../../src/http/reply.js';
 import { LeafWork } from '../../../src/connect/ca/leaf-work.js';
 
@@ -72,8 +72,8 @@ describe('agentError', () => {
       () => agentError('ACL_TOKEN_NOT_FOUND'),
       // @ts-expect-error the parameter is accessorId, not id
       () => agentError('ACL_TOKEN_NOT_FOUND', { id: 'x' }),
-      // @ts-expect-error invalid() takes only codes of kind invalid
-      () => invalid('STORE_CLOSED', 'state store is closed'),
+      // @ts-expect-error a kind is the catalogue's, never the raise site's
+      () => new AgentError('STORE_CLOSED', 'invalid', 'state store is closed'),
     ];
     expect(wrong).toHaveLength(4);
   });
@@ -111,27 +111,6 @@ describe('AgentError', () => {
     expect(isAgentError({ code: 'KV_MISSING_KEY', kind: 'invalid', message: 'y' })).toBe(false);
     expect(isAgentError(undefined)).toBe(false);
     expect(isAgentError('Permission denied')).toBe(false);
-  });
-});
-
-describe('the legacy forms (until the remaining raise sites are converted)', () => {
-  it('new AgentError(code, kind, message, options) keeps the kind it is given', () => {
-    const cause = new Error('disk full');
-    const err = new AgentError('CA_SIGN_FAILED', 'internal', 'write failed', { cause });
-    expect(err).toMatchObject({ code: 'CA_SIGN_FAILED', kind: 'internal', message: 'write failed' });
-    expect(err.cause).toBe(cause);
-  });
-
-  it('invalid() and notFound() make errors of their kind; notFound defaults to an empty message', () => {
-    expect(invalid('KV_MISSING_KEY', 'Missing key name')).toMatchObject({ code: 'KV_MISSING_KEY', kind: 'invalid', message: 'Missing key name' });
-    expect(notFound('INTENTION_NOT_FOUND')).toMatchObject({ code: 'INTENTION_NOT_FOUND', kind: 'not-found', message: '' });
-  });
-
-  it('every remaining `new AgentError(code, kind, …)` site passes the kind the catalogue declares', () => {
-    const sites = sourceFiles(['src', 'workers']).flatMap((file) =>
-      [...readFileSync(file, 'utf8').matchAll(/new AgentError\('([A-Z0-9_]+)', '([a-z-]+)'/g)].map((m) => ({ file, code: m[1] as ErrorCode, kind: m[2] })),
-    );
-    for (const site of sites) expect(`${site.file}: ${site.code} ${site.kind}`).toBe(`${site.file}: ${site.code} ${ERROR_CATALOGUE[site.code].kind}`);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AgentError, type ErrorKind } from '../../../src/core/errors.js';
+import { ERROR_CATALOGUE } from '../../../src/core/error-catalogue.js';
+import { AgentError, type ErrorCode, type ErrorKind } from '../../../src/core/errors.js';
 import { cleanPath, decodePathRest, errorReply, methodReply, redirectReply, unmatchedPathReply } from '../../../src/http/dispatch.js';
 import { compileRoutes } from '../../../src/http/routes.js';
 import { recordingLogger, testGate } from './support.js';
@@ -106,6 +107,13 @@ describe('cleanPath (Go path.Clean, trailing slash kept)', () => {
   });
 });
 
+/** Any catalogue code of `kind`: errorReply reads only the error's kind and message. */
+function codeOfKind(kind: ErrorKind): ErrorCode {
+  const entry = Object.entries(ERROR_CATALOGUE).find(([, spec]) => spec.kind === kind);
+  if (entry === undefined) throw new Error(`no catalogue code of kind ${kind}`);
+  return entry[0] as ErrorCode;
+}
+
 describe('errorReply', () => {
   const cases: [ErrorKind, number][] = [
     ['invalid', 400],
@@ -121,7 +129,7 @@ describe('errorReply', () => {
 
   it.each(cases)('AgentError of kind %s → %d with its message as plain text', (kind, status) => {
     const log = recordingLogger();
-    const reply = errorReply(new AgentError('BODY_DECODE', kind, `message for ${kind}`), log, '/v1/kv/x');
+    const reply = errorReply(new AgentError(codeOfKind(kind), `message for ${kind}`), log, '/v1/kv/x');
     expect(reply).toEqual({ status, body: `message for ${kind}`, contentType: TEXT });
     if (status >= 500) {
       expect(log.entries).toHaveLength(1);

@@ -3,7 +3,7 @@ import type { Identity } from '../../../src/acl/identity.js';
 import { agentErrorOf } from '../../support/errors.js';
 import { guard } from '../../../src/http/guard.js';
 import type { Reply } from '../../../src/http/reply.js';
-import { invalid } from '../../../src/core/errors.js';
+import { agentError } from '../../../src/core/errors.js';
 import type { ApiRequest } from '../../../src/http/request.js';
 import { parsedMethod, type MethodSpec, type ParsedMethodSpec } from '../../../src/http/routes.js';
 import { request, testGate } from './support.js';
@@ -122,7 +122,7 @@ describe('guard: the parse phase', () => {
 
   it('a parse error is answered before the token is looked at or the ACL function runs', () => {
     const { spec, log } = recording(() => {
-      throw invalid('BODY_DECODE', 'Request decode failed: EOF');
+      throw agentError('BODY_DECODE', { prefix: 'Request decode failed', detail: 'EOF' });
     });
     const err = agentErrorOf(() => guard(spec, testGate(), false)(withToken('unknown')));
     expect([err.kind, err.message]).toEqual(['invalid', 'Request decode failed: EOF']);
