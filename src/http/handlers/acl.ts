@@ -7,7 +7,7 @@ import { ACL_POLICIES, ACL_TOKENS, type StoredToken } from '../../acl/model.js';
 import type { AclPolicies } from '../../acl/policies.js';
 import { AclTokens, type TokenFilter } from '../../acl/tokens.js';
 import { agentError } from '../../core/errors.js';
-import { DEFAULT_NAMESPACE, resolveNamespace } from '../../core/namespace.js';
+import { DEFAULT_NAMESPACE } from '../../core/namespace.js';
 import type { Row, StateStore, WatchTarget } from '../../state/types.js';
 import {
   parseBlockingParams,
@@ -16,7 +16,7 @@ import {
   type BlockingQueries,
 } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
-import { requestNamespaces } from '../namespace.js';
+import { requestNamespace as namespaceOf } from '../namespace.js';
 import { jsonReply, textReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 import type { AclRequirement, Outcome, Permission, Route } from '../routes.js';
@@ -71,7 +71,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
   };
 
   const createToken = async (req: ApiRequest, identity: Identity): Promise<Reply> => {
-    const row = await tokens.create(decodeTokenBody(req.body), requestNamespace(req, identity));
+    const row = await tokens.create(decodeTokenBody(req.body), newTokenNamespace(req, identity));
     return jsonReply(tokens.view(row, true), req.pretty);
   };
 
@@ -90,7 +90,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     let row: Row<StoredToken>;
     if (rest.endsWith(CLONE_SUFFIX)) row = await tokens.clone(rest.slice(0, -CLONE_SUFFIX.length), input.Description);
     // Consul treats a PUT with no AccessorID anywhere as a create.
-    else if (rest === '' && !input.AccessorID) row = await tokens.create(input, requestNamespace(req, identity));
+    else if (rest === '' && !input.AccessorID) row = await tokens.create(input, newTokenNamespace(req, identity));
     else row = await tokens.update(rest, input);
     return jsonReply(tokens.view(row, true), req.pretty);
   };
@@ -110,7 +110,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
       role: query.get('role'),
       authMethod: query.get('authmethod'),
       serviceName: query.get('servicename'),
-      namespace: resolveNamespace(requestNamespaces(req), undefined),
+      namespace: namespaceOf(req, undefined, undefined),
     };
     AclTokens.checkFilter(filter);
     const reveal = canSeeSecrets(identity);
@@ -216,8 +216,8 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
 }
 
 /** A new token's namespace when its body names none (docs/decisions.md D2; the domain applies the body's): ?ns, header, the caller's token, default. */
-function requestNamespace(req: ApiRequest, identity: Identity): string {
-  return resolveNamespace({ ...requestNamespaces(req), token: identity.namespace }, DEFAULT_NAMESPACE);
+function newTokenNamespace(req: ApiRequest, identity: Identity): string {
+  return namespaceOf(req, identity.namespace, DEFAULT_NAMESPACE);
 }
 
 /** Consul registers /v1/acl/token/self for GET only. */

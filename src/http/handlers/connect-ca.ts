@@ -6,7 +6,7 @@ import type { Counter, Metrics } from '../../core/metrics.js';
 import type { Identity } from '../../acl/identity.js';
 import type { Clock } from '../../core/clock.js';
 import { agentError, type AgentError } from '../../core/errors.js';
-import { DEFAULT_NAMESPACE, resolveNamespace } from '../../core/namespace.js';
+import { DEFAULT_NAMESPACE } from '../../core/namespace.js';
 import type { CaManager } from '../../connect/ca/ca-manager.js';
 import { rfc3339 } from '../../connect/ca/encoding.js';
 import type { CachedLeaf, LeafManager } from '../../connect/ca/leaf-manager.js';
@@ -18,7 +18,7 @@ import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import { jsonObjectDecoder } from '../body.js';
 import type { BrandHeaders } from '../brand.js';
 import { Uint64 } from '../../core/go-json.js';
-import { requestNamespaces } from '../namespace.js';
+import { requestNamespace } from '../namespace.js';
 import { encodeJson } from '../json.js';
 import { EMPTY_OK, JSON_TYPE, jsonReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
@@ -220,7 +220,7 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
     const service = req.rest;
     if (service === '') throw agentError('LEAF_MISSING_SERVICE');
     const params = parseBlockingParams(req.query, deps.limits, deps.random);
-    const namespace = resolveNamespace({ ...requestNamespaces(req), token: identity.namespace }, DEFAULT_NAMESPACE);
+    const namespace = requestNamespace(req, identity.namespace, DEFAULT_NAMESPACE);
     const pretty = req.pretty;
     const render = (a: { leaf: CachedLeaf; hit: boolean }): Reply => {
       (a.hit ? leafCache.hit : leafCache.miss).inc();

@@ -5,9 +5,9 @@ import type { Identity } from '../../acl/identity.js';
 import type { IndexedIntention } from '../../connect/intentions/index.js';
 import type { StoredIntention } from '../../connect/intentions/model.js';
 import { agentError } from '../../core/errors.js';
-import { DEFAULT_NAMESPACE, resolveNamespace } from '../../core/namespace.js';
+import { DEFAULT_NAMESPACE } from '../../core/namespace.js';
 import type { Row } from '../../state/types.js';
-import { requestNamespaces } from '../namespace.js';
+import { requestNamespace } from '../namespace.js';
 import type { ApiRequest } from '../request.js';
 
 export interface ServiceRef {
@@ -23,7 +23,7 @@ export const FILTER_MAPS: ReadonlySet<string> = new Set(['Meta']);
 
 /** The default namespace of a name without one: `?ns`, the namespace header, the token's, `default`. */
 export function defaultNamespace(req: ApiRequest, identity: Identity): string {
-  return resolveNamespace({ ...requestNamespaces(req), token: identity.namespace }, DEFAULT_NAMESPACE);
+  return requestNamespace(req, identity.namespace, DEFAULT_NAMESPACE);
 }
 
 /**

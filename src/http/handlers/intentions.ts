@@ -12,11 +12,10 @@ import { assertValidIntention, normalizeIntention, type IntentionInput } from '.
 import { compileFilter, type Predicate } from '../../core/bexpr.js';
 import { agentError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
-import { resolveNamespace } from '../../core/namespace.js';
 import type { BlockingLimits, BlockingQueries, WatchedRead } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
-import { requestNamespaces } from '../namespace.js';
+import { requestNamespace } from '../namespace.js';
 import { JSON_TYPE, jsonReply, textReply, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 import type { AclRequirement, Outcome, Route } from '../routes.js';
@@ -88,7 +87,7 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     if (filterText) predicate = compileFilter(filterText, FILTER_FIELDS, FILTER_MAPS);
     const pretty = req.pretty;
     // A namespace asked for (?ns or the header) scopes the list to destinations in it; `*` or none: all.
-    const scope = resolveNamespace(requestNamespaces(req), '*');
+    const scope = requestNamespace(req, undefined, '*');
     return changeAware(req, () => {
       const all = intentions.current().all;
       const readable = all.filter((e) => (scope === '*' || e.row.value.DestinationNS === scope) && canRead(identity, e.row.value));

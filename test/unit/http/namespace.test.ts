@@ -1,6 +1,6 @@
 // The namespace steps an HTTP request carries: `?ns` and the namespace header, absent when not sent.
 import { describe, expect, it } from 'vitest';
-import { requestNamespaces } from '../../../src/http/namespace.js';
+import { requestNamespace, requestNamespaces } from '../../../src/http/namespace.js';
 import { request } from './support.js';
 
 describe('requestNamespaces', () => {
@@ -12,5 +12,15 @@ describe('requestNamespaces', () => {
     const { query, header } = requestNamespaces(request({ rawQuery: 'pretty' }));
     expect(query).toBeUndefined();
     expect(header).toBe('');
+  });
+});
+
+describe('requestNamespace', () => {
+  it('takes ?ns, then the header, then the token, then the fallback', () => {
+    expect(requestNamespace(request({ rawQuery: 'ns=q', namespaceHeader: 'h' }), 't', 'default')).toBe('q');
+    expect(requestNamespace(request({ namespaceHeader: 'h' }), 't', 'default')).toBe('h');
+    expect(requestNamespace(request({}), 't', 'default')).toBe('t');
+    expect(requestNamespace(request({}), undefined, '*')).toBe('*');
+    expect(requestNamespace(request({}), undefined, undefined)).toBeUndefined();
   });
 });
