@@ -1,84 +1,9 @@
 // The CA does its job: two services prove who they are to each other over mutual TLS (node:tls)
 // with leaves and roots fetched from the API, before and after a root rotation, including a client
 // that still holds only the old roots and one that holds only the new roots.
-import { X509Certificate } from 'node:crypto';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
-import { connect, createServer, type PeerCertificate, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
-
-interface Root {
-  RootCert: string;
-  Active: boolean;
-  IntermediateCerts: string[] | null;
-}
-interface Roots {
-  TrustDomain: string;
-  Roots: Root[];
-}
-interface Leaf {
-  CertPEM: string;
-  PrivateKeyPEM: string;
-  ServiceURI: string;
-  ModifyIndex: number;
-}
-
-/** The peer's SPIFFE ID: the one URI SAN of its leaf. */
-function uriOf(cert: PeerCertificate | X509Certificate): string {
-  const san = cert instanceof X509Certificate ? cert.subjectAltName : cert.subjectaltname;
-  return (san ?? '').replace(/^URI:/, '');
-}
-
-interface Handshake {
-  readonly serverSaw: string;
-  readonly clientSaw: string;
-  readonly echoed: string;
-}
-
-/**
- * One mutual-TLS exchange: `server` listens with its leaf and trusts `serverCa`; `client`
- * connects with its leaf and trusts `clientCa`. Both sides verify the peer chain and read the
- * peer's SPIFFE ID (there are no DNS names in mesh leaves, so hostname checks are replaced).
- */
-async function handshake(server: Leaf, serverCa: string[], client: Leaf, clientCa: string[]): Promise<Handshake> {
-  let serverSaw = '';
-  const tlsServer = createServer({ key: server.PrivateKeyPEM, cert: server.CertPEM, ca: serverCa, requestCert: true, rejectUnauthorized: true }, (socket) => {
-    serverSaw = uriOf(socket.getPeerCertificate());
-    socket.pipe(socket);
-  });
-  tlsServer.listen(0, '127.0.0.1');
-  await once(tlsServer, 'listening');
-  try {
-    const socket: TLSSocket = connect({
-      host: '127.0.0.1',
-      port: (tlsServer.address() as AddressInfo).port,
-      key: client.PrivateKeyPEM,
-      cert: client.CertPEM,
-      ca: clientCa,
-      rejectUnauthorized: true,
-      checkServerIdentity: (_host, cert) => (uriOf(cert) === server.ServiceURI ? undefined : new Error(`unexpected peer ${uriOf(cert)}`)),
-    });
-    await once(socket, 'secureConnect');
-    const clientSaw = uriOf(socket.getPeerCertificate());
-    socket.write('ping');
-    const [data] = (await once(socket, 'data')) as [Buffer];
-    socket.end();
-    return { serverSaw, clientSaw, echoed: data.toString() };
-  } finally {
-    tlsServer.close();
-  }
-}
-
-/** Resolves with the TLS error the client sees, or throws if the handshake succeeds. */
-async function handshakeError(server: Leaf, serverCa: string[], client: Leaf, clientCa: string[]): Promise<string> {
-  try {
-    await handshake(server, serverCa, client, clientCa);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-  }
-  throw new Error('handshake succeeded');
-}
+import { handshake, handshakeError, type Leaf, type Roots } from './support/mtls.js';
 
 describe('mutual TLS with the CA', () => {
   let agent: AgentProcess;

@@ -19,6 +19,8 @@ export interface ClusterCaOptions {
   readonly node: string;
   /** The agent's signing pool: a client's leaf keys are made off the event loop there. */
   readonly keys: KeyGenerator;
+  /** A client's roots index, sent with each signing request (remote-signer.ts). */
+  readonly rootsIndex: () => number;
   readonly log: Logger;
 }
 
@@ -33,7 +35,7 @@ export interface ClusterCa {
 export function clusterCa(o: ClusterCaOptions): ClusterCa {
   const channel = openEtcdSignChannel({ etcd: o.etcd, prefix: o.prefix, log: o.log });
   if (!o.server) {
-    const remote = new RemoteLeafSource({ channel, datacenter: o.datacenter, node: o.node, keys: o.keys });
+    const remote = new RemoteLeafSource({ channel, datacenter: o.datacenter, node: o.node, keys: o.keys, rootsIndex: o.rootsIndex });
     return { managerOptions: { role: 'client', remote }, serve: () => {}, close: () => channel.close() };
   }
   const keysRange = openEtcdPrivateRange({ etcd: o.etcd, prefix: o.prefix });

@@ -19,6 +19,8 @@ export interface SigningRequest {
   readonly Datacenter: string;
   /** The requesting agent's node name (for the server's log). */
   readonly Node: string;
+  /** The roots index the client's view holds: a server whose view is behind waits for it before signing. */
+  readonly RootsIndex?: number;
 }
 
 /** What a server answers. */
@@ -46,6 +48,8 @@ export interface SigningChannel {
 
 /** How long a client waits for a server: long enough for a busy server's queue, short of an HTTP client's patience. */
 export const DEFAULT_SIGN_DEADLINE_MS = 5_000;
+/** How long a server's view may lag the client's roots before it signs with what it has: well inside the client's deadline. */
+const ROOTS_CATCH_UP_MS = 2_000;
 
 export interface RemoteLeafSourceOptions {
   readonly channel: SigningChannel;
@@ -54,6 +58,8 @@ export interface RemoteLeafSourceOptions {
   readonly deadlineMs?: number | undefined;
   /** Makes the leaf key pairs: the agent's signing pool (PoolSigner), off the event loop. */
   readonly keys: KeyGenerator;
+  /** The roots index of the client's view, sent so that a leaf asked for after a rotation is signed by the new root. */
+  readonly rootsIndex?: (() => number) | undefined;
 }
 
 /** A client agent's LeafSource: the LeafManager's cache, renewal and blocking stay as they are. */
@@ -62,7 +68,14 @@ export class RemoteLeafSource implements LeafSource {
 
   async signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
     const key = await this.o.keys.generateKey();
-    const request: SigningRequest = { Namespace: namespace, Service: service, PublicKey: Buffer.from(key.spki).toString('base64'), Datacenter: this.o.datacenter, Node: this.o.node };
+    const request: SigningRequest = {
+      Namespace: namespace,
+      Service: service,
+      PublicKey: Buffer.from(key.spki).toString('base64'),
+      Datacenter: this.o.datacenter,
+      Node: this.o.node,
+      ...(this.o.rootsIndex === undefined ? {} : { RootsIndex: this.o.rootsIndex() }),
+    };
     const deadline = this.o.deadlineMs ?? DEFAULT_SIGN_DEADLINE_MS;
     let answer: unknown;
     try {
@@ -72,7 +85,7 @@ export class RemoteLeafSource implements LeafSource {
     }
     if (answer === undefined) throw agentError('CA_NO_SERVER', { detail: `no answer within ${deadline} ms` });
     const res = answer as SigningResponse;
-    if (!res.ok) throw new AgentError(res.code, res.kind, res.message);
+    if (!res.ok) throw new AgentError(res.code, res.message);
     return {
       serial: BigInt(res.Serial),
       serialNumber: res.SerialNumber,
@@ -101,6 +114,8 @@ export function serveSigningRequests(channel: SigningChannel, ca: CaManager, opt
       const spki = Buffer.from(req.PublicKey, 'base64');
       // Leaves carry P-256 keys (docs/decisions.md D14): anything else is refused, not signed.
       if (!isP256(spki)) throw agentError('CA_BAD_CSR', { detail: 'the public key is not a P-256 key' });
+      // The client's view may hold a rotation this server's view has not applied yet: sign with the new root.
+      if (typeof req.RootsIndex === 'number') await ca.rootsReached(req.RootsIndex, ROOTS_CATCH_UP_MS);
       const leaf = await ca.signPublicKey(req.Namespace, req.Service, spki);
       options.log.debug({ node: req.Node, uri: leaf.uri, serial: leaf.serialNumber }, 'signed a leaf for a client agent');
       return {

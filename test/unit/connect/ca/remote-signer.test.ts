@@ -1,13 +1,14 @@
 // A client agent's leaves signed by a server through a SigningChannel (here an in-memory one; the
 // etcd channel is exercised in test/cluster/): the key pair stays with the client, the server
-// builds the SPIFFE ID itself and refuses another datacenter or a key that is not P-256.
+// builds the SPIFFE ID itself and refuses another datacenter or a key that is not P-256; a server
+// whose view is behind the client's roots waits for them before signing.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { RemoteLeafSource, serveSigningRequests, type SigningChannel } from '../../../../src/connect/ca/remote-signer.js';
 import { LocalSigner } from '../../../../src/connect/ca/signer.js';
 import { silentLogger } from '../../../../src/core/log.js';
 import { CaManager } from '../../../../src/connect/ca/ca-manager.js';
-import { caFixture, DEFAULT_CA } from './support.js';
+import { caFixture, DEFAULT_CA, settle } from './support.js';
 
 /** Requests go straight to the one handler served, or get no answer when none is. */
 class MemoryChannel implements SigningChannel {
@@ -44,6 +45,34 @@ describe('remote signing', () => {
     await expect(new RemoteLeafSource({ channel, datacenter: 'dc2', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_BAD_CSR', kind: 'invalid' });
     const bogus = { generateKey: () => Promise.resolve({ spki: Buffer.from('not a key'), privateKeyPem: '' }) };
     await expect(new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: bogus }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_BAD_CSR' });
+  });
+
+  it('waits, on a server whose view is behind the client roots, for those roots before signing', async () => {
+    const { manager, clock } = await caFixture();
+    const channel = new MemoryChannel();
+    serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger });
+    // The client's view already holds the roots of a rotation this server has not applied.
+    const ahead = manager.rootsIndex() + 1;
+    const client = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: new LocalSigner(), rootsIndex: () => ahead });
+    let signed = false;
+    const leaf = client.signLeaf('default', 'web').finally(() => (signed = true));
+    await settle();
+    expect(signed).toBe(false);
+    await manager.updateConfiguration({ provider: 'consul', config: { PrivateKeyType: 'ec', PrivateKeyBits: 384 }, state: null, forceWithoutCrossSigning: false });
+    const active = manager.roots().roots.find((r) => r.value.Active)!.value;
+    expect(active.PrivateKeyBits).toBe(384);
+    expect((await leaf).signingKeyId).toBe(active.SigningKeyID);
+    expect(new X509Certificate((await leaf).certPem).verify(new X509Certificate(active.RootCert).publicKey)).toBe(true);
+
+    // Roots that never come: the server signs with what it has once the catch-up time is over.
+    const never = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: new LocalSigner(), rootsIndex: () => manager.rootsIndex() + 100 });
+    const timers = clock.pendingTimers;
+    signed = false;
+    const late = never.signLeaf('default', 'api').finally(() => (signed = true));
+    while (clock.pendingTimers === timers) await settle(); // the server is waiting
+    expect(signed).toBe(false);
+    clock.advance(2_000);
+    expect((await late).signingKeyId).toBe(active.SigningKeyID);
   });
 
   it('fails with CA_NO_SERVER (unavailable) when no server answers or the channel fails', async () => {
