@@ -1,5 +1,6 @@
 // Who this agent is: node, datacenter, addresses and build, as /v1/agent/self, /v1/agent/members
 // and /v1/status report it. The agent is a one-node cluster: its own server and leader.
+import type { MemberRecord } from './cluster/members.js';
 import type { AgentConfig } from './config/types.js';
 import { VERSION } from './version.js';
 
@@ -32,16 +33,7 @@ export function agentInfo(config: AgentConfig, nodeId: string, startedAt: Date):
 }
 
 /** What a member entry shows: this agent, or a cluster member read from etcd. */
-export interface MemberView {
-  readonly name: string;
-  readonly id: string;
-  readonly address: string;
-  readonly port: number;
-  readonly datacenter: string;
-  readonly server: boolean;
-  readonly version: string;
-  readonly aclsEnabled: boolean;
-}
+export type MemberView = MemberRecord;
 
 /** A lone agent as a member: its own server, at Consul's gossip port. */
 export function selfMember(info: AgentInfo): MemberView {

@@ -10,8 +10,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { readFileSync } from 'node:fs';
-import type { StoredIntention } from '../../src/connect/intentions/model.js';
-import { benchIntentions } from '../micro/authorize.js';
 import { AGENT_MISSING, agentBuilt } from '../support/agent.js';
 import { parseHttpBenchArgs, type HttpBenchArgs } from '../support/args.js';
 import { spawnServer, type ServerProcess } from '../support/child.js';
@@ -25,6 +23,7 @@ import { readCpuSeconds, readThreadPriorities, startCpuWatch } from '../support/
 import { waitForQuiet } from '../support/quiet.js';
 import { brief, formatTable, round, writeJson } from '../support/report.js';
 import { median } from '../support/stats.js';
+import { seedAgent } from './authorize.js';
 
 /** Below this the agent is starved rather than sharing: fair sharing gives about 0.5x. */
 const MIN_RATIO = 0.3;
@@ -120,23 +119,6 @@ async function startPinnedAgent(): Promise<ServerProcess> {
   }
 }
 
-/** Loads the 10,000 intentions of the authorize benches through the exact API, 32 writes in flight. */
-async function seed(port: number): Promise<void> {
-  const ops = benchIntentions();
-  let next = 0;
-  const writer = async (): Promise<void> => {
-    while (next < ops.length) {
-      const op = ops[next++];
-      if (op === undefined || op.op !== 'set') continue;
-      const x = op.value as StoredIntention;
-      const q = `source=${encodeURIComponent(`${x.SourceNS}/${x.SourceName}`)}&destination=${encodeURIComponent(`${x.DestinationNS}/${x.DestinationName}`)}`;
-      const res = await fetch(`http://${LOOPBACK}:${port}/v1/connect/intentions/exact?${q}`, { method: 'PUT', body: JSON.stringify({ Action: x.Action }) });
-      if (res.status !== 200) throw new Error(`seeding intentions: ${res.status} ${await res.text()}`);
-    }
-  };
-  await Promise.all(Array.from({ length: 32 }, writer));
-}
-
 async function measure(tool: LoadTool, host: Host, args: HttpBenchArgs): Promise<Sample> {
   // Wait for other jobs before the busy loop starts: once it runs, the machine is never quiet.
   if (args.quietWaitS > 0 && !(await waitForQuiet(args.quietWaitS * 1000))) {
@@ -146,7 +128,7 @@ async function measure(tool: LoadTool, host: Host, args: HttpBenchArgs): Promise
   let agent: ServerProcess | undefined;
   try {
     agent = await startPinnedAgent();
-    await seed(agent.port);
+    await seedAgent(agent.port);
     const request: LoadRequest = { url: `http://${LOOPBACK}:${agent.port}${AUTHORIZE_PATH}`, method: 'POST', body: BODY };
     const check = await probe(request.url, { method: 'POST', body: BODY });
     if (check.status !== 200) throw new Error(`POST ${request.url} answered ${check.status}: ${check.body.slice(0, 200)}`);

@@ -95,7 +95,7 @@ function requestFor(scenario: Scenario, port: number): LoadRequest {
 }
 
 /** Loads the 10,000 intentions through the exact API, 32 writes in flight. */
-async function seedAgent(port: number): Promise<void> {
+export async function seedAgent(port: number): Promise<void> {
   const ops = benchIntentions();
   let next = 0;
   const worker = async (): Promise<void> => {
