@@ -32,11 +32,11 @@ if bin=$(found); then
   echo "$bin"
   exit 0
 fi
-echo "etcd not found: installing Debian's etcd-server" >&2
+echo "etcd not found: installing Debian's etcd-server (and etcd-client, whose etcdctl the RBAC test uses)" >&2
 export DEBIAN_FRONTEND=noninteractive
-if ! apt-get install -y -q etcd-server >&2; then
+if ! apt-get install -y -q etcd-server etcd-client >&2; then
   apt-get update -q >&2
-  apt-get install -y -q etcd-server >&2
+  apt-get install -y -q etcd-server etcd-client >&2
 fi
 if bin=$(found); then
   echo "$bin"
