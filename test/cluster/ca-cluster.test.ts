@@ -3,9 +3,6 @@
 // across agents, the CA key outside the shared view, and leaves of a client agent (which holds no
 // key) signed by a server through etcd, proven by a mutual-TLS handshake.
 import { X509Certificate } from 'node:crypto';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
-import { connect, createServer, type PeerCertificate } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CaManager, type IssuedLeaf } from '../../src/connect/ca/ca-manager.js';
 import { EtcdKeyStore } from '../../src/connect/ca/etcd-key-store.js';
@@ -18,6 +15,7 @@ import { connectEtcd } from '../../src/state/etcd-client.js';
 import { openEtcdPrivateRange } from '../../src/state/etcd-private.js';
 import { openEtcdSignChannel } from '../../src/state/etcd-sign-channel.js';
 import { openEtcdStore, type EtcdStore } from '../../src/state/etcd-store.js';
+import { handshake, type LeafKeys } from '../integration/support/mtls.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { DEFAULT_CA } from '../unit/connect/ca/support.js';
 
@@ -156,8 +154,8 @@ describe('the CA on a shared etcd prefix', () => {
     expect(new X509Certificate(fromClient.certPem).verify(root.publicKey)).toBe(true);
     expect(new X509Certificate(fromClient.certPem).checkPrivateKey(await import('node:crypto').then((c) => c.createPrivateKey(fromClient.privateKeyPem)))).toBe(true);
     expect(client.ca.roots().activeRootId).toBe(server.ca.roots().activeRootId);
-    const seen = await handshake(fromServer, rootsOf(server), fromClient, rootsOf(client));
-    expect(seen).toEqual({ serverSaw: fromClient.uri, clientSaw: fromServer.uri });
+    const seen = await handshake(apiLeaf(fromServer), rootsOf(server), apiLeaf(fromClient), rootsOf(client));
+    expect(seen).toEqual({ serverSaw: fromClient.uri, clientSaw: fromServer.uri, echoed: 'ping' });
     // The client cannot change the CA, and has no key to lose.
     await expect(client.ca.updateConfiguration({ provider: 'consul', config: {}, state: null, forceWithoutCrossSigning: false })).rejects.toMatchObject({ code: 'CA_SERVER_ONLY' });
   });
@@ -190,35 +188,7 @@ describe('the CA on a shared etcd prefix', () => {
   });
 });
 
-function uriOf(cert: PeerCertificate): string {
-  return (cert.subjectaltname ?? '').replace(/^URI:/, '');
-}
-
-/** One mutual-TLS exchange; each side verifies the other's chain and reads its SPIFFE ID. */
-async function handshake(server: IssuedLeaf, serverCa: string[], client: IssuedLeaf, clientCa: string[]): Promise<{ serverSaw: string; clientSaw: string }> {
-  let serverSaw = '';
-  const tlsServer = createServer({ key: server.privateKeyPem, cert: server.certPem, ca: serverCa, requestCert: true, rejectUnauthorized: true }, (socket) => {
-    serverSaw = uriOf(socket.getPeerCertificate());
-    socket.end();
-  });
-  tlsServer.listen(0, '127.0.0.1');
-  await once(tlsServer, 'listening');
-  try {
-    const socket = connect({
-      host: '127.0.0.1',
-      port: (tlsServer.address() as AddressInfo).port,
-      key: client.privateKeyPem,
-      cert: client.certPem,
-      ca: clientCa,
-      rejectUnauthorized: true,
-      checkServerIdentity: (_host, cert) => (uriOf(cert) === server.uri ? undefined : new Error(`unexpected peer ${uriOf(cert)}`)),
-    });
-    await once(socket, 'secureConnect');
-    const clientSaw = uriOf(socket.getPeerCertificate());
-    await once(socket, 'end');
-    socket.destroy();
-    return { serverSaw, clientSaw };
-  } finally {
-    tlsServer.close();
-  }
+/** A leaf as the shared mutual-TLS helper takes it (the agent API's field names). */
+function apiLeaf(leaf: IssuedLeaf): LeafKeys {
+  return { CertPEM: leaf.certPem, PrivateKeyPEM: leaf.privateKeyPem, ServiceURI: leaf.uri };
 }

@@ -32,6 +32,9 @@ export function uriOf(cert: PeerCertificate | X509Certificate): string {
   return (san ?? '').replace(/^URI:/, '');
 }
 
+/** What a side of the handshake needs of its leaf. */
+export type LeafKeys = Pick<Leaf, 'CertPEM' | 'PrivateKeyPEM' | 'ServiceURI'>;
+
 export interface Handshake {
   readonly serverSaw: string;
   readonly clientSaw: string;
@@ -43,7 +46,7 @@ export interface Handshake {
  * connects with its leaf and trusts `clientCa`. Both sides verify the peer chain and read the
  * peer's SPIFFE ID (there are no DNS names in mesh leaves, so hostname checks are replaced).
  */
-export async function handshake(server: Leaf, serverCa: string[], client: Leaf, clientCa: string[]): Promise<Handshake> {
+export async function handshake(server: LeafKeys, serverCa: string[], client: LeafKeys, clientCa: string[]): Promise<Handshake> {
   let serverSaw = '';
   const tlsServer = createServer({ key: server.PrivateKeyPEM, cert: server.CertPEM, ca: serverCa, requestCert: true, rejectUnauthorized: true }, (socket) => {
     serverSaw = uriOf(socket.getPeerCertificate());
