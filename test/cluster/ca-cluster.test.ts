@@ -184,9 +184,22 @@ describe('the CA on a shared etcd prefix', () => {
     } finally {
       await member.start();
     }
-    await expect(client.ca.signLeaf('default', 'web')).resolves.toMatchObject({ uri: expect.stringContaining('/svc/web') });
+    // "Back" is once the server's signing watch has reconnected (its backoff), not the moment etcd
+    // answers again: ask until a server answers, each try bounded by the client's own deadline.
+    await expect(signOnceServed(() => client.ca.signLeaf('default', 'web'))).resolves.toMatchObject({ uri: expect.stringContaining('/svc/web') });
   });
 });
+
+/** The first signing a server answers; only CA_NO_SERVER (no server listening yet) is asked again, 30 times at most. */
+async function signOnceServed(sign: () => Promise<IssuedLeaf>): Promise<IssuedLeaf> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await sign();
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'CA_NO_SERVER' || attempt >= 30) throw err;
+    }
+  }
+}
 
 /** A leaf as the shared mutual-TLS helper takes it (the agent API's field names). */
 function apiLeaf(leaf: IssuedLeaf): LeafKeys {
