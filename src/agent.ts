@@ -19,6 +19,7 @@ import { agentRoutes } from './http/handlers/agent.js';
 import { authorizeRoutes } from './http/handlers/authorize.js';
 import { intentionsRoutes } from './http/handlers/intentions.js';
 import { kvRoutes } from './http/handlers/kv.js';
+import { KV_TABLE } from './kv/entries.js';
 import { connectCaRoutes, type ConnectCa } from './http/handlers/connect-ca.js';
 import { CaManager } from './connect/ca/ca-manager.js';
 import { LeafManager } from './connect/ca/leaf-manager.js';
@@ -32,6 +33,9 @@ import { resolveNodeId } from './node-id.js';
 import { openEmbeddedStore } from './state/embedded-store.js';
 import { etcdConnectionOptions, openClusterState, type ClusterState } from './cluster/open.js';
 import { clusterCa, type ClusterCa } from './connect/ca/cluster-ca.js';
+
+/** KV can be large: in a cluster it stays in etcd and each read goes there (docs/decisions.md D15). */
+const READ_THROUGH_TABLES = [KV_TABLE];
 
 export interface AgentOptions {
   readonly log?: Logger;
@@ -73,7 +77,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
 
   const info = agentInfo(config, await resolveNodeId(config.nodeId, config.dataDir), new Date(clock.now()));
   const clustered = options.store === undefined && config.cluster.etcd.endpoints.length > 0;
-  const cluster = clustered ? await openClusterState(config, { ...selfMember(info), server: config.server, port: config.ports.http }, { log, clock, random }) : undefined;
+  const cluster = clustered ? await openClusterState(config, { ...selfMember(info), server: config.server, port: config.ports.http }, { log, clock, random, readThroughTables: READ_THROUGH_TABLES }) : undefined;
   const embedded = options.store === undefined && cluster === undefined ? await openEmbeddedStore({ dataDir: config.dataDir, log, clock }) : undefined;
   const store: StateStore = options.store ?? cluster?.store ?? (embedded as StateStore);
   const brand = brandHeaders(config.httpConfig.headerBrand, cluster?.leadership);

@@ -31,6 +31,8 @@ export interface ClusterDeps {
   readonly log: Logger;
   readonly clock: Clock;
   readonly random: () => number;
+  /** Tables kept out of every agent's view and read through from etcd (docs/decisions.md D15). */
+  readonly readThroughTables: readonly string[];
 }
 
 /** The etcd connection settings of the config, with the TLS files read. */
@@ -51,7 +53,15 @@ export function etcdConnectionOptions(config: AgentConfig): EtcdConnectionOption
 export async function openClusterState(config: AgentConfig, self: MemberRecord, deps: ClusterDeps): Promise<ClusterState> {
   const etcd = etcdConnectionOptions(config);
   const log = deps.log.child({ component: 'cluster' });
-  const store = await openEtcdStore({ etcd, prefix: config.cluster.etcd.prefix, log: deps.log, clock: deps.clock, random: deps.random, dataDir: config.dataDir });
+  const store = await openEtcdStore({
+    etcd,
+    prefix: config.cluster.etcd.prefix,
+    log: deps.log,
+    clock: deps.clock,
+    random: deps.random,
+    dataDir: config.dataDir,
+    readThroughTables: deps.readThroughTables,
+  });
   const connection = connectEtcd(etcd);
   const leadership = new EtcdLeadership({ connection, clock: deps.clock, log });
   const members = new ClusterMembers({ connection, prefix: config.cluster.etcd.prefix, ttlMs: config.cluster.memberTtlMs, clock: deps.clock, log, random: deps.random });

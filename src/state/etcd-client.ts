@@ -113,8 +113,11 @@ export interface EtcdConnection {
   /** Watches `prefix` from `startRevision`; every event at or after it is delivered once. */
   watchPrefix(prefix: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch;
   compact(revision: number, deadlineMs: number): Promise<void>;
-  /** Every key in [start, end) at one revision, read in pages (a linearizable read). */
-  rangeKeys(start: Buffer, end: Buffer, deadlineMs: number): Promise<EtcdRangeResult>;
+  /**
+   * Every key in [start, end) at one revision, read in pages: a linearizable read, or with
+   * `serializable` whatever the member asked holds (no round trip through the leader).
+   */
+  rangeKeys(start: Buffer, end: Buffer, deadlineMs: number, options?: { readonly serializable?: boolean }): Promise<EtcdRangeResult>;
   /** Watches [start, end) from `startRevision`, like watchPrefix. */
   watchRange(start: Buffer, end: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch;
   /** One key, or undefined (a linearizable read). */
@@ -185,13 +188,14 @@ class Etcd3Connection implements EtcdConnection {
     await this.client.leaseClient.leaseRevoke({ ID: id }, { deadline: Date.now() + deadlineMs });
   }
 
-  async rangeKeys(start: Buffer, end: Buffer, deadlineMs: number): Promise<EtcdRangeResult> {
+  async rangeKeys(start: Buffer, end: Buffer, deadlineMs: number, options?: { readonly serializable?: boolean }): Promise<EtcdRangeResult> {
     const kvs: EtcdKeyValue[] = [];
+    const serializable = options?.serializable === true;
     let from = start;
     let revision = 0;
     for (;;) {
       const res = await this.client.kv.range(
-        { key: from, range_end: end, limit: RANGE_PAGE, ...(revision === 0 ? {} : { revision }) },
+        { key: from, range_end: end, limit: RANGE_PAGE, serializable, ...(revision === 0 ? {} : { revision }) },
         { deadline: Date.now() + deadlineMs },
       );
       if (revision === 0) revision = Number(res.header.revision);

@@ -1,5 +1,7 @@
 // Where the store's rows live in etcd, under the configured prefix:
 //   <prefix>data/<table>/<key>   a row; the value is the row's JSON (the same JSON the WAL holds)
+//   <prefix>bulk/<table>/<key>   a row of a read-through table (KV): outside the view, each read
+//                                goes to etcd (docs/decisions.md D15)
 //   <prefix>meta/tables/<table>  written by every commit that touches the table: a newly started
 //                                view takes its mod revision as the table's floor for deletes it
 //                                never saw (etcd keeps no record of a deleted key)
@@ -19,6 +21,7 @@ export type ParsedKey =
 export class EtcdKeyLayout {
   readonly root: Buffer;
   private readonly data: string;
+  private readonly bulk: string;
   private readonly tables: string;
   readonly clock: string;
 
@@ -31,12 +34,18 @@ export class EtcdKeyLayout {
   /** Leaf signing requests (`requests/<id>`), claims and responses (`responses/<id>`). */
   readonly signRoot: string;
 
-  constructor(prefix: string) {
+  /** `readThrough`: tables whose rows live under `bulk/`, never in the shared view. */
+  constructor(
+    prefix: string,
+    private readonly readThrough: ReadonlySet<string> = new Set(),
+  ) {
     // Always a whole path segment: meshes at `/svc` and `/svc2` must not read each other's keys.
     const p = prefix.endsWith('/') ? prefix : `${prefix}/`;
     this.prefix = p;
     this.root = Buffer.from(p, 'utf8');
     this.data = `${p}data/`;
+    // 'b' sorts before 'data/': outside the view's range.
+    this.bulk = `${p}bulk/`;
     this.tables = `${p}meta/tables/`;
     this.clock = `${p}meta/clock`;
     this.viewStart = Buffer.from(this.data, 'utf8');
@@ -47,7 +56,16 @@ export class EtcdKeyLayout {
   }
 
   rowKey(table: string, key: string): string {
-    return `${this.data}${checkTable(table)}/${key}`;
+    return `${this.rowRoot(table)}${key}`;
+  }
+
+  /** Where the rows of `table` start: every row key is this plus the row's key. */
+  rowRoot(table: string): string {
+    return `${this.readThrough.has(table) ? this.bulk : this.data}${checkTable(table)}/`;
+  }
+
+  isReadThrough(table: string): boolean {
+    return this.readThrough.has(table);
   }
 
   tableKey(table: string): string {

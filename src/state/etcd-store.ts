@@ -12,7 +12,9 @@ import { agentError, type AgentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { EtcdConnection, EtcdConnectionOptions, EtcdTxn, EtcdWatch } from './etcd-client.js';
 import { connectEtcd, etcdFailure } from './etcd-client.js';
+import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from './backoff.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
+import { EtcdReadThrough } from './etcd-read-through.js';
 import { commitTxn, DEFAULT_MAX_TXN_OPS } from './etcd-txn.js';
 import { EtcdView } from './etcd-view.js';
 import { EtcdViewFile } from './etcd-view-file.js';
@@ -34,12 +36,14 @@ export interface EtcdStoreOptions {
   /** Age after which delete tombstones leave the view (default 15 min, as the embedded store). */
   readonly tombstoneTtlMs?: number | undefined;
   /** Reconnect backoff: first delay and cap, in ms (default 100 ms doubling up to 5 s, ±50 % jitter). */
-  readonly backoff?: { readonly initialMs: number; readonly maxMs: number } | undefined;
+  readonly backoff?: Backoff | undefined;
   readonly random?: (() => number) | undefined;
   /** The agent's data_dir: the view is kept under `etcd-view/` and opened from there when etcd is unreachable. */
   readonly dataDir?: string | undefined;
   /** How often a moved view is rewritten to disk (default 1 s). */
   readonly viewSaveIntervalMs?: number | undefined;
+  /** Tables kept out of the view and read through from etcd (the agent's KV: docs/decisions.md D15). */
+  readonly readThroughTables?: readonly string[] | undefined;
 }
 
 export interface EtcdStore extends StateStore {
@@ -56,8 +60,6 @@ export const DEFAULT_ETCD_PREFIX = '/svc/';
 const DEFAULT_COMMIT_TIMEOUT_MS = 1_500;
 const DEFAULT_READ_TIMEOUT_MS = 5_000;
 const DEFAULT_TOMBSTONE_TTL_MS = 15 * 60 * 1000;
-/** Fast first retry (a restarting member is back in well under a second), capped so a dead cluster costs little. */
-const DEFAULT_BACKOFF = { initialMs: 100, maxMs: 5_000 };
 
 export async function openEtcdStore(options: EtcdStoreOptions): Promise<EtcdStore> {
   const connection = connectEtcd(options.etcd);
@@ -86,7 +88,7 @@ class EtcdStateStore implements EtcdStore {
   private readonly commitTimeoutMs: number;
   private readonly readTimeoutMs: number;
   private readonly maxTxnOps: number;
-  private readonly backoff: { readonly initialMs: number; readonly maxMs: number };
+  private readonly backoff: Backoff;
   private readonly random: () => number;
   /** Commits are sent one at a time, so that their revisions follow call order. */
   private readonly queue: QueuedCommit[] = [];
@@ -102,6 +104,7 @@ class EtcdStateStore implements EtcdStore {
   connected = false;
   lastContact = 0;
   resyncs = 0;
+  readonly readThrough: EtcdReadThrough | undefined;
 
   constructor(
     options: EtcdStoreOptions,
@@ -109,13 +112,25 @@ class EtcdStateStore implements EtcdStore {
   ) {
     this.log = options.log.child({ component: 'state-etcd' });
     this.clock = options.clock ?? systemClock;
-    this.layout = new EtcdKeyLayout(options.prefix ?? DEFAULT_ETCD_PREFIX);
+    this.layout = new EtcdKeyLayout(options.prefix ?? DEFAULT_ETCD_PREFIX, new Set(options.readThroughTables ?? []));
     this.view = new EtcdView(this.layout, this.log, this.clock, options.tombstoneTtlMs ?? DEFAULT_TOMBSTONE_TTL_MS);
     this.commitTimeoutMs = options.commitTimeoutMs ?? DEFAULT_COMMIT_TIMEOUT_MS;
     this.readTimeoutMs = options.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS;
     this.maxTxnOps = options.maxTxnOps ?? DEFAULT_MAX_TXN_OPS;
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.random = options.random ?? Math.random;
+    if (options.readThroughTables !== undefined && options.readThroughTables.length > 0) {
+      this.readThrough = new EtcdReadThrough({
+        connection,
+        layout: this.layout,
+        clock: this.clock,
+        readTimeoutMs: this.readTimeoutMs,
+        backoff: this.backoff,
+        random: this.random,
+        failure: (err) => this.failure(err),
+        contact: () => this.contact(),
+      });
+    }
   }
 
   /** The first full read and the watch after it; fails if etcd cannot be read. */
@@ -314,10 +329,8 @@ class EtcdStateStore implements EtcdStore {
   private retry(fn: () => void): void {
     this.watch = undefined;
     if (this.closed) return;
-    const base = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** this.attempts);
+    const delay = backoffDelay(this.backoff, this.attempts, this.random);
     this.attempts++;
-    // Jitter: thousands of agents losing etcd together must not come back in step.
-    const delay = base * (0.5 + this.random());
     this.retryTimer?.cancel();
     this.retryTimer = this.clock.setTimer(delay, () => {
       this.retryTimer = undefined;

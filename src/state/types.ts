@@ -31,7 +31,39 @@ export type WatchTarget =
   | { readonly table: string; readonly prefix: string }
   | { readonly table: string };
 
+/** A key, or every key under a prefix, of one table. */
+export type RangeTarget = { readonly table: string; readonly key: string } | { readonly table: string; readonly prefix: string };
+
+/** How fresh a read-through read must be: Consul's `?stale` and `?consistent`. */
+export type ReadConsistency = 'default' | 'stale' | 'consistent';
+
+export interface ReadThroughResult<V = unknown> {
+  /** Rows of the target sorted by key: none or one for a key. */
+  readonly rows: Row<V>[];
+  /** The index to report: the key's ModifyIndex when it exists, else the store's revision of the read. */
+  readonly index: number;
+  /** The store's revision the read saw (nothing in the target changed after it as of the read). */
+  readonly revision: number;
+}
+
+/**
+ * Tables kept out of the local view (a large KV): every read asks the backend, and blocking
+ * reads learn of changes from a watch opened for as long as someone waits (docs/decisions.md D15).
+ */
+export interface ReadThroughTables {
+  has(table: string): boolean;
+  read<V>(target: RangeTarget, consistency: ReadConsistency): Promise<ReadThroughResult<V>>;
+  /**
+   * One-shot: `fn` runs once something in the target changes after `revision` (at once when a
+   * change is already past it, or when the backend forgot that revision). Returns the cancel.
+   */
+  changedAfter(target: RangeTarget, revision: number, fn: () => void): () => void;
+}
+
 export interface StateStore {
+  /** Set when some tables are read through (the etcd store's KV); their get/list are not served. */
+  readonly readThrough?: ReadThroughTables | undefined;
+
   /** Index of the last applied commit; 0 only for a store that has never been written. */
   readonly index: number;
 

@@ -51,6 +51,7 @@ describe('etcd RBAC keeps the CA key on the servers', () => {
     await ctl('role', 'add', 'svc-client');
     await ctl('role', 'grant-permission', 'svc-client', 'readwrite', `${PREFIX}data/`, `${PREFIX}meta0`);
     await ctl('role', 'grant-permission', 'svc-client', '--prefix=true', 'readwrite', `${PREFIX}sign/`);
+    await ctl('role', 'grant-permission', 'svc-client', '--prefix=true', 'readwrite', `${PREFIX}bulk/`);
     await ctl('user', 'add', 'svc-server-1:svc-server-1-pw', '--interactive=false');
     await ctl('user', 'grant-role', 'svc-server-1', 'svc-server');
     await ctl('user', 'add', 'svc-client-1:svc-client-1-pw', '--interactive=false');
@@ -67,9 +68,12 @@ describe('etcd RBAC keeps the CA key on the servers', () => {
     cleanups.push(() => serverChannel.close());
     serveSigningRequests(serverChannel, server, { datacenter: 'dc1', log: silentLogger });
 
-    // The client's view (a read and a watch of [data/, meta0)) and its signing channel work under svc-client.
-    const clientStore = await openEtcdStore({ etcd: as('svc-client-1'), prefix: PREFIX, log: silentLogger });
+    // The client's view (a read and a watch of [data/, meta0)), its KV (bulk/) and its signing
+    // channel work under svc-client.
+    const clientStore = await openEtcdStore({ etcd: as('svc-client-1'), prefix: PREFIX, log: silentLogger, readThroughTables: ['kv'] });
     cleanups.push(() => clientStore.close());
+    await clientStore.commit([{ op: 'set', table: 'kv', key: 'app/config', value: { Flags: 0, Value: null } }]);
+    expect((await clientStore.readThrough!.read({ table: 'kv', prefix: 'app/' }, 'default')).rows).toHaveLength(1);
     const clientChannel = openEtcdSignChannel({ etcd: as('svc-client-1'), prefix: PREFIX, log: silentLogger });
     cleanups.push(() => clientChannel.close());
     const remote = new RemoteLeafSource({ channel: clientChannel, datacenter: 'dc1', node: 'client-1', keys: new LocalSigner() });

@@ -1,12 +1,13 @@
 // Runs the StateStore contract against the etcd store on a real etcd (one member, a fresh prefix
 // per store), then what the contract cannot see: two agents sharing a prefix, an etcd restart, a
-// compaction while one agent was cut off, a hung (SIGSTOP) etcd, and etcd's transaction size limit.
+// compaction while one agent was cut off, a hung (SIGSTOP) etcd, etcd's transaction size limit, and
+// read-through tables (KV, docs/decisions.md D15).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isAgentError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
 import { connectEtcd } from '../../src/state/etcd-client.js';
 import { openEtcdStore, type EtcdStore, type EtcdStoreOptions } from '../../src/state/etcd-store.js';
-import type { WatchTarget, WriteOp } from '../../src/state/types.js';
+import type { RangeTarget, ReadThroughTables, WatchTarget, WriteOp } from '../../src/state/types.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { describeStateStoreContract } from './state-store.contract.js';
@@ -251,5 +252,91 @@ describe('etcd store on a three-member cluster', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('read-through tables (the cluster\'s KV)', () => {
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+
+  const openReadThrough = async (prefix = freshPrefix()): Promise<{ store: EtcdStore; kv: ReadThroughTables }> => {
+    const store = await openStore(prefix, { readThroughTables: ['kv'], backoff: { initialMs: 20, maxMs: 200 } });
+    return { store, kv: store.readThrough! };
+  };
+
+  /** Resolves once `target` changed after `revision`, as changedAfter reports it. */
+  const changed = (kv: ReadThroughTables, target: RangeTarget, revision: number): { fired: () => boolean; next: Promise<void> } => {
+    let fired = false;
+    const next = new Promise<void>((resolve) =>
+      kv.changedAfter(target, revision, () => {
+        fired = true;
+        resolve();
+      }),
+    );
+    return { fired: () => fired, next };
+  };
+
+  it('keeps the table out of the view, and reads it from etcd with Consul\'s indexes', async () => {
+    const prefix = freshPrefix();
+    const { store, kv } = await openReadThrough(prefix);
+    const other = await openStore(prefix, { readThroughTables: ['kv'] });
+    const written = await store.commit([set('dir/a', 1), set('dir/b', 2), set('x', 1, 'intentions')]);
+    expect(store.get('kv', 'dir/a')).toBeUndefined();
+    const key = await other.readThrough!.read({ table: 'kv', key: 'dir/a' }, 'default');
+    expect(key).toEqual({ rows: [{ key: 'dir/a', value: 1, createIndex: written.index, modifyIndex: written.index }], index: written.index, revision: written.index });
+    const later = await store.commit([set('y', 1, 'intentions')]);
+    const listed = await kv.read({ table: 'kv', prefix: 'dir/' }, 'stale');
+    expect(listed.rows.map((r) => r.key)).toEqual(['dir/a', 'dir/b']);
+    // A listing (and an absent key) reports the revision it read at: it never goes back.
+    expect(listed.index).toBe(later.index);
+    expect(await kv.read({ table: 'kv', key: 'dir/none' }, 'consistent')).toMatchObject({ rows: [], index: later.index });
+  });
+
+  it('reports a change of its own target only, including one made before the watch began', async () => {
+    const { store, kv } = await openReadThrough();
+    const start = await store.commit([set('k', 1)]);
+    const onKey = changed(kv, { table: 'kv', key: 'k' }, start.index);
+    const onPrefix = changed(kv, { table: 'kv', prefix: 'p/' }, start.index);
+    await store.commit([set('kk', 1), set('other', 1), set('x', 1, 'intentions')]);
+    await store.commit([set('p/1', 1)]);
+    await onPrefix.next;
+    expect(onKey.fired()).toBe(false);
+    await store.commit([{ op: 'delete', table: 'kv', key: 'k' }]);
+    await onKey.next;
+    // Asked after the fact, from a revision before the change: at once.
+    await changed(kv, { table: 'kv', key: 'k' }, start.index).next;
+  });
+
+  it('fails a read with No cluster leader while etcd is down, and keeps a wait across the restart', async () => {
+    const { store, kv } = await openReadThrough();
+    const first = await store.commit([set('a', 1)]);
+    const waiting = changed(kv, { table: 'kv', key: 'a' }, first.index);
+    const member = cluster.members[0]!;
+    await member.kill();
+    try {
+      expect(await rejection(kv.read({ table: 'kv', key: 'a' }, 'default'))).toEqual(NO_LEADER);
+      expect(waiting.fired()).toBe(false);
+    } finally {
+      await member.start();
+    }
+    await commitOnceBack(store, [set('a', 2)]);
+    await waiting.next;
+    expect((await kv.read<number>({ table: 'kv', key: 'a' }, 'default')).rows[0]?.value).toBe(2);
+  });
+
+  it('reports a change when the revision waited from was compacted away', async () => {
+    const { store, kv } = await openReadThrough();
+    const first = await store.commit([set('c', 1)]);
+    await store.commit([set('unrelated', 1)]);
+    // etcd keeps the revision it compacts at: the one after `first` goes, and no change of 'c' follows.
+    const last = await store.commit([set('unrelated', 2)]);
+    const raw = connectEtcd({ endpoints: cluster.endpoints });
+    try {
+      await raw.compact(last.index, 5_000);
+    } finally {
+      raw.close();
+    }
+    await changed(kv, { table: 'kv', key: 'c' }, first.index).next;
   });
 });

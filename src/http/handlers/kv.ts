@@ -5,11 +5,12 @@ import type { Identity } from '../../acl/identity.js';
 import { agentError } from '../../core/errors.js';
 import { parseUint64 } from '../../core/uint.js';
 import { KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
-import type { Row, StateStore, WriteOp } from '../../state/types.js';
-import type { BlockingLimits, BlockingQueries, Parked, WatchedRead } from '../blocking.js';
+import type { RangeTarget, ReadConsistency, Row, StateStore, WriteOp } from '../../state/types.js';
+import type { BlockingLimits, BlockingQueries, Parked } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
 import type { Query } from '../query.js';
+import { answerReadThrough } from '../read-through.js';
 import { JSON_TYPE, jsonReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 import type { AclRequirement, Route } from '../routes.js';
@@ -44,54 +45,79 @@ export function kvRoutes(deps: KvDeps): Route[] {
     return { rows, meta };
   };
 
-  const get = (req: ApiRequest, identity: Identity): Reply | Parked => {
+  const get = (req: ApiRequest, identity: Identity): Reply | Parked | Promise<Reply> => {
     const query = req.query;
     const params = parseBlockingParams(query, deps.limits, deps.random);
+    const read = kvRead(req, identity);
+    const through = store.readThrough;
+    if (through?.has(KV_TABLE)) {
+      return answerReadThrough<StoredKv>(deps.blocking, through, req, params, {
+        target: read.target,
+        consistency: consistencyOf(query),
+        shareKey: read.shareKey,
+        render: ({ rows, index }) => read.render(rows, index),
+      });
+    }
+    return deps.blocking.answer(req, params, {
+      target: read.target,
+      shareKey: read.shareKey,
+      index: read.index,
+      render: (index) => read.render(read.rows(), index),
+    });
+  };
+
+  /** What a GET reads (a key, a listing, key names) and how its rows become the reply. */
+  const kvRead = (req: ApiRequest, identity: Identity): KvRead => {
+    const query = req.query;
     const key = req.rest;
     const pretty = req.pretty;
-    let read: WatchedRead;
     if (query.has('keys')) {
       const separator = query.get('separator') ?? query.get('seperator') ?? '';
-      read = {
+      return {
         target: { table: KV_TABLE, prefix: key },
         shareKey: JSON.stringify(['kv-keys', key, separator, pretty, identity.accessorId]),
         index: () => store.prefixIndex(KV_TABLE, key),
-        render(index) {
-          const { rows, meta } = readable(store.list<StoredKv>(KV_TABLE, key), identity, index);
+        rows: () => store.list<StoredKv>(KV_TABLE, key),
+        render(all, index) {
+          const { rows, meta } = readable(all, identity, index);
           const keys = listKeys(rows, key, separator);
           if (keys.length === 0 && key !== '') return { status: 404, headers: meta };
           return jsonReply(keys, pretty, meta);
         },
       };
-    } else if (query.has('recurse')) {
-      read = {
+    }
+    if (query.has('recurse')) {
+      return {
         target: { table: KV_TABLE, prefix: key },
         shareKey: JSON.stringify(['kv-list', key, pretty, identity.accessorId]),
         index: () => store.prefixIndex(KV_TABLE, key),
-        render(index) {
-          const { rows, meta } = readable(store.list<StoredKv>(KV_TABLE, key), identity, index);
+        rows: () => store.list<StoredKv>(KV_TABLE, key),
+        render(all, index) {
+          const { rows, meta } = readable(all, identity, index);
           if (rows.length === 0) return { status: 404, headers: meta };
           return jsonReply(rows.map(toEntryJson), pretty, meta);
         },
       };
-    } else {
-      if (key === '') throw agentError('KV_MISSING_KEY');
-      const raw = query.has('raw');
-      read = {
-        target: { table: KV_TABLE, key },
-        // The key:read check happened before parking, so every reader of the key sees the same.
-        shareKey: JSON.stringify(['kv', key, pretty, raw]),
-        index: () => store.keyIndex(KV_TABLE, key),
-        render(index) {
-          const meta = queryMetaHeaders(brand, index);
-          const row = store.get<StoredKv>(KV_TABLE, key);
-          if (row === undefined) return { status: 404, headers: meta };
-          if (raw) return rawReply(row.value, meta);
-          return jsonReply([toEntryJson(row)], pretty, meta);
-        },
-      };
     }
-    return deps.blocking.answer(req, params, read);
+    if (key === '') throw agentError('KV_MISSING_KEY');
+    const raw = query.has('raw');
+    return {
+      target: { table: KV_TABLE, key },
+      // The key:read check happened before parking, so every reader of the key sees the same.
+      shareKey: JSON.stringify(['kv', key, pretty, raw]),
+      index: () => store.keyIndex(KV_TABLE, key),
+      rows: () => {
+        const row = store.get<StoredKv>(KV_TABLE, key);
+        return row === undefined ? [] : [row];
+      },
+      render(rows, index) {
+        const meta = queryMetaHeaders(brand, index);
+        const row = rows[0];
+        if (row === undefined) return { status: 404, headers: meta };
+        if (raw) return rawReply(row.value, meta);
+        return jsonReply([toEntryJson(row)], pretty, meta);
+      },
+    };
   };
 
   const put = async (req: ApiRequest): Promise<Reply> => {
@@ -127,7 +153,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
     }
     const cas = parseUint64(query.get('cas') ?? '', 'KV_BAD_CAS');
     // Consul answers true for a check-and-delete of a key that is already gone.
-    if (store.get(KV_TABLE, key) === undefined) return bool(true, req.pretty);
+    if (!(await kvExists(store, key))) return bool(true, req.pretty);
     const result = await store.commit([{ op: 'delete', table: KV_TABLE, key, ifIndex: Number(cas) }]);
     return bool(result.ok, req.pretty);
   };
@@ -145,6 +171,27 @@ export function kvRoutes(deps: KvDeps): Route[] {
       bodyTooLarge: (size, max) => `Request body(${size} bytes) too large, max size: ${max} bytes. See ${DOCS}.`,
     },
   ];
+}
+
+interface KvRead {
+  readonly target: RangeTarget;
+  readonly shareKey: string;
+  /** The local view's index and rows (the embedded store); read-through stores answer both at once. */
+  index(): number;
+  rows(): Row<StoredKv>[];
+  render(rows: Row<StoredKv>[], index: number): Reply;
+}
+
+async function kvExists(store: StateStore, key: string): Promise<boolean> {
+  const through = store.readThrough;
+  if (through?.has(KV_TABLE)) return (await through.read({ table: KV_TABLE, key }, 'default')).rows.length > 0;
+  return store.get(KV_TABLE, key) !== undefined;
+}
+
+/** Consul's read modes: `?stale` may be served by any etcd member, `?consistent` as the default. */
+function consistencyOf(query: Query): ReadConsistency {
+  if (query.has('stale')) return 'stale';
+  return query.has('consistent') ? 'consistent' : 'default';
 }
 
 function rawReply(value: StoredKv, headers: readonly Header[]): Reply {
