@@ -27,7 +27,7 @@ import { ROOTS_TABLE } from './connect/ca/model.js';
 import { PoolSigner } from './connect/ca/pool-signer.js';
 import { RootsCache } from './connect/ca/roots-cache.js';
 import type { StateStore } from './state/types.js';
-import { backendHealthOf } from './state/backend-health.js';
+import { backendContactOf, backendHealthOf } from './state/backend-health.js';
 import { startHttpServer, type HttpServer } from './http/uws-server.js';
 import { resolveNodeId } from './node-id.js';
 import { openEmbeddedStore } from './state/embedded-store.js';
@@ -80,7 +80,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const cluster = clustered ? await openClusterState(config, { ...selfMember(info), server: config.server, port: config.ports.http }, { log, clock, random, readThroughTables: READ_THROUGH_TABLES }) : undefined;
   const embedded = options.store === undefined && cluster === undefined ? await openEmbeddedStore({ dataDir: config.dataDir, log, clock }) : undefined;
   const store: StateStore = options.store ?? cluster?.store ?? (embedded as StateStore);
-  const brand = brandHeaders(config.httpConfig.headerBrand, cluster?.leadership);
+  const brand = brandHeaders(config.httpConfig.headerBrand, cluster?.leadership ?? backendContactOf(store, clock));
   const blocking = new BlockingQueries(store, clock, (err, path) => errorReply(err, log, path));
   const metrics = new Metrics(clock);
   metrics.gauge('svc.blocking.parked', () => blocking.parked);

@@ -1,7 +1,7 @@
 // Fail-open on a real etcd: two in-process agents (createAgent with an injected etcd store) share a
 // prefix; agent A reaches etcd through a TCP proxy. With etcd killed, SIGSTOPped, or cut off from A,
 // A keeps answering authorize, roots, its cached leaf and reads of known tokens from its view; every
-// write, and a leaf that needs signing, fails fast with a 5xx `No cluster leader`; a blocking read
+// write, a KV read (read through) and a leaf that needs signing fail fast with a 5xx `No cluster leader`; a blocking read
 // parked on A stays parked and wakes once a write through B lands after etcd is back. Then
 // acl.down_policy = "deny" on a cut link, and an agent restarting from its on-disk view while etcd is down.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -48,7 +48,8 @@ type DownPolicy = 'extend-cache' | 'async-cache' | 'allow' | 'deny';
 
 async function startAgent(options: { endpoints: string[]; prefix: string; name: string; downPolicy?: DownPolicy; dataDir?: string; log?: Logger }): Promise<Running> {
   const log = options.log ?? silentLogger;
-  const store = await openEtcdStore({ etcd: { endpoints: options.endpoints }, prefix: options.prefix, log, dataDir: options.dataDir, viewSaveIntervalMs: 50 });
+  // KV read through from etcd, as createAgent opens it in a cluster (docs/decisions.md D15).
+  const store = await openEtcdStore({ etcd: { endpoints: options.endpoints }, prefix: options.prefix, log, dataDir: options.dataDir, viewSaveIntervalMs: 50, readThroughTables: ['kv'] });
   const acl = { enabled: true, default_policy: 'deny' as const, tokens: { initial_management: MANAGEMENT }, ...(options.downPolicy === undefined ? {} : { down_policy: options.downPolicy }) };
   const config = loadConfig({ files: [], flags: { ports: { http: 0 }, client_addr: '127.0.0.1', node_name: options.name, acl }, dev: true });
   const agent = await createAgent(config, { log, store });
@@ -103,6 +104,11 @@ function authorize(base: string, secret: string, trustDomain: string): Promise<R
   return call(base, 'POST', '/v1/agent/connect/authorize', { Target: 'db', ClientCertURI: `spiffe://${trustDomain}/ns/default/dc/dc1/svc/web` }, secret);
 }
 
+async function parkedQueries(base: string): Promise<number> {
+  const metrics = await json<{ Gauges: { Name: string; Value: number }[] }>(call(base, 'GET', '/v1/agent/metrics'));
+  return metrics.Gauges.find((g) => g.Name === 'svc.blocking.parked')?.Value ?? 0;
+}
+
 type Failure = 'killed' | 'paused' | 'cut';
 
 describe.each<Failure>(['killed', 'paused', 'cut'])('etcd %s', (failure) => {
@@ -122,12 +128,11 @@ describe.each<Failure>(['killed', 'paused', 'cut'])('etcd %s', (failure) => {
     const head = await call(a.url, 'GET', '/v1/kv/app/k');
     const index = head.headers.get('x-svc-index')!;
     let parkedSettled = false;
-    const watchesBefore = a.agent.store.watchCount;
     const parked = call(a.url, 'GET', `/v1/kv/app/k?index=${index}&wait=120s`, undefined, secret).then(async (res) => {
       parkedSettled = true;
       return { status: res.status, body: (await res.json()) as { Value: string }[] };
     });
-    await until(() => a.agent.store.watchCount > watchesBefore, 'the read to park');
+    await until(async () => (await parkedQueries(a.url)) >= 1, 'the read to park');
 
     if (failure === 'killed') await member.kill();
     else if (failure === 'paused') await member.pause();
@@ -157,15 +162,19 @@ describe.each<Failure>(['killed', 'paused', 'cut'])('etcd %s', (failure) => {
     }
     expect(a.store.connected).toBe(false);
 
-    // Reads from A's view: authorize, roots, the cached leaf, a known token, and KV.
+    // Reads from A's view: authorize, roots, the cached leaf, a known token. KV is read through
+    // from etcd: it fails as a write does.
     expect((await authorize(a.url, secret, trustDomain)).status).toBe(200);
     const roots = await call(a.url, 'GET', '/v1/agent/connect/ca/roots');
     expect([roots.status, await roots.text()]).toEqual([200, rootsBody]);
     const cachedLeaf = await call(a.url, 'GET', '/v1/agent/connect/ca/leaf/web');
-    expect(cachedLeaf.headers.get('x-cache')).toBe('HIT');
+    // Stale, and saying so: served from the agent's cache while etcd has no known leader.
+    await until(async () => (await call(a.url, 'GET', '/v1/agent/connect/ca/roots')).headers.get('x-svc-knownleader') === 'false', 'KnownLeader false');
+    for (const res of [roots, cachedLeaf]) expect(res.headers.get('x-cache')).toBe('HIT');
     expect(((await cachedLeaf.json()) as { SerialNumber: string }).SerialNumber).toBe(leaf.SerialNumber);
     expect((await call(a.url, 'GET', '/v1/acl/token/self', undefined, secret)).status).toBe(200);
-    expect((await call(a.url, 'GET', '/v1/kv/app/k', undefined, secret)).status).toBe(200);
+    const kv = await call(a.url, 'GET', '/v1/kv/app/k', undefined, secret);
+    expect([kv.status, await kv.text()]).toEqual([503, 'No cluster leader']);
     expect(parkedSettled).toBe(false);
     // A leaf that must be newly signed needs the serial counter in etcd: a clear 5xx, not a hang.
     const newLeaf = await call(a.url, 'GET', '/v1/agent/connect/ca/leaf/api');
@@ -231,20 +240,21 @@ describe('the view on disk', () => {
     expect(again.store.index).toBeGreaterThanOrEqual(written);
     const warning = log.entries.find((e) => e.level === 'warn' && e.msg?.includes('stale view from disk'));
     expect(warning?.obj).toMatchObject({ revision: expect.any(Number), ageMs: expect.any(Number) });
-    // Stale answers rather than nothing: authorize, a known token, KV.
+    // Stale answers rather than nothing: authorize, a known token, intentions. (KV is read through
+    // from etcd, not kept in the view: it fails until etcd is back.)
     expect((await authorize(again.url, secret, trustDomain)).status).toBe(200);
     expect((await call(again.url, 'GET', '/v1/acl/token/self', undefined, secret)).status).toBe(200);
-    const kv = await json<{ Value: string }[]>(call(again.url, 'GET', '/v1/kv/app/k', undefined, secret));
-    expect(Buffer.from(kv[0]!.Value, 'base64').toString()).toBe('v1');
+    const intentions = await call(again.url, 'GET', '/v1/connect/intentions');
+    expect(((await intentions.json()) as { SourceName: string }[]).map((i) => i.SourceName)).toEqual(['web']);
     expect((await call(again.url, 'PUT', '/v1/kv/app/k', 'nope')).status).toBe(503);
 
     // A read parked on the stale view wakes with what another agent wrote once etcd is back.
-    const index = (await call(again.url, 'GET', '/v1/kv/app/k')).headers.get('x-svc-index')!;
-    const parked = call(again.url, 'GET', `/v1/kv/app/k?index=${index}&wait=120s`, undefined, secret).then((r) => r.json() as Promise<{ Value: string }[]>);
+    const index = intentions.headers.get('x-svc-index')!;
+    const parked = call(again.url, 'GET', `/v1/connect/intentions?index=${index}&wait=120s`).then((r) => r.json() as Promise<{ SourceName: string }[]>);
     await member.start();
     const other = await startAgent({ endpoints: cluster.endpoints, prefix, name: 'b' });
-    await writeOnceBack(other.url, '/v1/kv/app/k', 'v3');
-    expect(Buffer.from((await parked)[0]!.Value, 'base64').toString()).toBe('v3');
+    await writeOnceBack(other.url, '/v1/connect/intentions/exact?source=api&destination=db', JSON.stringify({ Action: 'deny' }));
+    expect((await parked).map((i) => i.SourceName).sort()).toEqual(['api', 'web']);
     await until(() => again.store.connected, 'the restarted agent to reconnect');
     expect(again.store.resyncs).toBeGreaterThanOrEqual(1);
   }, 90_000);
