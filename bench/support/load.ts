@@ -13,6 +13,8 @@ export interface LoadRequest {
    * handing out requests built once, so every row driven this way pays the same client cost).
    */
   bodies?: readonly string[];
+  /** Paths (with their query) handed out in turn the same way, instead of the URL's (wrk only). */
+  paths?: readonly string[];
   /** Extra request headers (an ACL token, say); printable ASCII. */
   headers?: Readonly<Record<string, string>>;
   /** Ask the server to close after each response, to measure connection set-up instead of reuse. */

@@ -1,8 +1,8 @@
 // Runs wrk against one URL (keep-alive, fixed connections) and returns its figures. Request
 // shapes that wrk cannot take on its command line (PUT bodies, Connection: close) go in a
 // generated Lua script that only sets wrk.method/body/headers, so wrk still pre-builds one
-// request and spends no Lua per request; only a list of bodies (`bodies`) adds a request()
-// function, which hands out requests formatted once in init().
+// request and spends no Lua per request; only a list of bodies (`bodies`) or paths (`paths`) adds
+// a request() function, which hands out requests formatted once in init().
 import { rmSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -28,12 +28,16 @@ export function wrkScript(request: LoadRequest): string | undefined {
     lines.push(`wrk.body = ${luaString(request.body)}`);
     lines.push('wrk.headers["Content-Type"] = "application/octet-stream"');
   }
-  if (request.bodies !== undefined) {
-    lines.push('wrk.headers["Content-Type"] = "application/octet-stream"');
-    lines.push(`local bodies = {\n${request.bodies.map(luaString).join(',\n')}\n}`);
+  if (request.bodies !== undefined || request.paths !== undefined) {
+    const bodies = request.bodies ?? [];
+    const paths = request.paths ?? [];
+    if (request.bodies !== undefined) lines.push('wrk.headers["Content-Type"] = "application/octet-stream"');
+    lines.push(`local bodies = {\n${bodies.map(luaString).join(',\n')}\n}`);
+    lines.push(`local paths = {\n${paths.map(luaString).join(',\n')}\n}`);
     lines.push('local requests, count, n = {}, 0, 0');
     lines.push('function init(args)');
-    lines.push('  for i, body in ipairs(bodies) do requests[i] = wrk.format(nil, nil, nil, body) end');
+    // A missing entry (nil) keeps wrk's default: the URL's path, the script's body.
+    lines.push(`  for i = 1, ${Math.max(bodies.length, paths.length)} do requests[i] = wrk.format(nil, paths[i], nil, bodies[i]) end`);
     lines.push('  count = #requests');
     lines.push('end');
     lines.push('function request()');

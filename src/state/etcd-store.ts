@@ -76,9 +76,18 @@ export async function openEtcdStore(options: EtcdStoreOptions): Promise<EtcdStor
 
 interface QueuedCommit {
   readonly txn: EtcdTxn;
+  /** The rows it writes: commits sharing one are sent one after the other, in call order. */
+  readonly rows: CommitRows;
   readonly resolve: (result: CommitResult) => void;
   readonly reject: (err: unknown) => void;
 }
+
+/**
+ * Commits sent to etcd at once. One at a time capped a cluster agent's KV writes at one etcd round
+ * trip each (about 1,100/s against 3,300/s for a bare client on the same etcd, bench/http/cluster.ts);
+ * etcd batches the proposals of commits in flight together into one raft round.
+ */
+const MAX_IN_FLIGHT = 64;
 
 class EtcdStateStore implements EtcdStore {
   private readonly log: Logger;
@@ -90,9 +99,13 @@ class EtcdStateStore implements EtcdStore {
   private readonly maxTxnOps: number;
   private readonly backoff: Backoff;
   private readonly random: () => number;
-  /** Commits are sent one at a time, so that their revisions follow call order. */
+  /**
+   * Commits waiting to be sent, in call order. Up to MAX_IN_FLIGHT are in flight; one that writes a
+   * row an in-flight commit writes waits for it, and the ones behind it wait too, so commits
+   * touching a common row take revisions in call order (disjoint ones in etcd's order).
+   */
   private readonly queue: QueuedCommit[] = [];
-  private sending = false;
+  private readonly inFlight = new Set<QueuedCommit>();
   /** Commits accepted and not yet settled; close() waits for them. */
   private readonly unsettled = new Set<Promise<unknown>>();
   private watch: EtcdWatch | undefined;
@@ -211,13 +224,16 @@ class EtcdStateStore implements EtcdStore {
   commit(ops: readonly WriteOp[]): Promise<CommitResult> {
     if (this.closing !== undefined) return Promise.reject(agentError('STORE_CLOSED'));
     let txn: EtcdTxn;
+    let rows: CommitRows;
     try {
-      txn = commitTxn(this.layout, canonicalOps(ops).ops, this.maxTxnOps);
+      const canonical = canonicalOps(ops).ops;
+      txn = commitTxn(this.layout, canonical, this.maxTxnOps);
+      rows = commitRows(this.layout, canonical);
     } catch (err) {
       return Promise.reject(err);
     }
     const result = new Promise<CommitResult>((resolve, reject) => {
-      this.queue.push({ txn, resolve, reject });
+      this.queue.push({ txn, rows, resolve, reject });
     });
     const settled = result.then(
       () => undefined,
@@ -258,31 +274,42 @@ class EtcdStateStore implements EtcdStore {
   }
 
   /**
-   * Sends the next queued commit once the previous one was answered. A commit waits in the queue
-   * at most for the one in flight, whose deadline is commitTimeoutMs: when etcd does not answer
-   * it, every queued commit fails with it, so none hangs behind a dead etcd.
+   * Sends queued commits while fewer than MAX_IN_FLIGHT are in flight and the next one shares no
+   * row with them. Each has the deadline commitTimeoutMs: when etcd does not answer one, every
+   * queued commit fails with it, so none hangs behind a dead etcd.
    */
   private pump(): void {
-    if (this.sending) return;
-    const next = this.queue.shift();
-    if (next === undefined) return;
-    this.sending = true;
-    this.connection.txn(next.txn, this.commitTimeoutMs).then(
+    while (this.inFlight.size < MAX_IN_FLIGHT) {
+      const next = this.queue[0];
+      if (next === undefined || this.sharesRowInFlight(next)) return;
+      this.queue.shift();
+      this.send(next);
+    }
+  }
+
+  private send(commit: QueuedCommit): void {
+    this.inFlight.add(commit);
+    this.connection.txn(commit.txn, this.commitTimeoutMs).then(
       (res) => {
-        this.sending = false;
+        this.inFlight.delete(commit);
         this.contact();
         this.pump();
         // Read-your-writes: the caller hears back once the view shows the commit.
-        void this.view.reached(res.revision).then(() => next.resolve({ ok: res.succeeded, index: res.revision }));
+        void this.view.reached(res.revision).then(() => commit.resolve({ ok: res.succeeded, index: res.revision }));
       },
       (err: unknown) => {
-        this.sending = false;
+        this.inFlight.delete(commit);
         const failure = this.failure(err);
-        next.reject(failure);
+        commit.reject(failure);
         if (failure.code === 'STATE_NO_LEADER') for (const queued of this.queue.splice(0)) queued.reject(noLeader(err));
         this.pump();
       },
     );
+  }
+
+  private sharesRowInFlight(commit: QueuedCommit): boolean {
+    for (const other of this.inFlight) if (overlaps(commit.rows, other.rows)) return true;
+    return false;
   }
 
   private startWatch(from: number): void {
@@ -361,6 +388,33 @@ class EtcdStateStore implements EtcdStore {
         return agentError('STATE_ETCD_FAILED', { detail: (err as Error).message, cause: err });
     }
   }
+}
+
+/** The row keys a commit writes, and the prefixes it deletes (full etcd keys). */
+interface CommitRows {
+  readonly keys: readonly string[];
+  readonly prefixes: readonly string[];
+}
+
+/** Table markers and the clock key are left out: any order of two commits leaves them right. */
+function commitRows(layout: EtcdKeyLayout, ops: readonly WriteOp[]): CommitRows {
+  const keys: string[] = [];
+  const prefixes: string[] = [];
+  for (const op of ops) {
+    if (op.op === 'delete-prefix') prefixes.push(layout.rowKey(op.table, op.prefix));
+    else keys.push(layout.rowKey(op.table, op.key));
+  }
+  return { keys, prefixes };
+}
+
+function overlaps(a: CommitRows, b: CommitRows): boolean {
+  for (const key of a.keys) {
+    if (b.keys.includes(key) || b.prefixes.some((p) => key.startsWith(p))) return true;
+  }
+  for (const prefix of a.prefixes) {
+    if (b.keys.some((key) => key.startsWith(prefix)) || b.prefixes.some((p) => p.startsWith(prefix) || prefix.startsWith(p))) return true;
+  }
+  return false;
 }
 
 /** Consul's text when no server can commit: clients match on it. */

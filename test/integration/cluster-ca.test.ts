@@ -114,6 +114,19 @@ describe('the cluster CA over HTTP', () => {
     await etcd?.stop();
   });
 
+  it('a client agent started before any server says the CA is not initialised, then serves it once a server made it', async () => {
+    const prefix = `/svc-ca-http-${process.pid}-${prefixes++}/`;
+    const client = await start(prefix, 'early-client', false);
+    for (const path of ['/v1/agent/connect/ca/roots', '/v1/connect/ca/roots', '/v1/agent/connect/ca/leaf/web']) {
+      expect(await call(client, path)).toMatchObject({ status: 500, text: 'CA has not finished initializing' });
+    }
+    const server = await start(prefix, 'late-server', true);
+    const { body } = await rootsOf(client);
+    expect(body.Roots).toHaveLength(1);
+    expect((await read<Leaf>(client, '/v1/agent/connect/ca/leaf/web')).body.CertPEM).toContain('BEGIN CERTIFICATE');
+    await Promise.all([client.stop('SIGKILL'), server.stop('SIGKILL')]);
+  });
+
   it('two servers started at once create one CA, which every agent serves', async () => {
     const { prefix, a, b, c } = shared;
     const seen = await Promise.all([a, b, c].map(async (agent) => (await rootsOf(agent)).body));

@@ -6,10 +6,11 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 
-const ENSURE_SCRIPT = resolve(import.meta.dirname, '../../scripts/ensure-etcd.sh');
+/** Found from here upwards: this file also runs compiled under dist/ (bench/http/cluster.ts uses it). */
+const ENSURE_SCRIPT = findUp(import.meta.dirname, 'scripts/ensure-etcd.sh');
 /** tmpfs when there is one: etcd fsyncs every raft batch, and the tests need no durability. */
 const DATA_ROOT = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 const HEALTH_POLL_MS = 25;
@@ -52,10 +53,11 @@ export interface EtcdCluster {
   stop(): Promise<void>;
 }
 
-export async function startEtcdCluster(options: { size?: 1 | 3; args?: readonly string[] } = {}): Promise<EtcdCluster> {
+/** `dataRoot`: where the members' data dirs go (default tmpfs; a bench of durable writes passes a disk). */
+export async function startEtcdCluster(options: { size?: 1 | 3; args?: readonly string[]; dataRoot?: string } = {}): Promise<EtcdCluster> {
   const binary = await ensureEtcd();
   const size = options.size ?? 1;
-  const root = await mkdtemp(join(DATA_ROOT, 'svc-agent-etcd-'));
+  const root = await mkdtemp(join(options.dataRoot ?? DATA_ROOT, 'svc-agent-etcd-'));
   const token = `svc-agent-test-${process.pid}-${Date.now()}`;
   const specs = [];
   for (let i = 0; i < size; i++) {
@@ -192,6 +194,14 @@ async function allThreadsStopped(pid: number): Promise<boolean> {
     if (state !== '' && state !== 'T' && state !== 't') return false;
   }
   return true;
+}
+
+function findUp(from: string, relative: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, relative);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) throw new Error(`${relative} not found above ${from}`);
+  }
 }
 
 function freePort(): Promise<number> {

@@ -259,7 +259,11 @@ export class CaManager {
    * shared by the leaves asked for meanwhile), whose index becomes the leaf's Create/ModifyIndex.
    */
   signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
-    if (this.o.role === 'client') return (this.o.remote as RemoteLeafSigner).signLeaf(namespace, service);
+    if (this.o.role === 'client') {
+      // No server has made the CA yet: say so now rather than wait for a signer that cannot answer.
+      if (this.o.store.get(CA_TABLE, CONFIG_KEY) === undefined) return Promise.reject(notInitialized());
+      return (this.o.remote as RemoteLeafSigner).signLeaf(namespace, service);
+    }
     return this.issue(namespace, service, undefined);
   }
 

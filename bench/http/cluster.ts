@@ -1,0 +1,319 @@
+// The cluster on etcd (docs/decisions.md D12, D15), each figure against a baseline of the same run:
+// - authorize over HTTP on an agent of the cluster against the same build's -dev agent, the same
+//   10,000 intentions, one wrk setting, rounds alternated (target >= 0.95x: reads are local);
+// - propagation: W writes through agent A, each timed until a blocking query parked on agent B has
+//   answered, for a KV key (read through from etcd) and for an intention (B's view), p50/p99
+//   (target p99 <= 50 ms), beside etcd's own floor: a put by one etcd3 client until a second
+//   client's watch delivers it;
+// - KV PUT through a cluster agent against a bare etcd3 client putting the same values with as
+//   many writes in flight, on the same etcd, its data on the repository's disk (target >= 0.5x);
+// - fan-out: 3 agents x Q parked queries on one key, one write: until the last answer on each.
+// Run: node dist/bench/http/cluster.js [--duration 10] [--rounds 2] [--writes 1000] [--queries 5000]
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startEtcdCluster, type EtcdCluster } from '../../test/support/etcd.js';
+import { connectEtcd, type EtcdConnection } from '../../src/state/etcd-client.js';
+import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
+import { parseHttpBenchArgs, type HttpBenchArgs } from '../support/args.js';
+import type { ServerProcess } from '../support/child.js';
+import { kvUrl, probe, putKey } from '../support/kv-client.js';
+import type { LoadTool } from '../support/load.js';
+import { isEntryPoint, runMain } from '../support/main.js';
+import { parkQueries } from '../support/parked-queries.js';
+import { pickLoadTool } from '../support/pick-tool.js';
+import { LOOPBACK } from '../support/ports.js';
+import { startCpuWatch } from '../support/proc-stats.js';
+import { BENCH_OUT } from '../support/paths.js';
+import { formatTable, round, writeJson, type Cell } from '../support/report.js';
+import { median, quantileSorted } from '../support/stats.js';
+import { AUTHORIZE_BODY, seedAgent } from './authorize.js';
+
+const PREFIX = '/svc-bench/';
+const PUT_VALUE = 'x'.repeat(128);
+const WAKE_TIMEOUT_MS = 30_000;
+
+interface ClusterArgs extends HttpBenchArgs {
+  readonly writes: number;
+  readonly queries: number;
+}
+
+function parseArgs(argv: readonly string[]): ClusterArgs {
+  const own = { writes: 1000, queries: 5000 };
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    if (flag === '--writes' || flag === '--queries') own[flag.slice(2) as 'writes' | 'queries'] = Number(argv[++i]);
+    else rest.push(flag as string);
+  }
+  return { ...parseHttpBenchArgs(rest), ...own };
+}
+
+/** An agent of the mesh under `/svc-bench/<mesh>/`: each part of the bench starts from an empty mesh. */
+async function clusterAgent(etcd: EtcdCluster, mesh: string, name: string, server = true): Promise<ServerProcess> {
+  const config = join(BENCH_OUT, `cluster-${mesh}.json`);
+  await writeFile(config, JSON.stringify({ cluster: { etcd: { prefix: `${PREFIX}${mesh}/` } } }));
+  return startAgent('dev', [...etcd.endpoints.flatMap((url) => ['-etcd', url]), ...(server ? ['-server'] : []), '-node', name, '-config-file', config]);
+}
+
+// ---- authorize ---------------------------------------------------------------------------------
+
+async function authorizeRps(tool: LoadTool, agent: ServerProcess, args: HttpBenchArgs): Promise<{ rps: number; p99Ms: number; otherPct: number }> {
+  const request = { url: `http://${LOOPBACK}:${agent.port}/v1/agent/connect/authorize`, method: 'POST' as const, body: AUTHORIZE_BODY };
+  const check = await probe(request.url, { method: 'POST', body: AUTHORIZE_BODY });
+  if (check.status !== 200) throw new Error(`authorize answered ${check.status}: ${check.body.slice(0, 200)}`);
+  const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
+  if (args.warmupS > 0) await tool.run(request, { ...settings, durationS: args.warmupS });
+  const cpu = startCpuWatch(agent.pid);
+  const result = await tool.run(request, settings);
+  return { rps: result.rps, p99Ms: result.p99Ms, otherPct: cpu().otherPct };
+}
+
+async function authorizeRows(tool: LoadTool, etcd: EtcdCluster, args: HttpBenchArgs): Promise<Record<string, unknown>> {
+  const dev = await startAgent('dev');
+  const cluster = await clusterAgent(etcd, 'authorize', 'authorize');
+  try {
+    await Promise.all([seedAgent(dev.port), seedAgent(cluster.port)]);
+    const ratios: number[] = [];
+    const samples: { dev: number; cluster: number; otherPct: number }[] = [];
+    for (let r = 0; r < args.rounds; r++) {
+      // Alternated, so drift on the machine lands on both sides.
+      const first = r % 2 === 0 ? dev : cluster;
+      const a = await authorizeRps(tool, first, args);
+      const b = await authorizeRps(tool, first === dev ? cluster : dev, args);
+      const [d, c] = first === dev ? [a, b] : [b, a];
+      ratios.push(c.rps / d.rps);
+      samples.push({ dev: d.rps, cluster: c.rps, otherPct: Math.max(a.otherPct, b.otherPct) });
+      process.stderr.write(`  authorize round ${r + 1}: -dev ${Math.round(d.rps)}/s, cluster ${Math.round(c.rps)}/s (${(c.rps / d.rps).toFixed(3)}x)\n`);
+    }
+    return { ratio: median(ratios), ratios, samples };
+  } finally {
+    await Promise.all([dev.stop(), cluster.stop()]);
+  }
+}
+
+// ---- propagation -------------------------------------------------------------------------------
+
+interface Latencies {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  readonly count: number;
+}
+
+function latencies(ms: number[]): Latencies {
+  const sorted = [...ms].sort((x, y) => x - y);
+  return { p50Ms: quantileSorted(sorted, 0.5), p99Ms: quantileSorted(sorted, 0.99), maxMs: sorted[sorted.length - 1] ?? Number.NaN, count: sorted.length };
+}
+
+async function parkedOn(agent: ServerProcess): Promise<number> {
+  const metrics = (await (await fetch(`http://${LOOPBACK}:${agent.port}/v1/agent/metrics`)).json()) as { Gauges: { Name: string; Value: number }[] };
+  return metrics.Gauges.find((g) => g.Name === 'svc.blocking.parked')?.Value ?? 0;
+}
+
+/** Each write (through agent A) timed until B's blocking read of `readPath` answers with a later index. */
+async function propagation(b: ServerProcess, writes: number, readPath: string, write: (i: number) => Promise<void>): Promise<Latencies> {
+  const base = `http://${LOOPBACK}:${b.port}${readPath}`;
+  const sep = readPath.includes('?') ? '&' : '?';
+  let index = Number((await fetch(base)).headers.get('x-svc-index'));
+  const ms: number[] = [];
+  for (let i = 0; i < writes; i++) {
+    const answered = fetch(`${base}${sep}index=${index}&wait=30s`);
+    // Parked before the write, so the figure is the write's journey and not the read's set-up.
+    while ((await parkedOn(b)) < 1) await new Promise((r) => setImmediate(r));
+    const t0 = performance.now();
+    await Promise.all([write(i), answered.then((res) => {
+      ms.push(performance.now() - t0);
+      const next = Number(res.headers.get('x-svc-index'));
+      if (!(next > index)) throw new Error(`${readPath}: index ${next} after ${index}`);
+      index = next;
+      return res.arrayBuffer();
+    })]);
+  }
+  return latencies(ms);
+}
+
+/** etcd's own floor: a put by one client until a watch held by a second client delivers it. */
+async function etcdFloor(etcd: EtcdCluster, writes: number): Promise<Latencies> {
+  const writer = connectEtcd({ endpoints: etcd.endpoints });
+  const watcher = connectEtcd({ endpoints: etcd.endpoints });
+  const key = Buffer.from(`${PREFIX}floor`);
+  const put = (value: string): Promise<number> =>
+    writer.txn({ compares: [], success: [{ op: 'put', key, value: Buffer.from(value) }], failure: [] }, 5_000).then((r) => r.revision);
+  const ms: number[] = [];
+  let delivered: (() => void) | undefined;
+  let watch: { cancel(): void } | undefined;
+  try {
+    const from = await put('start');
+    await new Promise<void>((ready, fail) => {
+      watch = watcher.watchRange(key, Buffer.concat([key, Buffer.from([0])]), from + 1, {
+        connected: ready,
+        events: (events) => {
+          if (events.length > 0) delivered?.();
+        },
+        disconnected: fail,
+        cancelled: fail,
+      });
+    });
+    for (let i = 0; i < writes; i++) {
+      const seen = new Promise<void>((resolve) => {
+        delivered = resolve;
+      });
+      const t0 = performance.now();
+      await Promise.all([put(String(i)), seen]);
+      ms.push(performance.now() - t0);
+    }
+  } finally {
+    watch?.cancel();
+    writer.close();
+    watcher.close();
+  }
+  return latencies(ms);
+}
+
+// ---- durable PUT -------------------------------------------------------------------------------
+
+/** Puts by a bare client, `inFlight` at once, for `seconds`: puts per second. */
+async function bareEtcdPuts(connection: EtcdConnection, inFlight: number, seconds: number): Promise<number> {
+  const end = performance.now() + seconds * 1000;
+  let done = 0;
+  const value = Buffer.from(PUT_VALUE);
+  const lane = async (n: number): Promise<void> => {
+    const key = Buffer.from(`${PREFIX}bare/${n}`);
+    while (performance.now() < end) {
+      await connection.txn({ compares: [], success: [{ op: 'put', key, value }], failure: [] }, 5_000);
+      done++;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, (_, n) => lane(n)));
+  return done / ((performance.now() - started) / 1000);
+}
+
+async function putRows(tool: LoadTool, etcd: EtcdCluster, args: HttpBenchArgs): Promise<Record<string, unknown>> {
+  const agent = await clusterAgent(etcd, 'put', 'put');
+  const bare = connectEtcd({ endpoints: etcd.endpoints });
+  try {
+    // One key per lane on both sides, as the bare client writes: commits of one key go in call order.
+    const paths = Array.from({ length: args.connections * 4 }, (_, n) => `/v1/kv/bench/put/${n}`);
+    const request = { url: kvUrl(agent.port, 'bench/put'), method: 'PUT' as const, body: PUT_VALUE, paths };
+    const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
+    const ratios: number[] = [];
+    const samples: { agent: number; bare: number; agentP99Ms: number }[] = [];
+    for (let r = 0; r < args.rounds; r++) {
+      const viaAgent = async (): Promise<{ rps: number; p99Ms: number }> => tool.run(request, settings);
+      const viaBare = (): Promise<number> => bareEtcdPuts(bare, args.connections, args.durationS);
+      let agentResult: { rps: number; p99Ms: number };
+      let bareRps: number;
+      if (r % 2 === 0) {
+        agentResult = await viaAgent();
+        bareRps = await viaBare();
+      } else {
+        bareRps = await viaBare();
+        agentResult = await viaAgent();
+      }
+      ratios.push(agentResult.rps / bareRps);
+      samples.push({ agent: agentResult.rps, bare: bareRps, agentP99Ms: agentResult.p99Ms });
+      process.stderr.write(`  PUT round ${r + 1}: agent ${Math.round(agentResult.rps)}/s, bare etcd3 ${Math.round(bareRps)}/s\n`);
+    }
+    return { ratio: median(ratios), ratios, samples };
+  } finally {
+    bare.close();
+    await agent.stop();
+  }
+}
+
+// ---- fan-out -----------------------------------------------------------------------------------
+
+async function fanout(etcd: EtcdCluster, queries: number): Promise<Record<string, unknown>> {
+  const agents = await Promise.all([clusterAgent(etcd, 'fanout', 'fan-0'), clusterAgent(etcd, 'fanout', 'fan-1', false), clusterAgent(etcd, 'fanout', 'fan-2', false)]);
+  try {
+    await putKey(agents[0]!.port, 'bench/fanout', 'v0');
+    const parked = [];
+    for (const agent of agents) {
+      const seeded = await probe(kvUrl(agent.port, 'bench/fanout'));
+      const set = await parkQueries({ port: agent.port, path: `/v1/kv/bench/fanout?index=${seeded.index}&wait=5m`, count: queries });
+      parked.push(set);
+      while ((await parkedOn(agent)) < set.parked) await new Promise((r) => setTimeout(r, 50));
+    }
+    const t0 = performance.now();
+    await putKey(agents[0]!.port, 'bench/fanout', 'v1');
+    const settled = await Promise.all(parked.map((set) => set.allSettled(WAKE_TIMEOUT_MS)));
+    const perAgent = parked.map((set, i) => {
+      const wake = Array.from(set.answeredAt, (at) => at - t0).filter((ms) => Number.isFinite(ms)).sort((x, y) => x - y);
+      let non200 = 0;
+      for (const status of set.status) if (status !== 0 && status !== 200) non200++;
+      return { agent: i, parked: set.parked, answered: set.answered, failed: set.failed, non200, firstMs: wake[0], lastMs: wake[wake.length - 1], complete: settled[i] };
+    });
+    for (const set of parked) for (const socket of set.sockets) socket.destroy();
+    return { queriesPerAgent: queries, perAgent, lastMs: Math.max(...perAgent.map((a) => a.lastMs ?? Number.NaN)) };
+  } finally {
+    await Promise.all(agents.map((a) => a.stop()));
+  }
+}
+
+// ---- the run -----------------------------------------------------------------------------------
+
+export async function runClusterBench(args: ClusterArgs): Promise<Record<string, unknown>> {
+  if (!agentBuilt()) throw new Error(AGENT_MISSING);
+  const tool = await pickLoadTool(args.tool);
+  // The repository's disk, not tmpfs: the PUT row compares durable writes.
+  await mkdir(BENCH_OUT, { recursive: true });
+  const etcd = await startEtcdCluster({ size: 1, dataRoot: BENCH_OUT });
+  process.stderr.write(`cluster bench: etcd ${etcd.endpoints.join(',')}, ${tool.name} -t${args.threads} -c${args.connections}, ${args.durationS}s per row, ${args.rounds} round(s)\n`);
+  try {
+    const authorize = await authorizeRows(tool, etcd, args);
+
+    const a = await clusterAgent(etcd, 'propagation', 'prop-a');
+    const b = await clusterAgent(etcd, 'propagation', 'prop-b', false);
+    let kv: Latencies;
+    let intention: Latencies;
+    try {
+      kv = await propagation(b, args.writes, '/v1/kv/bench/prop', (i) => putKey(a.port, 'bench/prop', String(i)));
+      intention = await propagation(b, args.writes, '/v1/connect/intentions', async (i) => {
+        const res = await fetch(`http://${LOOPBACK}:${a.port}/v1/connect/intentions/exact?source=web&destination=db`, {
+          method: 'PUT',
+          body: JSON.stringify({ Action: i % 2 === 0 ? 'deny' : 'allow' }),
+        });
+        if (res.status !== 200) throw new Error(`intention write: ${res.status}`);
+        await res.arrayBuffer();
+      });
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+    const floor = await etcdFloor(etcd, args.writes);
+    const put = await putRows(tool, etcd, args);
+    const fan = await fanout(etcd, args.queries);
+    return { authorize, propagation: { kv, intention, etcdFloor: floor }, put, fanout: fan };
+  } finally {
+    await etcd.stop();
+  }
+}
+
+function report(r: Record<string, any>): string {
+  const lat = (name: string, l: Latencies, target: string): Cell[] => [name, round(l.p50Ms), round(l.p99Ms), round(l.maxMs), l.count, target];
+  const rows: Cell[][] = [
+    lat('propagation: KV write on A → blocking KV read on B', r['propagation'].kv, `p99 <= 50 ms ${r['propagation'].kv.p99Ms <= 50 ? 'ok' : 'MISS'}`),
+    lat('propagation: intention write on A → blocking list on B', r['propagation'].intention, `p99 <= 50 ms ${r['propagation'].intention.p99Ms <= 50 ? 'ok' : 'MISS'}`),
+    lat('floor: bare etcd3 put → second client\'s watch', r['propagation'].etcdFloor, ''),
+  ];
+  const out = [
+    `authorize, cluster agent / -dev agent: ${r['authorize'].ratio.toFixed(3)}x (rounds ${r['authorize'].ratios.map((x: number) => x.toFixed(3)).join(', ')}; target >= 0.95x)`,
+    `KV PUT, cluster agent / bare etcd3: ${r['put'].ratio.toFixed(3)}x (rounds ${r['put'].ratios.map((x: number) => x.toFixed(3)).join(', ')}; target >= 0.5x)`,
+    formatTable(['', 'p50 ms', 'p99 ms', 'max ms', 'writes', 'target'], rows),
+    `fan-out: 3 agents x ${r['fanout'].queriesPerAgent} parked queries, one write: last answer after ${round(r['fanout'].lastMs)} ms`,
+    formatTable(
+      ['agent', 'parked', 'answered', 'failed', 'non-200', 'first ms', 'last ms'],
+      r['fanout'].perAgent.map((x: Record<string, number>) => [x['agent'], x['parked'], x['answered'], x['failed'], x['non200'], round(x['firstMs'] ?? NaN), round(x['lastMs'] ?? NaN)]),
+    ),
+  ];
+  return out.join('\n');
+}
+
+if (isEntryPoint(import.meta.url)) {
+  runMain(async () => {
+    const args = parseArgs(process.argv.slice(2));
+    const result = await runClusterBench(args);
+    process.stdout.write(`${report(result)}\n`);
+    process.stderr.write(`written: ${await writeJson('cluster', result)}\n`);
+  });
+}
