@@ -63,7 +63,7 @@ export async function openClusterState(config: AgentConfig, self: MemberRecord, 
     readThroughTables: deps.readThroughTables,
   });
   const connection = connectEtcd(etcd);
-  const leadership = new EtcdLeadership({ connection, clock: deps.clock, log });
+  const leadership = new EtcdLeadership({ connection, clock: deps.clock, log, intervalMs: config.cluster.leaderProbeIntervalMs });
   const members = new ClusterMembers({ connection, prefix: config.cluster.etcd.prefix, ttlMs: config.cluster.memberTtlMs, clock: deps.clock, log, random: deps.random });
   try {
     await leadership.start();

@@ -27,6 +27,7 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
         password: v.cluster.etcd.password,
       },
       memberTtlMs: v.cluster.member_ttl,
+      leaderProbeIntervalMs: v.cluster.leader_probe_interval,
     },
     acl: {
       enabled: v.acl.enabled,

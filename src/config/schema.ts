@@ -84,6 +84,11 @@ export const CONFIG_SCHEMA = {
       '10s',
       'Lease TTL of this agent\'s member entry: a crashed agent leaves /v1/agent/members this long after its last keepalive.',
     ),
+    leader_probe_interval: key(
+      duration('positive'),
+      '500ms',
+      'How often the agent asks etcd for its leader (KnownLeader, LastContact); each agent adds one status request per interval to etcd\'s load.',
+    ),
   },
   translate_wan_addrs: key(bool(), false, 'Prefer WAN addresses for nodes in remote datacenters.'),
   acl: {

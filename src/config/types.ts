@@ -111,4 +111,6 @@ export interface ClusterConfig {
   readonly etcd: EtcdConfig;
   /** Lease TTL of the agent's member entry, in ms. */
   readonly memberTtlMs: number;
+  /** Interval of the etcd leader probe, in ms. */
+  readonly leaderProbeIntervalMs: number;
 }

@@ -1,7 +1,8 @@
 // Reads of a table the store reads through (the cluster's KV: docs/decisions.md D15). A plain read
 // is one backend read. A blocking read parks at once and waits on the backend's watch of its key
 // or prefix from `?index`: the index a read reports also moves with unrelated writes, so comparing
-// indexes would wake it for nothing, while the watch wakes it only when its own rows changed (D6).
+// indexes would wake it for nothing, while the watch wakes it only when its own rows changed
+// (docs/decisions.md D6).
 import { agentError } from '../core/errors.js';
 import type { RangeTarget, ReadConsistency, ReadThroughResult, ReadThroughTables } from '../state/types.js';
 import type { BlockingParams, BlockingQueries, Parked, WatchedRead } from './blocking.js';

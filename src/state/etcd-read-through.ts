@@ -1,8 +1,8 @@
-// Tables read through from etcd instead of held in every agent's view (the KV: docs/decisions.md
-// D15). A read is one range request: linearizable by default and with `?consistent`, served by
-// the member asked with `?stale`. A blocking read waits on an etcd watch of its key or prefix from
-// the revision it last saw, so it wakes only when its own rows changed (D6), however many other
-// writes move the store's revision meanwhile.
+// Tables read through from etcd instead of held in every agent's view (the KV, docs/decisions.md D15).
+// A read is one range request: linearizable by default and with `?consistent`, served by the
+// member asked with `?stale`. A blocking read waits on an etcd watch of its key or prefix from the
+// revision it last saw, so it wakes only when its own rows changed (docs/decisions.md D6), however
+// many other writes move the store's revision meanwhile.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { AgentError } from '../core/errors.js';
 import { backoffDelay, type Backoff } from './backoff.js';

@@ -1,7 +1,8 @@
 // KV on agents of one etcd cluster, read through from etcd (docs/decisions.md D15): the whole
 // /v1/kv contract on a cluster agent; a write through one agent read at once through another (and
 // by its writer); a blocking read on one agent woken by a change of its own key made through
-// another, and not by writes elsewhere (D6); the key's row in etcd outside the agents' view range.
+// another, and not by writes elsewhere (docs/decisions.md D6); the key's row in etcd outside the
+// agents' view range.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { startAgent, type AgentProcess } from './support/agent-process.js';

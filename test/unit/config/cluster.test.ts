@@ -29,6 +29,7 @@ describe('cluster config', () => {
               password: 'secret',
             },
             member_ttl: '3s',
+            leader_probe_interval: '5s',
           },
         }),
       ],
@@ -43,6 +44,7 @@ describe('cluster config', () => {
         password: 'secret',
       },
       memberTtlMs: 3_000,
+      leaderProbeIntervalMs: 5_000,
     });
   });
 

@@ -32,6 +32,7 @@ describe('defaults', () => {
           password: undefined,
         },
         memberTtlMs: 10_000,
+        leaderProbeIntervalMs: 500,
       },
       acl: {
         enabled: false,

@@ -23,6 +23,7 @@ describe('config schema', () => {
       'cluster.etcd.username',
       'cluster.etcd.password',
       'cluster.member_ttl',
+      'cluster.leader_probe_interval',
       'translate_wan_addrs',
       'acl.enabled',
       'acl.default_policy',
