@@ -169,6 +169,29 @@ describe('an agent cluster on etcd', () => {
     }
   });
 
+  it('keeps working with one etcd member killed: writes through A reach C, KV and authorize included', async () => {
+    const victim = etcd.members[0]!;
+    await victim.kill();
+    try {
+      const put = await until(
+        () => call(a, 'PUT', '/v1/connect/intentions/exact?source=web&destination=cache', { Action: 'allow' }),
+        // A write in flight to the killed member fails once; the client moves to another member.
+        (r) => r.status === 200,
+      );
+      expect(put.body).toBe(true);
+      const authorizedCache = async (): Promise<boolean> => {
+        const r = await call(c, 'POST', '/v1/agent/connect/authorize', { Target: 'cache', ClientCertURI: 'spiffe://any.consul/ns/default/dc/dc1/svc/web' });
+        return (r.body as { Authorized: boolean }).Authorized;
+      };
+      await until(authorizedCache, (ok) => ok);
+      await until(() => call(a, 'PUT', '/v1/kv/one-member-down', 'still'), (r) => r.status === 200);
+      const read = await until(() => call(c, 'GET', '/v1/kv/one-member-down?raw'), (r) => r.status === 200);
+      expect(read.body).toBe('still');
+    } finally {
+      await victim.start();
+    }
+  });
+
   it('KnownLeader goes false and LastContact grows while every etcd member is hung, and recovers', async () => {
     const meta = async (agent: AgentProcess): Promise<{ known: string | null; contact: number }> => {
       const r = await call(agent, 'GET', '/v1/connect/intentions');
