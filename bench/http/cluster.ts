@@ -105,21 +105,26 @@ function latencies(ms: number[]): Latencies {
   return { p50Ms: quantileSorted(sorted, 0.5), p99Ms: quantileSorted(sorted, 0.99), maxMs: sorted[sorted.length - 1] ?? Number.NaN, count: sorted.length };
 }
 
-async function parkedOn(agent: ServerProcess): Promise<number> {
+async function gauge(agent: ServerProcess, name: string): Promise<number> {
   const metrics = (await (await fetch(`http://${LOOPBACK}:${agent.port}/v1/agent/metrics`)).json()) as { Gauges: { Name: string; Value: number }[] };
-  return metrics.Gauges.find((g) => g.Name === 'svc.blocking.parked')?.Value ?? 0;
+  return metrics.Gauges.find((g) => g.Name === name)?.Value ?? 0;
 }
+
+const parkedOn = (agent: ServerProcess): Promise<number> => gauge(agent, 'svc.blocking.parked');
 
 /** Each write (through agent A) timed until B's blocking read of `readPath` answers with a later index. */
 async function propagation(b: ServerProcess, writes: number, readPath: string, write: (i: number) => Promise<void>): Promise<Latencies> {
   const base = `http://${LOOPBACK}:${b.port}${readPath}`;
   const sep = readPath.includes('?') ? '&' : '?';
   let index = Number((await fetch(base)).headers.get('x-svc-index'));
+  const idleWatches = await gauge(b, 'svc.state.watches');
   const ms: number[] = [];
   for (let i = 0; i < writes; i++) {
     const answered = fetch(`${base}${sep}index=${index}&wait=30s`);
-    // Parked before the write, so the figure is the write's journey and not the read's set-up.
-    while ((await parkedOn(b)) < 1) await new Promise((r) => setImmediate(r));
+    // Parked, its watch live (a KV read's etcd watch created), before the write: the figure is the
+    // write's journey, not the read's set-up. A write racing the creation of an etcd watch from a
+    // past revision waits for etcd's 100 ms catch-up loop.
+    while ((await gauge(b, 'svc.state.watches')) <= idleWatches) await new Promise((r) => setImmediate(r));
     const t0 = performance.now();
     await Promise.all([write(i), answered.then((res) => {
       ms.push(performance.now() - t0);

@@ -36,6 +36,9 @@ function watchedReadThrough<V>(tables: ReadThroughTables, minIndex: number, spec
   // Changes at or below `since` are already in what the reader has (its ?index, then each re-read).
   let since = minIndex;
   const read = (): Promise<ReadThroughResult<V>> => tables.read<V>(spec.target, spec.consistency);
+  // After a change the watch reported, the member that reported it has it: read its copy without a
+  // round through the leader (a lagging member's older copy only re-arms the wait).
+  const reread = (): Promise<ReadThroughResult<V>> => tables.read<V>(spec.target, spec.consistency === 'consistent' ? 'consistent' : 'stale');
   return {
     shareKey: JSON.stringify([spec.shareKey, minIndex, spec.consistency]),
     target(fn) {
@@ -43,7 +46,7 @@ function watchedReadThrough<V>(tables: ReadThroughTables, minIndex: number, spec
       let cancel = (): void => {};
       const wait = (): void => {
         cancel = tables.changedAfter(spec.target, since, () => {
-          read().then(
+          reread().then(
             (result) => {
               if (!live) return;
               latest = result;

@@ -2,7 +2,9 @@
 // A read is one range request: linearizable by default and with `?consistent`, served by the
 // member asked with `?stale`. A blocking read waits on an etcd watch of its key or prefix from the
 // revision it last saw, so it wakes only when its own rows changed (docs/decisions.md D6), however
-// many other writes move the store's revision meanwhile.
+// many other writes move the store's revision meanwhile. etcd catches a watch from a past revision
+// up in a loop that runs every 100 ms: a write landing while a wait's watch is being created can
+// take that long to arrive (bench/http/cluster.ts waits for the watch before it writes).
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { AgentError } from '../core/errors.js';
 import { backoffDelay, type Backoff } from './backoff.js';
@@ -25,6 +27,9 @@ export interface EtcdReadThroughOptions {
 }
 
 export class EtcdReadThrough implements ReadThroughTables {
+  /** Watches etcd has created and not yet ended: a write lands on them at once (metrics, benches). */
+  liveWatches = 0;
+
   constructor(private readonly options: EtcdReadThroughOptions) {}
 
   has(table: string): boolean {
@@ -62,8 +67,14 @@ export class EtcdReadThrough implements ReadThroughTables {
     let retryTimer: TimerHandle | undefined;
     let attempts = 0;
     let done = false;
+    let live = false;
+    const setLive = (now: boolean): void => {
+      if (live !== now) this.liveWatches += now ? 1 : -1;
+      live = now;
+    };
     const stop = (): void => {
       done = true;
+      setLive(false);
       watch?.cancel();
       watch = undefined;
       retryTimer?.cancel();
@@ -80,6 +91,7 @@ export class EtcdReadThrough implements ReadThroughTables {
       watch = connection.watchRange(start, end, revision + 1, {
         connected: () => {
           attempts = 0;
+          setLive(true);
           this.options.contact();
         },
         events: (events) => {
@@ -90,6 +102,7 @@ export class EtcdReadThrough implements ReadThroughTables {
         // made meanwhile still wakes the read.
         disconnected: () => {
           watch = undefined;
+          setLive(false);
           if (done) return;
           retryTimer = clock.setTimer(backoffDelay(backoff, attempts++, random), open);
         },

@@ -198,7 +198,7 @@ class EtcdStateStore implements EtcdStore {
   }
 
   get watchCount(): number {
-    return this.view.hub.watchCount;
+    return this.view.hub.watchCount + (this.readThrough?.liveWatches ?? 0);
   }
 
   get<V>(table: string, key: string): Row<V> | undefined {
