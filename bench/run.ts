@@ -1,8 +1,9 @@
-// `npm run bench`: every HTTP bench in sequence (KV, fan-out, CA, wave CPU, authorize; see
+// `npm run bench`: every HTTP bench in sequence (KV, fan-out, CA, wave CPU, authorize, cluster; see
 // bench/README.md), several minutes in all; each prints its table and writes .bench-out/.
 import { parseHttpBenchArgs } from './support/args.js';
 import { runAuthorizeBench } from './http/authorize.js';
 import { runAuthorizeBusyHostBench } from './http/authorize-busy-host.js';
+import { runClusterBenchMain } from './http/cluster.js';
 import { runCaBench } from './http/ca.js';
 import { runCaWaveCpuBench } from './http/ca-wave-cpu.js';
 import { runFanoutBench } from './http/fanout.js';
@@ -18,5 +19,6 @@ if (isEntryPoint(import.meta.url)) {
     await runCaWaveCpuBench();
     await runAuthorizeBench(args);
     await runAuthorizeBusyHostBench(args);
+    await runClusterBenchMain(process.argv.slice(2));
   });
 }

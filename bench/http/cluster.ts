@@ -314,11 +314,11 @@ function report(r: Record<string, any>): string {
   return out.join('\n');
 }
 
-if (isEntryPoint(import.meta.url)) {
-  runMain(async () => {
-    const args = parseArgs(process.argv.slice(2));
-    const result = await runClusterBench(args);
-    process.stdout.write(`${report(result)}\n`);
-    process.stderr.write(`written: ${await writeJson('cluster', result)}\n`);
-  });
+/** Runs the bench with these command-line flags, prints its tables and writes its JSON. */
+export async function runClusterBenchMain(argv: readonly string[]): Promise<void> {
+  const result = await runClusterBench(parseArgs(argv));
+  process.stdout.write(`${report(result)}\n`);
+  process.stderr.write(`written: ${await writeJson('cluster', result)}\n`);
 }
+
+if (isEntryPoint(import.meta.url)) runMain(() => runClusterBenchMain(process.argv.slice(2)));
