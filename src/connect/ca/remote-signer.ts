@@ -7,7 +7,9 @@ import { AgentError, agentError, isAgentError, type ErrorCode, type ErrorKind } 
 import type { Logger } from '../../core/log.js';
 import type { CaManager, IssuedLeaf } from './ca-manager.js';
 import type { LeafSource } from './leaf-manager.js';
+import { pemBlocks } from './encoding.js';
 import { p256PublicKey } from './p256.js';
+import { parseCertificate } from './x509.js';
 import type { KeyGenerator } from './signer.js';
 
 /** What a client agent writes. */
@@ -86,6 +88,7 @@ export class RemoteLeafSource implements LeafSource {
     if (answer === undefined) throw agentError('CA_NO_SERVER', { detail: `no answer within ${deadline} ms` });
     const res = answer as SigningResponse;
     if (!res.ok) throw new AgentError(res.code, res.message);
+    checkAnswer(res, key.spki, service);
     return {
       serial: BigInt(res.Serial),
       serialNumber: res.SerialNumber,
@@ -134,6 +137,21 @@ export function serveSigningRequests(channel: SigningChannel, ca: CaManager, opt
       return { ok: false, code: 'CA_SIGN_FAILED', kind: 'internal', message: err instanceof Error ? err.message : String(err) };
     }
   });
+}
+
+/**
+ * Another client agent can write on the signing channel too (docs/cluster-security.md): an answer
+ * is taken only if it certifies this request's own key for this service.
+ */
+function checkAnswer(res: SigningResponse & { ok: true }, spki: Uint8Array, service: string): void {
+  const der = pemBlocks(res.CertPEM, 'CERTIFICATE')[0];
+  const cert = der === undefined ? undefined : parseCertificate(der);
+  if (cert === undefined || !cert.spki.equals(Buffer.from(spki))) {
+    throw agentError('CA_SIGN_FAILED', { detail: 'the signing answer does not certify the requested key' });
+  }
+  if (!cert.uris.includes(res.URI) || !res.URI.endsWith(`/svc/${service}`)) {
+    throw agentError('CA_SIGN_FAILED', { detail: `the signing answer names ${res.URI}, not service ${service}` });
+  }
 }
 
 function isP256(spki: Buffer): boolean {

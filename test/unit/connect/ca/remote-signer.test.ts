@@ -75,6 +75,28 @@ describe('remote signing', () => {
     expect((await late).signingKeyId).toBe(active.SigningKeyID);
   });
 
+  it('refuses an answer that certifies another key or another service (a forged answer on the channel)', async () => {
+    const { manager } = await caFixture();
+    const honest = new MemoryChannel();
+    serveSigningRequests(honest, manager, { datacenter: 'dc1', log: silentLogger });
+    // A real leaf of this CA, for another key: what another client agent could copy into an answer.
+    const stolen = (await new RemoteLeafSource({ channel: honest, datacenter: 'dc1', node: 'n2', keys: new LocalSigner() }).signLeaf('default', 'web')).certPem;
+    const forged: SigningChannel = {
+      request: async (body) => ({ ...((await honest.request(body)) as object), CertPEM: stolen }),
+      serve: () => {},
+    };
+    await expect(new RemoteLeafSource({ channel: forged, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({
+      code: 'CA_SIGN_FAILED',
+      message: 'the signing answer does not certify the requested key',
+    });
+    // The right key, but an answer naming another service.
+    const renamed: SigningChannel = {
+      request: async (body) => honest.request({ ...(body as object), Service: 'db' }),
+      serve: () => {},
+    };
+    await expect(new RemoteLeafSource({ channel: renamed, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_SIGN_FAILED' });
+  });
+
   it('fails with CA_NO_SERVER (unavailable) when no server answers or the channel fails', async () => {
     const silent = new MemoryChannel();
     await expect(new RemoteLeafSource({ channel: silent, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_NO_SERVER', kind: 'unavailable' });
