@@ -13,6 +13,8 @@ export interface EtcdPrivateRange {
   /** Writes it unless the key exists; true if this call created it. */
   create(path: string, value: unknown): Promise<boolean>;
   delete(path: string): Promise<void>;
+  /** Every key under `<prefix>private/<path>` with the revision that created it, and the revision read at. */
+  list(path: string): Promise<{ readonly revision: number; readonly keys: { readonly path: string; readonly createRevision: number }[] }>;
   close(): void;
 }
 
@@ -64,6 +66,15 @@ class PrivateRange implements EtcdPrivateRange {
   async delete(path: string): Promise<void> {
     try {
       await this.connection.txn({ compares: [], success: [{ op: 'delete', key: this.key(path) }], failure: [] }, this.timeoutMs);
+    } catch (err) {
+      throw failure(err);
+    }
+  }
+
+  async list(path: string): Promise<{ readonly revision: number; readonly keys: { readonly path: string; readonly createRevision: number }[] }> {
+    try {
+      const { revision, kvs } = await this.connection.rangePrefix(this.key(path), this.timeoutMs);
+      return { revision, keys: kvs.map((kv) => ({ path: kv.key.slice(this.root.length), createRevision: kv.createRevision })) };
     } catch (err) {
       throw failure(err);
     }

@@ -101,6 +101,22 @@ describe('the CA on a shared etcd prefix', () => {
     expect(new X509Certificate(lb.certPem).verify(root.publicKey)).toBe(true);
   });
 
+  it('sweeps the key of a root never published (a server died between staging it and the commit), an hour later', async () => {
+    const prefix = freshPrefix();
+    const a = await startServer(prefix);
+    const range = openEtcdPrivateRange({ etcd: etcd(), prefix });
+    cleanups.push(() => range.close());
+    // What a crashed server leaves: a staged key whose root never reached the roots table.
+    expect(await range.create('ca/keys/never-published', { RootID: 'never-published', PrivateKey: 'x' })).toBe(true);
+    const active = `${prefix}private/ca/keys/${a.ca.roots().activeRootId}`;
+    // The first sweep only marks where it stood: the key may belong to a rotation in flight.
+    expect(await a.ca.sweepKeys()).toBe(0);
+    expect(await privateKeys(prefix)).toContain(`${prefix}private/ca/keys/never-published`);
+    await a.store.commit([{ op: 'set', table: 'kv', key: 'tick', value: 1 }]);
+    expect(await a.ca.sweepKeys()).toBe(1);
+    expect(await privateKeys(prefix)).toEqual([active]);
+  });
+
   it('gives 3 servers x 300 concurrent leaves 900 distinct serials, increasing in commit order', async () => {
     const prefix = freshPrefix();
     const servers = await Promise.all([startServer(prefix), startServer(prefix), startServer(prefix)]);

@@ -10,6 +10,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { CaMaterial } from './signing-protocol.js';
 import type { CaConfig } from '../../config/types.js';
 import type { Clock, TimerHandle } from '../../core/clock.js';
+import { backendHealthOf } from '../../state/backend-health.js';
 import { agentError, type AgentError } from '../../core/errors.js';
 import { generateId } from '../../core/ids.js';
 import type { Logger } from '../../core/log.js';
@@ -116,6 +117,8 @@ export class CaManager {
   private settingsMemo: { readonly index: number; readonly settings: CaSettings } | undefined;
   private updating: Promise<unknown> = Promise.resolve();
   private pruneTimer: TimerHandle | undefined;
+  /** The revision the previous key sweep read at: keys that existed then are old enough to judge. */
+  private sweptAt = 0;
   private closed = false;
   readonly limiter: CsrLimiter;
 
@@ -491,16 +494,33 @@ export class CaManager {
     return removed;
   }
 
+  /**
+   * Drops CA keys whose root was never published. A key is staged moments before its root's commit,
+   * so only keys created before the previous run (an hour ago) are candidates: a rotation in flight
+   * on another server is never touched.
+   */
+  async sweepKeys(): Promise<number> {
+    // A view cut off from etcd may miss a root published meanwhile: judge only with a live one.
+    if (!backendHealthOf(this.o.store).connected) return 0;
+    const published = new Set(this.o.store.list<StoredRoot>(ROOTS_TABLE, '').map((row) => row.key));
+    const { removed, revision } = await this.keys.sweep(published, this.sweptAt);
+    this.sweptAt = revision;
+    if (removed > 0) this.o.log.info({ removed }, 'removed CA keys of roots never published');
+    return removed;
+  }
+
   private schedulePrune(): void {
     if (this.closed || this.o.role === 'client') return;
     this.pruneTimer = this.o.clock.setTimer(PRUNE_INTERVAL_MS, () => {
-      this.pruneRoots().then(
-        () => this.schedulePrune(),
-        (err: unknown) => {
-          this.o.log.warn({ err }, 'pruning CA roots failed');
-          this.schedulePrune();
-        },
-      );
+      this.pruneRoots()
+        .then(() => this.sweepKeys())
+        .then(
+          () => this.schedulePrune(),
+          (err: unknown) => {
+            this.o.log.warn({ err }, 'pruning CA roots failed');
+            this.schedulePrune();
+          },
+        );
     });
   }
 

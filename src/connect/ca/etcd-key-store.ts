@@ -5,7 +5,8 @@ import type { EtcdPrivateRange } from '../../state/etcd-private.js';
 import type { CaKeyStore, StagedKey } from './key-store.js';
 import type { StoredProvider } from './model.js';
 
-const keyPath = (rootId: string): string => `ca/keys/${rootId}`;
+const KEYS = 'ca/keys/';
+const keyPath = (rootId: string): string => `${KEYS}${rootId}`;
 
 export class EtcdKeyStore implements CaKeyStore {
   constructor(private readonly range: EtcdPrivateRange) {}
@@ -22,5 +23,16 @@ export class EtcdKeyStore implements CaKeyStore {
 
   remove(rootId: string): Promise<void> {
     return this.range.delete(keyPath(rootId));
+  }
+
+  async sweep(published: ReadonlySet<string>, seenAt: number): Promise<{ readonly removed: number; readonly revision: number }> {
+    const { revision, keys } = await this.range.list(KEYS);
+    let removed = 0;
+    for (const { path, createRevision } of keys) {
+      if (published.has(path.slice(KEYS.length)) || createRevision > seenAt) continue;
+      await this.range.delete(path);
+      removed++;
+    }
+    return { removed, revision };
   }
 }

@@ -21,6 +21,11 @@ export interface CaKeyStore {
   stage(material: StoredProvider): Promise<StagedKey>;
   /** The root was pruned: its key is no longer needed. */
   remove(rootId: string): Promise<void>;
+  /**
+   * Removes keys staged for roots never published (a server that died between staging a key and
+   * committing its root) that existed at `seenAt` (the previous sweep's `revision`; 0: none yet).
+   */
+  sweep(published: ReadonlySet<string>, seenAt: number): Promise<{ readonly removed: number; readonly revision: number }>;
 }
 
 const NOTHING_STAGED = (): Promise<void> => Promise.resolve();
@@ -36,6 +41,11 @@ export class TableKeyStore implements CaKeyStore {
 
   stage(material: StoredProvider): Promise<StagedKey> {
     return Promise.resolve({ ops: [{ op: 'set', table: CA_TABLE, key: PROVIDER_KEY, value: material }], discard: NOTHING_STAGED });
+  }
+
+  sweep(): Promise<{ readonly removed: number; readonly revision: number }> {
+    // The key is staged in the root's own commit here: it cannot outlive a root that was never published.
+    return Promise.resolve({ removed: 0, revision: 0 });
   }
 
   remove(): Promise<void> {
