@@ -10,7 +10,7 @@ import { createRootCertificate, generateCaKey, keyIdOf } from '../../../../src/c
 import { FakeClock } from '../../../../src/core/clock.js';
 import { silentLogger } from '../../../../src/core/log.js';
 import { openEmbeddedStore } from '../../../../src/state/embedded-store.js';
-import { DEFAULT_CA, HOUR, START, caFixture, seededRandom } from './support.js';
+import { DEFAULT_CA, HOUR, START, caFixture, seededRandom, settle } from './support.js';
 
 const certs = (pem: string): X509Certificate[] => pemBlocks(pem, 'CERTIFICATE').map((der) => new X509Certificate(der));
 
@@ -212,10 +212,10 @@ describe('configuration', () => {
     await manager.updateConfiguration(update({ LeafCertTTL: '2h', PrivateKeyBits: 384 }));
     expect(manager.roots().roots).toHaveLength(2);
     clock.advance(3 * HOUR); // the hourly pruning ran: 3 h < 4 h
-    await Promise.resolve();
+    await settle();
     expect(manager.roots().roots).toHaveLength(2);
     clock.advance(HOUR + 1);
-    for (let i = 0; i < 5; i++) await Promise.resolve();
+    await settle();
     expect(store.list<StoredRoot>(ROOTS_TABLE, '').map((r) => r.value.Active)).toEqual([true]);
     expect(await manager.pruneRoots()).toBe(0);
   });
