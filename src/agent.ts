@@ -31,7 +31,7 @@ import { backendContactOf, backendHealthOf } from './state/backend-health.js';
 import { startHttpServer, type HttpServer } from './http/uws-server.js';
 import { resolveNodeId } from './node-id.js';
 import { openEmbeddedStore } from './state/embedded-store.js';
-import { etcdConnectionOptions, openClusterState, type ClusterState } from './cluster/open.js';
+import { openClusterState, type ClusterState } from './cluster/open.js';
 import { clusterCa, type ClusterCa } from './connect/ca/cluster-ca.js';
 
 /** KV can be large: in a cluster it stays in etcd and each read goes there (docs/decisions.md D15). */
@@ -114,7 +114,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     const caStore = options.wrapCaStore?.(store) ?? store;
     const pool = (signer = new PoolSigner({ priority: config.connect.signingPriority }));
     reportSigningPolicy(pool, config.connect.signingPriority, log);
-    const inCluster = cluster === undefined ? undefined : clusterCa({ etcd: etcdConnectionOptions(config), prefix: config.cluster.etcd.prefix, server: config.server, datacenter: config.datacenter, node: info.nodeName, keys: pool, rootsIndex: () => caStore.tableIndex(ROOTS_TABLE), log });
+    const inCluster = cluster === undefined ? undefined : clusterCa({ etcd: cluster.connection, prefix: config.cluster.etcd.prefix, server: config.server, datacenter: config.datacenter, node: info.nodeName, keys: pool, rootsIndex: () => caStore.tableIndex(ROOTS_TABLE), log });
     const manager = await CaManager.open({ store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain, metrics, ...inCluster?.managerOptions }).catch(async (err: unknown) => {
       inCluster?.close();
       await pool.close(); // a CA that cannot start (a supplied root without its key, say) leaves no threads behind

@@ -1,12 +1,12 @@
 // Cluster mode's parts, opened together from the config: the etcd-backed store, this agent's member
-// record with the member list, and the leadership probe (on a connection of their own, so that a
-// store's slow commit never delays a keepalive or a probe).
+// record with the member list, and the leadership probe, all on one etcd client (HTTP/2 streams: a
+// slow commit never holds up a keepalive or a probe), whose handles the CA's parts share too.
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import type { AgentConfig } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { connectEtcd, type EtcdConnectionOptions } from '../state/etcd-client.js';
+import { connectEtcd, shareConnection, type EtcdConnection, type EtcdConnectionOptions } from '../state/etcd-client.js';
 import { openEtcdStore, type EtcdStore } from '../state/etcd-store.js';
 import { EtcdLeadership } from './leadership.js';
 import { ClusterMembers, type MemberRecord } from './members.js';
@@ -15,6 +15,8 @@ export interface ClusterState {
   readonly store: EtcdStore;
   readonly leadership: EtcdLeadership;
   readonly members: ClusterMembers;
+  /** A handle on the agent's one etcd client, for the CA's parts; each closes its own. */
+  readonly connection: () => EtcdConnection;
   /** What /v1/agent/members and /v1/status read. */
   readonly routes: {
     members(): readonly MemberRecord[];
@@ -36,7 +38,7 @@ export interface ClusterDeps {
 }
 
 /** The etcd connection settings of the config, with the TLS files read. */
-export function etcdConnectionOptions(config: AgentConfig): EtcdConnectionOptions {
+function etcdConnectionOptions(config: AgentConfig): EtcdConnectionOptions {
   const etcd = config.cluster.etcd;
   const read = (path: string | undefined): Buffer | undefined => (path === undefined ? undefined : readFileSync(path));
   const ca = read(etcd.tls.caFile);
@@ -51,10 +53,10 @@ export function etcdConnectionOptions(config: AgentConfig): EtcdConnectionOption
 }
 
 export async function openClusterState(config: AgentConfig, self: MemberRecord, deps: ClusterDeps): Promise<ClusterState> {
-  const etcd = etcdConnectionOptions(config);
+  const handles = shareConnection(connectEtcd(etcdConnectionOptions(config)));
   const log = deps.log.child({ component: 'cluster' });
   const store = await openEtcdStore({
-    etcd,
+    etcd: { shared: handles() },
     prefix: config.cluster.etcd.prefix,
     log: deps.log,
     clock: deps.clock,
@@ -62,7 +64,7 @@ export async function openClusterState(config: AgentConfig, self: MemberRecord, 
     dataDir: config.dataDir,
     readThroughTables: deps.readThroughTables,
   });
-  const connection = connectEtcd(etcd);
+  const connection = handles();
   const leadership = new EtcdLeadership({ connection, clock: deps.clock, log, intervalMs: config.cluster.leaderProbeIntervalMs });
   const members = new ClusterMembers({ connection, prefix: config.cluster.etcd.prefix, ttlMs: config.cluster.memberTtlMs, clock: deps.clock, log, random: deps.random });
   try {
@@ -83,6 +85,7 @@ export async function openClusterState(config: AgentConfig, self: MemberRecord, 
     store,
     leadership,
     members,
+    connection: handles,
     routes: {
       members: () => members.list(),
       leader: () => leadership.leader(),

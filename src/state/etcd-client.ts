@@ -136,6 +136,79 @@ export interface EtcdConnection {
   close(): void;
 }
 
+/**
+ * Where a part reaches etcd: settings to open a client of its own, or a handle on the client the
+ * agent's parts share (one gRPC connection per agent: etcd then serves a 5,000-host mesh with
+ * 5,000 connections, not four times that; HTTP/2 keeps a slow call from holding up the others).
+ */
+export type EtcdTarget = EtcdConnectionOptions | { readonly shared: EtcdConnection };
+
+export function openConnection(target: EtcdTarget): EtcdConnection {
+  return 'shared' in target ? target.shared : connectEtcd(target);
+}
+
+/** Handles on one client: each part closes its own handle, and the last close closes the client. */
+export function shareConnection(connection: EtcdConnection): () => EtcdConnection {
+  let open = 0;
+  return () => {
+    open++;
+    return new SharedHandle(connection, () => {
+      if (--open === 0) connection.close();
+    });
+  };
+}
+
+class SharedHandle implements EtcdConnection {
+  private closed = false;
+
+  constructor(
+    private readonly c: EtcdConnection,
+    private readonly release: () => void,
+  ) {}
+
+  rangePrefix(prefix: Buffer, deadlineMs: number): Promise<EtcdRangeResult> {
+    return this.c.rangePrefix(prefix, deadlineMs);
+  }
+  txn(txn: EtcdTxn, deadlineMs: number): Promise<EtcdTxnResult> {
+    return this.c.txn(txn, deadlineMs);
+  }
+  watchPrefix(prefix: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch {
+    return this.c.watchPrefix(prefix, startRevision, listener);
+  }
+  compact(revision: number, deadlineMs: number): Promise<void> {
+    return this.c.compact(revision, deadlineMs);
+  }
+  rangeKeys(start: Buffer, end: Buffer, deadlineMs: number, options?: { readonly serializable?: boolean }): Promise<EtcdRangeResult> {
+    return this.c.rangeKeys(start, end, deadlineMs, options);
+  }
+  watchRange(start: Buffer, end: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch {
+    return this.c.watchRange(start, end, startRevision, listener);
+  }
+  getKey(key: Buffer, deadlineMs: number): Promise<EtcdKeyValue | undefined> {
+    return this.c.getKey(key, deadlineMs);
+  }
+  grantRequestLease(ttlSeconds: number, deadlineMs: number): Promise<string> {
+    return this.c.grantRequestLease(ttlSeconds, deadlineMs);
+  }
+  revokeRequestLease(id: string, deadlineMs: number): Promise<void> {
+    return this.c.revokeRequestLease(id, deadlineMs);
+  }
+  putLeased(key: Buffer, value: Buffer, ttlSeconds: number, lost: (err: unknown) => void): EtcdLeasedKey {
+    return this.c.putLeased(key, value, ttlSeconds, lost);
+  }
+  status(deadlineMs: number): Promise<EtcdStatus> {
+    return this.c.status(deadlineMs);
+  }
+  members(deadlineMs: number): Promise<EtcdMember[]> {
+    return this.c.members(deadlineMs);
+  }
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.release();
+  }
+}
+
 /** Keys per range page: keeps each response far below gRPC's 4 MiB default message limit. */
 const RANGE_PAGE = 1000;
 

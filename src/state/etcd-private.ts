@@ -2,8 +2,8 @@
 // demand, never watched, so an agent that does not ask never holds them. Server agents keep the
 // CA keys here; etcd's RBAC denies the range to client agents (docs/cluster-security.md).
 import { agentError, type AgentError } from '../core/errors.js';
-import type { EtcdConnection, EtcdConnectionOptions } from './etcd-client.js';
-import { connectEtcd, etcdFailure } from './etcd-client.js';
+import type { EtcdConnection, EtcdTarget } from './etcd-client.js';
+import { etcdFailure, openConnection } from './etcd-client.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
 import { DEFAULT_ETCD_PREFIX } from './etcd-store.js';
 
@@ -19,7 +19,7 @@ export interface EtcdPrivateRange {
 }
 
 export interface EtcdPrivateOptions {
-  readonly etcd: EtcdConnectionOptions;
+  readonly etcd: EtcdTarget;
   readonly prefix?: string | undefined;
   /** Deadline of each call (default 1500 ms, as a commit's). */
   readonly timeoutMs?: number | undefined;
@@ -27,7 +27,7 @@ export interface EtcdPrivateOptions {
 
 export function openEtcdPrivateRange(options: EtcdPrivateOptions): EtcdPrivateRange {
   const layout = new EtcdKeyLayout(options.prefix ?? DEFAULT_ETCD_PREFIX);
-  return new PrivateRange(connectEtcd(options.etcd), layout.privateRoot, options.timeoutMs ?? 1_500);
+  return new PrivateRange(openConnection(options.etcd), layout.privateRoot, options.timeoutMs ?? 1_500);
 }
 
 class PrivateRange implements EtcdPrivateRange {

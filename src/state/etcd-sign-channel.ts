@@ -7,13 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import { agentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import type { EtcdConnection, EtcdConnectionOptions, EtcdWatch, EtcdWatchEvent } from './etcd-client.js';
-import { connectEtcd, etcdFailure, prefixEnd } from './etcd-client.js';
+import type { EtcdConnection, EtcdTarget, EtcdWatch, EtcdWatchEvent } from './etcd-client.js';
+import { etcdFailure, openConnection, prefixEnd } from './etcd-client.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
 import { DEFAULT_ETCD_PREFIX } from './etcd-store.js';
 
 export interface EtcdSignChannelOptions {
-  readonly etcd: EtcdConnectionOptions;
+  readonly etcd: EtcdTarget;
   readonly prefix?: string | undefined;
   readonly log: Logger;
   /** Deadline of each etcd call (default 1500 ms, as a commit's). */
@@ -33,7 +33,7 @@ export interface EtcdSignChannel {
 
 export function openEtcdSignChannel(options: EtcdSignChannelOptions): EtcdSignChannel {
   const layout = new EtcdKeyLayout(options.prefix ?? DEFAULT_ETCD_PREFIX);
-  return new SignChannel(connectEtcd(options.etcd), layout.signRoot, options.log.child({ component: 'ca-sign-channel' }), options.callTimeoutMs ?? 1_500);
+  return new SignChannel(openConnection(options.etcd), layout.signRoot, options.log.child({ component: 'ca-sign-channel' }), options.callTimeoutMs ?? 1_500);
 }
 
 /** Server watch restarts after a broken stream: fixed, short; a server that misses a request only delays a client's retry. */

@@ -10,8 +10,8 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
 import { agentError, type AgentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import type { EtcdConnection, EtcdConnectionOptions, EtcdTxn, EtcdWatch } from './etcd-client.js';
-import { connectEtcd, etcdFailure } from './etcd-client.js';
+import type { EtcdConnection, EtcdTarget, EtcdTxn, EtcdWatch } from './etcd-client.js';
+import { etcdFailure, openConnection } from './etcd-client.js';
 import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from './backoff.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
 import { EtcdReadThrough } from './etcd-read-through.js';
@@ -22,7 +22,7 @@ import type { CommitResult, Row, StateStore, WatchTarget, WriteOp } from './type
 import { canonicalOps } from './write-ops.js';
 
 export interface EtcdStoreOptions {
-  readonly etcd: EtcdConnectionOptions;
+  readonly etcd: EtcdTarget;
   /** Key prefix of this mesh in etcd (default `/svc/`); several meshes can share one etcd. */
   readonly prefix?: string | undefined;
   readonly log: Logger;
@@ -62,7 +62,7 @@ const DEFAULT_READ_TIMEOUT_MS = 5_000;
 const DEFAULT_TOMBSTONE_TTL_MS = 15 * 60 * 1000;
 
 export async function openEtcdStore(options: EtcdStoreOptions): Promise<EtcdStore> {
-  const connection = connectEtcd(options.etcd);
+  const connection = openConnection(options.etcd);
   const store = new EtcdStateStore(options, connection);
   try {
     if (options.dataDir !== undefined) await store.keepViewOnDisk(options.dataDir, options.viewSaveIntervalMs);

@@ -2,7 +2,7 @@
 // private range, which the shared view never holds, and signs the leaves client agents ask for; a
 // client generates its leaf keys locally and has their public keys signed by a server.
 import type { Logger } from '../../core/log.js';
-import type { EtcdConnectionOptions } from '../../state/etcd-client.js';
+import type { EtcdConnection } from '../../state/etcd-client.js';
 import { openEtcdPrivateRange } from '../../state/etcd-private.js';
 import { openEtcdSignChannel } from '../../state/etcd-sign-channel.js';
 import type { CaManager, CaManagerOptions } from './ca-manager.js';
@@ -11,7 +11,8 @@ import { RemoteLeafSource, serveSigningRequests } from './remote-signer.js';
 import type { KeyGenerator } from './signer.js';
 
 export interface ClusterCaOptions {
-  readonly etcd: EtcdConnectionOptions;
+  /** A handle on the agent's etcd client (one per part: each closes its own). */
+  readonly etcd: () => EtcdConnection;
   readonly prefix: string;
   /** A server holds the CA key and signs; a client never reads the key. */
   readonly server: boolean;
@@ -33,12 +34,12 @@ export interface ClusterCa {
 }
 
 export function clusterCa(o: ClusterCaOptions): ClusterCa {
-  const channel = openEtcdSignChannel({ etcd: o.etcd, prefix: o.prefix, log: o.log });
+  const channel = openEtcdSignChannel({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log });
   if (!o.server) {
     const remote = new RemoteLeafSource({ channel, datacenter: o.datacenter, node: o.node, keys: o.keys, rootsIndex: o.rootsIndex });
     return { managerOptions: { role: 'client', remote }, serve: () => {}, close: () => channel.close() };
   }
-  const keysRange = openEtcdPrivateRange({ etcd: o.etcd, prefix: o.prefix });
+  const keysRange = openEtcdPrivateRange({ etcd: { shared: o.etcd() }, prefix: o.prefix });
   return {
     managerOptions: { role: 'server', keys: new EtcdKeyStore(keysRange) },
     serve: (ca) => serveSigningRequests(channel, ca, { datacenter: o.datacenter, log: o.log }),
