@@ -64,6 +64,17 @@ describe('PUT and GET', () => {
     expect(Number(res.headers.get('x-svc-index'))).toBeGreaterThanOrEqual(1);
   });
 
+  it("reports the KV table's index for a key or prefix nothing was ever written under, as Consul does", async () => {
+    await put('table-index/latest', 'x');
+    const latest = Number((await fetch(url('table-index/latest'))).headers.get('x-svc-index'));
+    expect(latest).toBeGreaterThan(1);
+    for (const path of ['never/written', 'never/?recurse', 'never/?keys']) {
+      const res = await fetch(url(path));
+      expect(res.status).toBe(404);
+      expect(Number(res.headers.get('x-svc-index'))).toBe(latest);
+    }
+  });
+
   it('lists a subtree with ?recurse, sorted, and 404s an empty one', async () => {
     await put('tree/b', '2');
     await put('tree/a', '1');

@@ -4,7 +4,7 @@ import { permissionDenied } from '../../acl/errors.js';
 import type { Identity } from '../../acl/identity.js';
 import { agentError } from '../../core/errors.js';
 import { parseUint64 } from '../../core/uint.js';
-import { KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
+import { KV_TABLE, kvReadIndex, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
 import type { Row, StateStore, WriteOp } from '../../state/types.js';
 import type { BlockingLimits, BlockingQueries, Parked, WatchedRead } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
@@ -55,7 +55,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
       read = {
         target: { table: KV_TABLE, prefix: key },
         shareKey: JSON.stringify(['kv-keys', key, separator, pretty, identity.accessorId]),
-        index: () => store.prefixIndex(KV_TABLE, key),
+        index: () => kvReadIndex(store, store.prefixIndex(KV_TABLE, key)),
         render(index) {
           const { rows, meta } = readable(store.list<StoredKv>(KV_TABLE, key), identity, index);
           const keys = listKeys(rows, key, separator);
@@ -67,7 +67,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
       read = {
         target: { table: KV_TABLE, prefix: key },
         shareKey: JSON.stringify(['kv-list', key, pretty, identity.accessorId]),
-        index: () => store.prefixIndex(KV_TABLE, key),
+        index: () => kvReadIndex(store, store.prefixIndex(KV_TABLE, key)),
         render(index) {
           const { rows, meta } = readable(store.list<StoredKv>(KV_TABLE, key), identity, index);
           if (rows.length === 0) return { status: 404, headers: meta };
@@ -81,7 +81,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
         target: { table: KV_TABLE, key },
         // The key:read check happened before parking, so every reader of the key sees the same.
         shareKey: JSON.stringify(['kv', key, pretty, raw]),
-        index: () => store.keyIndex(KV_TABLE, key),
+        index: () => kvReadIndex(store, store.keyIndex(KV_TABLE, key)),
         render(index) {
           const meta = queryMetaHeaders(brand, index);
           const row = store.get<StoredKv>(KV_TABLE, key);
