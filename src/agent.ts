@@ -108,7 +108,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   let clusterCaParts: ClusterCa | undefined;
   if (config.connect.enabled) {
     const caStore = options.wrapCaStore?.(store) ?? store;
-    const pool = (signer = new PoolSigner({ priority: config.connect.signingPriority }));
+    const pool = (signer = new PoolSigner({ priority: config.connect.signingPriority, log }));
     reportSigningPolicy(pool, config.connect.signingPriority, log);
     const inCluster = cluster === undefined ? undefined : clusterCa({ etcd: etcdConnectionOptions(config), prefix: config.cluster.etcd.prefix, server: config.server, datacenter: config.datacenter, node: info.nodeName, keys: pool, rootsIndex: () => caStore.tableIndex(ROOTS_TABLE), log });
     const manager = await CaManager.open({ store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain, metrics, ...inCluster?.managerOptions }).catch(async (err: unknown) => {
