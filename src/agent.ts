@@ -28,6 +28,8 @@ import { RootsCache } from './connect/ca/roots-cache.js';
 import type { StateStore } from './state/types.js';
 import { backendHealthOf } from './state/backend-health.js';
 import { startHttpServer, type HttpServer } from './http/uws-server.js';
+import { DescriptorWatch } from './core/descriptor-watch.js';
+import { processDescriptors } from './core/open-files.js';
 import { resolveNodeId } from './node-id.js';
 import { openEmbeddedStore } from './state/embedded-store.js';
 import { etcdConnectionOptions, openClusterState, type ClusterState } from './cluster/open.js';
@@ -153,6 +155,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   ]);
 
   let server: HttpServer | undefined;
+  let descriptorWatch: DescriptorWatch | undefined;
   let closing: Promise<void> | undefined;
 
   return {
@@ -173,11 +176,13 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         commonHeaders: commonHeaders(config, brand),
         log,
       });
+      descriptorWatch = new DescriptorWatch(processDescriptors, log).start();
       await cluster?.listening(server.port);
       return server.port;
     },
     close() {
       closing ??= (async () => {
+        descriptorWatch?.stop();
         server?.close();
         blocking.releaseAll();
         intentions.close();
