@@ -176,7 +176,8 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         commonHeaders: commonHeaders(config, brand),
         log,
       });
-      descriptorWatch = new DescriptorWatch(processDescriptors, log).start();
+      const listening = server;
+      descriptorWatch = new DescriptorWatch(processDescriptors, log, (out) => listening.outOfDescriptors(out)).start();
       await cluster?.listening(server.port);
       return server.port;
     },

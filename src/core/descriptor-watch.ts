@@ -4,8 +4,8 @@
 import type { Logger } from './log.js';
 import type { DescriptorProbe } from './open-files.js';
 
-/** Checked every second: a check is one open and close of /dev/null, a few microseconds. */
-export const CHECK_INTERVAL_MS = 1_000;
+/** Checked 4 times a second: a check is one open and close of /dev/null, a few microseconds, and the uWS transport spins until one notices. */
+export const CHECK_INTERVAL_MS = 250;
 
 /**
  * Free descriptors that end an exhaustion: 1/16 of the limit, at least 32 (64 of 1,024), so that a
@@ -22,6 +22,8 @@ export class DescriptorWatch {
   constructor(
     private readonly descriptors: DescriptorProbe,
     private readonly log: Logger,
+    /** Told at each change (the uWS transport paces its accept retries meanwhile). */
+    private readonly onChange: (exhausted: boolean) => void = () => undefined,
   ) {}
 
   /** True from a check that found no descriptor left until one that found enough free. */
@@ -44,6 +46,7 @@ export class DescriptorWatch {
       if (!this.descriptors.exhausted()) return;
       this.out = true;
       this.log.warn({ openFiles: this.descriptors.free()?.limit }, OUT_OF_DESCRIPTORS);
+      this.onChange(true);
       return;
     }
     if (this.descriptors.exhausted()) return;
@@ -51,6 +54,7 @@ export class DescriptorWatch {
     if (count !== undefined && !enoughFree(count.free, count.limit)) return;
     this.out = false;
     this.log.info({ free: count?.free }, 'file descriptors available again: accepting connections');
+    this.onChange(false);
   }
 }
 

@@ -1,5 +1,6 @@
 // The descriptor watch: one warning when the process runs out of descriptors, one line when
-// enough are free again (not at the first free one), nothing in between.
+// enough are free again (not at the first free one), nothing in between; the transport is told
+// of each change.
 import { describe, expect, it } from 'vitest';
 import { DescriptorWatch, enoughFree } from '../../../src/core/descriptor-watch.js';
 import type { DescriptorProbe } from '../../../src/core/open-files.js';
@@ -28,7 +29,8 @@ describe('DescriptorWatch', () => {
   it('warns once when descriptors run out and says once when enough are free again', () => {
     const { state, descriptors } = probe(1024);
     const log = recordingLogger();
-    const watch = new DescriptorWatch(descriptors, log);
+    const changes: boolean[] = [];
+    const watch = new DescriptorWatch(descriptors, log, (out) => changes.push(out));
     watch.check();
     expect(log.entries).toEqual([]);
 
@@ -49,6 +51,7 @@ describe('DescriptorWatch', () => {
     expect(watch.exhausted).toBe(false);
     expect(log.entries[1]).toEqual({ level: 'info', obj: { free: 64 }, msg: 'file descriptors available again: accepting connections' });
     expect(log.entries).toHaveLength(2);
+    expect(changes).toEqual([true, false]);
   });
 
   it('takes one free descriptor as the end where the platform does not count them', () => {
