@@ -3,8 +3,9 @@
 // piscina. It paces nothing: the leaf manager's IssueQueue (issue-queue.ts) decides how many
 // leaves reach it and when. A CA's key crosses to a worker once per root: tasks name the CA by ID, and
 // a worker that does not hold it yet answers CA_UNKNOWN, upon which the task is resent with the
-// material. A thread that cannot start (no descriptor left, say) is retried with a growing delay,
-// meanwhile signing fails at once with CA_SIGNER_NO_THREAD, logged once per outage.
+// material. Work a dying thread took is sent once more, to another; when no thread can start (no
+// descriptor left, say) one is retried with a growing delay, and meanwhile signing fails at once
+// with CA_SIGNER_NO_THREAD, logged once per outage (docs/decisions.md#descriptor-exhaustion).
 import { setMaxListeners } from 'node:events';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -72,6 +73,8 @@ interface Waiting {
   readonly task: SignTask;
   /** A worker answered CA_UNKNOWN for this task: send the CA material with it. */
   readonly withCa: boolean;
+  /** Sent again once already, after the thread that had it failed. */
+  readonly resent?: true;
   readonly resolve: (material: SignedMaterial) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -87,7 +90,7 @@ export class PoolSigner implements CertSigner, KeyGenerator {
   /** Asked for in this turn, sent once the turn's other requests have joined them. */
   private pending: Waiting[] = [];
   /** Key pairs asked for in this turn (client agents), sent together like signings. */
-  private pendingKeys: { readonly resolve: (key: GeneratedKey) => void; readonly reject: (err: unknown) => void }[] = [];
+  private pendingKeys: { readonly resolve: (key: GeneratedKey) => void; readonly reject: (err: unknown) => void; readonly resent?: true }[] = [];
   private closed = false;
   /** Tasks that had to carry CA material: at most one per (worker, root). */
   caTransfers = 0;
@@ -97,6 +100,8 @@ export class PoolSigner implements CertSigner, KeyGenerator {
   private readonly log: Logger;
   private readonly restartDelays: RestartDelays;
   private outage: Outage | undefined;
+  /** A thread beside running ones could not start: said once until a thread starts again. */
+  private extraThreadFailed = false;
   /** Aborts the tasks piscina still queues when its last thread failed to start: none would run them. */
   private queued = unboundedAbortController();
 
@@ -117,6 +122,7 @@ export class PoolSigner implements CertSigner, KeyGenerator {
     });
     // Without a listener, piscina's 'error' (a thread that failed outside any task) kills the process.
     this.pool.on('error', this.onPoolError);
+    this.pool.on('workerCreate', () => (this.extraThreadFailed = false));
   }
 
   /** True while no signing thread can start; signing fails with CA_SIGNER_NO_THREAD meanwhile. */
@@ -128,7 +134,7 @@ export class PoolSigner implements CertSigner, KeyGenerator {
     if (this.closed) return;
     // Another thread is alive or starting: it takes the queued work, and piscina retries the rest.
     if (this.pool.threads.length > 0 && this.outage === undefined) {
-      this.log.warn({ err }, 'a leaf-signing thread failed; the others keep signing');
+      this.threadFailed(err);
       return;
     }
     const delayMs = this.outage === undefined ? this.restartDelays.first : Math.min(this.restartDelays.max, this.outage.delayMs * 2);
@@ -139,6 +145,17 @@ export class PoolSigner implements CertSigner, KeyGenerator {
     this.queued.abort();
     this.queued = unboundedAbortController();
   };
+
+  /** A thread failed while others run or start: said once until a thread starts again. */
+  private threadFailed(err: unknown): void {
+    if (!this.extraThreadFailed) this.log.warn({ err }, 'a leaf-signing thread failed; the others keep signing');
+    this.extraThreadFailed = true;
+  }
+
+  /** A batch piscina failed is worth a second try: its thread died, and the pool is neither closed nor without threads. */
+  private mayResend(err: unknown): boolean {
+    return !this.closed && this.outage === undefined && !isAbort(err);
+  }
 
   /** One attempt to start a thread: a cheap task makes piscina start one, and settles either way. */
   private readonly restart = (): void => {
@@ -194,6 +211,12 @@ export class PoolSigner implements CertSigner, KeyGenerator {
       pool.run(batch.length, { name: GENERATE_KEYS, signal: this.queued.signal }).then(
         (keys) => batch.forEach((w, j) => w.resolve(keys[j] as GeneratedKey)),
         (err: unknown) => {
+          if (this.mayResend(err) && batch.every((w) => w.resent === undefined)) {
+            this.threadFailed(err);
+            if (this.pendingKeys.length === 0) queueMicrotask(this.flushKeys);
+            this.pendingKeys.push(...batch.map((w) => ({ ...w, resent: true as const })));
+            return;
+          }
           const failure = this.failure('leaf key generation failed', err);
           for (const w of batch) w.reject(failure);
         },
@@ -220,6 +243,12 @@ export class PoolSigner implements CertSigner, KeyGenerator {
     try {
       results = await this.pool.run(this.tasksOf(batch), { signal: this.queued.signal });
     } catch (err) {
+      // A thread that died with the batch (it could not load its code, say): once more, on another.
+      if (this.mayResend(err) && batch.every((w) => w.resent === undefined)) {
+        this.threadFailed(err);
+        this.send(batch.map((w) => ({ ...w, resent: true })));
+        return;
+      }
       // Piscina's own failures (a worker that died, a destroyed pool) become a code too.
       const failure = this.failure('leaf signing failed', err);
       for (const w of batch) w.reject(failure);
@@ -288,8 +317,12 @@ function unboundedAbortController(): AbortController {
 
 const isAbort = (err: unknown): boolean => (err as Error | undefined)?.name === 'AbortError';
 
-/** Node's code for a thread that could not be created (EMFILE, no memory for its stack). */
-const isThreadStartFailure = (err: unknown): boolean => (err as { code?: unknown } | undefined)?.code === 'ERR_WORKER_INIT_FAILED';
+/**
+ * A thread that could not be created (Node's ERR_WORKER_INIT_FAILED: EMFILE, no memory for its
+ * stack) or could not open its code: signing itself opens no file, so EMFILE means the thread's start.
+ */
+const THREAD_START_CODES = new Set(['ERR_WORKER_INIT_FAILED', 'EMFILE', 'ENFILE']);
+const isThreadStartFailure = (err: unknown): boolean => THREAD_START_CODES.has(String((err as { code?: unknown } | undefined)?.code));
 
 function unavailable(message: string, cause?: unknown): AgentError {
   return agentError('CA_SIGNER_UNAVAILABLE', { detail: message, cause });

@@ -84,6 +84,28 @@ describe('PoolSigner whose threads cannot start', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const attemptCount = () => (existsSync(attempts) ? readFileSync(attempts, 'utf8').length : 0);
 
+  it('keeps signing on the running thread when another cannot start, resending what the failed one took, and says so once', async () => {
+    if (existsSync(marker)) rmSync(marker);
+    const log = recordingLogger();
+    const pool = new PoolSigner({ threads: 2, workerFile, log, restartDelaysMs: FAST });
+    try {
+      await pool.schedulingPolicy(); // one thread runs
+      writeFileSync(marker, '');
+      const task = await caTask(4n);
+      const before = attemptCount();
+      for (let round = 0; round < 3; round++) {
+        const signed = await Promise.all(Array.from({ length: 8 }, () => pool.sign(task)));
+        expect(signed.every((m) => m.certPem.includes('BEGIN CERTIFICATE'))).toBe(true);
+      }
+      expect(attemptCount()).toBeGreaterThan(before);
+      expect(pool.unavailable).toBe(false);
+      expect(log.entries.filter((e) => e.msg === 'a leaf-signing thread failed; the others keep signing')).toHaveLength(1);
+      expect(outageLines(log)).toHaveLength(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('retries with a growing delay, logging the outage once, and resumes when a thread starts', async () => {
     writeFileSync(marker, '');
     const log = recordingLogger();
