@@ -4,7 +4,8 @@
 // free (docs/decisions.md#descriptor-exhaustion).
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hasPrlimit, startAgent, type AgentProcess } from './support/agent-process.js';
+import { hasPrlimit } from '../support/open-files.js';
+import { startAgent, type AgentProcess } from './support/agent-process.js';
 import { get, request, ResponseParser, type RawResponse } from './support/raw-http.js';
 
 describe.runIf(hasPrlimit)('open-files limit', () => {

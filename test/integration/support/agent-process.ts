@@ -1,6 +1,6 @@
 // Starts the real compiled agent (dist/) as a child process on an ephemeral port, reads its
 // start-up line for the bound address, and stops it by signal. `npm test` builds dist/ first.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,12 +27,10 @@ export interface StartOptions {
   /** A config object written to a temp file and passed with -config-file. */
   readonly config?: Record<string, unknown>;
   readonly env?: NodeJS.ProcessEnv;
-  /** Starts it under this open-files limit (util-linux prlimit; see `hasPrlimit`). */
+  /** Starts it under this open-files limit (util-linux prlimit; see hasPrlimit in test/support/open-files.ts). */
   readonly nofile?: { readonly soft: number; readonly hard: number };
 }
 
-/** Whether `nofile` can be used here (Linux with util-linux's prlimit). */
-export const hasPrlimit = process.platform === 'linux' && spawnSync('prlimit', ['--version']).status === 0;
 
 export async function startAgent(options: StartOptions = {}): Promise<AgentProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` (npm test does)`);

@@ -1,9 +1,8 @@
 // The start-up report of the open-files limit: parsed from /proc/<pid>/limits, info when it is
 // comfortable, a warning with the systemd advice when it is low or was not raised to the hard limit.
-import { spawnSync } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { LOW_OPEN_FILES, openFilesReport, parseOpenFilesLimit, processDescriptors, readOpenFilesLimit } from '../../../src/core/open-files.js';
+import { giveBack, hasPrlimit, setOwnOpenFilesLimit, takeEveryDescriptor } from '../../support/open-files.js';
 
 const limits = (soft: string, hard: string) =>
   [
@@ -56,8 +55,6 @@ describe('openFilesReport', () => {
   });
 });
 
-const hasPrlimit = process.platform === 'linux' && spawnSync('prlimit', ['--version']).status === 0;
-
 describe.runIf(hasPrlimit)('processDescriptors', () => {
   it("counts this process's free descriptors, and says when none is left", () => {
     const limit = readOpenFilesLimit()!;
@@ -65,22 +62,18 @@ describe.runIf(hasPrlimit)('processDescriptors', () => {
     expect(before.limit).toBe(limit.soft);
     expect(before.free).toBeGreaterThan(0);
     expect(processDescriptors.exhausted()).toBe(false);
-    const lowered = String(limit.soft - before.free + 16);
-    expect(spawnSync('prlimit', [`--pid=${process.pid}`, `--nofile=${lowered}:${limit.hard}`]).status).toBe(0);
-    const held: number[] = [];
+    const lowered = limit.soft - before.free + 16;
+    setOwnOpenFilesLimit(lowered, limit.hard);
+    let held: number[] = [];
     try {
-      expect(processDescriptors.free()).toMatchObject({ limit: Number(lowered) });
-      try {
-        for (;;) held.push(openSync('/dev/null', 'r'));
-      } catch {
-        // EMFILE: every descriptor is taken
-      }
+      expect(processDescriptors.free()).toMatchObject({ limit: lowered });
+      held = takeEveryDescriptor();
       expect(processDescriptors.exhausted()).toBe(true);
       // The limit itself cannot be read now: the one read last is kept.
-      expect(processDescriptors.free()).toEqual({ free: 0, limit: Number(lowered) });
+      expect(processDescriptors.free()).toEqual({ free: 0, limit: lowered });
     } finally {
-      for (const fd of held) closeSync(fd);
-      spawnSync('prlimit', [`--pid=${process.pid}`, `--nofile=${limit.soft}:${limit.hard}`]);
+      giveBack(held);
+      setOwnOpenFilesLimit(limit.soft, limit.hard);
     }
   });
 });

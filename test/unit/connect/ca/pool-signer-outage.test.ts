@@ -2,9 +2,8 @@
 // CA_SIGNER_NO_THREAD (503), the outage is logged once, a thread is tried again with a growing
 // delay, and signing resumes by itself once one starts. Once with a real EMFILE (this test
 // process's own descriptor limit lowered), once with a worker file that refuses to load.
-import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,6 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { pemBlocks, toPem } from '../../../../src/connect/ca/encoding.js';
 import { defaultWorkerFile, PoolSigner } from '../../../../src/connect/ca/pool-signer.js';
 import { createRootCertificate, generateCaKey } from '../../../../src/connect/ca/x509.js';
+import { readOpenFilesLimit } from '../../../../src/core/open-files.js';
+import { giveBack, hasPrlimit, setOwnOpenFilesLimit, takeEveryDescriptor } from '../../../support/open-files.js';
 import { recordingLogger, type RecordingLogger } from '../../../support/recording-logger.js';
 
 const TD = '11111111-2222-3333-4444-555555555555.consul';
@@ -32,31 +33,23 @@ async function until(condition: () => boolean): Promise<void> {
 const outageLines = (log: RecordingLogger) => log.entries.filter((e) => e.level === 'error' && e.msg?.startsWith('no leaf-signing thread could start'));
 const resumedLines = (log: RecordingLogger) => log.entries.filter((e) => e.msg === 'a leaf-signing thread started again; signing resumes');
 
-const hasPrlimit = process.platform === 'linux' && spawnSync('prlimit', ['--version']).status === 0;
-
 describe.runIf(hasPrlimit)('PoolSigner out of descriptors (EMFILE)', () => {
-  const [soft, hard] = readFileSync('/proc/self/limits', 'utf8').match(/^Max open files\s+(\d+)\s+(\d+)/m)!.slice(1);
-  const setSoft = (value: string) => expect(spawnSync('prlimit', [`--pid=${process.pid}`, `--nofile=${value}:${hard}`]).status).toBe(0);
-  afterAll(() => setSoft(soft!));
+  const limit = readOpenFilesLimit()!;
+  afterAll(() => setOwnOpenFilesLimit(limit.soft, limit.hard));
 
   it('stays up, fails leaves with CA_SIGNER_NO_THREAD, logs once, and signs again once descriptors are back', async () => {
     const task = await caTask(1n);
-    setSoft(String(readdirSync('/proc/self/fd').length + 64));
-    const held: number[] = [];
+    setOwnOpenFilesLimit(readdirSync('/proc/self/fd').length + 64, limit.hard);
     const log = recordingLogger();
-    let pool: PoolSigner | undefined;
+    const held = takeEveryDescriptor();
+    let pool: PoolSigner;
     try {
-      try {
-        for (;;) held.push(openSync('/dev/null', 'r'));
-      } catch (err) {
-        expect((err as NodeJS.ErrnoException).code).toBe('EMFILE');
-      }
       pool = new PoolSigner({ threads: 1, log, restartDelaysMs: FAST });
       await expect(pool.sign(task)).rejects.toMatchObject({ code: 'CA_SIGNER_NO_THREAD', kind: 'unavailable', message: expect.stringContaining('EMFILE') });
-      await until(() => pool!.unavailable);
+      await until(() => pool.unavailable);
       await expect(pool.sign(task)).rejects.toMatchObject({ code: 'CA_SIGNER_NO_THREAD' });
     } finally {
-      for (const fd of held.splice(0)) closeSync(fd);
+      giveBack(held);
     }
     await until(() => !pool.unavailable);
     const signed = await pool.sign(task);
