@@ -141,6 +141,7 @@ export class PoolSigner implements CertSigner, KeyGenerator {
     if (this.outage === undefined) {
       this.log.error({ err, retryInMs: delayMs }, 'no leaf-signing thread could start; new leaves fail with 503 until one does (retrying with a growing delay)');
     }
+    clearTimeout(this.outage?.timer);
     this.outage = { cause: err, delayMs, timer: setTimeout(this.restart, delayMs).unref() };
     this.queued.abort();
     this.queued = unboundedAbortController();
@@ -167,7 +168,10 @@ export class PoolSigner implements CertSigner, KeyGenerator {
         this.outage = undefined;
         this.log.info({}, 'a leaf-signing thread started again; signing resumes');
       },
-      () => undefined, // the pool's 'error' has scheduled the next attempt
+      (err: unknown) => {
+        // Usually the pool's 'error' has scheduled the next attempt; a thread that failed with the task did not.
+        if (this.outage === attempt) this.onPoolError(err);
+      },
     );
   };
 
