@@ -29,6 +29,8 @@ import { RootsCache } from './connect/ca/roots-cache.js';
 import type { StateStore } from './state/types.js';
 import { backendContactOf, backendHealthOf } from './state/backend-health.js';
 import { startHttpServer, type HttpServer } from './http/uws-server.js';
+import { DescriptorWatch } from './core/descriptor-watch.js';
+import { processDescriptors } from './core/open-files.js';
 import { resolveNodeId } from './node-id.js';
 import { openEmbeddedStore } from './state/embedded-store.js';
 import { openClusterState, type ClusterState } from './cluster/open.js';
@@ -112,7 +114,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   let clusterCaParts: ClusterCa | undefined;
   if (config.connect.enabled) {
     const caStore = options.wrapCaStore?.(store) ?? store;
-    const pool = (signer = new PoolSigner({ priority: config.connect.signingPriority }));
+    const pool = (signer = new PoolSigner({ priority: config.connect.signingPriority, log }));
     reportSigningPolicy(pool, config.connect.signingPriority, log);
     const inCluster = cluster === undefined ? undefined : clusterCa({ etcd: cluster.connection, prefix: config.cluster.etcd.prefix, server: config.server, datacenter: config.datacenter, node: info.nodeName, keys: pool, rootsIndex: () => caStore.tableIndex(ROOTS_TABLE), log });
     const manager = await CaManager.open({ store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain, metrics, ...inCluster?.managerOptions }).catch(async (err: unknown) => {
@@ -157,6 +159,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   ]);
 
   let server: HttpServer | undefined;
+  let descriptorWatch: DescriptorWatch | undefined;
   let closing: Promise<void> | undefined;
 
   return {
@@ -177,11 +180,14 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         commonHeaders: commonHeaders(config, brand),
         log,
       });
+      const listening = server;
+      descriptorWatch = new DescriptorWatch(processDescriptors, log, (out) => listening.outOfDescriptors(out)).start();
       await cluster?.listening(server.port);
       return server.port;
     },
     close() {
       closing ??= (async () => {
+        descriptorWatch?.stop();
         server?.close();
         blocking.releaseAll();
         intentions.close();

@@ -6,6 +6,7 @@ import { isConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import { isAgentError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
+import { openFilesReport, readOpenFilesLimit } from '../core/open-files.js';
 import { uwsIsNative } from '../http/uws-server.js';
 import { VERSION } from '../version.js';
 import { parseCommand, type AgentArgs } from './args.js';
@@ -43,6 +44,8 @@ async function runAgent(args: AgentArgs): Promise<number> {
   }
   const log = createLogger(config.logLevel);
   for (const message of warnings) log.warn({}, message);
+  const openFiles = openFilesReport(readOpenFilesLimit());
+  log[openFiles.level](openFiles.obj, openFiles.msg);
   if (!uwsIsNative && process.env.SVC_ALLOW_UWS_FALLBACK !== '1') {
     const message =
       'uWebSockets.js native binary not loaded (the JavaScript fallback is far slower); refusing to start. ' +

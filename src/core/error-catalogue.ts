@@ -19,6 +19,8 @@ export interface ErrorSpec {
   readonly message: string;
   /** For operators (docs/errors.md): when it happens and what to do, if the message does not say. */
   readonly note?: string;
+  /** The component that raises it logs the cause once; the HTTP layer does not log every request it fails. */
+  readonly logged?: true;
 }
 
 export const ERROR_CATALOGUE = {
@@ -148,6 +150,12 @@ export const ERROR_CATALOGUE = {
   CA_SIGNER_UNAVAILABLE: { kind: 'unavailable', message: '{detail}', note: 'The signing pool is closed (shutting down) or a signing thread failed.' },
   CSR_RATE_LIMITED: { kind: 'rate-limited', message: 'Rate limit reached, try again later', note: 'Leaf signing is over connect.ca_config csr_max_per_second; clients retry.' },
   CA_UNKNOWN: { kind: 'internal', message: 'CA {caId} is not prepared in this worker', note: 'Between the agent and its signing threads only: the task is resent with the CA.' },
+  CA_SIGNER_NO_THREAD: {
+    kind: 'unavailable',
+    message: 'leaf signing unavailable: no signing thread could start ({detail}); try again later',
+    note: 'Most often the process is out of open files (the limit in force is logged at start-up; raise LimitNOFILE). The agent retries the thread with a growing delay, logs the outage once, and cached leaves keep being served.',
+    logged: true,
+  },
   CA_SIGN_FAILED: { kind: 'internal', message: '{detail}' },
   CA_NO_SERVER: { kind: 'unavailable', message: 'No CA server answered the leaf signing request: {detail}', note: 'A client agent needs a server agent (and etcd) to sign a new leaf; cached leaves keep being served.' },
   CA_SERIAL_CONFLICT: { kind: 'unavailable', message: 'could not take a certificate serial: the counter kept changing', note: 'Every guarded commit on the serial counter lost to another server; the caller retries.' },

@@ -28,7 +28,17 @@ export interface HttpServer {
   readonly port: number;
   /** Stops accepting connections. In-flight responses may still be written. */
   close(): void;
+  /** Told when the process runs out of file descriptors and when it has enough again (descriptor-watch.ts). */
+  outOfDescriptors(out: boolean): void;
 }
+
+/**
+ * Out of descriptors, uWS retries the failed accept on every turn of the event loop, a busy loop
+ * on one core (docs/decisions.md#descriptor-exhaustion). Each turn then sleeps this long instead:
+ * the retries cost a few percent of a core, and answers on open connections wait 1 ms at most.
+ */
+const EXHAUSTED_TURN_PAUSE_MS = 1;
+const turnPause = new Int32Array(new SharedArrayBuffer(4));
 
 const EMPTY_BODY = Buffer.alloc(0);
 
@@ -172,12 +182,22 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
         return;
       }
       let open = true;
+      let pacing = false;
+      const pace = (): void => {
+        if (!pacing || !open) return;
+        Atomics.wait(turnPause, 0, 0, EXHAUSTED_TURN_PAUSE_MS);
+        setImmediate(pace);
+      };
       resolve({
         port: uws.us_socket_local_port(socket),
         close() {
           if (!open) return;
           open = false;
           uws.us_listen_socket_close(socket);
+        },
+        outOfDescriptors(out) {
+          if (out && !pacing) setImmediate(pace);
+          pacing = out;
         },
       });
     });

@@ -4,7 +4,7 @@ import { permissionDenied } from '../../acl/errors.js';
 import type { Identity } from '../../acl/identity.js';
 import { agentError } from '../../core/errors.js';
 import { parseUint64 } from '../../core/uint.js';
-import { KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
+import { KV_TABLE, kvReadIndex, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
 import type { RangeTarget, ReadConsistency, Row, StateStore, WriteOp } from '../../state/types.js';
 import type { BlockingLimits, BlockingQueries, Parked } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
@@ -76,7 +76,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
       return {
         target: { table: KV_TABLE, prefix: key },
         shareKey: JSON.stringify(['kv-keys', key, separator, pretty, identity.accessorId]),
-        index: () => store.prefixIndex(KV_TABLE, key),
+        index: () => kvReadIndex(store, store.prefixIndex(KV_TABLE, key)),
         rows: () => store.list<StoredKv>(KV_TABLE, key),
         render(all, index) {
           const { rows, meta } = readable(all, identity, index);
@@ -90,7 +90,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
       return {
         target: { table: KV_TABLE, prefix: key },
         shareKey: JSON.stringify(['kv-list', key, pretty, identity.accessorId]),
-        index: () => store.prefixIndex(KV_TABLE, key),
+        index: () => kvReadIndex(store, store.prefixIndex(KV_TABLE, key)),
         rows: () => store.list<StoredKv>(KV_TABLE, key),
         render(all, index) {
           const { rows, meta } = readable(all, identity, index);
@@ -105,7 +105,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
       target: { table: KV_TABLE, key },
       // The key:read check happened before parking, so every reader of the key sees the same.
       shareKey: JSON.stringify(['kv', key, pretty, raw]),
-      index: () => store.keyIndex(KV_TABLE, key),
+      index: () => kvReadIndex(store, store.keyIndex(KV_TABLE, key)),
       rows: () => {
         const row = store.get<StoredKv>(KV_TABLE, key);
         return row === undefined ? [] : [row];

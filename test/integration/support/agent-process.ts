@@ -27,7 +27,10 @@ export interface StartOptions {
   /** A config object written to a temp file and passed with -config-file. */
   readonly config?: Record<string, unknown>;
   readonly env?: NodeJS.ProcessEnv;
+  /** Starts it under this open-files limit (util-linux prlimit; see hasPrlimit in test/support/open-files.ts). */
+  readonly nofile?: { readonly soft: number; readonly hard: number };
 }
+
 
 export async function startAgent(options: StartOptions = {}): Promise<AgentProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` (npm test does)`);
@@ -41,7 +44,8 @@ export async function startAgent(options: StartOptions = {}): Promise<AgentProce
     args.push('-config-file', file);
   }
   args.push(...(options.args ?? []));
-  const child = spawn(process.execPath, [MAIN, ...args], {
+  const command = options.nofile === undefined ? [process.execPath, MAIN] : ['prlimit', `--nofile=${options.nofile.soft}:${options.nofile.hard}`, process.execPath, MAIN];
+  const child = spawn(command[0] as string, [...command.slice(1), ...args], {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

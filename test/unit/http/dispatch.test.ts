@@ -109,7 +109,7 @@ describe('cleanPath (Go path.Clean, trailing slash kept)', () => {
 
 /** Any catalogue code of `kind`: errorReply reads only the error's kind and message. */
 function codeOfKind(kind: ErrorKind): ErrorCode {
-  const entry = Object.entries(ERROR_CATALOGUE).find(([, spec]) => spec.kind === kind);
+  const entry = Object.entries(ERROR_CATALOGUE).find(([, spec]) => spec.kind === kind && !('logged' in spec));
   if (entry === undefined) throw new Error(`no catalogue code of kind ${kind}`);
   return entry[0] as ErrorCode;
 }
@@ -138,6 +138,12 @@ describe('errorReply', () => {
     } else {
       expect(log.entries).toEqual([]);
     }
+  });
+
+  it('does not log each request failed by a code whose raiser logs the cause once', () => {
+    const log = recordingLogger();
+    expect(errorReply(new AgentError('CA_SIGNER_NO_THREAD', 'no thread'), log, '/v1/agent/connect/ca/leaf/web')).toEqual({ status: 503, body: 'no thread', contentType: TEXT });
+    expect(log.entries).toEqual([]);
   });
 
   it('an empty AgentError message gives an empty body (bare 404)', () => {
