@@ -73,6 +73,31 @@ describe('GET /v1/agent/metrics', () => {
       socket.destroy();
     }
   });
+  it('counts parked roots and leaf waiters in the same gauge as parked KV reads', async () => {
+    const leafIndex = Number((await fetch(`${agent.url}/v1/agent/connect/ca/leaf/gauge`)).headers.get('x-svc-index'));
+    const rootsIndex = Number((await fetch(`${agent.url}/v1/agent/connect/ca/roots`)).headers.get('x-svc-index'));
+    await fetch(`${agent.url}/v1/kv/m/many`, { method: 'PUT', body: 'x' });
+    const kvIndex = Number((await fetch(`${agent.url}/v1/kv/m/many`)).headers.get('x-svc-index'));
+    const paths = [`/v1/kv/m/many?index=${kvIndex}`, `/v1/agent/connect/ca/roots?index=${rootsIndex}`, `/v1/agent/connect/ca/leaf/gauge?index=${leafIndex}`];
+    const opened = await Promise.all(
+      Array.from({ length: 900 }, (_, i) => openRequest(agent.port, get(`${paths[i % 3]!}&wait=60s`))),
+    );
+    try {
+      // vitest's test timeout is the bound: the gauge must come to every parked read, no more.
+      for (;;) {
+        const parked = (await metrics()).gauge('svc.blocking.parked');
+        if (parked === 900) break;
+        expect(parked).toBeLessThan(900);
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      for (const { socket } of opened) socket.destroy();
+    }
+    for (;;) {
+      if ((await metrics()).gauge('svc.blocking.parked') === 0) break;
+      await new Promise((r) => setImmediate(r));
+    }
+  });
 });
 
 describe('GET /v1/agent/metrics with ACLs', () => {
