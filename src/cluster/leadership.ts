@@ -16,10 +16,13 @@ export interface LeadershipOptions {
 }
 
 /**
- * Two failed probes in a row before the leader counts as lost: one member that is down makes one
- * call fail while the client moves on to another member. 2 × (500 + 600) ms stays under 2.5 s.
+ * The leader counts as lost once probes have failed for longer than one probe cycle plus two
+ * deadlines (1.7 s by default) since the last good answer, and at least twice. Meanwhile a failed
+ * probe is retried after RETRY_PAUSE_MS: the client picks a member at random per call, so with one
+ * member of three down, two calls in a row often both reach it while a quorum still answers.
  */
-const FAILURES_BEFORE_LOST = 2;
+const MIN_FAILURES_BEFORE_LOST = 2;
+const RETRY_PAUSE_MS = 50;
 const DEFAULT_INTERVAL_MS = 500;
 const DEFAULT_DEADLINE_MS = 600;
 
@@ -101,8 +104,8 @@ export class EtcdLeadership {
       this.failed(err);
     }
     if (this.closed) return;
-    // After a failure, ask again at once: the client may reach another member.
-    const wait = this.failures > 0 && this.failures < FAILURES_BEFORE_LOST ? 0 : this.intervalMs;
+    // After a failure, ask again soon: the next call may reach another member.
+    const wait = this.failures > 0 && this.known ? RETRY_PAUSE_MS : this.intervalMs;
     this.timer = this.clock.setTimer(wait, () => void this.probe());
   }
 
@@ -115,7 +118,8 @@ export class EtcdLeadership {
 
   private failed(err: unknown): void {
     this.failures++;
-    if (this.failures < FAILURES_BEFORE_LOST || !this.known) return;
+    const silentMs = this.clock.now() - this.lastOk;
+    if (this.failures < MIN_FAILURES_BEFORE_LOST || silentMs < this.intervalMs + 2 * this.deadlineMs || !this.known) return;
     this.known = false;
     this.log.warn({ err: err ?? null }, 'etcd has no reachable leader; serving from the local view');
   }

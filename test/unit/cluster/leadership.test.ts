@@ -1,5 +1,6 @@
-// The leadership probe on a fake connection and a fake clock: one failed probe is retried at once
-// (the client may reach another member), two in a row mean no known leader; LastContact counts
+// The leadership probe on a fake connection and a fake clock: a failed probe is retried soon (the
+// client may reach another member); failures for longer than a probe cycle and two deadlines mean
+// no known leader, and a member that answers in between keeps it known; LastContact counts
 // from the last good answer; leader and peers come from the member list as host:port.
 import { describe, expect, it } from 'vitest';
 import { EtcdLeadership } from '../../../src/cluster/leadership.js';
@@ -44,18 +45,23 @@ describe('EtcdLeadership', () => {
     leadership.close();
   });
 
-  it('loses the leader after two failed probes in a row, and counts LastContact from the last answer', async () => {
+  it('loses the leader once probes have failed for a cycle and two deadlines, and counts LastContact from the last answer', async () => {
     const { etcd, clock, leadership } = await setup();
     etcd.answer = () => Promise.reject(new Error('deadline exceeded'));
-    clock.advance(500);
-    await settle();
-    expect(leadership.knownLeader).toBe(true); // one failure: retried at once
-    clock.advance(0);
+    // The last answer was at 1,000,000; failures from 1,000,500 on are retried every 50 ms.
+    for (let t = 500; t < 1_700; t += 50) {
+      clock.advance(t === 500 ? 500 : 50);
+      await settle();
+      expect(leadership.knownLeader, `at +${t} ms`).toBe(true);
+    }
+    clock.advance(50);
     await settle();
     expect(leadership.knownLeader).toBe(false);
+    const probes = etcd.probes;
     clock.advance(500);
     await settle();
-    expect(leadership.lastContactMs).toBe(1_000);
+    expect(etcd.probes).toBe(probes + 1); // lost: back to one probe per interval
+    expect(leadership.lastContactMs).toBe(2_200);
     expect(await leadership.leader()).toBe('');
     expect(await leadership.peers()).toEqual(['127.0.0.1:2379', '127.0.0.2:2379']); // the last list etcd gave
 
@@ -67,13 +73,28 @@ describe('EtcdLeadership', () => {
     leadership.close();
   });
 
+  it('keeps the leader while one member of three fails and the others answer', async () => {
+    const { etcd, clock, leadership } = await setup();
+    let call = 0;
+    // Two calls in a row reach the dead member, then a live one answers: a quorum is still there.
+    etcd.answer = () => (call++ % 3 < 2 ? Promise.reject(new Error('connect ECONNREFUSED')) : Promise.resolve({ memberId: '1', leaderId: '2' }));
+    for (let i = 0; i < 60; i++) {
+      clock.advance(i === 0 ? 500 : 50);
+      await settle();
+      expect(leadership.knownLeader, `probe ${i}`).toBe(true);
+    }
+    leadership.close();
+  });
+
   it('counts a member that knows no leader (leader 0) as a failed probe', async () => {
     const { etcd, clock, leadership } = await setup();
     etcd.answer = () => Promise.resolve({ memberId: '1', leaderId: '0' });
     clock.advance(500);
     await settle();
-    clock.advance(0);
-    await settle();
+    for (let t = 550; t <= 1_700; t += 50) {
+      clock.advance(50);
+      await settle();
+    }
     expect(leadership.knownLeader).toBe(false);
     leadership.close();
   });
