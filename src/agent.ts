@@ -47,6 +47,8 @@ export interface AgentOptions {
   readonly wrapCaStore?: (store: StateStore) => StateStore;
   /** A store opened by the caller (an etcd store in the fail-open tests) in place of the embedded one; the agent closes it. */
   readonly store?: StateStore;
+  /** Start even when recovery finds acknowledged writes gone (the -accept-state-loss flag; docs/decisions.md D17). */
+  readonly acceptStateLoss?: boolean;
 }
 
 export interface Agent {
@@ -80,7 +82,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const info = agentInfo(config, await resolveNodeId(config.nodeId, config.dataDir), new Date(clock.now()));
   const clustered = options.store === undefined && config.cluster.etcd.endpoints.length > 0;
   const cluster = clustered ? await openClusterState(config, { ...selfMember(info), server: config.server, port: config.ports.http }, { log, clock, random, readThroughTables: READ_THROUGH_TABLES }) : undefined;
-  const embedded = options.store === undefined && cluster === undefined ? await openEmbeddedStore({ dataDir: config.dataDir, log, clock }) : undefined;
+  const embedded = options.store === undefined && cluster === undefined ? await openEmbeddedStore({ dataDir: config.dataDir, log, clock, acceptLoss: options.acceptStateLoss }) : undefined;
   const store: StateStore = options.store ?? cluster?.store ?? (embedded as StateStore);
   const brand = brandHeaders(config.httpConfig.headerBrand, cluster?.leadership ?? backendContactOf(store, clock));
   const blocking = new BlockingQueries(store, clock, (err, path) => errorReply(err, log, path));

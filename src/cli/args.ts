@@ -40,6 +40,11 @@ const AGENT_FLAGS: readonly FlagSpec[] = [
   { name: 'log-level', key: 'log_level', kind: 'string', placeholder: 'level' },
   { name: 'server', key: 'server', kind: 'bool' },
   { name: 'etcd', key: 'cluster.etcd.endpoints', kind: 'list', placeholder: 'url', doc: 'An etcd client URL; repeat for each member.' },
+  {
+    name: 'accept-state-loss',
+    kind: 'bool',
+    doc: 'Start even though recovery found acknowledged writes missing (a deleted or cut WAL segment), continuing from what is left. A one-time operator decision, so it has no config key.',
+  },
 ];
 
 const FLAG_BY_NAME = new Map(AGENT_FLAGS.map((f) => [f.name, f]));
@@ -49,6 +54,7 @@ export interface AgentArgs {
   readonly flags: RawConfig;
   readonly files: readonly string[];
   readonly dev: boolean;
+  readonly acceptStateLoss: boolean;
 }
 
 /** Parses the arguments after `agent`; throws UsageError with Go's flag-package wording. */
@@ -74,6 +80,7 @@ export function parseAgentArgs(argv: readonly string[]): AgentArgs {
   const flags: Record<string, unknown> = {};
   let files: string[] = [];
   let dev = false;
+  let acceptStateLoss = false;
   for (const [name, raw] of Object.entries(parsed)) {
     if (name === '_' || name === '--') continue;
     const spec = FLAG_BY_NAME.get(name);
@@ -90,14 +97,15 @@ export function parseAgentArgs(argv: readonly string[]): AgentArgs {
     // Go's flag package keeps the last of repeated flags.
     const last = values[values.length - 1];
     if (spec.kind === 'bool') {
-      if (spec.key === undefined) dev = last === true;
+      if (spec.name === 'accept-state-loss') acceptStateLoss = last === true;
+      else if (spec.key === undefined) dev = last === true;
       else setPath(flags, spec.key, last === true);
     } else if (spec.key !== undefined) {
       setPath(flags, spec.key, spec.kind === 'int' ? parseInteger(spec, String(last)) : String(last));
     }
   }
   if (extra.length > 0) throw new UsageError(`unexpected extra arguments: [${extra.join(' ')}]`);
-  return { flags: flags as RawConfig, files, dev };
+  return { flags: flags as RawConfig, files, dev, acceptStateLoss };
 }
 
 /**

@@ -58,7 +58,7 @@ async function runAgent(args: AgentArgs): Promise<number> {
   let agent: Agent;
   let port: number;
   try {
-    agent = await createAgent(config, { log });
+    agent = await createAgent(config, { log, acceptStateLoss: args.acceptStateLoss });
     port = await agent.listen();
   } catch (err) {
     log.error({ err }, 'start-up failed');

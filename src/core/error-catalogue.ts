@@ -168,7 +168,19 @@ export const ERROR_CATALOGUE = {
   STATE_WAL_WRITE_FAILED: {
     kind: 'unavailable',
     message: 'state store write-ahead log failed; the store is read-only until restart',
-    note: 'The disk refused a write (full, read-only, failing): fix it and restart the agent.',
+    note: 'The disk refused a write for a reason other than space (read-only, failing): fix it and restart the agent. Logged once, when it happens.',
+    logged: true,
+  },
+  STATE_DISK_FULL: {
+    kind: 'unavailable',
+    message: 'the disk holding {dir} is full; the state store is read-only until space is freed',
+    note: 'Reads are served meanwhile; the agent checks every second and resumes writes by itself once there is room (logged once when it starts and once when it ends).',
+    logged: true,
+  },
+  STATE_LOSS_DETECTED: {
+    kind: 'internal',
+    message: '{detail}; refusing to start rather than lose acknowledged writes silently. Restore the data directory from a backup, or start once with -accept-state-loss to continue from index {index}',
+    note: 'At start-up: a WAL segment is missing or cut before the last acknowledged write (docs/decisions.md D17).',
   },
   STATE_SNAPSHOT_CORRUPT: {
     kind: 'internal',

@@ -1,6 +1,6 @@
-// Exclusive ownership of a state directory: a LOCK file holding the owner's pid, so two agents
-// never write one WAL; a lock left by a process that no longer runs is taken over.
-import { link, readFile, unlink, writeFile } from 'node:fs/promises';
+// Exclusive ownership of a state directory: a LOCK symlink whose target is the owner's pid, so two
+// agents never write one WAL; a lock left by a process that no longer runs is taken over.
+import { readFile, readlink, symlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentError, agentError } from '../core/errors.js';
 import { LOCK_FILE } from './state-files.js';
@@ -11,31 +11,32 @@ export interface DirLock {
 
 export async function acquireDirLock(dir: string): Promise<DirLock> {
   const lockPath = join(dir, LOCK_FILE);
-  // Written aside and hard-linked into place: link() is atomic and fails if LOCK exists, so LOCK
-  // never exists without its pid (an O_EXCL create followed by a write could be seen empty).
-  const tempPath = join(dir, `${LOCK_FILE}.${process.pid}.tmp`);
-  await writeFile(tempPath, `${process.pid}\n`);
-  try {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await link(tempPath, lockPath);
-        return { release: () => unlink(lockPath).catch(() => undefined) };
-      } catch (err) {
-        if (!isCode(err, 'EEXIST') || attempt > 0) throw lockError(dir, err);
-      }
-      const owner = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10);
-      if (Number.isSafeInteger(owner) && owner > 0 && isAlive(owner)) {
-        throw agentError('STATE_DIR_LOCKED', { dir, pid: owner, lockFile: lockPath });
-      }
-      // Stale: its owner died (kill -9, power loss). Two agents restarting on one directory in the
-      // same instant could both get here; that is an operator error this check does not cover.
-      await unlink(lockPath).catch((err: unknown) => {
-        if (!isCode(err, 'ENOENT')) throw lockError(dir, err);
-      });
+  // symlink() is atomic, fails if LOCK exists, and carries the pid in the link itself: LOCK never
+  // exists without its owner, and taking it needs no data block, so it works on a full disk.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await symlink(String(process.pid), lockPath);
+      return { release: () => unlink(lockPath).catch(() => undefined) };
+    } catch (err) {
+      if (!isCode(err, 'EEXIST') || attempt > 0) throw lockError(dir, err);
     }
-  } finally {
-    await unlink(tempPath).catch(() => undefined);
+    const owner = await lockOwner(lockPath);
+    if (owner !== undefined && isAlive(owner)) {
+      throw agentError('STATE_DIR_LOCKED', { dir, pid: owner, lockFile: lockPath });
+    }
+    // Stale: its owner died (kill -9, power loss). Two agents restarting on one directory in the
+    // same instant could both get here; that is an operator error this check does not cover.
+    await unlink(lockPath).catch((err: unknown) => {
+      if (!isCode(err, 'ENOENT')) throw lockError(dir, err);
+    });
   }
+}
+
+/** The pid a lock names: a symlink's target, or the text of a LOCK file written by older versions. */
+async function lockOwner(lockPath: string): Promise<number | undefined> {
+  const text = await readlink(lockPath).catch(() => readFile(lockPath, 'utf8').catch(() => ''));
+  const pid = Number.parseInt(text, 10);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }
 
 function isAlive(pid: number): boolean {

@@ -17,7 +17,8 @@ import type { RecoveryStats } from './recovery.js';
 import { recoverState } from './recovery.js';
 import { writeSnapshot } from './snapshot-file.js';
 import type { SegmentFile } from './state-files.js';
-import { WalWriter } from './wal-writer.js';
+import { DurableMarkWriter } from './durable-mark.js';
+import { WalWriter, diskIsFull } from './wal-writer.js';
 import type { PendingWrite } from './wal-writer.js';
 import { WatchHub } from './watch-hub.js';
 import { encodeCommitRecord } from './wal-record.js';
@@ -32,6 +33,10 @@ export interface EmbeddedStoreOptions {
   readonly snapshotEveryBytes?: number | undefined;
   /** Age after which tombstones may be reaped at compaction (default 15 min). */
   readonly tombstoneTtlMs?: number | undefined;
+  /** Start from what is left when recovery finds acknowledged writes gone (docs/decisions.md D17). */
+  readonly acceptLoss?: boolean | undefined;
+  /** How often a full disk is checked for room again (default 1 s). */
+  readonly diskRetryMs?: number | undefined;
 }
 
 export interface EmbeddedStoreStats {
@@ -41,6 +46,8 @@ export interface EmbeddedStoreStats {
   readonly walBatches: number;
   /** Snapshots written (disk) or tombstone reaps run (memory). */
   readonly compactions: number;
+  /** The index the durable mark holds (-1 before its first write; memory mode: -1). */
+  readonly durableMark: number;
 }
 
 export interface EmbeddedStore extends StateStore {
@@ -82,12 +89,16 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
   const lock = await acquireDirLock(dir);
   try {
     const tables = new MemoryTables();
-    const recovered = await recoverState(dir, tables, log);
+    const recovered = await recoverState(dir, tables, log, { acceptLoss: options.acceptLoss });
     const index = new IndexClock();
     index.restore(recovered.lastIndex);
-    const store = new EmbeddedStateStore(log, clock, settings, tables, index, { dir, lock, recovery: recovered });
-    await store.openWal(recovered.segments, recovered.activeBytes, recovered.lastIndex);
+    const mark = await DurableMarkWriter.open(dir, recovered.lastIndex, log);
+    const store = new EmbeddedStateStore(log, clock, settings, tables, index, { dir, lock, recovery: recovered, mark });
+    await store.openWal(recovered.segments, recovered.activeBytes, recovered.lastIndex, options.diskRetryMs);
+    // After an accepted loss the mark must come down to what is left, or the next start refuses again.
+    await mark.flush();
     log.info({ dir, index: recovered.lastIndex, ...statsOf(recovered) }, 'state store recovered');
+    if (await diskIsFull(dir)) store.startReadOnly();
     return store;
   } catch (err) {
     await lock.release();
@@ -103,7 +114,11 @@ interface Disk {
   readonly dir: string;
   readonly lock: DirLock;
   readonly recovery: RecoveryStats;
+  readonly mark: DurableMarkWriter;
 }
+
+/** After a failed snapshot (a full disk, most often), the next attempt waits this long. */
+const SNAPSHOT_RETRY_MS = 30_000;
 
 class EmbeddedStateStore implements EmbeddedStore {
   readonly recovery: RecoveryStats;
@@ -114,6 +129,7 @@ class EmbeddedStateStore implements EmbeddedStore {
   private commits = 0;
   private compactions = 0;
   private nextMemoryReapAt: number;
+  private nextSnapshotAt = 0;
 
   constructor(
     private readonly log: Logger,
@@ -128,7 +144,7 @@ class EmbeddedStateStore implements EmbeddedStore {
     this.nextMemoryReapAt = clock.now() + settings.tombstoneTtlMs;
   }
 
-  async openWal(segments: readonly SegmentFile[], activeBytes: number, lastIndex: number): Promise<void> {
+  async openWal(segments: readonly SegmentFile[], activeBytes: number, lastIndex: number, diskRetryMs: number | undefined): Promise<void> {
     const disk = this.disk as Disk;
     this.wal = await WalWriter.open<PendingCommit>({
       dir: disk.dir,
@@ -140,7 +156,14 @@ class EmbeddedStateStore implements EmbeddedStore {
       onFailed: (batch, error) => {
         for (const c of batch) c.reject(error);
       },
+      // The indexes of the refused commits were never seen by anyone; the log continues without a gap.
+      onResumed: (durable) => this.indexClock.rewindTo(durable),
+      ...(diskRetryMs === undefined ? {} : { diskRetryMs }),
     });
+  }
+
+  startReadOnly(): void {
+    this.wal?.startReadOnly();
   }
 
   get index(): number {
@@ -152,7 +175,7 @@ class EmbeddedStateStore implements EmbeddedStore {
   }
 
   get stats(): EmbeddedStoreStats {
-    return { commits: this.commits, walBatches: this.wal?.batches ?? 0, compactions: this.compactions };
+    return { commits: this.commits, walBatches: this.wal?.batches ?? 0, compactions: this.compactions, durableMark: this.disk?.mark.index ?? -1 };
   }
 
   get<V>(table: string, key: string): Row<V> | undefined {
@@ -177,7 +200,10 @@ class EmbeddedStateStore implements EmbeddedStore {
 
   commit(ops: readonly WriteOp[]): Promise<CommitResult> {
     if (this.closing !== undefined) return Promise.reject(agentError('STORE_CLOSED'));
-    if (this.wal?.failed !== undefined) return Promise.reject(this.wal.failed);
+    if (this.wal?.failed !== undefined) {
+      this.wal.noteRefused();
+      return Promise.reject(this.wal.failed);
+    }
     let canonical;
     try {
       canonical = canonicalOps(ops);
@@ -230,6 +256,7 @@ class EmbeddedStateStore implements EmbeddedStore {
       await wal.drain();
       while (this.snapshotting !== undefined) await this.snapshotting;
       await wal.close();
+      await this.disk.mark.close();
     } finally {
       await this.disk.lock.release();
     }
@@ -250,7 +277,14 @@ class EmbeddedStateStore implements EmbeddedStore {
       c.resolve({ ok, index: c.index });
     }
     this.hub.flush();
-    if (this.snapshotting === undefined && this.closing === undefined && (this.wal?.segmentBytes ?? 0) >= this.settings.snapshotEveryBytes) {
+    const last = batch[batch.length - 1];
+    if (last !== undefined) this.disk?.mark.advance(last.index);
+    if (
+      this.snapshotting === undefined &&
+      this.closing === undefined &&
+      (this.wal?.segmentBytes ?? 0) >= this.settings.snapshotEveryBytes &&
+      this.clock.now() >= this.nextSnapshotAt
+    ) {
       void this.startSnapshot();
     }
   }
@@ -283,8 +317,9 @@ class EmbeddedStateStore implements EmbeddedStore {
         this.snapshotting = undefined;
       },
       (err: unknown) => {
-        // The old segments stay, so nothing is lost; the next full segment tries again.
-        this.log.error({ err }, 'state snapshot failed');
+        // The old segments stay, so nothing is lost; a later full segment tries again.
+        this.nextSnapshotAt = this.clock.now() + SNAPSHOT_RETRY_MS;
+        this.log.error({ err, retryInMs: SNAPSHOT_RETRY_MS }, 'state snapshot failed');
         this.snapshotting = undefined;
       },
     );

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 export const SNAPSHOT_FILE = 'snapshot.bin';
 export const SNAPSHOT_TEMP_FILE = 'snapshot.tmp';
 export const LOCK_FILE = 'LOCK';
+export const DURABLE_MARK_FILE = 'durable-index';
 
 const SEGMENT_NAME = /^wal-(\d{20})\.log$/;
 

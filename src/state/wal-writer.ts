@@ -1,7 +1,7 @@
 // The write-ahead log's appender: group commit (every commit that arrives while a write+fdatasync
 // is in flight joins the next batch: one write and one fdatasync per batch), segment rotation at
 // batch boundaries, and removal of segments a durable snapshot has made obsolete.
-import { open, unlink } from 'node:fs/promises';
+import { open, statfs, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { agentError, type AgentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
@@ -26,6 +26,21 @@ export interface WalWriterOptions<W extends PendingWrite> {
   readonly onDurable: (batch: W[]) => void;
   /** Called with every write of a batch that failed to become durable. */
   readonly onFailed: (batch: W[], error: AgentError) => void;
+  /** Called when the disk has room again and appends continue after `lastIndex`. */
+  readonly onResumed?: (lastIndex: number) => void;
+  /** How often a full disk is checked for room again (default 1 s). */
+  readonly diskRetryMs?: number;
+}
+
+/** Free space (as `df` shows it) below which the disk counts as full: at start-up, and to resume. */
+export const DISK_FULL_BELOW_BYTES = 1024 * 1024;
+const DEFAULT_DISK_RETRY_MS = 1000;
+const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
+
+/** Whether the file system holding `dir` has less room than the log needs to go on. */
+export async function diskIsFull(dir: string): Promise<boolean> {
+  const fs = await statfs(dir);
+  return fs.bavail * fs.bsize < DISK_FULL_BELOW_BYTES;
 }
 
 export class WalWriter<W extends PendingWrite> {
@@ -37,6 +52,8 @@ export class WalWriter<W extends PendingWrite> {
   private activeBytes: number;
   private lastIndex: number;
   private failure: AgentError | undefined;
+  private diskFull: { since: number; refused: number; timer: NodeJS.Timeout | undefined } | undefined;
+  private closed = false;
   /** WAL batches made durable, each one write and one fdatasync. */
   batches = 0;
 
@@ -67,9 +84,22 @@ export class WalWriter<W extends PendingWrite> {
     return this.activeBytes;
   }
 
-  /** Set once a write or fsync failed: the log stops (fail-stop), every later write is refused. */
+  /**
+   * Set once a write or fsync failed: every later write is refused. A full disk is retried until
+   * it has room again; any other failure stops the log until restart (fail-stop).
+   */
   get failed(): AgentError | undefined {
     return this.failure;
+  }
+
+  /** Counts a write refused while the disk is full, for the line logged when writes resume. */
+  noteRefused(): void {
+    if (this.diskFull !== undefined) this.diskFull.refused++;
+  }
+
+  /** Refuses writes until the disk has room (an agent starting on a full disk starts read-only). */
+  startReadOnly(): void {
+    this.enterDiskFull('the disk is full at start-up');
   }
 
   append(write: W): void {
@@ -108,6 +138,8 @@ export class WalWriter<W extends PendingWrite> {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.diskFull?.timer);
     await this.drain();
     await this.handle.close();
   }
@@ -141,10 +173,16 @@ export class WalWriter<W extends PendingWrite> {
       }
       await this.handle.datasync();
     } catch (cause) {
-      // The tail of the file is now unknown; recovery truncates a torn record on the next start.
-      this.failure = agentError('STATE_WAL_WRITE_FAILED', { cause });
-      this.options.log.error({ err: cause, segment: this.active.path }, 'WAL write failed; refusing further writes');
-      this.options.onFailed(batch, this.failure);
+      // The tail of the file is now unknown: a full disk truncates it back before resuming, and
+      // recovery truncates a torn record on the next start.
+      const code = (cause as { code?: unknown }).code;
+      if (typeof code === 'string' && DISK_FULL_CODES.has(code)) {
+        this.enterDiskFull(`${code} writing ${this.active.path}`);
+      } else {
+        this.failure = agentError('STATE_WAL_WRITE_FAILED', { cause });
+        this.options.log.error({ err: cause, segment: this.active.path }, 'WAL write failed; refusing further writes until restart');
+      }
+      this.options.onFailed(batch, this.failure as AgentError);
       return;
     }
     this.activeBytes += buf.length;
@@ -190,6 +228,40 @@ export class WalWriter<W extends PendingWrite> {
         r.fail(err);
       }
     }
+  }
+
+  private enterDiskFull(reason: string): void {
+    this.failure = agentError('STATE_DISK_FULL', { dir: this.options.dir });
+    this.diskFull = { since: Date.now(), refused: 0, timer: undefined };
+    const everyMs = this.options.diskRetryMs ?? DEFAULT_DISK_RETRY_MS;
+    this.options.log.warn({ dir: this.options.dir, reason, retryEveryMs: everyMs }, 'disk full: the state store is read-only until space is freed (reads are served)');
+    this.scheduleDiskRetry();
+  }
+
+  private scheduleDiskRetry(): void {
+    const outage = this.diskFull;
+    if (outage === undefined || this.closed) return;
+    outage.timer = setTimeout(() => void this.retryDisk(), this.options.diskRetryMs ?? DEFAULT_DISK_RETRY_MS);
+    outage.timer.unref();
+  }
+
+  /** Resumes once the disk has room: the active segment is cut back to its durable bytes first. */
+  private async retryDisk(): Promise<void> {
+    const outage = this.diskFull;
+    if (outage === undefined || this.closed) return;
+    try {
+      if (await diskIsFull(this.options.dir)) throw new Error('still full');
+      await this.handle.truncate(this.activeBytes);
+      await this.handle.datasync();
+    } catch {
+      this.scheduleDiskRetry();
+      return;
+    }
+    this.diskFull = undefined;
+    this.failure = undefined;
+    const seconds = ((Date.now() - outage.since) / 1000).toFixed(1);
+    this.options.log.info({ dir: this.options.dir, refusedWrites: outage.refused, readOnlySeconds: Number(seconds) }, 'disk has room again: state store writes resumed');
+    this.options.onResumed?.(this.lastIndex);
   }
 
   private rejectAll(error: AgentError): void {

@@ -19,7 +19,7 @@ const usageMessage = (fn: () => unknown): string => {
 
 describe('parseAgentArgs', () => {
   it('returns nothing set for no arguments', () => {
-    expect(parseAgentArgs([])).toEqual({ flags: {}, files: [], dev: false });
+    expect(parseAgentArgs([])).toEqual({ flags: {}, files: [], dev: false, acceptStateLoss: false });
   });
 
   it('maps every flag to its config key', () => {
@@ -36,6 +36,7 @@ describe('parseAgentArgs', () => {
     ]);
     expect(args).toEqual({
       dev: true,
+      acceptStateLoss: false,
       files: [],
       flags: {
         data_dir: '/var/lib/svc',
@@ -55,8 +56,12 @@ describe('parseAgentArgs', () => {
     expect(args.flags).toEqual({ cluster: { etcd: { endpoints: ['http://a:2379', 'http://b:2379', 'http://c:2379'] } } });
   });
 
+  it('reads -accept-state-loss as a one-time flag with no config key', () => {
+    expect(parseAgentArgs(['-accept-state-loss'])).toEqual({ flags: {}, files: [], dev: false, acceptStateLoss: true });
+  });
+
   it('reads -server as a boolean apart from -dev', () => {
-    expect(parseAgentArgs(['-server'])).toEqual({ flags: { server: true }, files: [], dev: false });
+    expect(parseAgentArgs(['-server'])).toEqual({ flags: { server: true }, files: [], dev: false, acceptStateLoss: false });
     expect(parseAgentArgs(['-server=false']).flags).toEqual({ server: false });
     expect(usageMessage(() => parseAgentArgs(['-etcd']))).toBe('flag needs an argument: -etcd');
   });
@@ -149,7 +154,7 @@ describe('parseAgentArgs', () => {
 
 describe('parseCommand', () => {
   it('runs the agent', () => {
-    expect(parseCommand(['agent', '-dev'])).toEqual({ name: 'agent', args: { flags: {}, files: [], dev: true } });
+    expect(parseCommand(['agent', '-dev'])).toEqual({ name: 'agent', args: { flags: {}, files: [], dev: true, acceptStateLoss: false } });
   });
 
   it('prints the version', () => {

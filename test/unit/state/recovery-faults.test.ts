@@ -5,12 +5,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/core/log.js';
 import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
 import { segmentPath } from '../../../src/state/state-files.js';
-import { recordingLogger, tempDirs } from './support.js';
+import { recordingLogger, setDurableMark, tempDirs } from './support.js';
 
 const dirs = tempDirs();
 afterEach(dirs.cleanupDirs);
 
-/** Writes `n` commits one by one into a fresh data dir; returns the WAL size after each (ends[i] after index i+1). */
+/**
+ * Writes `n` commits one by one into a fresh data dir; returns the WAL size after each (ends[i]
+ * after index i+1). The durable mark is left at n - 1: a torn last record is a batch that was
+ * never acknowledged, so never marked.
+ */
 async function writeCommits(n: number): Promise<{ dataDir: string; wal: string; ends: number[] }> {
   const dataDir = await dirs.make();
   const store = await openEmbeddedStore({ dataDir, log: silentLogger });
@@ -21,6 +25,7 @@ async function writeCommits(n: number): Promise<{ dataDir: string; wal: string; 
     ends.push((await stat(wal)).size);
   }
   await store.close();
+  await setDurableMark(dataDir, n - 1);
   return { dataDir, wal, ends };
 }
 

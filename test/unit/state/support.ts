@@ -2,6 +2,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { silentLogger } from '../../../src/core/log.js';
+import { DurableMarkWriter } from '../../../src/state/durable-mark.js';
 import type { EmbeddedStore } from '../../../src/state/embedded-store.js';
 
 export { recordingLogger, type LogEntry, type RecordingLogger } from '../../support/recording-logger.js';
@@ -34,4 +36,10 @@ export function observe(store: EmbeddedStore, keys: readonly string[]): unknown 
     prefixIndexes: ['', 'a', 'b/', 'k1', 'zzz'].map((p) => store.prefixIndex('kv', p)),
     tableIndexes: [store.tableIndex('kv'), store.tableIndex('other')],
   };
+}
+
+/** Sets the durable mark of a closed store's directory, as if the log had last been marked at `index`. */
+export async function setDurableMark(dataDir: string, index: number): Promise<void> {
+  const mark = await DurableMarkWriter.open(join(dataDir, 'state'), index, silentLogger);
+  await mark.close();
 }
