@@ -62,7 +62,17 @@ export const CONFIG_SCHEMA = {
   node_id: optionalKey(uuid(), 'Unique ID of this node (UUID).', 'derived by the agent'),
   client_addr: key(ipAddress(), '127.0.0.1', 'Address the HTTP API binds to.'),
   ports: {
-    http: key(int(0, 65535), 8500, 'Port of the HTTP API; 0 picks a free port (tests).'),
+    http: key(int(-1, 65535), 8500, 'Port of the HTTP API; 0 picks a free port (tests); -1 disables plain HTTP (with ports.https set).'),
+    https: key(int(-1, 65535), -1, 'Port of the HTTPS API (needs tls.defaults.cert_file and key_file); 0 picks a free port; -1 disables it.'),
+  },
+  tls: {
+    defaults: {
+      ca_file: optionalKey(text(), 'PEM file of the CAs that sign client certificates (needed with verify_incoming).'),
+      cert_file: optionalKey(text(), 'PEM certificate (chain) the HTTPS API presents; re-read on reload.'),
+      key_file: optionalKey(text(), 'PEM private key of cert_file; re-read on reload.'),
+      verify_incoming: key(bool(), false, 'Require HTTPS clients to present a certificate signed by ca_file.'),
+      tls_min_version: key(oneOf(['TLSv1_0', 'TLSv1_1', 'TLSv1_2', 'TLSv1_3']), 'TLSv1_2', 'Oldest TLS version the HTTPS API accepts.'),
+    },
   },
   data_dir: optionalKey(text(), 'Directory for persistent state; required unless -dev.', 'none (required unless -dev)'),
   log_level: key(logLevel(), 'info', 'Log level: trace, debug, info, warn or error (any case; "err" means error).'),

@@ -70,7 +70,10 @@ export interface AgentConfig {
   /** Lower-case UUID when configured; otherwise the agent derives one. */
   readonly nodeId: string | undefined;
   readonly clientAddr: string;
-  readonly ports: { readonly http: number };
+  /** -1 disables a listener. */
+  readonly ports: { readonly http: number; readonly https: number };
+  /** TLS of the HTTPS API (Consul's `tls.defaults`). */
+  readonly tls: TlsConfig;
   /** Undefined only in dev mode: state is then kept in memory. */
   readonly dataDir: string | undefined;
   readonly logLevel: LogLevel;
@@ -113,4 +116,14 @@ export interface ClusterConfig {
   readonly memberTtlMs: number;
   /** Interval of the etcd leader probe, in ms. */
   readonly leaderProbeIntervalMs: number;
+}
+
+export type TlsVersionName = 'TLSv1_0' | 'TLSv1_1' | 'TLSv1_2' | 'TLSv1_3';
+
+export interface TlsConfig {
+  readonly caFile: string | undefined;
+  readonly certFile: string | undefined;
+  readonly keyFile: string | undefined;
+  readonly verifyIncoming: boolean;
+  readonly minVersion: TlsVersionName;
 }

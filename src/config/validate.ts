@@ -121,6 +121,7 @@ function crossKeyProblems(v: ConfigValues, failed: ReadonlySet<string>): string[
   }
 
   problems.push(...clusterProblems(v, ok));
+  problems.push(...listenerProblems(v, ok));
 
   // Keys that failed are undefined here; stand in their defaults so the other rules still run,
   // then drop any finding that read a failed key (it would be about a value nobody wrote).
@@ -153,6 +154,23 @@ function clusterProblems(v: ConfigValues, ok: (...paths: string[]) => boolean): 
     if (!ok(a, b)) continue;
     if (av !== undefined && bv === undefined) problems.push(`${b}: required with ${a}`);
     if (av === undefined && bv !== undefined) problems.push(`${a}: required with ${b}`);
+  }
+  return problems;
+}
+
+/** At least one listener; HTTPS needs its certificate and key, verify_incoming its CA. */
+function listenerProblems(v: ConfigValues, ok: (...paths: string[]) => boolean): string[] {
+  const problems: string[] = [];
+  if (ok('ports.http', 'ports.https') && v.ports.http === -1 && v.ports.https === -1) {
+    problems.push('ports.http: -1 disables plain HTTP, and ports.https is not set: the agent would serve nothing');
+  }
+  const tls = v.tls.defaults;
+  if (ok('ports.https') && v.ports.https !== -1) {
+    if (tls.cert_file === undefined) problems.push('tls.defaults.cert_file: required with ports.https');
+    if (tls.key_file === undefined) problems.push('tls.defaults.key_file: required with ports.https');
+  }
+  if (ok('tls.defaults.verify_incoming') && tls.verify_incoming && tls.ca_file === undefined) {
+    problems.push('tls.defaults.ca_file: required with tls.defaults.verify_incoming');
   }
   return problems;
 }

@@ -213,6 +213,11 @@ export const ERROR_CATALOGUE = {
   STATE_ETCD_FAILED: { kind: 'internal', message: 'etcd refused the request: {detail}' },
 
   // Start-up and command line.
+  TLS_FILES_INVALID: {
+    kind: 'invalid',
+    message: 'HTTPS: {detail}',
+    note: 'At start-up or reload: a tls.defaults file is missing, unreadable, not PEM, or the key does not match the certificate. A reload keeps the certificate in use.',
+  },
   CONFIG_INVALID: { kind: 'invalid', message: '{problems}', note: 'At start-up: one line per problem, each naming its file or dotted key.' },
   CLI_USAGE: { kind: 'invalid', message: '{detail}', note: "At start-up: a command-line mistake, in Go's flag package words; the usage follows." },
   NODE_ID_CORRUPT: { kind: 'internal', message: '{file} does not hold a UUID: remove it or set node_id', note: 'At start-up.' },

@@ -148,7 +148,7 @@ describe('parseAgentArgs', () => {
   it('leaves range checks to loadConfig, which names the key', () => {
     const args = parseAgentArgs(['-dev', '-http-port=70000']);
     expect(() => loadConfig(args)).toThrow(ConfigError);
-    expect(() => loadConfig(args)).toThrow('ports.http: expected an integer from 0 to 65535, got 70000');
+    expect(() => loadConfig(args)).toThrow('ports.http: expected an integer from -1 to 65535, got 70000');
   });
 });
 
@@ -198,7 +198,7 @@ describe('help text', () => {
     expect(help).toContain('  -dev\n');
     expect(help).toContain('  -config-file=<path>\n');
     expect(help).toContain(
-      '  -http-port=<port>\n      Port of the HTTP API; 0 picks a free port (tests). Config key: ports.http. Default: 8500.\n',
+      '  -http-port=<port>\n      Port of the HTTP API; 0 picks a free port (tests); -1 disables plain HTTP (with ports.https set). Config key: ports.http. Default: 8500.\n',
     );
     expect(help).toContain('  -node=<name>\n      Name of this node in the cluster. Config key: node_name. Default: the host name.\n');
     for (const flag of ['-data-dir', '-client', '-datacenter', '-log-level']) expect(help).toContain(`  ${flag}=<`);

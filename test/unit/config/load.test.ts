@@ -18,7 +18,8 @@ describe('defaults', () => {
       nodeName: 'test-host',
       nodeId: undefined,
       clientAddr: '127.0.0.1',
-      ports: { http: 8500 },
+      ports: { http: 8500, https: -1 },
+      tls: { caFile: undefined, certFile: undefined, keyFile: undefined, verifyIncoming: false, minVersion: 'TLSv1_2' },
       dataDir: undefined,
       logLevel: 'info',
       translateWanAddrs: false,
@@ -207,7 +208,7 @@ describe('config files', () => {
     const f = tmp.file('mixed.json', { bogus: 1, ports: { http: 70_000 } });
     expect(problemsOf({ files: [f] })).toEqual([
       `${f}: invalid config key bogus`,
-      'ports.http: expected an integer from 0 to 65535, got 70000',
+      'ports.http: expected an integer from -1 to 65535, got 70000',
     ]);
   });
 });
@@ -226,7 +227,7 @@ describe('the error', () => {
     expect(e.code).toBe('CONFIG_INVALID');
     expect(e.kind).toBe('invalid');
     expect(e.message).toBe(
-      'ports.http: expected an integer from 0 to 65535, got 70000\nacl.default_policy: expected "allow" or "deny", got "maybe"',
+      'ports.http: expected an integer from -1 to 65535, got 70000\nacl.default_policy: expected "allow" or "deny", got "maybe"',
     );
   });
 });

@@ -15,10 +15,10 @@ describe('scalar keys', () => {
   it.each([
     [{ acl: { default_policy: 'maybe' } }, 'acl.default_policy: expected "allow" or "deny", got "maybe"'],
     [{ acl: { down_policy: 'cache' } }, 'acl.down_policy: expected one of "extend-cache", "async-cache", "allow", "deny", got "cache"'],
-    [{ ports: { http: 70_000 } }, 'ports.http: expected an integer from 0 to 65535, got 70000'],
-    [{ ports: { http: -1 } }, 'ports.http: expected an integer from 0 to 65535, got -1'],
-    [{ ports: { http: 80.5 } }, 'ports.http: expected an integer from 0 to 65535, got 80.5'],
-    [{ ports: { http: '8500' } }, 'ports.http: expected an integer from 0 to 65535, got "8500"'],
+    [{ ports: { http: 70_000 } }, 'ports.http: expected an integer from -1 to 65535, got 70000'],
+    [{ ports: { http: -2 } }, 'ports.http: expected an integer from -1 to 65535, got -2'],
+    [{ ports: { http: 80.5 } }, 'ports.http: expected an integer from -1 to 65535, got 80.5'],
+    [{ ports: { http: '8500' } }, 'ports.http: expected an integer from -1 to 65535, got "8500"'],
     [{ connect: { ca_config: { leaf_cert_ttl: '3 days' } } }, 'connect.ca_config.leaf_cert_ttl: invalid duration "3 days"'],
     [{ connect: { ca_config: { leaf_cert_ttl: 3600 } } }, 'connect.ca_config.leaf_cert_ttl: expected a duration string such as "30s", got 3600'],
     [{ datacenter: 'dc 1' }, 'datacenter: expected only lowercase alphanumerics, "-" or "_", got "dc 1"'],
@@ -58,7 +58,7 @@ describe('scalar keys', () => {
 
   it('collects every problem, one per line, in schema order', () => {
     expect(problems({ log_level: 'x', ports: { http: 'x' }, acl: { default_policy: 'x' } })).toEqual([
-      'ports.http: expected an integer from 0 to 65535, got "x"',
+      'ports.http: expected an integer from -1 to 65535, got "x"',
       'log_level: expected one of "trace", "debug", "info", "warn", "error", got "x"',
       'acl.default_policy: expected "allow" or "deny", got "x"',
     ]);

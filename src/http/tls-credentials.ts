@@ -1,0 +1,67 @@
+// The HTTPS API's credentials: reads the tls.defaults files and checks them by building a secure
+// context, so a missing file, a non-PEM file or a key that does not match its certificate is
+// refused with the file named, at start-up and on reload (the running context stays then).
+import { readFile } from 'node:fs/promises';
+import { createSecureContext, type SecureVersion } from 'node:tls';
+import { agentError } from '../core/errors.js';
+import type { TlsConfig, TlsVersionName } from '../config/types.js';
+
+/** What node:https takes, ready for `createServer` and `setSecureContext`. */
+export interface TlsServerCredentials {
+  readonly key: Buffer;
+  readonly cert: Buffer;
+  readonly ca: Buffer | undefined;
+  readonly requestCert: boolean;
+  readonly rejectUnauthorized: boolean;
+  readonly minVersion: SecureVersion;
+}
+
+const VERSIONS: Readonly<Record<TlsVersionName, SecureVersion>> = {
+  TLSv1_0: 'TLSv1',
+  TLSv1_1: 'TLSv1.1',
+  TLSv1_2: 'TLSv1.2',
+  TLSv1_3: 'TLSv1.3',
+};
+
+export async function readTlsCredentials(tls: TlsConfig): Promise<TlsServerCredentials> {
+  const cert = await readPem('cert_file', tls.certFile);
+  const key = await readPem('key_file', tls.keyFile);
+  const ca = tls.caFile === undefined ? undefined : await readPem('ca_file', tls.caFile);
+  const credentials: TlsServerCredentials = {
+    key,
+    cert,
+    ca,
+    requestCert: tls.verifyIncoming,
+    rejectUnauthorized: tls.verifyIncoming,
+    minVersion: VERSIONS[tls.minVersion],
+  };
+  try {
+    createSecureContext(contextOptions(credentials));
+  } catch (err) {
+    throw agentError('TLS_FILES_INVALID', { detail: `${tls.certFile} with ${tls.keyFile}${tls.caFile === undefined ? '' : ` and ${tls.caFile}`}: ${describe(err)}` });
+  }
+  return credentials;
+}
+
+/** The subset `setSecureContext` and `createSecureContext` take. */
+export function contextOptions(c: TlsServerCredentials): { key: Buffer; cert: Buffer; ca?: Buffer; minVersion: SecureVersion } {
+  return { key: c.key, cert: c.cert, minVersion: c.minVersion, ...(c.ca === undefined ? {} : { ca: c.ca }) };
+}
+
+async function readPem(name: string, path: string | undefined): Promise<Buffer> {
+  if (path === undefined) throw agentError('TLS_FILES_INVALID', { detail: `tls.defaults.${name} is not set` });
+  let buf: Buffer;
+  try {
+    buf = await readFile(path);
+  } catch (err) {
+    throw agentError('TLS_FILES_INVALID', { detail: `tls.defaults.${name} ${path}: ${describe(err)}` });
+  }
+  if (!buf.includes('-----BEGIN ')) throw agentError('TLS_FILES_INVALID', { detail: `tls.defaults.${name} ${path}: not a PEM file` });
+  return buf;
+}
+
+function describe(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  const message = err instanceof Error ? err.message : String(err);
+  return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
+}
