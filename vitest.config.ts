@@ -1,12 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
 // Two cores here: at most two test files at once; integration tests start real agents.
+// The integration suite runs twice: on the transport an agent picks by default (uWS on loopback)
+// and on node:http, one contract over both (docs/decisions.md D18).
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    projects: [
+      { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'node-transport', include: ['test/integration/**/*.test.ts'], env: { SVC_TEST_TRANSPORT: 'node' } } },
+    ],
   },
 });

@@ -1,9 +1,12 @@
 // The composition root: builds the agent's components from its config and wires them together.
 // No logic lives here. The same object serves the CLI (with HTTP) and library use (without).
 import { agentInfo, selfMember, type AgentInfo } from './agent-info.js';
+import { isConfigError } from './config/errors.js';
+import { planReload, type ReloadPlan } from './config/reload.js';
 import type { AgentConfig } from './config/types.js';
 import { systemClock, type Clock } from './core/clock.js';
-import { silentLogger, type Logger } from './core/log.js';
+import { agentError, isAgentError } from './core/errors.js';
+import { silentLogger, type Logger, type RootLogger } from './core/log.js';
 import { Metrics } from './core/metrics.js';
 import { createAclDomain } from './acl/domain.js';
 import { initAclState } from './acl/init.js';
@@ -28,7 +31,9 @@ import { PoolSigner } from './connect/ca/pool-signer.js';
 import { RootsCache } from './connect/ca/roots-cache.js';
 import type { StateStore } from './state/types.js';
 import { backendContactOf, backendHealthOf } from './state/backend-health.js';
-import { startHttpServer, type HttpServer } from './http/uws-server.js';
+import type { HttpServer, TransportName } from './http/server-types.js';
+import { chooseTransport, startHttpServer, startHttpsServer } from './http/transport.js';
+import { readTlsCredentials } from './http/tls-credentials.js';
 import { DescriptorWatch } from './core/descriptor-watch.js';
 import { processDescriptors } from './core/open-files.js';
 import { resolveNodeId } from './node-id.js';
@@ -49,9 +54,12 @@ export interface AgentOptions {
   readonly store?: StateStore;
   /** Start even when recovery finds acknowledged writes gone (the -accept-state-loss flag; docs/decisions.md D17). */
   readonly acceptStateLoss?: boolean;
+  /** Re-reads the config (the CLI: the same files and flags) for a reload without a config given; throws ConfigError. */
+  readonly reloadConfig?: () => AgentConfig;
 }
 
 export interface Agent {
+  /** The config in force: the one it started with, or the last one a reload applied. */
   readonly config: AgentConfig;
   readonly info: AgentInfo;
   /** The embedded store, or the etcd-backed one when `cluster.etcd.endpoints` is set. */
@@ -68,10 +76,30 @@ export interface Agent {
    * Throws the AgentError the endpoint would answer with (400, 403).
    */
   authorize(request: AuthorizeRequest, token?: string): AuthorizeResult;
-  /** Starts the HTTP API on `client_addr:ports.http`; resolves to the bound port. */
+  /**
+   * Starts the HTTP API on `client_addr:ports.http` and the HTTPS API on `ports.https` (each
+   * unless -1); resolves to the plain HTTP port, or the HTTPS one when plain HTTP is off.
+   */
   listen(): Promise<number>;
+  /** What listen() bound: the ports (undefined when off) and the plain-HTTP transport. */
+  readonly listening: Listening | undefined;
+  /**
+   * Applies a new config (or, without one, re-reads it through `reloadConfig`): the log level, the
+   * ACL default and agent tokens, the body and blocking-query limits, the leaf root-change spread
+   * and the HTTPS certificate files (re-read even when their paths stay) change at once; every
+   * other changed key is reported as needing a restart. A config that does not load changes
+   * nothing and throws CONFIG_RELOAD_FAILED. SIGHUP and PUT /v1/agent/reload call this.
+   */
+  reload(next?: AgentConfig): Promise<ReloadPlan>;
   /** Graceful stop: no new connections, parked queries answered, the store flushed and closed. */
   close(): Promise<void>;
+}
+
+export interface Listening {
+  readonly http: number | undefined;
+  readonly https: number | undefined;
+  readonly transport: TransportName;
+  readonly transportReason: string;
 }
 
 export async function createAgent(config: AgentConfig, options: AgentOptions = {}): Promise<Agent> {
@@ -90,7 +118,17 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   metrics.gauge('svc.blocking.parked', () => blocking.parked);
   metrics.gauge('svc.state.watches', () => store.watchCount);
   metrics.gauge('svc.state.index', () => store.index);
-  const limits = { defaultQueryTimeMs: config.defaultQueryTimeMs, maxQueryTimeMs: config.maxQueryTimeMs };
+  /** The config in force: a reload replaces it, and what reads it per use follows (src/config/reload.ts). */
+  let running = config;
+  const limits = {
+    get defaultQueryTimeMs() {
+      return running.defaultQueryTimeMs;
+    },
+    get maxQueryTimeMs() {
+      return running.maxQueryTimeMs;
+    },
+  };
+  const defaultToken = (): string | undefined => running.acl.tokens.default;
 
   const resolver = new AclResolver(
     store,
@@ -103,7 +141,9 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const authorize = connectAuthorizer({
     intentions,
     resolve: (secret) => resolver.resolve(secret),
-    defaultToken: config.acl.tokens.default,
+    get defaultToken() {
+      return defaultToken();
+    },
     connectEnabled: config.connect.enabled,
   });
   const aclDomain = createAclDomain(store, clock, {
@@ -135,13 +175,15 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       log,
       maxEntries: config.connect.leafCacheMaxEntries,
       idleTtlMs: config.cache.ttlMs,
-      rootChangeSpreadMs: config.connect.leafRootChangeSpreadMs,
+      get rootChangeSpreadMs() {
+        return running.connect.leafRootChangeSpreadMs;
+      },
     });
     ca = { manager, roots, leaves };
   }
 
-  const routes = buildApi(config, aclGate(resolver, config.acl.tokens.default), [
-    kvRoutes({ store, blocking, brand, limits, kvMaxValueSize: config.kvMaxValueSize, random }),
+  const routes = buildApi(() => running.limits.httpMaxBodyBytes, aclGate(resolver, defaultToken), [
+    kvRoutes({ store, blocking, brand, limits, kvMaxValueSize: () => running.kvMaxValueSize, random }),
     connectCaRoutes({ ca, blocking, brand, limits, clock, random, metrics }),
     authorizeRoutes({ intentions, connectEnabled: config.connect.enabled, cacheMaxEntries: config.cache.maxEntries, metrics }),
     intentionsRoutes({ intentions, blocking, brand, limits, random, connectEnabled: config.connect.enabled }),
@@ -150,7 +192,10 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       metrics,
       info,
       brand,
-      config,
+      config: () => running,
+      reload: async () => {
+        await reload();
+      },
       cluster: cluster?.routes,
       stats: () => ({
         agent: { parked_queries: String(blocking.parked), watches: String(store.watchCount) },
@@ -160,12 +205,62 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     }),
   ]);
 
-  let server: HttpServer | undefined;
+  const servers: HttpServer[] = [];
+  let httpsServer: HttpServer | undefined;
+  let listening: Listening | undefined;
   let descriptorWatch: DescriptorWatch | undefined;
   let closing: Promise<void> | undefined;
 
+  const startListeners = async (): Promise<Listening> => {
+    const choice = chooseTransport(config.httpConfig.transport, config.clientAddr);
+    if (choice.warning !== undefined) log.warn({ transport: choice.name }, choice.warning);
+    const serverOptions = { host: config.clientAddr, routes, commonHeaders: commonHeaders(config, brand), log };
+    const credentials = config.ports.https === -1 ? undefined : await readTlsCredentials(config.tls);
+    try {
+      const http = config.ports.http === -1 ? undefined : await startHttpServer(choice.name, { ...serverOptions, port: config.ports.http });
+      if (http) servers.push(http);
+      const https = credentials === undefined ? undefined : await startHttpsServer({ ...serverOptions, port: config.ports.https }, credentials);
+      if (https) servers.push((httpsServer = https));
+      return { http: http?.port, https: https?.port, transport: choice.name, transportReason: choice.reason };
+    } catch (err) {
+      for (const server of servers.splice(0)) server.close();
+      throw err;
+    }
+  };
+
+  let reloading = Promise.resolve<unknown>(undefined);
+  const reload = (given?: AgentConfig): Promise<ReloadPlan> => {
+    const run = reloading.then(async () => {
+      let next: AgentConfig;
+      let credentials: Awaited<ReturnType<typeof readTlsCredentials>> | undefined;
+      try {
+        if (given === undefined && options.reloadConfig === undefined) throw agentError('CONFIG_RELOAD_UNAVAILABLE');
+        next = given ?? (options.reloadConfig as () => AgentConfig)();
+        // Everything that can fail is read before anything changes.
+        if (httpsServer !== undefined && next.ports.https !== -1) credentials = await readTlsCredentials(next.tls);
+      } catch (err) {
+        const failure = isAgentError(err) && err.code === 'CONFIG_RELOAD_UNAVAILABLE' ? err : agentError('CONFIG_RELOAD_FAILED', { detail: isConfigError(err) || isAgentError(err) ? err.message : String(err), cause: err });
+        log.error({ err: { message: failure.message } }, 'config reload failed; the running config stays');
+        throw failure;
+      }
+      // Applied: what changed since the last reload; pending: what differs from what the process started with.
+      const plan: ReloadPlan = { applied: planReload(running, next).applied, restartNeeded: planReload(config, next).restartNeeded };
+      running = next;
+      if ('setLevel' in log) (log as RootLogger).setLevel(next.logLevel);
+      if (credentials !== undefined) httpsServer?.replaceCredentials?.(credentials);
+      log.info({ applied: plan.applied, restartNeeded: plan.restartNeeded, tlsReloaded: credentials !== undefined }, 'config reloaded');
+      if (plan.restartNeeded.length > 0) log.warn({ keys: plan.restartNeeded }, 'config reloaded: these changes take effect after a restart');
+      return plan;
+    });
+    reloading = run.catch(() => undefined);
+    return run;
+  };
+
   return {
-    config,
+    get config() {
+      return running;
+    },
+    reload,
     info,
     store,
     cluster,
@@ -173,24 +268,22 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     intentions,
     authorize,
     ca,
+    get listening() {
+      return listening;
+    },
     async listen() {
-      if (server) return server.port;
-      server = await startHttpServer({
-        host: config.clientAddr,
-        port: config.ports.http,
-        routes,
-        commonHeaders: commonHeaders(config, brand),
-        log,
-      });
-      const listening = server;
-      descriptorWatch = new DescriptorWatch(processDescriptors, log, (out) => listening.outOfDescriptors(out)).start();
-      await cluster?.listening(server.port);
-      return server.port;
+      if (listening === undefined) {
+        listening = await startListeners();
+        const bound = [...servers];
+        descriptorWatch = new DescriptorWatch(processDescriptors, log, (out) => bound.forEach((s) => s.outOfDescriptors(out))).start();
+        await cluster?.listening((listening.http ?? listening.https) as number);
+      }
+      return (listening.http ?? listening.https) as number;
     },
     close() {
       closing ??= (async () => {
         descriptorWatch?.stop();
-        server?.close();
+        for (const server of servers) server.close();
         blocking.releaseAll();
         intentions.close();
         ca?.leaves.close();

@@ -106,7 +106,7 @@ export function distinctAuthorizeBodies(): string[] {
 /** The compiled POST handler of the authorize route over the agent's intentions, ACLs as configured. */
 function authorizeRouteHandler(agent: Agent): RequestHandler {
   const routes = authorizeRoutes({ intentions: agent.intentions, connectEnabled: true, cacheMaxEntries: agent.config.cache.maxEntries, metrics: new Metrics(systemClock) });
-  const handler = compileRoutes(routes, aclGate(agent.acl, undefined), 1 << 20)[0]?.handlers.get('POST');
+  const handler = compileRoutes(routes, aclGate(agent.acl, () => undefined), 1 << 20)[0]?.handlers.get('POST');
   if (handler === undefined) throw new Error('no POST handler on the authorize route');
   return handler;
 }

@@ -22,8 +22,8 @@ async function mkdirOut(): Promise<string> {
   return BENCH_OUT;
 }
 
-/** `extraArgs` go after the defaults (e.g. `-config-file <path>`); later flags win. */
-export async function startAgent(mode: AgentMode, extraArgs: readonly string[] = []): Promise<ServerProcess> {
+/** `extraArgs` go after the defaults (e.g. `-config-file <path>`); later flags win. `main`: another build's CLI. */
+export async function startAgent(mode: AgentMode, extraArgs: readonly string[] = [], main: string = AGENT_MAIN): Promise<ServerProcess> {
   const port = await freePort();
   // Under .bench-out/, on the repository's disk: a tmpfs /tmp would make every fsync free and the
   // durable figures fiction.
@@ -31,7 +31,7 @@ export async function startAgent(mode: AgentMode, extraArgs: readonly string[] =
   const storage = dataDir === undefined ? ['-dev'] : ['-data-dir', dataDir];
   return spawnServer({
     name: `agent (${mode})`,
-    args: [AGENT_MAIN, 'agent', ...storage, '-http-port', String(port), '-log-level', 'warn', ...extraArgs],
+    args: [main, 'agent', ...storage, '-http-port', String(port), '-log-level', 'warn', ...extraArgs],
     port,
     cleanup: async () => {
       if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });

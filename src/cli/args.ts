@@ -34,10 +34,13 @@ const AGENT_FLAGS: readonly FlagSpec[] = [
   },
   { name: 'data-dir', key: 'data_dir', kind: 'string', placeholder: 'path' },
   { name: 'http-port', key: 'ports.http', kind: 'int', placeholder: 'port' },
+  { name: 'https-port', key: 'ports.https', kind: 'int', placeholder: 'port' },
+  { name: 'http-transport', key: 'http_config.transport', kind: 'string', placeholder: 'auto|uws|node' },
   { name: 'client', key: 'client_addr', kind: 'string', placeholder: 'address' },
   { name: 'node', key: 'node_name', kind: 'string', placeholder: 'name' },
   { name: 'datacenter', key: 'datacenter', kind: 'string', placeholder: 'name' },
   { name: 'log-level', key: 'log_level', kind: 'string', placeholder: 'level' },
+  { name: 'log-json', key: 'log_json', kind: 'bool' },
   { name: 'server', key: 'server', kind: 'bool' },
   { name: 'etcd', key: 'cluster.etcd.endpoints', kind: 'list', placeholder: 'url', doc: 'An etcd client URL; repeat for each member.' },
   {

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
-// `svc-agent`: parses the command line, loads and validates the config, starts the agent, and
-// stops it gracefully on SIGINT/SIGTERM. Exit codes: 0 after a clean stop, 1 on a start-up error.
+// `svc-agent`: parses the command line, loads and validates the config, starts the agent, reloads
+// it on SIGHUP (the same files and flags, re-read), and stops it gracefully on SIGINT/SIGTERM.
+// Exit codes: 0 after a clean stop, 1 on a start-up error.
 import { createAgent, type Agent } from '../agent.js';
 import { isConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import { isAgentError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
 import { openFilesReport, readOpenFilesLimit } from '../core/open-files.js';
-import { uwsIsNative } from '../http/uws-server.js';
 import { VERSION } from '../version.js';
 import { parseCommand, type AgentArgs } from './args.js';
 
@@ -37,41 +37,53 @@ async function runAgent(args: AgentArgs): Promise<number> {
   let config;
   // Deprecation warnings wait for the logger, which needs the config's log level.
   const warnings: string[] = [];
+  let warn = (message: string): void => void warnings.push(message);
+  const load = (): ReturnType<typeof loadConfig> => loadConfig({ files: args.files, flags: args.flags, dev: args.dev, warn: (message) => warn(message) });
   try {
-    config = loadConfig({ files: args.files, flags: args.flags, dev: args.dev, warn: (message) => warnings.push(message) });
+    config = load();
   } catch (err) {
     return fail(err);
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, process.stdout, config.logJson ? 'json' : 'text');
   for (const message of warnings) log.warn({}, message);
+  warn = (message) => log.warn({}, message);
   const openFiles = openFilesReport(readOpenFilesLimit());
   log[openFiles.level](openFiles.obj, openFiles.msg);
-  if (!uwsIsNative && process.env.SVC_ALLOW_UWS_FALLBACK !== '1') {
-    const message =
-      'uWebSockets.js native binary not loaded (the JavaScript fallback is far slower); refusing to start. ' +
-      'Set SVC_ALLOW_UWS_FALLBACK=1 to run on the fallback anyway.';
-    log.error({ uwsNative: false }, message);
-    process.stderr.write(`==> ${message}\n`);
-    return 1;
-  }
-
-  let agent: Agent;
-  let port: number;
+  let agent: Agent | undefined;
+  // systemd's ExecReload sends SIGHUP: reload, never stop (a failure is logged; the agent goes on).
+  process.on('SIGHUP', () => {
+    if (agent === undefined) {
+      log.warn({ signal: 'SIGHUP' }, 'reload ignored: the agent is still starting');
+      return;
+    }
+    log.info({ signal: 'SIGHUP' }, 'reloading config');
+    agent.reload().catch(() => undefined);
+  });
   try {
-    agent = await createAgent(config, { log, acceptStateLoss: args.acceptStateLoss });
-    port = await agent.listen();
+    agent = await createAgent(config, { log, acceptStateLoss: args.acceptStateLoss, reloadConfig: load });
   } catch (err) {
     log.error({ err }, 'start-up failed');
     return fail(err);
   }
+  try {
+    await agent.listen();
+  } catch (err) {
+    log.error({ err }, 'start-up failed');
+    await agent.close().catch(() => {}); // the store's lock and the member record go with it
+    return fail(err);
+  }
+  const listening = agent.listening!;
+  const address = (port: number | undefined): string | null => (port === undefined ? null : config.clientAddr.includes(':') ? `[${config.clientAddr}]:${port}` : `${config.clientAddr}:${port}`);
   log.info(
     {
-      address: `${config.clientAddr}:${port}`,
+      address: address(listening.http),
+      httpsAddress: address(listening.https),
+      transport: listening.transport,
+      transportReason: listening.transportReason,
       node: config.nodeName,
       datacenter: config.datacenter,
       dataDir: config.dataDir ?? null,
       inMemory: config.dataDir === undefined,
-      uwsNative: uwsIsNative,
       version: VERSION,
       index: agent.store.index,
       recovery: 'recovery' in agent.store ? agent.store.recovery : null,
@@ -103,6 +115,7 @@ async function runAgent(args: AgentArgs): Promise<number> {
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+
   });
 }
 

@@ -22,6 +22,7 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
     },
     dataDir: v.data_dir,
     logLevel: v.log_level,
+    logJson: v.log_json,
     translateWanAddrs: v.translate_wan_addrs,
     // A lone agent is its own server: it holds its CA key as it always did.
     server: v.server || v.cluster.etcd.endpoints.length === 0,
@@ -48,7 +49,7 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
       tokenMinExpirationTtlMs: v.acl.token_min_expiration_ttl,
       tokenMaxExpirationTtlMs: v.acl.token_max_expiration_ttl,
     },
-    httpConfig: { headerBrand: v.http_config.header_brand },
+    httpConfig: { headerBrand: v.http_config.header_brand, transport: v.http_config.transport },
     limits: { httpMaxBodyBytes: v.limits.http_max_body_bytes },
     kvMaxValueSize: v.limits.kv_max_value_size,
     defaultQueryTimeMs: v.default_query_time,

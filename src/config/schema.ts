@@ -75,7 +75,8 @@ export const CONFIG_SCHEMA = {
     },
   },
   data_dir: optionalKey(text(), 'Directory for persistent state; required unless -dev.', 'none (required unless -dev)'),
-  log_level: key(logLevel(), 'info', 'Log level: trace, debug, info, warn or error (any case; "err" means error).'),
+  log_level: key(logLevel(), 'info', 'Log level: trace, debug, info, warn or error (any case; "err" means error); changes on reload.'),
+  log_json: key(bool(), false, 'Write log lines as JSON (level, ISO time, component, msg, fields) instead of Consul\'s text format.'),
   server: key(bool(), false, 'Server agent: holds the CA key, signs leaves, initialises and rotates the CA (cluster mode).'),
   cluster: {
     etcd: {
@@ -122,6 +123,11 @@ export const CONFIG_SCHEMA = {
       oneOf(['Svc', 'Consul']),
       'Svc',
       'Brand of emitted headers: "Svc" (X-Svc-*) or "Consul" (X-Consul-*).',
+    ),
+    transport: key(
+      oneOf(['auto', 'uws', 'node']),
+      'auto',
+      'HTTP server: "uws" (uWebSockets.js, fastest), "node" (node:http: strict framing, HTTP/1.0, any Node version), or "auto": uws on a loopback client_addr, node otherwise and wherever uws has no native binary.',
     ),
   },
   limits: {

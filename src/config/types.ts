@@ -24,6 +24,8 @@ export interface AclConfig {
 export interface HttpConfig {
   /** Which header spelling the agent emits: X-Svc-* or X-Consul-* (docs/decisions.md D1). */
   readonly headerBrand: 'Svc' | 'Consul';
+  /** Which HTTP server serves plain HTTP (docs/decisions.md D18); HTTPS is always node:https. */
+  readonly transport: 'auto' | 'uws' | 'node';
 }
 
 export interface LimitsConfig {
@@ -77,6 +79,8 @@ export interface AgentConfig {
   /** Undefined only in dev mode: state is then kept in memory. */
   readonly dataDir: string | undefined;
   readonly logLevel: LogLevel;
+  /** JSON log lines instead of Consul's text format. */
+  readonly logJson: boolean;
   readonly translateWanAddrs: boolean;
   /**
    * A server agent holds the CA key and signs; a client agent never reads the key. Always true

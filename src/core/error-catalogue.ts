@@ -221,7 +221,9 @@ export const ERROR_CATALOGUE = {
   CONFIG_INVALID: { kind: 'invalid', message: '{problems}', note: 'At start-up: one line per problem, each naming its file or dotted key.' },
   CLI_USAGE: { kind: 'invalid', message: '{detail}', note: "At start-up: a command-line mistake, in Go's flag package words; the usage follows." },
   NODE_ID_CORRUPT: { kind: 'internal', message: '{file} does not hold a UUID: remove it or set node_id', note: 'At start-up.' },
-  HTTP_LISTEN: { kind: 'internal', message: 'cannot listen on {host}:{port}', note: 'At start-up: the address is in use or not permitted.' },
+  CONFIG_RELOAD_FAILED: { kind: 'internal', logged: true, message: 'Failed to reload configs: {detail}', note: 'PUT /v1/agent/reload or SIGHUP with a config that does not load; the running config stays.' },
+  CONFIG_RELOAD_UNAVAILABLE: { kind: 'internal', message: 'Failed to reload configs: this agent was started without config files to re-read', note: 'An agent embedded as a library without a reloadConfig option.' },
+  HTTP_LISTEN: { kind: 'internal', message: 'error starting {api} listener: listen tcp {address}: bind: {reason}', note: 'At start-up: the address is taken (by another agent too: the port is bound exclusively), not permitted, or not on this host.' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

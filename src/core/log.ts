@@ -1,6 +1,9 @@
 // Structured logging. pino is imported here and nowhere else; domain code depends on the small
-// Logger interface so that tests can hand in a recording logger.
-import { pino } from 'pino';
+// Logger interface so that tests can hand in a recording logger. Lines go out as JSON (`-log-json`,
+// library use) or in Consul's text format (`2026-11-24T10:00:00.000Z [INFO]  agent: msg: k=v`),
+// and the level of every logger made from the root changes at once on reload.
+import { pino, type Logger as PinoLogger } from 'pino';
+import { formatTextLine } from './log-text.js';
 
 export interface Logger {
   trace(obj: object, msg?: string): void;
@@ -8,10 +11,20 @@ export interface Logger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
+  /** A logger that adds `bindings` to each line; a `component` binding replaces the parent's. */
   child(bindings: Record<string, unknown>): Logger;
+  /** Whether a line at this level would be written (to skip building it otherwise). */
+  isLevelEnabled?(level: LogLevel): boolean;
 }
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+export type LogFormat = 'text' | 'json';
+
+/** The logger an application makes once: its level can change while it runs. */
+export interface RootLogger extends Logger {
+  readonly level: LogLevel;
+  setLevel(level: LogLevel): void;
+}
 
 /** Paths whose values never reach a log line: ACL secrets and key material. */
 const REDACT = [
@@ -34,9 +47,98 @@ const REDACT = [
   'config.acl.tokens.*',
 ];
 
-export function createLogger(level: LogLevel, destination?: NodeJS.WritableStream): Logger {
-  const options = { level, base: { component: 'agent' }, redact: { paths: REDACT, censor: '[redacted]' } };
-  return destination ? pino(options, destination) : pino(options);
+/**
+ * JSON lines carry `level` as its name, `time` as an ISO timestamp and one `component`; text lines
+ * are Consul's format. `destination` defaults to stdout.
+ */
+export function createLogger(level: LogLevel, destination: NodeJS.WritableStream = process.stdout, format: LogFormat = 'json'): RootLogger {
+  const stream = format === 'json' ? destination : { write: (line: string) => destination.write(formatTextLine(line)) };
+  const base = pino(
+    {
+      level,
+      base: null, // no pid or hostname: the start-up line says where the agent runs
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACT, censor: '[redacted]' },
+    },
+    stream as NodeJS.WritableStream,
+  );
+  return new Root(base, level);
+}
+
+/** Every pino logger made from one root, so that a level change reaches the children too. */
+class Family {
+  private readonly members: WeakRef<PinoLogger>[] = [];
+
+  constructor(public level: LogLevel) {}
+
+  add(logger: PinoLogger): PinoLogger {
+    logger.level = this.level;
+    this.members.push(new WeakRef(logger));
+    return logger;
+  }
+
+  setLevel(level: LogLevel): void {
+    this.level = level;
+    for (let i = this.members.length - 1; i >= 0; i--) {
+      const logger = this.members[i]?.deref();
+      if (logger === undefined) this.members.splice(i, 1);
+      else logger.level = level;
+    }
+  }
+}
+
+class Scoped implements Logger {
+  constructor(
+    protected readonly family: Family,
+    /** The pino root without bindings: a child with its own component starts from here. */
+    protected readonly base: PinoLogger,
+    protected readonly logger: PinoLogger,
+    private readonly bindings: Record<string, unknown>,
+  ) {}
+
+  trace(obj: object, msg?: string): void {
+    this.logger.trace(obj, msg);
+  }
+  debug(obj: object, msg?: string): void {
+    this.logger.debug(obj, msg);
+  }
+  info(obj: object, msg?: string): void {
+    this.logger.info(obj, msg);
+  }
+  warn(obj: object, msg?: string): void {
+    this.logger.warn(obj, msg);
+  }
+  error(obj: object, msg?: string): void {
+    this.logger.error(obj, msg);
+  }
+
+  isLevelEnabled(level: LogLevel): boolean {
+    return this.logger.isLevelEnabled(level);
+  }
+
+  child(bindings: Record<string, unknown>): Logger {
+    // pino would write a second `component` key; the child's replaces its parent's instead.
+    const merged = { ...this.bindings, ...bindings };
+    return new Scoped(this.family, this.base, this.family.add(this.base.child(merged)), merged);
+  }
+}
+
+class Root extends Scoped implements RootLogger {
+  constructor(base: PinoLogger, level: LogLevel) {
+    const family = new Family(level);
+    family.add(base);
+    const bindings = { component: 'agent' };
+    super(family, base, family.add(base.child(bindings)), bindings);
+  }
+
+  get level(): LogLevel {
+    return this.family.level;
+  }
+
+  setLevel(level: LogLevel): void {
+    this.family.setLevel(level);
+  }
 }
 
 /** A logger that drops everything; for library embedding and tests that do not read logs. */
@@ -48,5 +150,8 @@ export const silentLogger: Logger = {
   error() {},
   child() {
     return silentLogger;
+  },
+  isLevelEnabled() {
+    return false;
   },
 };

@@ -15,15 +15,16 @@ export function commonHeaders(config: AgentConfig, brand: BrandHeaders): Header[
   return headers;
 }
 
-export function buildApi(config: AgentConfig, gate: AclGate, routeGroups: readonly (readonly Route[])[]): CompiledRoute[] {
-  return compileRoutes(routeGroups.flat(), gate, config.limits.httpMaxBodyBytes);
+/** `maxBodyBytes`: the body cap of routes without their own, read per request (a reload changes it). */
+export function buildApi(maxBodyBytes: () => number, gate: AclGate, routeGroups: readonly (readonly Route[])[]): CompiledRoute[] {
+  return compileRoutes(routeGroups.flat(), gate, maxBodyBytes);
 }
 
 /** The ACL gate of the HTTP layer: a request's effective token resolved by the resolver. */
-export function aclGate(resolver: AclResolver, defaultToken: string | undefined): AclGate {
+export function aclGate(resolver: AclResolver, defaultToken: () => string | undefined): AclGate {
   return {
     enabled: resolver.enabled,
-    identify: (req) => resolver.resolve(effectiveToken(req, defaultToken)),
+    identify: (req) => resolver.resolve(effectiveToken(req, defaultToken())),
     unresolved: UNRESOLVED_IDENTITY,
   };
 }

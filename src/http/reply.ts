@@ -48,8 +48,11 @@ export const STATUS_LINE: Readonly<Record<number, string>> = {
   404: '404 Not Found',
   405: '405 Method Not Allowed',
   409: '409 Conflict',
+  408: '408 Request Timeout',
   413: '413 Payload Too Large',
   429: '429 Too Many Requests',
+  431: '431 Request Header Fields Too Large',
   500: '500 Internal Server Error',
+  501: '501 Not Implemented',
   503: '503 Service Unavailable',
 };

@@ -71,7 +71,7 @@ export interface Route {
   /** The /v1/acl/* family: answers 401 `ACL support disabled` while ACLs are off. */
   readonly aclApi?: boolean;
   /** Body cap in bytes for PUT/POST; the agent's `limits.http_max_body_bytes` when absent. */
-  readonly maxBodyBytes?: number;
+  readonly maxBodyBytes?: number | (() => number);
   /** The 413 text for a body over the cap (KV words it as Consul does). */
   readonly bodyTooLarge?: (size: number, max: number) => string;
 }

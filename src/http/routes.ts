@@ -33,7 +33,8 @@ export interface CompiledRoute {
 const defaultTooLarge = (size: number, max: number): string =>
   `Request body(${size} bytes) too large, max size: ${max} bytes.`;
 
-export function compileRoutes(routes: readonly Route[], gate: AclGate, defaultMaxBodyBytes: number): CompiledRoute[] {
+/** `defaultMaxBodyBytes` as a function: read per request, so a reload can change it. */
+export function compileRoutes(routes: readonly Route[], gate: AclGate, defaultMaxBodyBytes: number | (() => number)): CompiledRoute[] {
   const seen = new Set<string>();
   return routes.map((route) => {
     if (seen.has(route.path)) throw new Error(`route ${route.path} declared twice`);
@@ -44,12 +45,15 @@ export function compileRoutes(routes: readonly Route[], gate: AclGate, defaultMa
     for (const [method, spec] of Object.entries(route.methods) as [Method, MethodSpec | ParsedMethod][]) {
       handlers.set(method, 'open' in spec ? spec.open((parsed) => guard(parsed, gate, aclApi)) : guard(spec, gate, aclApi));
     }
+    const cap = route.maxBodyBytes ?? defaultMaxBodyBytes;
     return {
       path: route.path,
       prefix: route.prefix ?? false,
       handlers,
       allow: ['OPTIONS', ...handlers.keys()].join(','),
-      maxBodyBytes: route.maxBodyBytes ?? defaultMaxBodyBytes,
+      get maxBodyBytes() {
+        return typeof cap === 'number' ? cap : cap();
+      },
       bodyTooLarge: route.bodyTooLarge ?? defaultTooLarge,
     };
   });

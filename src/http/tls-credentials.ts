@@ -14,6 +14,8 @@ export interface TlsServerCredentials {
   readonly requestCert: boolean;
   readonly rejectUnauthorized: boolean;
   readonly minVersion: SecureVersion;
+  /** Set below TLS 1.2 only: OpenSSL's default security level refuses TLS 1.0 and 1.1 whatever the minimum says. */
+  readonly ciphers: string | undefined;
 }
 
 const VERSIONS: Readonly<Record<TlsVersionName, SecureVersion>> = {
@@ -34,6 +36,7 @@ export async function readTlsCredentials(tls: TlsConfig): Promise<TlsServerCrede
     requestCert: tls.verifyIncoming,
     rejectUnauthorized: tls.verifyIncoming,
     minVersion: VERSIONS[tls.minVersion],
+    ciphers: tls.minVersion === 'TLSv1_0' || tls.minVersion === 'TLSv1_1' ? 'DEFAULT:@SECLEVEL=0' : undefined,
   };
   try {
     createSecureContext(contextOptions(credentials));
@@ -44,8 +47,8 @@ export async function readTlsCredentials(tls: TlsConfig): Promise<TlsServerCrede
 }
 
 /** The subset `setSecureContext` and `createSecureContext` take. */
-export function contextOptions(c: TlsServerCredentials): { key: Buffer; cert: Buffer; ca?: Buffer; minVersion: SecureVersion } {
-  return { key: c.key, cert: c.cert, minVersion: c.minVersion, ...(c.ca === undefined ? {} : { ca: c.ca }) };
+export function contextOptions(c: TlsServerCredentials): { key: Buffer; cert: Buffer; ca?: Buffer; minVersion: SecureVersion; ciphers?: string } {
+  return { key: c.key, cert: c.cert, minVersion: c.minVersion, ...(c.ca === undefined ? {} : { ca: c.ca }), ...(c.ciphers === undefined ? {} : { ciphers: c.ciphers }) };
 }
 
 async function readPem(name: string, path: string | undefined): Promise<Buffer> {

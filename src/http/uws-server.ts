@@ -1,36 +1,21 @@
 // The uWebSockets.js adapter: the only file that imports uWS. Its rules: copy what a handler needs
 // out of the request before any await; register onAborted before returning from a handler that
 // answers later; write late answers inside cork; gather body chunks (copied, uWS neuters them)
-// under a size cap and join them once. Hot path guarded by bench/http/kv.ts.
+// under a size cap and join them once; refuse unsound framing (framing.ts) before anything else,
+// on every route, and close. Hot path guarded by bench/http/kv.ts. What uWS's own parser lets
+// through unseen (HTTP/1.0, a chunk longer than its size) is in docs/decisions.md D18.
 import uws from '@trufflesuite/uws-js-unofficial';
 import type { HttpRequest, HttpResponse, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import { agentError } from '../core/errors.js';
-import type { Logger } from '../core/log.js';
+import { emptyFraming, framingProblem, noteFramingHeader, OVERSIZE_DRAIN_BYTES, resetFraming, type FramingHeaders } from './framing.js';
+import { bindErrorCode, listenError } from './listen-error.js';
+import type { HttpServer, HttpServerOptions } from './server-types.js';
 import { decodePathRest, errorReply, methodReply, redirectReply, unmatchedPathReply } from './dispatch.js';
 import { STATUS_LINE, textReply, type Header, type Reply } from './reply.js';
 import { ApiRequest, type RequestHead } from './request.js';
 import { Parked, type Deliver } from './blocking.js';
+import { RequestLog, type RequestTrace } from './request-log.js';
 import { BODY_METHODS, type CompiledRoute, type Outcome, type RequestHandler } from './routes.js';
 
-/** True when the package loaded its native binary rather than its slow JavaScript fallback. */
-export const uwsIsNative: boolean = typeof (uws as unknown as { getParts?: unknown }).getParts === 'function';
-
-export interface HttpServerOptions {
-  readonly host: string;
-  readonly port: number;
-  readonly routes: readonly CompiledRoute[];
-  /** Headers on every response, errors included (default ACL policy, translate addresses). */
-  readonly commonHeaders: readonly Header[];
-  readonly log: Logger;
-}
-
-export interface HttpServer {
-  readonly port: number;
-  /** Stops accepting connections. In-flight responses may still be written. */
-  close(): void;
-  /** Told when the process runs out of file descriptors and when it has enough again (descriptor-watch.ts). */
-  outOfDescriptors(out: boolean): void;
-}
 
 /**
  * Out of descriptors, uWS retries the failed accept on every turn of the event loop, a busy loop
@@ -42,7 +27,7 @@ const turnPause = new Int32Array(new SharedArrayBuffer(4));
 
 const EMPTY_BODY = Buffer.alloc(0);
 
-export function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
+export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> {
   const { log, commonHeaders } = options;
   const app = uws.App();
 
@@ -50,7 +35,14 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
   // write itself (profiled: ~7% of the agent's CPU on authorize). bench/http/authorize.ts guards it.
   const common = commonHeaders.map(([name, value]) => [latin1(name), latin1(value)] as const);
   const blocks = new HeaderBlocks(commonHeaders);
+  const requestLog = new RequestLog(log);
+  /** Starts the request's debug line when debug is on (the trace rides on the response object). */
+  const traced = (res: HttpResponse, req: HttpRequest, method: string): void => {
+    if (requestLog.enabled) (res as Traced)[TRACE] = requestLog.start(method, req.getUrl(), req.getQuery() ?? '', Buffer.from(res.getRemoteAddressAsText()).toString());
+  };
   const respond = (res: HttpResponse, reply: Reply, head: boolean, close: boolean): void => {
+    const trace = (res as Traced)[TRACE];
+    if (trace !== undefined) requestLog.finish(trace, reply.status);
     res.writeStatus(STATUS_BYTES.get(reply.status) ?? String(reply.status));
     const extra = reply.headers;
     const block = blocks.get(extra, reply.contentType);
@@ -99,8 +91,8 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
 
   const readBody = (res: HttpResponse, route: CompiledRoute, handler: RequestHandler, head: RequestHead, rest: string, contentLength: string, chunked: boolean): void => {
     const max = route.maxBodyBytes;
-    const declared = contentLength === '' ? -1 : Number(contentLength);
-    if (declared > max) {
+    const declared = contentLength === '' ? -1 : Number(contentLength); // digits only: framingProblem checked it
+    if (declared > max + OVERSIZE_DRAIN_BYTES) {
       respond(res, textReply(413, route.bodyTooLarge(declared, max)), false, true);
       return;
     }
@@ -116,12 +108,18 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
     });
     const chunks: Buffer[] = [];
     let size = 0;
+    /** Set once the body is over its cap: the rest is read and dropped, then this is the answer. */
+    let tooLarge: Reply | undefined = declared > max ? textReply(413, route.bodyTooLarge(declared, max)) : undefined;
     res.onData((chunk, isLast) => {
       if (gone) return;
       size += chunk.byteLength;
-      if (size > max) {
-        gone = true; // the rest of the body is not read: answer and close the connection
-        res.cork(() => respond(res, textReply(413, route.bodyTooLarge(size, max)), false, true));
+      if (size > max && tooLarge === undefined) tooLarge = textReply(413, route.bodyTooLarge(size, max));
+      if (tooLarge !== undefined) {
+        const overflow = size > max + OVERSIZE_DRAIN_BYTES;
+        if (!isLast && !overflow) return;
+        gone = true;
+        const answer = tooLarge;
+        res.cork(() => respond(res, answer, false, overflow || head.closeConnection));
         return;
       }
       if (chunk.byteLength > 0) chunks.push(Buffer.copyBytesFrom(new Uint8Array(chunk)));
@@ -136,16 +134,27 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
   // handler, as in ServeMux; uWS refuses the same pattern twice, so no redirect is added for it.
   const exactPaths = new Set(options.routes.filter((route) => !route.prefix).map((route) => route.path));
   // Reused across requests: only read synchronously, inside one request callback.
-  const framing: Framing = { contentLength: '', chunked: false };
+  const framing = emptyFraming();
+  /** Answers a request whose framing is unsound and closes; false when it is sound. */
+  const refused = (res: HttpResponse): boolean => {
+    const problem = framingProblem(framing);
+    if (problem === undefined) return false;
+    const trace = (res as Traced)[TRACE];
+    if (trace !== undefined) requestLog.finish(trace, problem.status);
+    refuseAndClose(res, problem, common);
+    return true;
+  };
   for (const route of options.routes) {
     app.any(route.prefix ? `${route.path}*` : route.path, (res, req) => {
       const method = req.getCaseSensitiveMethod();
+      traced(res, req, method);
+      const head = readHead(req, method, framing);
+      if (refused(res)) return;
       const handler = route.handlers.get(method);
       if (handler === undefined) {
-        respond(res, methodReply(route, method), method === 'HEAD', wantsClose(req));
+        respond(res, methodReply(route, method), method === 'HEAD', head.closeConnection);
         return;
       }
-      const head = readHead(req, method, framing);
       let rest = '';
       if (route.prefix) {
         const decoded = decodePathRest(head.path.slice(route.path.length));
@@ -156,7 +165,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
         rest = decoded;
       }
       if (BODY_METHODS.has(method)) {
-        readBody(res, route, handler, head, rest, framing.contentLength, framing.chunked);
+        readBody(res, route, handler, head, rest, framing.contentLength, framing.transferEncoding !== undefined);
       } else {
         run(res, handler, new ApiRequest(head, rest, undefined), true, false);
       }
@@ -166,19 +175,26 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
       const bare = route.path.slice(0, -1);
       app.any(bare, (res, req) => {
         const method = req.getCaseSensitiveMethod();
-        respond(res, redirectReply(route.path, method), method === 'HEAD', wantsClose(req));
+        traced(res, req, method);
+        const close = wantsClose(req, framing);
+        if (!refused(res)) respond(res, redirectReply(route.path, method), method === 'HEAD', close);
       });
     }
   }
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod();
-    respond(res, unmatchedPathReply(req.getUrl(), req.getQuery() ?? '', method), method === 'HEAD', wantsClose(req));
+    traced(res, req, method);
+    const close = wantsClose(req, framing);
+    if (!refused(res)) respond(res, unmatchedPathReply(req.getUrl(), req.getQuery() ?? '', method), method === 'HEAD', close);
   });
 
   return new Promise((resolve, reject) => {
-    app.listen(options.host, options.port, (socket: us_listen_socket | false) => {
+    // Exclusive: without it uWS binds with SO_REUSEPORT, and a second agent on the address would
+    // share its connections (docs/decisions.md D18).
+    const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => void;
+    listen.call(app, options.host, options.port, LISTEN_EXCLUSIVE_PORT, (socket: us_listen_socket | false) => {
       if (!socket) {
-        reject(agentError('HTTP_LISTEN', { host: options.host, port: options.port }));
+        void bindErrorCode(options.host, options.port).then((code) => reject(listenError('HTTP', options.host, options.port, code)));
         return;
       }
       let open = true;
@@ -204,7 +220,38 @@ export function startHttpServer(options: HttpServerOptions): Promise<HttpServer>
   });
 }
 
+const TRACE = Symbol('request trace');
+type Traced = HttpResponse & { [TRACE]?: RequestTrace };
+
+/** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT; its typings declare the option only for a listen without a host. */
+const LISTEN_EXCLUSIVE_PORT = 1;
+
 const CONTENT_TYPE = latin1('Content-Type');
+const CONTENT_LENGTH = latin1('Content-Length');
+const CONNECTION = latin1('Connection');
+const CLOSE_VALUE = latin1('close');
+const UNCORK_BYTES = 16 * 1024 + 1;
+
+/**
+ * Answers and closes the connection at once. uWS closes after end() only once it has parsed the
+ * rest of its buffer, which may hold a smuggled request, and close() is refused after end(). So the
+ * answer is written unended: the head, then the body as the tail of the last header's value (uWS
+ * writes values verbatim and follows each with CRLF, which becomes the body's last two bytes). The
+ * body is padded past uWS's 16 KiB cork buffer, which makes uWS send it before close() runs.
+ */
+function refuseAndClose(res: HttpResponse, reply: Reply, common: readonly (readonly [Buffer, Buffer])[]): void {
+  const text = typeof reply.body === 'string' ? reply.body.replace(/\n$/, '') : '';
+  res.onAborted(() => {});
+  res.cork(() => {
+    res.writeStatus(STATUS_BYTES.get(reply.status) ?? String(reply.status));
+    for (const [name, value] of common) res.writeHeader(name, value);
+    if (reply.contentType !== undefined) res.writeHeader(CONTENT_TYPE, encodedConstant(reply.contentType));
+    res.writeHeader(CONNECTION, CLOSE_VALUE);
+    const padded = text.padEnd(UNCORK_BYTES, ' ');
+    res.writeHeader(CONTENT_LENGTH, `${Buffer.byteLength(padded) + 2}\r\n\r\n${padded}`);
+  });
+  res.close();
+}
 const STATUS_BYTES = new Map(Object.entries(STATUS_LINE).map(([status, line]) => [Number(status), latin1(line)]));
 
 /** Header names and content types are code constants: encoded once, on first use. */
@@ -260,33 +307,24 @@ function latin1(text: string): Buffer {
   return Buffer.from(text, 'latin1');
 }
 
-/** What the adapter reads from the request's headers beyond the RequestHead. */
-interface Framing {
-  contentLength: string;
-  chunked: boolean;
-}
-
 /**
  * Copies the request head out of uWS in one pass over the headers: one native call plus a
  * callback per header is cheaper than a getHeader call per header of interest (the authorize
  * hot path reads nine), and the copy stays valid after the handler returns.
  */
-function readHead(req: HttpRequest, method: string, framing: Framing): RequestHead {
+function readHead(req: HttpRequest, method: string, framing: FramingHeaders): RequestHead {
   let svcToken = '';
   let consulToken = '';
   let authorization = '';
   let svcNamespace = '';
   let consulNamespace = '';
   let connection = '';
-  framing.contentLength = '';
-  framing.chunked = false;
+  resetFraming(framing);
   req.forEach((name, value) => {
     switch (name) {
       case 'content-length':
-        framing.contentLength = value;
-        break;
       case 'transfer-encoding':
-        framing.chunked = value !== '';
+        noteFramingHeader(framing, name, value);
         break;
       case 'x-svc-token':
         svcToken = value;
@@ -323,7 +361,13 @@ function readHead(req: HttpRequest, method: string, framing: Framing): RequestHe
 // honours `Connection: close` itself (high-connection-rate clients rely on it).
 const CLOSE = /(?:^|,)\s*close\s*(?:,|$)/i;
 
-function wantsClose(req: HttpRequest): boolean {
-  const connection = req.getHeader('connection');
+/** Off the hot path (redirects, unmatched paths): reads the framing headers and the Connection header. */
+function wantsClose(req: HttpRequest, framing: FramingHeaders): boolean {
+  resetFraming(framing);
+  let connection = '';
+  req.forEach((name, value) => {
+    if (name === 'connection') connection = value;
+    else noteFramingHeader(framing, name, value);
+  });
   return connection !== '' && CLOSE.test(connection);
 }

@@ -97,11 +97,12 @@ describe('start-up', () => {
     expect(out.stderr).toContain('data_dir');
   });
 
-  it('logs one start-up line with address, node, datacenter, data dir and the uWS binary', async () => {
+  it('logs one start-up line with address, node, datacenter, data dir and the transport', async () => {
     const agent = await startAgent({ args: ['-node', 'n1', '-datacenter', 'east'] });
     cleanups.push(() => agent.stop());
     const line = agent.logs.find((l) => l.msg === 'svc-agent started')!;
-    expect(line).toMatchObject({ node: 'n1', datacenter: 'east', dataDir: null, uwsNative: true });
+    expect(line).toMatchObject({ node: 'n1', datacenter: 'east', dataDir: null, httpsAddress: null });
+    expect(line.transport).toBe(process.env.SVC_TEST_TRANSPORT ?? 'uws');
     expect(line.address).toBe(`127.0.0.1:${agent.port}`);
   });
 
@@ -134,7 +135,7 @@ describe('start-up', () => {
     it('starts with a config file that still sets the removed performance keys, warning about each', async () => {
       const agent = await startAgent({ config: { performance: { event_loop_slice: '100us', v8_threads: 'idle' }, connect: { signing_priority: 'idle' } } });
       cleanups.push(() => agent.stop());
-      const warnings = agent.logs.filter((l) => l.level === 40).map((l) => String(l.msg));
+      const warnings = agent.logs.filter((l) => l.level === 'warn').map((l) => String(l.msg));
       expect(warnings).toEqual([
         expect.stringMatching(/config\.json: performance\.event_loop_slice is deprecated and has no effect: .*README, "CPU policy"/),
         expect.stringMatching(/config\.json: performance\.v8_threads is deprecated and has no effect: .*README, "CPU policy"/),
@@ -144,13 +145,18 @@ describe('start-up', () => {
     });
   });
 
-  it('refuses to start on the uWS JavaScript fallback unless SVC_ALLOW_UWS_FALLBACK=1', async () => {
-    const refused = await runCli(['agent', '-dev', '-http-port', '0'], { UWS_USE_FALLBACK: '1' });
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('SVC_ALLOW_UWS_FALLBACK=1');
-    const allowed = await startAgent({ env: { UWS_USE_FALLBACK: '1', SVC_ALLOW_UWS_FALLBACK: '1' } });
-    cleanups.push(() => allowed.stop());
-    expect(allowed.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ uwsNative: false });
+  it('serves with node:http where uWS has no native binary, with a warning when uws was asked for', async () => {
+    // UWS_USE_FALLBACK makes the uWS package behave as on a Node it has no binary for.
+    const auto = await startAgent({ env: { UWS_USE_FALLBACK: '1' }, args: ['-http-transport', 'auto'] });
+    cleanups.push(() => auto.stop());
+    expect(auto.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ transport: 'node', transportReason: expect.stringContaining('no native uWebSockets.js binary') });
+    expect(auto.logs.filter((l) => String(l.msg).includes('transport'))).toEqual([]);
+    expect((await fetch(`${auto.url}/v1/status/leader`)).status).toBe(200);
+    const asked = await startAgent({ env: { UWS_USE_FALLBACK: '1' }, args: ['-http-transport', 'uws'] });
+    cleanups.push(() => asked.stop());
+    expect(asked.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ transport: 'node' });
+    expect(asked.logs.map((l) => String(l.msg))).toContainEqual(expect.stringMatching(/http_config\.transport is "uws" but there is no native uWebSockets\.js binary .*serving with node:http/));
+    expect((await fetch(`${asked.url}/v1/status/leader`)).status).toBe(200);
   });
 
   it('prints its version', async () => {

@@ -99,7 +99,7 @@ describe.skipIf(cannotMount() !== undefined)('the agent on a full disk', () => {
 
     await fs.fill();
     const agent = await started(dataDir);
-    expect(agent.logs.some((l) => l.level === 40 && String(l.msg).includes('disk full'))).toBe(true);
+    expect(agent.logs.some((l) => l.level === 'warn' && String(l.msg).includes('disk full'))).toBe(true);
     expect(await value(agent, 'before')).toBe('kept');
     expect((await put(agent, 'refused', 'x')).status).toBe(503);
 

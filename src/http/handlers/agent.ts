@@ -4,7 +4,7 @@ import type { AgentConfig } from '../../config/types.js';
 import { agentError } from '../../core/errors.js';
 import type { Metrics } from '../../core/metrics.js';
 import type { BrandHeaders } from '../brand.js';
-import { jsonReply, type Header } from '../reply.js';
+import { EMPTY_OK, jsonReply, type Header } from '../reply.js';
 import { requestToken } from '../token.js';
 import type { Route } from '../routes.js';
 
@@ -12,7 +12,10 @@ export interface AgentDeps {
   readonly metrics: Metrics;
   readonly info: AgentInfo;
   readonly brand: BrandHeaders;
-  readonly config: AgentConfig;
+  /** The config in force (a reload replaces it). */
+  readonly config: () => AgentConfig;
+  /** Re-reads the config files and applies what can change (PUT /v1/agent/reload); throws the reason it could not. */
+  readonly reload: () => Promise<void>;
   readonly stats: () => Record<string, Record<string, string>>;
   /** Present in cluster mode: members, leader and peers come from etcd instead of this agent alone. */
   readonly cluster?: ClusterView | undefined;
@@ -26,11 +29,17 @@ export interface ClusterView {
   peers(): Promise<string[]>;
 }
 
-export function agentRoutes({ info, brand, config, stats, metrics, cluster }: AgentDeps): Route[] {
+export function agentRoutes({ info, brand, config: running, reload, stats, metrics, cluster }: AgentDeps): Route[] {
   const leader = `${info.advertiseAddr}:${SERVER_PORT}`;
+  const config = running();
   const self = { ...selfMember(info), server: config.server };
   const members = (): readonly MemberView[] => cluster?.members() ?? [self];
-  const debugConfig = sanitize(config);
+  let debugConfig = { of: config, json: sanitize(config) as Record<string, unknown> };
+  const currentDebugConfig = (): Record<string, unknown> => {
+    const now = running();
+    if (debugConfig.of !== now) debugConfig = { of: now, json: sanitize(now) as Record<string, unknown> };
+    return debugConfig.json;
+  };
   const selfJson = (): Record<string, unknown> => ({
     Config: {
       Datacenter: info.datacenter,
@@ -42,13 +51,22 @@ export function agentRoutes({ info, brand, config, stats, metrics, cluster }: Ag
       Version: info.version,
       BuildDate: info.buildDate,
     },
-    DebugConfig: debugConfig,
+    DebugConfig: currentDebugConfig(),
     Coord: { Vec: [0, 0, 0, 0, 0, 0, 0, 0], Error: 1.5, Adjustment: 0, Height: 0.00001 },
     Member: memberJson(self),
     Stats: stats(),
     Meta: { 'consul-network-segment': '', 'consul-version': info.version },
   });
   return [
+    {
+      path: '/v1/agent/reload',
+      methods: {
+        PUT: {
+          acl: { resource: 'agent', access: 'write', name: () => info.nodeName },
+          handler: () => reload().then(() => EMPTY_OK),
+        },
+      },
+    },
     {
       path: '/v1/agent/self',
       methods: {

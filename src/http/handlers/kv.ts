@@ -20,7 +20,8 @@ export interface KvDeps {
   readonly blocking: BlockingQueries;
   readonly brand: BrandHeaders;
   readonly limits: BlockingLimits;
-  readonly kvMaxValueSize: number;
+  /** Read per request: a reload can change it. */
+  readonly kvMaxValueSize: () => number;
   readonly random: () => number;
 }
 

@@ -16,6 +16,8 @@ export interface AgentProcess {
   /** Every log line the agent wrote to stdout so far, parsed. */
   readonly logs: Record<string, unknown>[];
   readonly stderr: () => string;
+  /** Resolves with the first log line that matches, from line `from` on (already written or still to come). */
+  waitForLog(match: (line: Record<string, unknown>) => boolean, from?: number): Promise<Record<string, unknown>>;
   /** Sends a signal and resolves with the exit code (or the signal name). */
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
@@ -34,7 +36,9 @@ export interface StartOptions {
 
 export async function startAgent(options: StartOptions = {}): Promise<AgentProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` (npm test does)`);
-  const args = ['agent', '-http-port', '0', '-log-level', 'info'];
+  const args = ['agent', '-http-port', '0', '-log-json'];
+  // The integration suite runs once per transport (vitest.config.ts); a test's own flag wins.
+  if (process.env.SVC_TEST_TRANSPORT) args.push('-http-transport', process.env.SVC_TEST_TRANSPORT);
   args.push(...(options.dataDir === undefined ? ['-dev'] : ['-data-dir', options.dataDir]));
   let configDir: string | undefined;
   if (options.config) {
@@ -52,6 +56,7 @@ export async function startAgent(options: StartOptions = {}): Promise<AgentProce
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const logs: Record<string, unknown>[] = [];
+  const waiters = new Set<{ match: (line: Record<string, unknown>) => boolean; done: (line: Record<string, unknown>) => void }>();
   const exited = new Promise<number | string>((done) =>
     child.once('exit', (code, signal) => {
       if (configDir) void rm(configDir, { recursive: true, force: true });
@@ -68,18 +73,28 @@ export async function startAgent(options: StartOptions = {}): Promise<AgentProce
         return;
       }
       logs.push(entry);
+      for (const waiter of waiters) {
+        if (!waiter.match(entry)) continue;
+        waiters.delete(waiter);
+        waiter.done(entry);
+      }
       if (entry.msg === 'svc-agent started') ok(entry);
     });
     void exited.then((code) => fail(new Error(`agent exited (${code}) before starting: ${stderr}`)));
   });
   const line = await started;
-  const port = Number(String(line.address).split(':').pop());
+  const port = Number(String(line.address ?? line.httpsAddress).split(':').pop());
   return {
     port,
     url: `http://127.0.0.1:${port}`,
     child,
     logs,
     stderr: () => stderr,
+    waitForLog(match, from = 0) {
+      const seen = logs.slice(from).find(match);
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((done) => waiters.add({ match, done }));
+    },
     stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;

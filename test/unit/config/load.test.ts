@@ -22,6 +22,7 @@ describe('defaults', () => {
       tls: { caFile: undefined, certFile: undefined, keyFile: undefined, verifyIncoming: false, minVersion: 'TLSv1_2' },
       dataDir: undefined,
       logLevel: 'info',
+      logJson: false,
       translateWanAddrs: false,
       server: true,
       cluster: {
@@ -43,7 +44,7 @@ describe('defaults', () => {
         tokenMinExpirationTtlMs: 60_000,
         tokenMaxExpirationTtlMs: 86_400_000,
       },
-      httpConfig: { headerBrand: 'Svc' },
+      httpConfig: { headerBrand: 'Svc', transport: 'auto' },
       limits: { httpMaxBodyBytes: 4 * 1024 * 1024 },
       kvMaxValueSize: 524_288,
       defaultQueryTimeMs: 300_000,

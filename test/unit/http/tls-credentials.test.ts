@@ -26,7 +26,9 @@ describe('readTlsCredentials', () => {
     expect(c.cert.toString()).toContain('BEGIN CERTIFICATE');
     expect(c.ca?.toString()).toContain('BEGIN CERTIFICATE');
     expect(c).toMatchObject({ requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.3' });
-    expect((await readTlsCredentials(config({ caFile: undefined, minVersion: 'TLSv1_0' }))).minVersion).toBe('TLSv1');
+    const old = await readTlsCredentials(config({ caFile: undefined, minVersion: 'TLSv1_0' }));
+    expect(old).toMatchObject({ minVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' });
+    expect(c.ciphers).toBeUndefined();
   });
 
   it('names a missing file', async () => {

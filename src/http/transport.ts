@@ -1,0 +1,45 @@
+// Picks and starts the HTTP transport behind the one boundary (server-types.ts). `auto` serves
+// loopback with uWS (fastest, for the proxies beside the agent) and any other address with
+// node:http (strict framing, HTTP/1.0); uWS is loaded only when chosen (docs/decisions.md D18).
+import { isIP } from 'node:net';
+import { startNodeServer } from './node-server.js';
+import type { HttpServer, HttpServerOptions, TransportName } from './server-types.js';
+import type { TlsServerCredentials } from './tls-credentials.js';
+import { uwsNativeAvailable } from './uws-binary.js';
+
+export type TransportSetting = 'auto' | TransportName;
+
+export interface TransportChoice {
+  readonly name: TransportName;
+  /** Why, for the start-up log line. */
+  readonly reason: string;
+  /** Set when the configured transport could not be used. */
+  readonly warning?: string;
+}
+
+export function chooseTransport(setting: TransportSetting, clientAddr: string, uwsNative: boolean = uwsNativeAvailable()): TransportChoice {
+  if (setting === 'node') return { name: 'node', reason: 'configured' };
+  if (!uwsNative) {
+    const reason = `no native uWebSockets.js binary for Node ${process.versions.node} (ABI ${process.versions.modules})`;
+    if (setting === 'auto') return { name: 'node', reason };
+    return { name: 'node', reason, warning: `http_config.transport is "uws" but there is ${reason}: serving with node:http, which answers fewer requests per second (README, "HTTP transports")` };
+  }
+  if (setting === 'uws') return { name: 'uws', reason: 'configured' };
+  return isLoopback(clientAddr) ? { name: 'uws', reason: 'loopback address' } : { name: 'node', reason: 'address beyond loopback: strict HTTP parsing' };
+}
+
+export function isLoopback(address: string): boolean {
+  if (isIP(address) === 4) return address.startsWith('127.');
+  return address === '::1' || address.toLowerCase().startsWith('::ffff:127.');
+}
+
+export async function startHttpServer(transport: TransportName, options: HttpServerOptions): Promise<HttpServer> {
+  if (transport === 'node') return startNodeServer(options);
+  const { startUwsServer } = await import('./uws-server.js');
+  return startUwsServer(options);
+}
+
+/** HTTPS is served by node:https: uWS's SSLApp takes neither a minimum TLS version nor a new certificate while it runs. */
+export function startHttpsServer(options: HttpServerOptions, credentials: TlsServerCredentials): Promise<HttpServer> {
+  return startNodeServer({ ...options, tls: credentials });
+}
