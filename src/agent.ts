@@ -55,7 +55,7 @@ export interface AgentOptions {
   /** Start even when recovery finds acknowledged writes gone (the -accept-state-loss flag; docs/decisions.md D17). */
   readonly acceptStateLoss?: boolean;
   /** Re-reads the config (the CLI: the same files and flags) for a reload without a config given; throws ConfigError. */
-  readonly reloadConfig?: () => AgentConfig;
+  readonly reloadConfig?: () => AgentConfig | Promise<AgentConfig>;
 }
 
 export interface Agent {
@@ -235,7 +235,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       let credentials: Awaited<ReturnType<typeof readTlsCredentials>> | undefined;
       try {
         if (given === undefined && options.reloadConfig === undefined) throw agentError('CONFIG_RELOAD_UNAVAILABLE');
-        next = given ?? (options.reloadConfig as () => AgentConfig)();
+        next = given ?? (await (options.reloadConfig as () => AgentConfig | Promise<AgentConfig>)());
         // Everything that can fail is read before anything changes.
         if (httpsServer !== undefined && next.ports.https !== -1) credentials = await readTlsCredentials(next.tls);
       } catch (err) {

@@ -1,6 +1,7 @@
 // The node's ID: configured, else kept in `<data_dir>/node-id` across restarts (as Consul does),
 // else fresh for an in-memory dev agent.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { makeDir } from './core/make-dir.js';
 import { join } from 'node:path';
 import { agentError } from './core/errors.js';
 import { generateId, isUuid } from './core/ids.js';
@@ -17,7 +18,7 @@ export async function resolveNodeId(configured: string | undefined, dataDir: str
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const id = generateId();
-  await mkdir(dataDir, { recursive: true });
+  await makeDir(dataDir);
   await writeFile(file, `${id}\n`, { mode: 0o600 });
   return id;
 }

@@ -4,6 +4,7 @@
 import yargsParser from 'yargs-parser';
 import { AgentError } from '../core/errors.js';
 import { describeDefault, findConfigKey, type RawConfig } from '../config/schema.js';
+import type { ConfigPath } from '../config/sources.js';
 
 /** A command-line mistake; the caller prints the message and the usage, and exits 1. */
 export class UsageError extends AgentError {
@@ -30,7 +31,13 @@ const AGENT_FLAGS: readonly FlagSpec[] = [
     name: 'config-file',
     kind: 'files',
     placeholder: 'path',
-    doc: 'A JSON config file. Repeat to load several; later files override earlier ones, flags override all files.',
+    doc: 'A config file, JSON or HCL (by its .hcl extension). Repeat to load several; later files override earlier ones, flags override all files.',
+  },
+  {
+    name: 'config-dir',
+    kind: 'files',
+    placeholder: 'path',
+    doc: 'A directory whose .json and .hcl files are loaded in lexical order. Repeatable; files and directories load in the order given.',
   },
   { name: 'data-dir', key: 'data_dir', kind: 'string', placeholder: 'path' },
   { name: 'http-port', key: 'ports.http', kind: 'int', placeholder: 'port' },
@@ -55,7 +62,8 @@ const HELP_FLAGS = new Set(['-h', '-help', '--help', '--h']);
 
 export interface AgentArgs {
   readonly flags: RawConfig;
-  readonly files: readonly string[];
+  /** -config-file and -config-dir, in the order given. */
+  readonly config: readonly ConfigPath[];
   readonly dev: boolean;
   readonly acceptStateLoss: boolean;
 }
@@ -81,7 +89,6 @@ export function parseAgentArgs(argv: readonly string[]): AgentArgs {
 
   const extra = [...parsed._.map(String), ...((parsed['--'] as string[] | undefined) ?? [])];
   const flags: Record<string, unknown> = {};
-  let files: string[] = [];
   let dev = false;
   let acceptStateLoss = false;
   for (const [name, raw] of Object.entries(parsed)) {
@@ -90,7 +97,7 @@ export function parseAgentArgs(argv: readonly string[]): AgentArgs {
     if (spec === undefined) throw new UsageError(`flag provided but not defined: -${name}`);
     const values = (Array.isArray(raw) ? raw : [raw]) as unknown[];
     if (spec.kind === 'files') {
-      files = values.map((v) => requireText(spec, String(v)));
+      for (const v of values) requireText(spec, String(v));
       continue;
     }
     if (spec.kind === 'list' && spec.key !== undefined) {
@@ -108,7 +115,21 @@ export function parseAgentArgs(argv: readonly string[]): AgentArgs {
     }
   }
   if (extra.length > 0) throw new UsageError(`unexpected extra arguments: [${extra.join(' ')}]`);
-  return { flags: flags as RawConfig, files, dev, acceptStateLoss };
+  return { flags: flags as RawConfig, config: configPathsInOrder(argv), dev, acceptStateLoss };
+}
+
+/** yargs groups values by flag; Consul loads files and directories in command-line order, so they are read in order here. */
+function configPathsInOrder(argv: readonly string[]): ConfigPath[] {
+  const paths: ConfigPath[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i] as string;
+    if (token === '--') break;
+    const m = /^--?(config-file|config-dir)(?:=(.*))?$/s.exec(token);
+    if (m === null) continue;
+    const path = m[2] ?? argv[++i];
+    if (path !== undefined) paths.push({ kind: m[1] === 'config-dir' ? 'dir' : 'file', path });
+  }
+  return paths;
 }
 
 /**

@@ -5,6 +5,7 @@
 import { createAgent, type Agent } from '../agent.js';
 import { isConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
+import { readConfigSources } from '../config/sources.js';
 import { isAgentError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
 import { openFilesReport, readOpenFilesLimit } from '../core/open-files.js';
@@ -38,9 +39,10 @@ async function runAgent(args: AgentArgs): Promise<number> {
   // Deprecation warnings wait for the logger, which needs the config's log level.
   const warnings: string[] = [];
   let warn = (message: string): void => void warnings.push(message);
-  const load = (): ReturnType<typeof loadConfig> => loadConfig({ files: args.files, flags: args.flags, dev: args.dev, warn: (message) => warn(message) });
+  // Sources are read (HCL parsed) before each load: at start and on every reload.
+  const load = async (): Promise<ReturnType<typeof loadConfig>> => loadConfig({ sources: await readConfigSources(args.config), flags: args.flags, dev: args.dev, warn: (message) => warn(message) });
   try {
-    config = load();
+    config = await load();
   } catch (err) {
     return fail(err);
   }

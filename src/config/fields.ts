@@ -76,10 +76,6 @@ const UUID_TEXT = 'a UUID (8-4-4-4-12 hex digits)';
 export const uuid = () =>
   z.string(expecting(UUID_TEXT)).refine(isUuid, expecting(UUID_TEXT)).transform((v) => v.toLowerCase());
 
-/** A UUID-shaped secret (the initial management token): the value never appears in messages. */
-export const secretUuid = () =>
-  z.string(expecting(UUID_TEXT, showShape)).refine(isUuid, expecting(UUID_TEXT, showShape));
-
 export const secretText = () =>
   z.string(expecting('a non-empty string', showShape)).min(1, expecting('a non-empty string', showShape));
 

@@ -7,8 +7,8 @@ import { resolveAliases } from './aliases.js';
 import { toAgentConfig } from './convert.js';
 import { dropDeprecated } from './deprecated.js';
 import { ConfigError } from './errors.js';
-import { findJsonSyntaxError } from './json-error.js';
 import { deepFreeze, deepMerge, isPlainObject, type PlainObject } from './object.js';
+import { describeFsError, parseJsonConfig, type ConfigSource } from './sources.js';
 import type { RawConfig } from './schema.js';
 import type { AgentConfig } from './types.js';
 import { unknownKeys, validateValues } from './validate.js';
@@ -29,8 +29,10 @@ export const systemEnv: LoadEnv = {
 };
 
 export interface LoadInput {
-  /** JSON config files, lowest priority first. */
-  readonly files: readonly string[];
+  /** JSON config files, lowest priority first (read here, synchronously). */
+  readonly files?: readonly string[];
+  /** Config already read (readConfigSources: JSON and HCL files, directories), lowest priority first; after `files`. */
+  readonly sources?: readonly ConfigSource[];
   /** Values from the command line; they override every file. */
   readonly flags: RawConfig;
   /** -dev: state in memory, so data_dir becomes optional. */
@@ -53,10 +55,14 @@ export function loadConfig(input: LoadInput): AgentConfig {
   const fileProblems: string[] = [];
   const warnings: string[] = [];
   const layers: { readonly path: string; readonly values: PlainObject }[] = [];
-  for (const path of input.files) {
-    const read = readConfigFile(path, env, fileProblems);
-    if (read === undefined) continue;
-    const { values, problems } = resolveAliases(read);
+  const sources = [...(input.files ?? []).map((path) => readJsonFile(path, env)), ...(input.sources ?? [])];
+  for (const source of sources) {
+    if ('problem' in source) {
+      fileProblems.push(`${source.path}: ${source.problem}`);
+      continue;
+    }
+    const path = source.path;
+    const { values, problems } = resolveAliases(source.values);
     fileProblems.push(...problems.map((p) => `${path}: ${p}`));
     const current = dropDeprecated(values);
     warnings.push(...current.warnings.map((w) => `${path}: ${w}`));
@@ -75,7 +81,7 @@ export function loadConfig(input: LoadInput): AgentConfig {
   ];
   const merged = deepMerge(...layers.map((layer) => layer.values), flags);
   const result = validateValues(merged, { hostname: env.hostname(), dev: input.dev });
-  if (!result.ok) problems.push(...result.problems);
+  if (!result.ok) problems.push(...result.problems.map((problem) => withSource(problem, layers, flags)));
   // Consul's check, kept out of validate.ts because it touches the disk. A missing directory is
   // fine: the store creates it.
   const dataDir = merged['data_dir'];
@@ -102,39 +108,32 @@ export function loadConfig(input: LoadInput): AgentConfig {
   return deepFreeze(toAgentConfig(result.values, input.dev));
 }
 
-function readConfigFile(path: string, env: LoadEnv, problems: string[]): PlainObject | undefined {
-  let text: string;
+function readJsonFile(path: string, env: LoadEnv): ConfigSource {
   try {
-    text = env.readFile(path);
+    return parseJsonConfig(path, env.readFile(path));
   } catch (err) {
-    problems.push(`${path}: cannot read config file: ${describeFsError(err)}`);
-    return undefined;
+    return { path, problem: `cannot read config file: ${describeFsError(err)}` };
   }
-  // Editors on Windows may save a byte-order mark, which JSON.parse rejects.
-  if (text.startsWith('\uFEFF')) text = text.slice(1);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    const at = findJsonSyntaxError(text);
-    problems.push(
-      at
-        ? `${path}: invalid JSON at line ${at.line}, column ${at.column}: ${at.reason}`
-        : `${path}: invalid JSON: ${err instanceof Error ? err.message : String(err)}`,
-    );
-    return undefined;
-  }
-  if (!isPlainObject(parsed)) {
-    problems.push(`${path}: expected a JSON object at the top level`);
-    return undefined;
-  }
-  return parsed;
 }
 
-function describeFsError(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (code === 'ENOENT') return 'no such file';
-  if (code === 'EACCES') return 'permission denied';
-  if (code === 'EISDIR') return 'is a directory';
-  return err instanceof Error ? err.message : String(err);
+/** Prefixes a value problem (`key: …`) with the file that last set the key; a flag's stays as it is. */
+function withSource(problem: string, layers: readonly { readonly path: string; readonly values: PlainObject }[], flags: PlainObject): string {
+  const key = problem.slice(0, problem.indexOf(':'));
+  if (key === '' || key.includes(' ')) return problem;
+  if (hasPath(flags, key)) return problem;
+  for (let i = layers.length - 1; i >= 0; i--) {
+    const layer = layers[i] as { readonly path: string; readonly values: PlainObject };
+    if (hasPath(layer.values, key)) return `${layer.path}: ${problem}`;
+  }
+  return problem;
 }
+
+function hasPath(tree: PlainObject, dotted: string): boolean {
+  let node: unknown = tree;
+  for (const part of dotted.split('.')) {
+    if (!isPlainObject(node) || !Object.prototype.hasOwnProperty.call(node, part)) return false;
+    node = node[part];
+  }
+  return true;
+}
+

@@ -14,7 +14,6 @@ import {
   oneOf,
   pem,
   secretText,
-  secretUuid,
   text,
   trustDomain,
   urlList,
@@ -113,7 +112,7 @@ export const CONFIG_SCHEMA = {
     token_min_expiration_ttl: key(duration('positive'), '1m', 'Shortest ExpirationTTL a token may be given.'),
     token_max_expiration_ttl: key(duration('positive'), '24h', 'Longest ExpirationTTL a token may be given.'),
     tokens: {
-      initial_management: optionalKey(secretUuid(), 'Secret of the management token created at bootstrap (UUID).'),
+      initial_management: optionalKey(secretText(), 'Secret of the management token created at bootstrap (any non-empty string; a UUID is usual).'),
       default: optionalKey(secretText(), 'Token used for requests that carry none.'),
       agent: optionalKey(secretText(), "Token the agent uses for its own operations."),
     },

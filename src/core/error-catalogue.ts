@@ -223,6 +223,7 @@ export const ERROR_CATALOGUE = {
   NODE_ID_CORRUPT: { kind: 'internal', message: '{file} does not hold a UUID: remove it or set node_id', note: 'At start-up.' },
   CONFIG_RELOAD_FAILED: { kind: 'internal', logged: true, message: 'Failed to reload configs: {detail}', note: 'PUT /v1/agent/reload or SIGHUP with a config that does not load; the running config stays.' },
   CONFIG_RELOAD_UNAVAILABLE: { kind: 'internal', message: 'Failed to reload configs: this agent was started without config files to re-read', note: 'An agent embedded as a library without a reloadConfig option.' },
+  DIR_CREATE_FAILED: { kind: 'internal', message: 'cannot create directory {path}: {reason}', note: 'At start-up: the data directory (or a directory in it) cannot be made.' },
   HTTP_LISTEN: { kind: 'internal', message: 'error starting {api} listener: listen tcp {address}: bind: {reason}', note: 'At start-up: the address is taken (by another agent too: the port is bound exclusively), not permitted, or not on this host.' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -1,7 +1,7 @@
 // The embedded StateStore: the in-memory view, the index clock and the watch hub, plus (with a
 // data directory) the group-committed WAL, snapshots with compaction, and crash recovery.
 // Without a data directory it is a pure memory store with the same behaviour minus durability.
-import { mkdir } from 'node:fs/promises';
+import { makeDir } from '../core/make-dir.js';
 import { join } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
@@ -85,7 +85,7 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
   }
 
   const dir = join(options.dataDir, 'state');
-  await mkdir(dir, { recursive: true });
+  await makeDir(dir);
   const lock = await acquireDirLock(dir);
   try {
     const tables = new MemoryTables();

@@ -2,7 +2,8 @@
 // (snapshot-file.ts: temp file, fsync, rename) whose index is the view's etcd revision, rewritten at
 // most once per interval (longer for a view slow to write) while the revision moves. An agent
 // restarting while etcd is unreachable starts from it and serves stale reads instead of failing.
-import { mkdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { makeDir } from '../core/make-dir.js';
 import { join } from 'node:path';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
@@ -54,7 +55,7 @@ export class EtcdViewFile {
 
   static async open(dataDir: string, source: ViewSource, clock: Clock, log: Logger, intervalMs = DEFAULT_SAVE_INTERVAL_MS): Promise<EtcdViewFile> {
     const dir = join(dataDir, ETCD_VIEW_DIR);
-    await mkdir(dir, { recursive: true });
+    await makeDir(dir);
     return new EtcdViewFile(dir, source, clock, log, intervalMs);
   }
 

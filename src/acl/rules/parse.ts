@@ -3,7 +3,7 @@
 // parse or has the wrong shape, `Invalid <rule> policy: …` for a bad level.
 import { agentError, type AgentError } from '../../core/errors.js';
 import type { PolicyLevel } from '../types.js';
-import { HclSyntaxError, hclToObject } from './hcl.js';
+import { HclSyntaxError, hclToObject } from '../../core/hcl.js';
 import {
   BLOCK_RULES,
   type BlockRule,

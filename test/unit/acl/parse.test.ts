@@ -218,7 +218,7 @@ describe('parseRules: errors (400, Consul message text)', () => {
     expect(err.code).toBe('ACL_RULES_INVALID');
     expect(err.kind).toBe('invalid');
     expect(err.message).toMatch(/^Failed to parse ACL rules: At 1:\d+: /);
-    expect(err.message).not.toContain('rules.hcl');
+    expect(err.message).not.toContain('input.hcl');
     expect((await parseError('acl = "write"\nacl = "read"')).message).toMatch(
       /^Failed to parse ACL rules: At 2:1: Attribute redefined; .*already set at 1:1\./,
     );

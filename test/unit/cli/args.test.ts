@@ -19,7 +19,7 @@ const usageMessage = (fn: () => unknown): string => {
 
 describe('parseAgentArgs', () => {
   it('returns nothing set for no arguments', () => {
-    expect(parseAgentArgs([])).toEqual({ flags: {}, files: [], dev: false, acceptStateLoss: false });
+    expect(parseAgentArgs([])).toEqual({ flags: {}, config: [], dev: false, acceptStateLoss: false });
   });
 
   it('maps every flag to its config key', () => {
@@ -37,7 +37,7 @@ describe('parseAgentArgs', () => {
     expect(args).toEqual({
       dev: true,
       acceptStateLoss: false,
-      files: [],
+      config: [],
       flags: {
         data_dir: '/var/lib/svc',
         ports: { http: 8600 },
@@ -57,11 +57,11 @@ describe('parseAgentArgs', () => {
   });
 
   it('reads -accept-state-loss as a one-time flag with no config key', () => {
-    expect(parseAgentArgs(['-accept-state-loss'])).toEqual({ flags: {}, files: [], dev: false, acceptStateLoss: true });
+    expect(parseAgentArgs(['-accept-state-loss'])).toEqual({ flags: {}, config: [], dev: false, acceptStateLoss: true });
   });
 
   it('reads -server as a boolean apart from -dev', () => {
-    expect(parseAgentArgs(['-server'])).toEqual({ flags: { server: true }, files: [], dev: false, acceptStateLoss: false });
+    expect(parseAgentArgs(['-server'])).toEqual({ flags: { server: true }, config: [], dev: false, acceptStateLoss: false });
     expect(parseAgentArgs(['-server=false']).flags).toEqual({ server: false });
     expect(usageMessage(() => parseAgentArgs(['-etcd']))).toBe('flag needs an argument: -etcd');
   });
@@ -92,10 +92,15 @@ describe('parseAgentArgs', () => {
   });
 
   it('collects repeated -config-file in order, in any form', () => {
-    expect(parseAgentArgs(['-config-file', 'a.json', '--config-file=b.json', '-config-file=c.json']).files).toEqual([
-      'a.json',
-      'b.json',
-      'c.json',
+    expect(parseAgentArgs(['-config-file', 'a.json', '--config-file=b.json', '-config-file=c.json']).config.map((c) => c.path)).toEqual(['a.json', 'b.json', 'c.json']);
+  });
+
+  it('keeps -config-file and -config-dir in the order given', () => {
+    expect(parseAgentArgs(['-config-dir', 'd1', '-config-file=a.hcl', '--config-dir=d2', '-config-file', 'b.json']).config).toEqual([
+      { kind: 'dir', path: 'd1' },
+      { kind: 'file', path: 'a.hcl' },
+      { kind: 'dir', path: 'd2' },
+      { kind: 'file', path: 'b.json' },
     ]);
   });
 
@@ -154,7 +159,7 @@ describe('parseAgentArgs', () => {
 
 describe('parseCommand', () => {
   it('runs the agent', () => {
-    expect(parseCommand(['agent', '-dev'])).toEqual({ name: 'agent', args: { flags: {}, files: [], dev: true, acceptStateLoss: false } });
+    expect(parseCommand(['agent', '-dev'])).toEqual({ name: 'agent', args: { flags: {}, config: [], dev: true, acceptStateLoss: false } });
   });
 
   it('prints the version', () => {

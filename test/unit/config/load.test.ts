@@ -227,9 +227,7 @@ describe('the error', () => {
     const e = caught as ConfigError;
     expect(e.code).toBe('CONFIG_INVALID');
     expect(e.kind).toBe('invalid');
-    expect(e.message).toBe(
-      'ports.http: expected an integer from -1 to 65535, got 70000\nacl.default_policy: expected "allow" or "deny", got "maybe"',
-    );
+    expect(e.message).toBe(`${f}: ports.http: expected an integer from -1 to 65535, got 70000\n${f}: acl.default_policy: expected "allow" or "deny", got "maybe"`);
   });
 });
 
@@ -268,7 +266,7 @@ describe('kv_max_value_size spellings', () => {
 
   it('rejects both spellings in one file, naming the file', () => {
     const both = files.file('both.json', { kv_max_value_size: 1, limits: { kv_max_value_size: 2 } });
-    expect(problemsOf({ files: [both] })).toEqual([`${both}: kv_max_value_size: set either kv_max_value_size or limits.kv_max_value_size, not both`]);
+    expect(() => load({ files: [both] })).toThrow(`${both}: kv_max_value_size: set either kv_max_value_size or limits.kv_max_value_size, not both`);
   });
 });
 

@@ -110,13 +110,14 @@ describe('accepted spellings', () => {
 
 describe('secrets never appear in messages', () => {
   it('describes a malformed management token by shape only', () => {
-    const out = problems({ acl: { tokens: { initial_management: 'hunter2' } } });
-    expect(out).toEqual(['acl.tokens.initial_management: expected a UUID (8-4-4-4-12 hex digits), got a 7-character string']);
+    const out = problems({ acl: { tokens: { initial_management: '' } } });
+    expect(out).toEqual(['acl.tokens.initial_management: expected a non-empty string, got a 0-character string']);
   });
 
-  it('accepts a UUID management token unchanged', () => {
-    const token = 'ABCDEF01-2345-6789-abcd-ef0123456789';
-    expect(loaded({ acl: { tokens: { initial_management: token } } }).acl.tokens.initialManagement).toBe(token);
+  it('accepts any non-empty management secret unchanged, as Consul does (a UUID, 32 hex digits, a word)', () => {
+    for (const token of ['ABCDEF01-2345-6789-abcd-ef0123456789', '0123456789abcdef0123456789abcdef', 'hunter2']) {
+      expect(loaded({ acl: { tokens: { initial_management: token } } }).acl.tokens.initialManagement).toBe(token);
+    }
   });
 
   it('does not echo a bad PEM or token value', () => {

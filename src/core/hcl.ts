@@ -1,5 +1,5 @@
-// The one import of the HCL parser (@cdktf/hcl2json: HashiCorp's HCL library compiled to wasm).
-// Loaded lazily on the first HCL policy: booting its Go runtime takes ~0.1-0.25 s and ~55-75 MB of
+// The one import of the HCL parser (@cdktf/hcl2json: HashiCorp's HCL library compiled to wasm),
+// for ACL rules and config files. Loaded lazily on the first HCL text: booting its Go runtime takes ~0.1-0.25 s and ~55-75 MB of
 // RSS, a price an agent whose policies are all JSON (or that never writes one) should not pay.
 // Loading it also sets globalThis.Go, globalThis.fs and globalThis.require (its wasm_exec shim).
 
@@ -9,7 +9,6 @@ interface Hcl2Json {
 
 // A plain string, so TypeScript does not pull the package's typings (which reference lib "dom").
 const MODULE: string = '@cdktf/hcl2json';
-const FILENAME = 'rules.hcl';
 
 let loading: Promise<Hcl2Json> | undefined;
 
@@ -43,10 +42,13 @@ export async function hclToObject(text: string): Promise<Record<string, unknown>
   }
 }
 
-// The converter reports `parse config: [rules.hcl:1,20-2,1: Summary; Detail.]`; Consul's own
+/** The name the parser is given; it is cut from diagnostics, which callers prefix with their own source. */
+const FILENAME = 'input.hcl';
+
+// The converter reports `parse config: [input.hcl:1,20-2,1: Summary; Detail.]`; Consul's own
 // (HCL v1) errors read `At 1:20: …`, so the wrapper and the file name go and positions get that shape.
 function cleanDiagnostic(message: string): string {
   let detail = message.replace(/^parse config: \[/, '').replace(/\]$/, '');
-  detail = detail.replaceAll(/rules\.hcl:(\d+),(\d+)(?:-(?:\d+,)?\d+)?/g, '$1:$2');
+  detail = detail.replaceAll(/input\.hcl:(\d+),(\d+)(?:-(?:\d+,)?\d+)?/g, '$1:$2');
   return /^\d+:\d+: /.test(detail) ? `At ${detail}` : detail;
 }

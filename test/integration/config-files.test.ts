@@ -1,0 +1,47 @@
+// Config as Consul users write it, against the real agent: HCL beside JSON, -config-dir, a value
+// error naming its file, any non-empty initial management secret, and a data dir that cannot be.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startAgent, tempDir } from './support/agent-process.js';
+
+describe('config files', () => {
+  let dir: { path: string; remove: () => Promise<void> };
+  beforeAll(async () => {
+    dir = await tempDir('svc-config-');
+  });
+  afterAll(() => dir.remove());
+
+  it('starts from a -config-dir of HCL and JSON in lexical order, with a 32-hex-digit management secret', async () => {
+    const conf = join(dir.path, 'conf.d');
+    await mkdir(conf);
+    const secret = '0123456789abcdef0123456789abcdef';
+    await writeFile(join(conf, '10-acl.hcl'), `acl {\n  enabled = true\n  default_policy = "deny"\n  tokens {\n    initial_management = "${secret}"\n  }\n}\nnode_name = "from-hcl"\n`);
+    await writeFile(join(conf, '20-node.json'), JSON.stringify({ node_name: 'from-json' }));
+    await writeFile(join(conf, 'notes.txt'), 'ignored');
+    const agent = await startAgent({ args: ['-config-dir', conf] });
+    try {
+      expect(agent.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ node: 'from-json' });
+      expect((await fetch(`${agent.url}/v1/kv/x`)).status).toBe(403);
+      const self = await fetch(`${agent.url}/v1/acl/token/self`, { headers: { 'X-Svc-Token': secret } });
+      expect(self.status).toBe(200);
+      expect(((await self.json()) as { Policies: { Name: string }[] }).Policies[0]?.Name).toBe('global-management');
+    } finally {
+      await agent.stop();
+    }
+  });
+
+  it('names the file a bad value came from', async () => {
+    const file = join(dir.path, 'bad.hcl');
+    await writeFile(file, 'ports {\n  http = 70000\n}\n');
+    const out = await runCli(['agent', '-dev', '-config-file', file]);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain(`${file}: ports.http: expected an integer from -1 to 65535, got 70000`);
+  });
+
+  it('refuses a data dir that cannot be made, at once, naming it', async () => {
+    const out = await runCli(['agent', '-data-dir', '/proc/svc-agent-test', '-http-port', '0']);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain('cannot create directory /proc/svc-agent-test: /proc does not take new directories');
+  });
+});
