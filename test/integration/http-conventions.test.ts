@@ -120,6 +120,25 @@ describe('HTTP conventions (brand Svc, translate on)', () => {
     expect((await fetch(`${agent.url}/v1/status/leader`)).status).toBe(200);
   });
 
+  it('answers agent/self with the sections Consul clients read: Config.Version to gate on, Stats.consul, Stats.build', async () => {
+    const self = (await (await fetch(`${agent.url}/v1/agent/self`)).json()) as Record<string, Record<string, unknown>>;
+    expect(self.Config?.Version).toBe('1.17.0');
+    expect(self.Meta).toEqual({ 'consul-network-segment': '', 'consul-version': '1.17.0' });
+    const stats = self.Stats as Record<string, Record<string, string>>;
+    expect(stats.consul).toEqual({ acl: 'disabled', bootstrap: 'false', known_datacenters: '1', leader: 'true', leader_addr: '127.0.0.1:8300', server: 'true' });
+    expect(stats.build).toMatchObject({ version: '1.17.0', version_metadata: expect.stringMatching(/^svc-agent-\d+\.\d+\.\d+$/) });
+    expect(Object.keys(stats)).toEqual(expect.arrayContaining(['agent', 'raft', 'runtime', 'build', 'consul']));
+    expect(self).not.toHaveProperty('xDS');
+  });
+
+  it('names WAN members node.dc, as Consul does', async () => {
+    const self = (await (await fetch(`${agent.url}/v1/agent/self`)).json()) as { Config: { NodeName: string } };
+    const wan = (await (await fetch(`${agent.url}/v1/agent/members?wan=1`)).json()) as { Name: string }[];
+    expect(wan.map((m) => m.Name)).toEqual([`${self.Config.NodeName}.dc1`]);
+    const lan = (await (await fetch(`${agent.url}/v1/agent/members`)).json()) as { Name: string }[];
+    expect(lan.map((m) => m.Name)).toEqual([self.Config.NodeName]);
+  });
+
   it('serves agent basics', async () => {
     const self = (await (await fetch(`${agent.url}/v1/agent/self`)).json()) as Record<string, Record<string, unknown>>;
     expect(Object.keys(self)).toEqual(['Config', 'DebugConfig', 'Coord', 'Member', 'Stats', 'Meta']);

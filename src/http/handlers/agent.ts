@@ -1,6 +1,7 @@
 // /v1/agent/self, /v1/agent/members and /v1/status/{leader,peers}: who this agent is.
 import { memberJson, selfMember, SERVER_PORT, type AgentInfo, type MemberView } from '../../agent-info.js';
 import type { AgentConfig } from '../../config/types.js';
+import { CONSUL_API_VERSION, VERSION } from '../../version.js';
 import { agentError } from '../../core/errors.js';
 import type { Metrics } from '../../core/metrics.js';
 import type { BrandHeaders } from '../brand.js';
@@ -40,7 +41,9 @@ export function agentRoutes({ info, brand, config: running, reload, stats, metri
     if (debugConfig.of !== now) debugConfig = { of: now, json: sanitize(now) as Record<string, unknown> };
     return debugConfig.json;
   };
-  const selfJson = (): Record<string, unknown> => ({
+  // Config.Version is the Consul API version matched, which clients gate features on; the agent's
+  // own version is in Stats.build.version_metadata. No xDS section: the agent serves no xDS port.
+  const selfJson = (leaderAddr: string): Record<string, unknown> => ({
     Config: {
       Datacenter: info.datacenter,
       PrimaryDatacenter: info.datacenter,
@@ -48,15 +51,28 @@ export function agentRoutes({ info, brand, config: running, reload, stats, metri
       NodeID: info.nodeId,
       Revision: '',
       Server: config.server,
-      Version: info.version,
+      Version: CONSUL_API_VERSION,
       BuildDate: info.buildDate,
     },
     DebugConfig: currentDebugConfig(),
     Coord: { Vec: [0, 0, 0, 0, 0, 0, 0, 0], Error: 1.5, Adjustment: 0, Height: 0.00001 },
     Member: memberJson(self),
-    Stats: stats(),
-    Meta: { 'consul-network-segment': '', 'consul-version': info.version },
+    Stats: {
+      ...stats(),
+      build: { prerelease: '', revision: '', version: CONSUL_API_VERSION, version_metadata: `svc-agent-${VERSION}` },
+      consul: {
+        acl: info.aclsEnabled ? 'enabled' : 'disabled',
+        bootstrap: 'false',
+        known_datacenters: '1',
+        // Alone, the agent is its own leader; in a cluster etcd's raft leads, never an agent.
+        leader: String(cluster === undefined),
+        leader_addr: leaderAddr,
+        server: String(config.server),
+      },
+    },
+    Meta: { 'consul-network-segment': '', 'consul-version': CONSUL_API_VERSION },
   });
+
   return [
     {
       path: '/v1/agent/reload',
@@ -72,7 +88,7 @@ export function agentRoutes({ info, brand, config: running, reload, stats, metri
       methods: {
         GET: {
           acl: { resource: 'agent', access: 'read', name: () => info.nodeName },
-          handler: (req) => jsonReply(selfJson(), req.pretty),
+          handler: (req) => (cluster === undefined ? jsonReply(selfJson(leader), req.pretty) : cluster.leader().then((l) => jsonReply(selfJson(l), req.pretty))),
         },
       },
     },
@@ -99,7 +115,9 @@ export function agentRoutes({ info, brand, config: running, reload, stats, metri
             const visible = all.filter((m) => identity.authorizer.allowed('node', 'read', m.name));
             const filtered = visible.length < all.length && requestToken(req) !== undefined;
             const headers: Header[] = filtered ? [[brand.resultsFilteredByAcls, 'true']] : [];
-            return jsonReply(visible.map(memberJson), req.pretty, headers);
+            // WAN members are named node.dc, as Consul's WAN pool names its servers.
+            const shown = wan ? visible.filter((m) => m.server).map((m) => ({ ...memberJson(m), Name: `${m.name}.${m.datacenter}` })) : visible.map(memberJson);
+            return jsonReply(shown, req.pretty, headers);
           },
         },
       },
