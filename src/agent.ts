@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './core/clock.js';
 import { agentError, isAgentError } from './core/errors.js';
 import { silentLogger, type Logger, type RootLogger } from './core/log.js';
 import { Metrics } from './core/metrics.js';
+import { PrometheusMetrics } from './core/prometheus.js';
 import { createAclDomain } from './acl/domain.js';
 import { initAclState } from './acl/init.js';
 import { AclResolver } from './acl/resolver.js';
@@ -110,11 +111,12 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const info = agentInfo(config, await resolveNodeId(config.nodeId, config.dataDir), new Date(clock.now()));
   const clustered = options.store === undefined && config.cluster.etcd.endpoints.length > 0;
   const cluster = clustered ? await openClusterState(config, { ...selfMember(info), server: config.server, port: config.ports.http }, { log, clock, random, readThroughTables: READ_THROUGH_TABLES }) : undefined;
-  const embedded = options.store === undefined && cluster === undefined ? await openEmbeddedStore({ dataDir: config.dataDir, log, clock, acceptLoss: options.acceptStateLoss }) : undefined;
+  const metrics = new Metrics(clock);
+  const prometheus = config.telemetry.prometheusRetentionTimeMs > 0 ? new PrometheusMetrics(metrics) : undefined;
+  const embedded = options.store === undefined && cluster === undefined ? await openEmbeddedStore({ dataDir: config.dataDir, log, clock, acceptLoss: options.acceptStateLoss, onWalSync: prometheus?.recordWalSync }) : undefined;
   const store: StateStore = options.store ?? cluster?.store ?? (embedded as StateStore);
   const brand = brandHeaders(config.httpConfig.headerBrand, cluster?.leadership ?? backendContactOf(store, clock));
   const blocking = new BlockingQueries(store, clock, (err, path) => errorReply(err, log, path));
-  const metrics = new Metrics(clock);
   metrics.gauge('svc.blocking.parked', () => blocking.parked);
   metrics.gauge('svc.state.watches', () => store.watchCount);
   metrics.gauge('svc.state.index', () => store.index);
@@ -130,11 +132,12 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   };
   const defaultToken = (): string | undefined => running.acl.tokens.default;
 
-  const resolver = new AclResolver(
+  const resolver: AclResolver = new AclResolver(
     store,
     { enabled: config.acl.enabled, defaultPolicy: config.acl.defaultPolicy, downPolicy: config.acl.downPolicy, health: backendHealthOf(store), datacenter: config.datacenter },
     clock,
   );
+  metrics.gauge('svc.acl.token_cache_entries', () => resolver.cachedTokens);
   if (config.acl.enabled) await initAclState(store, { initialManagement: config.acl.tokens.initialManagement }, clock);
 
   const intentions = new IntentionStore(store, clock);
@@ -180,6 +183,8 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       },
     });
     ca = { manager, roots, leaves };
+    metrics.gauge('svc.connect.leaf.cache_entries', () => leaves.size);
+    metrics.gauge('svc.connect.ca.leaf.signing_queue', () => pool.waiting);
   }
 
   const routes = buildApi(() => running.limits.httpMaxBodyBytes, aclGate(resolver, defaultToken), [
@@ -190,6 +195,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     aclRoutes({ ...aclDomain, store, blocking, brand, limits, random }),
     agentRoutes({
       metrics,
+      prometheus,
       info,
       brand,
       config: () => running,
@@ -214,7 +220,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const startListeners = async (): Promise<Listening> => {
     const choice = chooseTransport(config.httpConfig.transport, config.clientAddr);
     if (choice.warning !== undefined) log.warn({ transport: choice.name }, choice.warning);
-    const serverOptions = { host: config.clientAddr, routes, commonHeaders: commonHeaders(config, brand), log };
+    const serverOptions = { host: config.clientAddr, routes, commonHeaders: commonHeaders(config, brand), log, recordRequest: prometheus?.recordRequest };
     const credentials = config.ports.https === -1 ? undefined : await readTlsCredentials(config.tls);
     try {
       const http = config.ports.http === -1 ? undefined : await startHttpServer(choice.name, { ...serverOptions, port: config.ports.http });

@@ -1,6 +1,7 @@
 // The HTTP transports on POST /v1/agent/connect/authorize (10,000 intentions), one load tool (wrk),
 // rows alternated round by round and reported as medians with same-run ratios:
-// - the agent on uWS against the bare-uWS ceiling, and on node:http against uWS;
+// - the agent on uWS against the bare-uWS ceiling and against itself with Prometheus off, and on
+//   node:http against uWS;
 // - with --before <main.js> (another build, e.g. main before a change), that build on uWS against
 //   this one: the cost of a change on the hot path;
 // - HTTPS (node:https): keep-alive, and a new TLS connection per request, each against a bare
@@ -32,6 +33,8 @@ interface Tls {
   readonly certFile: string;
   readonly keyFile: string;
   readonly configFile: string;
+  /** Turns the Prometheus collection off (telemetry.prometheus_retention_time 0s). */
+  readonly metricsOffFile: string;
 }
 
 interface Row {
@@ -51,12 +54,14 @@ async function makeTls(): Promise<Tls> {
   execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'pipe' });
   const configFile = join(dir, 'agent.json');
   await writeFile(configFile, JSON.stringify({ tls: { defaults: { cert_file: certFile, key_file: keyFile } } }));
-  return { certFile, keyFile, configFile };
+  const metricsOffFile = join(dir, 'metrics-off.json');
+  await writeFile(metricsOffFile, JSON.stringify({ telemetry: { prometheus_retention_time: '0s' } }));
+  return { certFile, keyFile, configFile, metricsOffFile };
 }
 
 /** `transport` undefined: the build's own default (a --before build may predate the flag). */
-async function seeded(transport: string | undefined, main?: string): Promise<{ server: ServerProcess; url: string }> {
-  const server = await startAgent('dev', transport === undefined ? [] : ['-http-transport', transport], main);
+async function seeded(transport: string | undefined, main?: string, extraArgs: readonly string[] = []): Promise<{ server: ServerProcess; url: string }> {
+  const server = await startAgent('dev', [...(transport === undefined ? [] : ['-http-transport', transport]), ...extraArgs], main);
   await seedAgent(server.port).catch(async (err: unknown) => {
     await server.stop();
     throw err;
@@ -83,7 +88,8 @@ async function tlsCeiling(tls: Tls): Promise<{ server: ServerProcess; url: strin
 function rows(tls: Tls, before: string | undefined): Row[] {
   const list: Row[] = [
     { id: 'ceiling PUT (bare uWS)', method: 'PUT', start: async () => { const server = await startCeiling(); return { server, url: `http://${LOOPBACK}:${server.port}${PATH}` }; } },
-    { id: 'agent, uws', method: 'POST', start: () => seeded('uws'), ratioTo: ['ceiling PUT (bare uWS)'] },
+    { id: 'agent, uws', method: 'POST', start: () => seeded('uws'), ratioTo: ['ceiling PUT (bare uWS)', 'agent, uws, metrics off'] },
+    { id: 'agent, uws, metrics off', method: 'POST', start: () => seeded('uws', undefined, ['-config-file', tls.metricsOffFile]) },
     { id: 'agent, node:http', method: 'POST', start: () => seeded('node'), ratioTo: ['agent, uws', 'ceiling PUT (bare uWS)'] },
     { id: 'bare node:https', method: 'POST', start: () => tlsCeiling(tls) },
     { id: 'agent, https', method: 'POST', start: () => seededHttps(tls), ratioTo: ['bare node:https', 'agent, node:http'] },
@@ -91,7 +97,7 @@ function rows(tls: Tls, before: string | undefined): Row[] {
     { id: 'close: agent, https', method: 'POST', close: true, start: () => seededHttps(tls), ratioTo: ['close: bare node:https'] },
   ];
   if (before !== undefined) list.splice(2, 0, { id: 'agent, uws, --before build', method: 'POST', start: () => seeded(undefined, before) });
-  if (before !== undefined) (list[1] as { ratioTo?: readonly string[] }).ratioTo = ['ceiling PUT (bare uWS)', 'agent, uws, --before build'];
+  if (before !== undefined) (list[1] as { ratioTo?: readonly string[] }).ratioTo = ['ceiling PUT (bare uWS)', 'agent, uws, metrics off', 'agent, uws, --before build'];
   return list;
 }
 

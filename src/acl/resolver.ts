@@ -62,6 +62,11 @@ export class AclResolver {
     this.downOverride = down === 'allow' || down === 'deny' ? down : undefined;
   }
 
+  /** Tokens resolved and kept (the cache is bounded by maxCached). */
+  get cachedTokens(): number {
+    return this.cache.size;
+  }
+
   get enabled(): boolean {
     return this.options.enabled;
   }

@@ -74,5 +74,6 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
       trustDomain: v.connect.trust_domain,
     },
     cache: { maxEntries: v.cache.max_entries, ttlMs: v.cache.ttl },
+    telemetry: { prometheusRetentionTimeMs: v.telemetry.prometheus_retention_time },
   };
 }

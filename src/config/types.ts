@@ -97,6 +97,7 @@ export interface AgentConfig {
   readonly maxQueryTimeMs: number;
   readonly connect: ConnectConfig;
   readonly cache: CacheConfig;
+  readonly telemetry: { readonly prometheusRetentionTimeMs: number };
 }
 
 export interface EtcdTlsConfig {

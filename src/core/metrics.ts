@@ -52,6 +52,14 @@ export class Metrics {
     this.gauges.set(name, read);
   }
 
+  /** Every counter and gauge with a reader of its current value (for other formats: prometheus.ts). */
+  describe(): { readonly name: string; readonly kind: 'counter' | 'gauge'; readonly read: () => number }[] {
+    return [
+      ...[...this.counters].map(([name, counter]) => ({ name, kind: 'counter' as const, read: () => counter.count })),
+      ...[...this.gauges].map(([name, read]) => ({ name, kind: 'gauge' as const, read })),
+    ];
+  }
+
   snapshot(): MetricsJson {
     const now = this.clock.now();
     const uptimeS = Math.max((now - this.startedAt) / 1000, 1e-3);

@@ -36,7 +36,7 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
   const { log } = options;
   const common: string[] = options.commonHeaders.flatMap(([name, value]) => [name, value]);
   const matcher = new RouteMatcher(options.routes);
-  const requestLog = new RequestLog(log);
+  const requestLog = new RequestLog(log, options.recordRequest);
   /** The response in flight on a socket, so that a parse error can tell whether it may still answer. */
   const current = new WeakMap<Socket, ServerResponse>();
   /**
@@ -122,8 +122,10 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const rawQuery = q === -1 ? '' : url.slice(q + 1);
+    const match = matcher.match(path);
     if (requestLog.enabled) {
-      const trace = requestLog.start(method, path, rawQuery, `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`);
+      const route = match.kind === 'route' ? match.route.path : match.kind === 'redirect' ? path : 'unmatched';
+      const trace = requestLog.start(route, method, requestLog.debug ? { path, rawQuery, from: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}` } : undefined);
       res.once('finish', () => requestLog.finish(trace, res.statusCode));
     }
     if (message.headers.host === undefined && message.httpVersion === '1.1') {
@@ -141,7 +143,6 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
         return;
       }
     }
-    const match = matcher.match(path);
     if (match.kind === 'redirect') {
       respond(res, redirectReply(match.location, method), false);
       return;

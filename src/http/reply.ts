@@ -50,6 +50,7 @@ export const STATUS_LINE: Readonly<Record<number, string>> = {
   409: '409 Conflict',
   408: '408 Request Timeout',
   413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type',
   429: '429 Too Many Requests',
   431: '431 Request Header Fields Too Large',
   500: '500 Internal Server Error',

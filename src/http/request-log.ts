@@ -1,34 +1,58 @@
-// One debug line per request, as Consul's agent writes it (`Request finished: method=GET
-// url=/v1/kv/a?token=<hidden> from=127.0.0.1:53548 latency=...`), so an operator can see why a
-// proxy's calls fail. Built only while debug is on; the token's value never reaches the line.
+// What the transports record per request: one debug line, as Consul's agent writes it (`Request
+// finished: method=GET url=/v1/kv/a?token=<hidden> from=127.0.0.1:53548 latency=...`), so an
+// operator can see why a proxy's calls fail, and the latency by route, method and status for
+// Prometheus. Nothing is built while debug is off and Prometheus is disabled; the token's value
+// never reaches the line.
 import type { Logger } from '../core/log.js';
+import type { RequestRecorder } from '../core/prometheus.js';
 
 export interface RequestTrace {
+  /** The route pattern (`/v1/kv/`), not the path: a bounded label. */
+  readonly route: string;
   readonly method: string;
-  readonly url: string;
-  readonly from: string;
+  /** What only the debug line needs; read only while debug is on. */
+  readonly line: DebugDetail | undefined;
   readonly startedMs: number;
+}
+
+export interface DebugDetail {
+  readonly path: string;
+  readonly rawQuery: string;
+  /** The client's address. */
+  readonly from: string;
 }
 
 export class RequestLog {
   private readonly log: Logger;
 
-  constructor(log: Logger) {
+  constructor(
+    log: Logger,
+    private readonly record: RequestRecorder | undefined,
+  ) {
     this.log = log.child({ component: 'agent.http' });
   }
 
-  /** Checked per request: the level may change on reload. */
+  /** Checked per request: the log level may change on reload. */
   get enabled(): boolean {
+    return this.record !== undefined || this.debug;
+  }
+
+  /** Whether the debug line is written: the transport then hands `start` its detail. */
+  get debug(): boolean {
     return this.log.isLevelEnabled?.('debug') ?? false;
   }
 
-  start(method: string, path: string, rawQuery: string, from: string): RequestTrace {
-    return { method, url: rawQuery === '' ? path : `${path}?${hideToken(rawQuery)}`, from, startedMs: performance.now() };
+  start(route: string, method: string, line: DebugDetail | undefined): RequestTrace {
+    return { route, method, line, startedMs: performance.now() };
   }
 
   finish(trace: RequestTrace, status: number): void {
-    const latency = `${(performance.now() - trace.startedMs).toFixed(3)}ms`;
-    this.log.debug({ method: trace.method, url: trace.url, status, from: trace.from, latency }, 'Request finished');
+    const ms = performance.now() - trace.startedMs;
+    this.record?.(trace.route, trace.method, status, ms / 1000);
+    const line = trace.line;
+    if (line === undefined) return;
+    const url = line.rawQuery === '' ? line.path : `${line.path}?${hideToken(line.rawQuery)}`;
+    this.log.debug({ method: trace.method, url, status, from: line.from, latency: `${ms.toFixed(3)}ms` }, 'Request finished');
   }
 }
 

@@ -1,6 +1,7 @@
 // The one boundary every HTTP transport implements (uws-server.ts, node-server.ts): what it is
 // given (routes, common headers) and what the agent holds once it listens.
 import type { Logger } from '../core/log.js';
+import type { RequestRecorder } from '../core/prometheus.js';
 import type { Header } from './reply.js';
 import type { CompiledRoute } from './routes.js';
 import type { TlsServerCredentials } from './tls-credentials.js';
@@ -12,6 +13,8 @@ export interface HttpServerOptions {
   /** Headers on every response, errors included (default ACL policy, translate addresses). */
   readonly commonHeaders: readonly Header[];
   readonly log: Logger;
+  /** Records each answered request (Prometheus); absent when that is off. */
+  readonly recordRequest?: RequestRecorder | undefined;
 }
 
 export interface HttpServer {

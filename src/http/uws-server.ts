@@ -35,13 +35,16 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
   // write itself (profiled: ~7% of the agent's CPU on authorize). bench/http/authorize.ts guards it.
   const common = commonHeaders.map(([name, value]) => [latin1(name), latin1(value)] as const);
   const blocks = new HeaderBlocks(commonHeaders);
-  const requestLog = new RequestLog(log);
-  /** Starts the request's debug line when debug is on (the trace rides on the response object). */
-  const traced = (res: HttpResponse, req: HttpRequest, method: string): void => {
-    if (requestLog.enabled) (res as Traced)[TRACE] = requestLog.start(method, req.getUrl(), req.getQuery() ?? '', Buffer.from(res.getRemoteAddressAsText()).toString());
+  const requestLog = new RequestLog(log, options.recordRequest);
+  /** Starts the request's record when debug or Prometheus is on (the trace rides on the response object). */
+  // Passed along to the answer as an argument: a property set on uWS's response object per request
+  // cost authorize about a sixth of its throughput.
+  const traced = (res: HttpResponse, req: HttpRequest, method: string, route: string): RequestTrace | undefined => {
+    if (!requestLog.enabled) return undefined;
+    const line = requestLog.debug ? { path: req.getUrl(), rawQuery: req.getQuery() ?? '', from: Buffer.from(res.getRemoteAddressAsText()).toString() } : undefined;
+    return requestLog.start(route, method, line);
   };
-  const respond = (res: HttpResponse, reply: Reply, head: boolean, close: boolean): void => {
-    const trace = (res as Traced)[TRACE];
+  const respond = (res: HttpResponse, reply: Reply, head: boolean, close: boolean, trace: RequestTrace | undefined): void => {
     if (trace !== undefined) requestLog.finish(trace, reply.status);
     res.writeStatus(STATUS_BYTES.get(reply.status) ?? String(reply.status));
     const extra = reply.headers;
@@ -58,10 +61,10 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
   };
 
   /** Writes a reply that was not ready inside the request handler (uWS wants it corked). */
-  const deliverLater: Deliver<HttpResponse> = (res, reply, close) => res.cork(() => respond(res, reply, false, close));
+  const deliverLater = (res: HttpResponse, reply: Reply, close: boolean, trace?: RequestTrace): void => void res.cork(() => respond(res, reply, false, close, trace));
 
   /** Runs a handler; answers at once, when its promise settles, or when its parked read wakes. */
-  const run = (res: HttpResponse, handler: RequestHandler, req: ApiRequest, inHandler: boolean, abortHooked: boolean): void => {
+  const run = (res: HttpResponse, handler: RequestHandler, req: ApiRequest, inHandler: boolean, abortHooked: boolean, trace: RequestTrace | undefined): void => {
     let result: Outcome;
     try {
       result = handler(req);
@@ -70,34 +73,35 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
     }
     const close = req.head.closeConnection;
     if (result instanceof Parked) {
-      const detach = result.attach(res, deliverLater, close);
+      const deliver: Deliver<HttpResponse> = trace === undefined ? deliverLater : (r, reply, c) => deliverLater(r, reply, c, trace);
+      const detach = result.attach(res, deliver, close);
       if (abortHooked) req.onAbort(detach);
       else res.onAborted(detach);
       return;
     }
     if (!(result instanceof Promise)) {
-      if (inHandler) respond(res, result, false, close);
-      else deliverLater(res, result, close);
+      if (inHandler) respond(res, result, false, close, trace);
+      else deliverLater(res, result, close, trace);
       return;
     }
     if (!abortHooked) res.onAborted(() => req.abort());
     const finish = (reply: Reply): void => {
       if (req.aborted) return;
       req.aborted = true; // answered: a later abort or second answer is a no-op
-      deliverLater(res, reply, close);
+      deliverLater(res, reply, close, trace);
     };
     result.then(finish, (err: unknown) => finish(errorReply(err, log, req.head.path)));
   };
 
-  const readBody = (res: HttpResponse, route: CompiledRoute, handler: RequestHandler, head: RequestHead, rest: string, contentLength: string, chunked: boolean): void => {
+  const readBody = (res: HttpResponse, route: CompiledRoute, handler: RequestHandler, head: RequestHead, rest: string, contentLength: string, chunked: boolean, trace: RequestTrace | undefined): void => {
     const max = route.maxBodyBytes;
     const declared = contentLength === '' ? -1 : Number(contentLength); // digits only: framingProblem checked it
     if (declared > max + OVERSIZE_DRAIN_BYTES) {
-      respond(res, textReply(413, route.bodyTooLarge(declared, max)), false, true);
+      respond(res, textReply(413, route.bodyTooLarge(declared, max)), false, true, trace);
       return;
     }
     if (declared <= 0 && !chunked) {
-      run(res, handler, new ApiRequest(head, rest, EMPTY_BODY), true, false);
+      run(res, handler, new ApiRequest(head, rest, EMPTY_BODY), true, false, trace);
       return;
     }
     let request: ApiRequest | undefined;
@@ -119,14 +123,14 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
         if (!isLast && !overflow) return;
         gone = true;
         const answer = tooLarge;
-        res.cork(() => respond(res, answer, false, overflow || head.closeConnection));
+        res.cork(() => respond(res, answer, false, overflow || head.closeConnection, trace));
         return;
       }
       if (chunk.byteLength > 0) chunks.push(Buffer.copyBytesFrom(new Uint8Array(chunk)));
       if (!isLast) return;
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
       request = new ApiRequest(head, rest, body);
-      run(res, handler, request, false, true);
+      run(res, handler, request, false, true, trace);
     });
   };
 
@@ -136,10 +140,9 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
   // Reused across requests: only read synchronously, inside one request callback.
   const framing = emptyFraming();
   /** Answers a request whose framing is unsound and closes; false when it is sound. */
-  const refused = (res: HttpResponse): boolean => {
+  const refused = (res: HttpResponse, trace: RequestTrace | undefined): boolean => {
     const problem = framingProblem(framing);
     if (problem === undefined) return false;
-    const trace = (res as Traced)[TRACE];
     if (trace !== undefined) requestLog.finish(trace, problem.status);
     refuseAndClose(res, problem, common);
     return true;
@@ -147,27 +150,27 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
   for (const route of options.routes) {
     app.any(route.prefix ? `${route.path}*` : route.path, (res, req) => {
       const method = req.getCaseSensitiveMethod();
-      traced(res, req, method);
+      const trace = traced(res, req, method, route.path);
       const head = readHead(req, method, framing);
-      if (refused(res)) return;
+      if (refused(res, trace)) return;
       const handler = route.handlers.get(method);
       if (handler === undefined) {
-        respond(res, methodReply(route, method), method === 'HEAD', head.closeConnection);
+        respond(res, methodReply(route, method), method === 'HEAD', head.closeConnection, trace);
         return;
       }
       let rest = '';
       if (route.prefix) {
         const decoded = decodePathRest(head.path.slice(route.path.length));
         if (decoded === undefined) {
-          respond(res, textReply(400, 'Invalid URL path: malformed percent-encoding'), false, head.closeConnection);
+          respond(res, textReply(400, 'Invalid URL path: malformed percent-encoding'), false, head.closeConnection, trace);
           return;
         }
         rest = decoded;
       }
       if (BODY_METHODS.has(method)) {
-        readBody(res, route, handler, head, rest, framing.contentLength, framing.transferEncoding !== undefined);
+        readBody(res, route, handler, head, rest, framing.contentLength, framing.transferEncoding !== undefined, trace);
       } else {
-        run(res, handler, new ApiRequest(head, rest, undefined), true, false);
+        run(res, handler, new ApiRequest(head, rest, undefined), true, false, trace);
       }
     });
     if (route.prefix && !exactPaths.has(route.path.slice(0, -1))) {
@@ -175,17 +178,17 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
       const bare = route.path.slice(0, -1);
       app.any(bare, (res, req) => {
         const method = req.getCaseSensitiveMethod();
-        traced(res, req, method);
+        const trace = traced(res, req, method, bare);
         const close = wantsClose(req, framing);
-        if (!refused(res)) respond(res, redirectReply(route.path, method), method === 'HEAD', close);
+        if (!refused(res, trace)) respond(res, redirectReply(route.path, method), method === 'HEAD', close, trace);
       });
     }
   }
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod();
-    traced(res, req, method);
+    const trace = traced(res, req, method, UNMATCHED_ROUTE);
     const close = wantsClose(req, framing);
-    if (!refused(res)) respond(res, unmatchedPathReply(req.getUrl(), req.getQuery() ?? '', method), method === 'HEAD', close);
+    if (!refused(res, trace)) respond(res, unmatchedPathReply(req.getUrl(), req.getQuery() ?? '', method), method === 'HEAD', close, trace);
   });
 
   return new Promise((resolve, reject) => {
@@ -220,8 +223,8 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
   });
 }
 
-const TRACE = Symbol('request trace');
-type Traced = HttpResponse & { [TRACE]?: RequestTrace };
+/** The route label of a request no route matched (a 404 or a redirect to a clean path). */
+const UNMATCHED_ROUTE = 'unmatched';
 
 /** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT; its typings declare the option only for a listen without a host. */
 const LISTEN_EXCLUSIVE_PORT = 1;

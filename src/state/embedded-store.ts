@@ -37,6 +37,8 @@ export interface EmbeddedStoreOptions {
   readonly acceptLoss?: boolean | undefined;
   /** How often a full disk is checked for room again (default 1 s). */
   readonly diskRetryMs?: number | undefined;
+  /** Told how long each WAL batch took to write and fdatasync (Prometheus). */
+  readonly onWalSync?: ((seconds: number) => void) | undefined;
 }
 
 export interface EmbeddedStoreStats {
@@ -94,7 +96,7 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
     index.restore(recovered.lastIndex);
     const mark = await DurableMarkWriter.open(dir, recovered.lastIndex, log);
     const store = new EmbeddedStateStore(log, clock, settings, tables, index, { dir, lock, recovery: recovered, mark });
-    await store.openWal(recovered.segments, recovered.activeBytes, recovered.lastIndex, options.diskRetryMs);
+    await store.openWal(recovered.segments, recovered.activeBytes, recovered.lastIndex, options.diskRetryMs, options.onWalSync);
     // After an accepted loss the mark must come down to what is left, or the next start refuses again.
     await mark.flush();
     log.info({ dir, index: recovered.lastIndex, ...statsOf(recovered) }, 'state store recovered');
@@ -144,7 +146,7 @@ class EmbeddedStateStore implements EmbeddedStore {
     this.nextMemoryReapAt = clock.now() + settings.tombstoneTtlMs;
   }
 
-  async openWal(segments: readonly SegmentFile[], activeBytes: number, lastIndex: number, diskRetryMs: number | undefined): Promise<void> {
+  async openWal(segments: readonly SegmentFile[], activeBytes: number, lastIndex: number, diskRetryMs: number | undefined, onSynced?: (seconds: number) => void): Promise<void> {
     const disk = this.disk as Disk;
     this.wal = await WalWriter.open<PendingCommit>({
       dir: disk.dir,
@@ -159,6 +161,7 @@ class EmbeddedStateStore implements EmbeddedStore {
       // The indexes of the refused commits were never seen by anyone; the log continues without a gap.
       onResumed: (durable) => this.indexClock.rewindTo(durable),
       ...(diskRetryMs === undefined ? {} : { diskRetryMs }),
+      onSynced,
     });
   }
 

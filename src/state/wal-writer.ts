@@ -30,6 +30,8 @@ export interface WalWriterOptions<W extends PendingWrite> {
   readonly onResumed?: (lastIndex: number) => void;
   /** How often a full disk is checked for room again (default 1 s). */
   readonly diskRetryMs?: number;
+  /** Told how long each batch took to write and fdatasync. */
+  readonly onSynced?: ((seconds: number) => void) | undefined;
 }
 
 /** Free space (as `df` shows it) below which the disk counts as full: at start-up, and to resume. */
@@ -165,6 +167,7 @@ export class WalWriter<W extends PendingWrite> {
     const batch = this.queue;
     this.queue = [];
     const buf = batch.length === 1 ? (batch[0] as W).record : Buffer.concat(batch.map((w) => w.record));
+    const started = performance.now();
     try {
       let done = 0;
       while (done < buf.length) {
@@ -185,6 +188,7 @@ export class WalWriter<W extends PendingWrite> {
       this.options.onFailed(batch, this.failure as AgentError);
       return;
     }
+    this.options.onSynced?.((performance.now() - started) / 1000);
     this.activeBytes += buf.length;
     this.lastIndex = (batch[batch.length - 1] as W).index;
     this.batches++;

@@ -126,6 +126,9 @@ export class CaManager {
     this.limiter = new CsrLimiter(() => this.settings(), o.clock);
     this.keys = o.keys ?? new TableKeyStore(o.store);
     this.serials = o.keys === undefined ? new LocalSerials(o.store) : new SharedSerials(o.store);
+    // Listed from the start (at 0), so a scrape shows them before the first leaf.
+    o.metrics?.counter('svc.connect.ca.leaf.issued');
+    o.metrics?.counter('svc.connect.ca.leaf.rate_limited');
   }
 
   /** Loads the CA from the store, bootstrapping it on first start, and starts pruning. */

@@ -183,6 +183,11 @@ export class PoolSigner implements CertSigner, KeyGenerator {
   }
 
   /** Worker threads currently running (for metrics and tests). */
+  /** Signings and key pairs waiting for a thread: this turn's batch and the pool's queue. */
+  get waiting(): number {
+    return this.pool.queueSize + this.pending.length + this.pendingKeys.length;
+  }
+
   get threads(): number {
     return this.pool.threads.length;
   }

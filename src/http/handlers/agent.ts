@@ -4,13 +4,16 @@ import type { AgentConfig } from '../../config/types.js';
 import { CONSUL_API_VERSION, VERSION } from '../../version.js';
 import { agentError } from '../../core/errors.js';
 import type { Metrics } from '../../core/metrics.js';
+import type { PrometheusMetrics } from '../../core/prometheus.js';
 import type { BrandHeaders } from '../brand.js';
-import { EMPTY_OK, jsonReply, type Header } from '../reply.js';
+import { EMPTY_OK, jsonReply, textReply, type Header } from '../reply.js';
 import { requestToken } from '../token.js';
 import type { Route } from '../routes.js';
 
 export interface AgentDeps {
   readonly metrics: Metrics;
+  /** Serves ?format=prometheus; undefined when telemetry.prometheus_retention_time is 0. */
+  readonly prometheus?: PrometheusMetrics | undefined;
   readonly info: AgentInfo;
   readonly brand: BrandHeaders;
   /** The config in force (a reload replaces it). */
@@ -30,7 +33,7 @@ export interface ClusterView {
   peers(): Promise<string[]>;
 }
 
-export function agentRoutes({ info, brand, config: running, reload, stats, metrics, cluster }: AgentDeps): Route[] {
+export function agentRoutes({ info, brand, config: running, reload, stats, metrics, prometheus, cluster }: AgentDeps): Route[] {
   const leader = `${info.advertiseAddr}:${SERVER_PORT}`;
   const config = running();
   const self = { ...selfMember(info), server: config.server };
@@ -97,7 +100,12 @@ export function agentRoutes({ info, brand, config: running, reload, stats, metri
       methods: {
         GET: {
           acl: { resource: 'agent', access: 'read', name: () => info.nodeName },
-          handler: (req) => jsonReply(metrics.snapshot(), req.pretty),
+          handler: (req) => {
+            if (req.query.get('format') !== 'prometheus') return jsonReply(metrics.snapshot(), req.pretty);
+            // Consul's answer when its Prometheus sink is off.
+            if (prometheus === undefined) return textReply(415, 'Prometheus is not enabled since its retention time is not positive');
+            return prometheus.text().then((body) => ({ status: 200, body, contentType: prometheus.contentType }));
+          },
         },
       },
     },

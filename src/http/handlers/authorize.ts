@@ -108,6 +108,7 @@ const HIT: readonly Header[] = Object.freeze([['X-Cache', 'HIT'] as const, ['Age
 
 export function authorizeRoutes(deps: AuthorizeDeps): Route[] {
   const seen = new LRUCache<string, true>({ max: deps.cacheMaxEntries });
+  deps.metrics.gauge('svc.connect.authorize.cache_entries', () => seen.size);
   const allowed = deps.metrics.counter('svc.connect.authorize.allowed');
   const denied = deps.metrics.counter('svc.connect.authorize.denied');
   const cacheHit = deps.metrics.counter('svc.connect.authorize.cache_hit');

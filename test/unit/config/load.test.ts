@@ -68,6 +68,7 @@ describe('defaults', () => {
         signingPriority: 'low',
       },
       cache: { maxEntries: 10_000, ttlMs: 72 * 3_600_000 },
+      telemetry: { prometheusRetentionTimeMs: 60_000 },
     });
   });
 

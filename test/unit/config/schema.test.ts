@@ -61,6 +61,7 @@ describe('config schema', () => {
       'connect.leaf_cache_max_entries',
       'connect.signing_priority',
       'connect.trust_domain',
+      'telemetry.prometheus_retention_time',
       'cache.max_entries',
       'cache.ttl',
     ]);
