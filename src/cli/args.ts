@@ -2,16 +2,12 @@
 // `-x=value` and `--x` all work, errors use Go's wording. Subcommands and help text live here too;
 // flag docs come from the config schema, so `-help` and the config keys cannot drift apart.
 import yargsParser from 'yargs-parser';
-import { AgentError } from '../core/errors.js';
 import { describeDefault, findConfigKey, type RawConfig } from '../config/schema.js';
+import { CLIENT_WORDS, clientCommandList } from './client/index.js';
+import { UsageError } from './usage-error.js';
 import type { ConfigPath } from '../config/sources.js';
 
-/** A command-line mistake; the caller prints the message and the usage, and exits 1. */
-export class UsageError extends AgentError {
-  constructor(message: string) {
-    super('CLI_USAGE', message);
-  }
-}
+export { UsageError };
 
 interface FlagSpec {
   readonly name: string;
@@ -206,6 +202,8 @@ function setPath(target: Record<string, unknown>, dotted: string, value: unknown
 export type Command =
   | { readonly name: 'agent'; readonly args: AgentArgs }
   | { readonly name: 'version' }
+  /** A client command (`kv get ...`): its words and flags, run by src/cli/client/. */
+  | { readonly name: 'client'; readonly argv: readonly string[] }
   /** exitCode 0 when help was asked for, 1 when it is shown because no command was given. */
   | { readonly name: 'help'; readonly text: string; readonly exitCode: 0 | 1 };
 
@@ -226,7 +224,8 @@ export function parseCommand(argv: readonly string[]): Command {
     if (options.some((a) => HELP_FLAGS.has(a))) return { name: 'help', text: agentHelp(), exitCode: 0 };
     return { name: 'agent', args: parseAgentArgs(rest) };
   }
-  throw new UsageError(`unknown command: ${JSON.stringify(first)}`);
+  if (CLIENT_WORDS.has(first)) return { name: 'client', argv };
+  throw new UsageError(`unknown command: ${JSON.stringify(first)}\n\nCommands:\n    agent\n    version\n${clientCommandList()}`);
 }
 
 export function mainHelp(): string {
@@ -237,6 +236,11 @@ export function mainHelp(): string {
     '    agent      Runs a service-mesh agent',
     '    version    Prints the version',
     '    help       Shows this help (help agent: the agent options)',
+    '',
+    'Client commands (they talk to a running agent: -http-addr or SVC_HTTP_ADDR, -token or SVC_HTTP_TOKEN;',
+    'CONSUL_HTTP_ADDR and CONSUL_HTTP_TOKEN work too; add -h for a command\'s options):',
+    '',
+    clientCommandList(),
     '',
     agentOptions(),
   ].join('\n');

@@ -183,8 +183,13 @@ describe('parseCommand', () => {
   });
 
   it('rejects an unknown command', () => {
-    expect(usageMessage(() => parseCommand(['serve']))).toBe('unknown command: "serve"');
-    expect(usageMessage(() => parseCommand(['-dev']))).toBe('unknown command: "-dev"');
+    expect(usageMessage(() => parseCommand(['serve']))).toMatch(/^unknown command: "serve"\n\nCommands:\n {4}agent\n {4}version\n {4}kv get {2,}Reads a key/);
+    expect(usageMessage(() => parseCommand(['-dev']))).toMatch(/^unknown command: "-dev"\n/);
+  });
+
+  it('hands a client command to the client with its arguments', () => {
+    expect(parseCommand(['kv', 'get', '-recurse', 'a/'])).toEqual({ name: 'client', argv: ['kv', 'get', '-recurse', 'a/'] });
+    expect(parseCommand(['members'])).toEqual({ name: 'client', argv: ['members'] });
   });
 
   it('passes agent flag errors through', () => {

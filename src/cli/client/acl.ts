@@ -1,0 +1,198 @@
+// `acl bootstrap`, `acl policy create|list|read|delete`, `acl token create|list|read|delete`,
+// printed as Consul's CLI prints tokens and policies.
+import { ClientError, type ApiClient } from './api.js';
+import { record, valueOf, type ClientCommand } from './command.js';
+
+interface Token {
+  AccessorID: string;
+  SecretID: string;
+  Description: string;
+  Local: boolean;
+  CreateTime: string;
+  ExpirationTime?: string;
+  Policies?: { ID: string; Name: string }[] | null;
+}
+
+interface Policy {
+  ID: string;
+  Name: string;
+  Description: string;
+  Datacenters?: string[] | null;
+  Rules?: string;
+}
+
+function tokenText(t: Token): string {
+  const rows: [string, string][] = [
+    ['AccessorID', t.AccessorID],
+    ['SecretID', t.SecretID],
+    ['Description', t.Description],
+    ['Local', String(t.Local)],
+    ['Create Time', t.CreateTime],
+  ];
+  if (t.ExpirationTime !== undefined) rows.push(['Expiration Time', t.ExpirationTime]);
+  const policies = t.Policies ?? [];
+  return `${record(rows)}\n${policies.length > 0 ? `Policies:\n${policies.map((p) => `   ${p.ID} - ${p.Name}`).join('\n')}\n` : ''}`;
+}
+
+function policyText(p: Policy, indent = ''): string {
+  return `${record(
+    [
+      ['ID', p.ID],
+      ['Name', p.Name],
+      ['Description', p.Description],
+      ['Datacenters', (p.Datacenters ?? []).join(', ')],
+    ],
+    indent,
+  )}\n${p.Rules === undefined ? '' : `${indent}Rules:\n${p.Rules}\n`}`;
+}
+
+/** -id or -name, for the policy commands that take either. */
+async function policyPath(api: ApiClient, flags: Readonly<Record<string, unknown>>): Promise<string> {
+  if (typeof flags.id === 'string') return `/v1/acl/policy/${encodeURIComponent(flags.id)}`;
+  if (typeof flags.name === 'string') {
+    const policy = await api.json<Policy>('GET', `/v1/acl/policy/name/${encodeURIComponent(flags.name)}`, undefined, 'reading the policy');
+    return `/v1/acl/policy/${policy.ID}`;
+  }
+  throw new ClientError('Must specify either the -id or -name parameters');
+}
+
+const idOrName = { id: { kind: 'string', doc: 'The policy ID.' }, name: { kind: 'string', doc: 'The policy name.' } } as const;
+
+export const aclCommands: ClientCommand[] = [
+  {
+    name: 'acl bootstrap',
+    synopsis: 'Creates the initial management token',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: {},
+    async run({ api, io }) {
+      io.out(tokenText(await api.json<Token>('PUT', '/v1/acl/bootstrap', undefined, 'bootstrapping ACLs')));
+      return 0;
+    },
+  },
+  {
+    name: 'acl policy create',
+    synopsis: 'Creates a policy',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: {
+      name: { kind: 'string', doc: 'The new policy\'s name (required).' },
+      description: { kind: 'string', doc: 'A description.' },
+      rules: { kind: 'string', doc: 'The rules, in HCL or JSON: text, @file, or - for standard input.' },
+      'valid-datacenter': { kind: 'list', doc: 'A datacenter the policy is valid in; repeatable.' },
+    },
+    async run({ api, flags, io }) {
+      if (typeof flags.name !== 'string') throw new ClientError('Missing required \'-name\' flag');
+      const body = {
+        Name: flags.name,
+        Description: typeof flags.description === 'string' ? flags.description : '',
+        Rules: typeof flags.rules === 'string' ? await valueOf(io, flags.rules) : '',
+        ...(Array.isArray(flags['valid-datacenter']) ? { Datacenters: flags['valid-datacenter'] } : {}),
+      };
+      io.out(policyText(await api.json<Policy>('PUT', '/v1/acl/policy', JSON.stringify(body), 'creating the policy')));
+      return 0;
+    },
+  },
+  {
+    name: 'acl policy list',
+    synopsis: 'Lists policies',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: {},
+    async run({ api, io }) {
+      for (const { Rules: _, ...p } of await api.json<Policy[]>('GET', '/v1/acl/policies', undefined, 'listing policies')) io.out(`${p.Name}:\n${policyText(p, '   ')}`);
+      return 0;
+    },
+  },
+  {
+    name: 'acl policy read',
+    synopsis: 'Shows a policy (-id or -name)',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: idOrName,
+    async run({ api, flags, io }) {
+      io.out(policyText(await api.json<Policy>('GET', await policyPath(api, flags), undefined, 'reading the policy')));
+      return 0;
+    },
+  },
+  {
+    name: 'acl policy delete',
+    synopsis: 'Deletes a policy (-id or -name)',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: idOrName,
+    async run({ api, flags, io }) {
+      const path = await policyPath(api, flags);
+      await api.expectOk('DELETE', path, undefined, 'deleting the policy');
+      io.out(`Policy "${decodeURIComponent(path.slice(path.lastIndexOf('/') + 1))}" deleted successfully\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'acl token create',
+    synopsis: 'Creates a token',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: {
+      description: { kind: 'string', doc: 'A description.' },
+      'policy-id': { kind: 'list', doc: 'A policy by ID; repeatable.' },
+      'policy-name': { kind: 'list', doc: 'A policy by name; repeatable.' },
+      secret: { kind: 'string', doc: 'The SecretID to use instead of a generated one.' },
+      local: { kind: 'bool', doc: 'A token local to this datacenter.' },
+      'expires-ttl': { kind: 'string', doc: 'How long the token lives (a duration such as 8h).' },
+    },
+    async run({ api, flags, io }) {
+      const policies = [
+        ...((flags['policy-id'] as readonly string[] | undefined) ?? []).map((ID) => ({ ID })),
+        ...((flags['policy-name'] as readonly string[] | undefined) ?? []).map((Name) => ({ Name })),
+      ];
+      const body = {
+        Description: typeof flags.description === 'string' ? flags.description : '',
+        Policies: policies,
+        Local: flags.local === true,
+        ...(typeof flags.secret === 'string' ? { SecretID: flags.secret } : {}),
+        ...(typeof flags['expires-ttl'] === 'string' ? { ExpirationTTL: flags['expires-ttl'] } : {}),
+      };
+      io.out(tokenText(await api.json<Token>('PUT', '/v1/acl/token', JSON.stringify(body), 'creating the token')));
+      return 0;
+    },
+  },
+  {
+    name: 'acl token list',
+    synopsis: 'Lists tokens',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: {},
+    async run({ api, io }) {
+      const tokens = await api.json<Token[]>('GET', '/v1/acl/tokens', undefined, 'listing tokens');
+      io.out(tokens.map(tokenText).join('\n'));
+      return 0;
+    },
+  },
+  {
+    name: 'acl token read',
+    synopsis: 'Shows a token (-id ACCESSOR, or -self)',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: { id: { kind: 'string', doc: 'The token\'s AccessorID.' }, self: { kind: 'bool', doc: 'The token the command runs with.' } },
+    async run({ api, flags, io }) {
+      const path = flags.self === true ? '/v1/acl/token/self' : typeof flags.id === 'string' ? `/v1/acl/token/${encodeURIComponent(flags.id)}` : undefined;
+      if (path === undefined) throw new ClientError('Must specify the -id parameter');
+      io.out(tokenText(await api.json<Token>('GET', path, undefined, 'reading the token')));
+      return 0;
+    },
+  },
+  {
+    name: 'acl token delete',
+    synopsis: 'Deletes a token (-id ACCESSOR)',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: { id: { kind: 'string', doc: 'The token\'s AccessorID.' } },
+    async run({ api, flags, io }) {
+      if (typeof flags.id !== 'string') throw new ClientError('Must specify the -id parameter');
+      await api.expectOk('DELETE', `/v1/acl/token/${encodeURIComponent(flags.id)}`, undefined, 'deleting the token');
+      io.out(`Token "${flags.id}" deleted successfully\n`);
+      return 0;
+    },
+  },
+];

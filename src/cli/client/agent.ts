@@ -1,0 +1,82 @@
+// `members`, `reload`, `info`, and `connect ca get-config|set-config`.
+import { ClientError } from './api.js';
+import { table, type ClientCommand } from './command.js';
+
+interface Member {
+  Name: string;
+  Addr: string;
+  Port: number;
+  Status: number;
+  Tags: Record<string, string>;
+}
+
+const STATUS = ['none', 'alive', 'leaving', 'left', 'failed'];
+
+export const agentCommands: ClientCommand[] = [
+  {
+    name: 'members',
+    synopsis: 'Lists the members of the cluster',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: { wan: { kind: 'bool', doc: 'The WAN members (servers, named node.dc).' } },
+    async run({ api, flags, io }) {
+      const members = await api.json<Member[]>('GET', `/v1/agent/members${flags.wan === true ? '?wan=1' : ''}`, undefined, 'retrieving members');
+      const rows = members.map((m) => [m.Name, `${m.Addr}:${m.Port}`, STATUS[m.Status] ?? 'unknown', m.Tags.role === 'consul' ? 'server' : 'client', (m.Tags.build ?? '').split(':')[0] ?? '', m.Tags.vsn ?? '', m.Tags.dc ?? '', 'default', m.Tags.role === 'consul' ? '<all>' : '<default>']);
+      io.out(`${table([['Node', 'Address', 'Status', 'Type', 'Build', 'Protocol', 'DC', 'Partition', 'Segment'], ...rows])}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'reload',
+    synopsis: 'Makes the agent re-read its config files',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: {},
+    async run({ api, io }) {
+      await api.expectOk('PUT', '/v1/agent/reload', undefined, 'reloading');
+      io.out('Configuration reload triggered\n');
+      return 0;
+    },
+  },
+  {
+    name: 'info',
+    synopsis: 'Shows the agent\'s stats, section by section',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: {},
+    async run({ api, io }) {
+      const self = await api.json<{ Stats: Record<string, Record<string, string>> }>('GET', '/v1/agent/self', undefined, 'querying the agent');
+      for (const section of Object.keys(self.Stats).sort()) {
+        io.out(`${section}:\n`);
+        const values = self.Stats[section] ?? {};
+        for (const key of Object.keys(values).sort()) io.out(`\t${key} = ${values[key]}\n`);
+      }
+      return 0;
+    },
+  },
+  {
+    name: 'connect ca get-config',
+    synopsis: 'Shows the CA configuration',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: {},
+    async run({ api, io }) {
+      io.out(`${JSON.stringify(await api.json('GET', '/v1/connect/ca/configuration', undefined, 'reading the CA configuration'), null, 4)}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'connect ca set-config',
+    synopsis: 'Changes the CA configuration (-config-file, JSON)',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: { 'config-file': { kind: 'string', doc: 'A JSON file with the new configuration (Provider, Config).' } },
+    async run({ api, flags, io }) {
+      if (typeof flags['config-file'] !== 'string') throw new ClientError('-config-file is required');
+      const body = await io.readFile(flags['config-file']);
+      await api.expectOk('PUT', '/v1/connect/ca/configuration', body, 'setting the CA configuration');
+      io.out('Configuration updated!\n');
+      return 0;
+    },
+  },
+];

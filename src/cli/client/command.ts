@@ -1,0 +1,50 @@
+// What a client command is: its words (`kv get`), its flags, and what it does with the agent.
+import type { ApiClient } from './api.js';
+import type { FlagSpecs, ParsedFlags } from './flags.js';
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+  /** The whole of standard input (a value given as `-`). */
+  stdin(): Promise<string>;
+  readFile(path: string): Promise<string>;
+}
+
+export interface Context {
+  readonly api: ApiClient;
+  readonly flags: ParsedFlags['values'];
+  readonly args: readonly string[];
+  readonly io: Io;
+}
+
+export interface ClientCommand {
+  /** The words after `svc-agent`: `kv get`. */
+  readonly name: string;
+  readonly synopsis: string;
+  /** What follows the options in the usage line: `KEY [VALUE]`. */
+  readonly argsUsage: string;
+  readonly flags: FlagSpecs;
+  /** How many positional arguments it takes: [min, max]. */
+  readonly arity: readonly [number, number];
+  /** Resolves to the exit code. */
+  run(ctx: Context): Promise<number>;
+}
+
+/** `@file` reads the file, `-` standard input, anything else is the value itself (Consul's rule). */
+export async function valueOf(io: Io, raw: string): Promise<string> {
+  if (raw === '-') return io.stdin();
+  if (raw.startsWith('@')) return io.readFile(raw.slice(1));
+  return raw;
+}
+
+/** Lines of `label:  value`, labels padded to one column, as Consul's CLI prints records. */
+export function record(rows: readonly (readonly [string, string])[], indent = ''): string {
+  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+  return rows.map(([label, value]) => `${indent}${`${label}:`.padEnd(width)}${value}`.trimEnd()).join('\n');
+}
+
+/** Columns separated by two spaces, each as wide as its widest cell. */
+export function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
+}

@@ -1,0 +1,101 @@
+// `svc-agent agent`: loads and validates the config, starts the agent, reloads it on SIGHUP (the
+// same files and flags, re-read), and stops it gracefully on SIGINT/SIGTERM. Loaded only for the
+// agent command, so the client commands start without the agent's modules.
+import { createAgent, type Agent } from '../agent.js';
+import { loadConfig } from '../config/load.js';
+import { readConfigSources } from '../config/sources.js';
+import { createLogger } from '../core/log.js';
+import { openFilesReport, readOpenFilesLimit } from '../core/open-files.js';
+import { VERSION } from '../version.js';
+import type { AgentArgs } from './args.js';
+import { fail } from './fail.js';
+
+/** The grace period of a stop; past it the process exits anyway (with status 1). */
+const STOP_DEADLINE_MS = 5000;
+
+export async function runAgent(args: AgentArgs): Promise<number> {
+  let config;
+  // Deprecation warnings wait for the logger, which needs the config's log level.
+  const warnings: string[] = [];
+  let warn = (message: string): void => void warnings.push(message);
+  // Sources are read (HCL parsed) before each load: at start and on every reload.
+  const load = async (): Promise<ReturnType<typeof loadConfig>> => loadConfig({ sources: await readConfigSources(args.config), flags: args.flags, dev: args.dev, warn: (message) => warn(message) });
+  try {
+    config = await load();
+  } catch (err) {
+    return fail(err);
+  }
+  const log = createLogger(config.logLevel, process.stdout, config.logJson ? 'json' : 'text');
+  for (const message of warnings) log.warn({}, message);
+  warn = (message) => log.warn({}, message);
+  const openFiles = openFilesReport(readOpenFilesLimit());
+  log[openFiles.level](openFiles.obj, openFiles.msg);
+  let agent: Agent | undefined;
+  // systemd's ExecReload sends SIGHUP: reload, never stop (a failure is logged; the agent goes on).
+  process.on('SIGHUP', () => {
+    if (agent === undefined) {
+      log.warn({ signal: 'SIGHUP' }, 'reload ignored: the agent is still starting');
+      return;
+    }
+    log.info({ signal: 'SIGHUP' }, 'reloading config');
+    agent.reload().catch(() => undefined);
+  });
+  try {
+    agent = await createAgent(config, { log, acceptStateLoss: args.acceptStateLoss, reloadConfig: load });
+  } catch (err) {
+    log.error({ err }, 'start-up failed');
+    return fail(err);
+  }
+  try {
+    await agent.listen();
+  } catch (err) {
+    log.error({ err }, 'start-up failed');
+    await agent.close().catch(() => {}); // the store's lock and the member record go with it
+    return fail(err);
+  }
+  const listening = agent.listening!;
+  const address = (port: number | undefined): string | null => (port === undefined ? null : config.clientAddr.includes(':') ? `[${config.clientAddr}]:${port}` : `${config.clientAddr}:${port}`);
+  log.info(
+    {
+      address: address(listening.http),
+      httpsAddress: address(listening.https),
+      transport: listening.transport,
+      transportReason: listening.transportReason,
+      node: config.nodeName,
+      datacenter: config.datacenter,
+      dataDir: config.dataDir ?? null,
+      inMemory: config.dataDir === undefined,
+      version: VERSION,
+      index: agent.store.index,
+      recovery: 'recovery' in agent.store ? agent.store.recovery : null,
+      etcd: config.cluster.etcd.endpoints.length > 0 ? config.cluster.etcd.endpoints : null,
+      server: config.server,
+    },
+    'svc-agent started',
+  );
+
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string): void => {
+      log.info({ signal }, 'shutting down');
+      const deadline = setTimeout(() => {
+        log.error({ deadlineMs: STOP_DEADLINE_MS }, 'graceful stop timed out');
+        resolve(1);
+      }, STOP_DEADLINE_MS);
+      agent.close().then(
+        () => {
+          clearTimeout(deadline);
+          log.info({}, 'stopped');
+          resolve(0);
+        },
+        (err: unknown) => {
+          clearTimeout(deadline);
+          log.error({ err }, 'stop failed');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+
+  });
+}

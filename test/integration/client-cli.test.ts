@@ -1,0 +1,135 @@
+// The client commands against a running agent with ACLs on, as a Consul user runs them: address
+// and token from SVC_/CONSUL_ variables or flags, Consul's wording, exit codes.
+import { createServer } from 'node:net';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startAgent, tempDir, type AgentProcess } from './support/agent-process.js';
+
+const ROOT = 'root-secret';
+
+describe('client commands', () => {
+  let agent: AgentProcess;
+  let dir: { path: string; remove: () => Promise<void> };
+  let env: NodeJS.ProcessEnv;
+  const cli = (...args: string[]) => runCli(args, env);
+
+  beforeAll(async () => {
+    dir = await tempDir('svc-cli-');
+    agent = await startAgent({ config: { acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: ROOT } } } });
+    env = { SVC_HTTP_ADDR: `127.0.0.1:${agent.port}`, SVC_HTTP_TOKEN: ROOT };
+  });
+  afterAll(async () => {
+    await agent.stop();
+    await dir.remove();
+  });
+
+  it('kv put, get, get -recurse, -cas and delete', async () => {
+    expect(await cli('kv', 'put', 'app/a', 'one')).toMatchObject({ code: 0, stdout: 'Success! Data written to: app/a\n' });
+    await writeFile(join(dir.path, 'v.txt'), 'from a file');
+    expect((await cli('kv', 'put', 'app/b', `@${join(dir.path, 'v.txt')}`)).code).toBe(0);
+    expect(await cli('kv', 'get', 'app/a')).toMatchObject({ code: 0, stdout: 'one\n' });
+    expect(await cli('kv', 'get', '-recurse', 'app/')).toMatchObject({ code: 0, stdout: 'app/a:one\napp/b:from a file\n' });
+    const index = (await (await fetch(`${agent.url}/v1/kv/app/a`, { headers: { 'X-Svc-Token': ROOT } }).then((r) => r.json())) as { ModifyIndex: number }[])[0]!.ModifyIndex;
+    expect(await cli('kv', 'put', '-cas', `-modify-index=${index + 1000}`, 'app/a', 'two')).toMatchObject({ code: 1, stderr: 'Error! Did not write to app/a: CAS failed\n' });
+    expect((await cli('kv', 'put', '-cas', '-modify-index', String(index), 'app/a', 'two')).code).toBe(0);
+    expect((await cli('kv', 'get', 'app/a')).stdout).toBe('two\n');
+    expect(await cli('kv', 'delete', 'app/a')).toMatchObject({ code: 0, stdout: 'Success! Deleted key: app/a\n' });
+    expect(await cli('kv', 'get', 'app/a')).toMatchObject({ code: 1, stderr: 'Error! No key exists at: app/a\n' });
+    expect(await cli('kv', 'delete', '-recurse', 'app/')).toMatchObject({ code: 0, stdout: 'Success! Deleted keys with prefix: app/\n' });
+    expect((await cli('kv', 'get', '-recurse', 'app/')).stdout).toBe('');
+  });
+
+  it('reads CONSUL_HTTP_ADDR and CONSUL_HTTP_TOKEN, and flags over both', async () => {
+    const consul = { CONSUL_HTTP_ADDR: `http://127.0.0.1:${agent.port}`, CONSUL_HTTP_TOKEN: ROOT };
+    expect((await runCli(['kv', 'put', 'c', 'x'], consul)).code).toBe(0);
+    expect((await runCli(['kv', 'get', '-http-addr', `127.0.0.1:${agent.port}`, '-token', ROOT, 'c'], {})).stdout).toBe('x\n');
+    const denied = await runCli(['kv', 'get', 'c'], { SVC_HTTP_ADDR: `127.0.0.1:${agent.port}` });
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toMatch(/^Error querying the agent: Unexpected response code: 403 \(Permission denied/);
+  });
+
+  it('members, info and reload', async () => {
+    const members = await cli('members');
+    expect(members.code).toBe(0);
+    expect(members.stdout.split('\n')[0]).toMatch(/^Node +Address +Status +Type +Build +Protocol +DC +Partition +Segment$/);
+    expect(members.stdout.split('\n')[1]).toMatch(/^\S+ +127\.0\.0\.1:8301 +alive +server /);
+    const info = await cli('info');
+    expect(info.stdout).toContain('consul:\n\tacl = enabled\n');
+    expect(await cli('reload')).toMatchObject({ code: 0, stdout: 'Configuration reload triggered\n' });
+  });
+
+  it('acl policy and token create, list, read and delete', async () => {
+    const created = await cli('acl', 'policy', 'create', '-name', 'readers', '-description', 'read all', '-rules', 'key_prefix "" { policy = "read" }');
+    expect(created.code).toBe(0);
+    const policyId = /^ID: +(\S+)$/m.exec(created.stdout)?.[1];
+    expect(created.stdout).toMatch(/^Name: +readers$/m);
+    expect((await cli('acl', 'policy', 'list')).stdout).toMatch(/^readers:\n {3}ID: +\S+\n {3}Name: +readers$/m);
+    expect((await cli('acl', 'policy', 'read', '-name', 'readers')).stdout).toContain('key_prefix "" { policy = "read" }');
+    const token = await cli('acl', 'token', 'create', '-description', 'reader', '-policy-name', 'readers');
+    expect(token.code).toBe(0);
+    const accessor = /^AccessorID: +(\S+)$/m.exec(token.stdout)?.[1] as string;
+    const secret = /^SecretID: +(\S+)$/m.exec(token.stdout)?.[1] as string;
+    expect(token.stdout).toContain(`   ${policyId} - readers`);
+    // The new token reads KV and may not write it.
+    expect((await runCli(['kv', 'put', 'r', 'x'], { ...env, SVC_HTTP_TOKEN: secret })).code).toBe(1);
+    expect((await cli('acl', 'token', 'list')).stdout).toContain(`AccessorID:  ${accessor}`);
+    expect((await cli('acl', 'token', 'read', '-id', accessor)).stdout).toMatch(/^Description: +reader$/m);
+    expect(await cli('acl', 'token', 'delete', '-id', accessor)).toMatchObject({ code: 0, stdout: `Token "${accessor}" deleted successfully\n` });
+    expect(await cli('acl', 'policy', 'delete', '-name', 'readers')).toMatchObject({ code: 0, stdout: `Policy "${policyId}" deleted successfully\n` });
+  });
+
+  it('acl bootstrap on an agent without a management token, once', async () => {
+    const fresh = await startAgent({ config: { acl: { enabled: true, default_policy: 'deny' } } });
+    try {
+      const first = await runCli(['acl', 'bootstrap'], { SVC_HTTP_ADDR: `127.0.0.1:${fresh.port}` });
+      expect(first.code).toBe(0);
+      expect(first.stdout).toMatch(/^SecretID: +[0-9a-f-]{36}$/m);
+      expect(first.stdout).toContain('00000000-0000-0000-0000-000000000001 - global-management');
+      const again = await runCli(['acl', 'bootstrap'], { SVC_HTTP_ADDR: `127.0.0.1:${fresh.port}` });
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/^Error bootstrapping ACLs: Unexpected response code: 403/);
+    } finally {
+      await fresh.stop();
+    }
+  });
+
+  it('intention create, get, list, check and delete', async () => {
+    expect(await cli('intention', 'create', '-deny', 'web', 'db')).toMatchObject({ code: 0, stdout: 'Created: web => db (deny)\n' });
+    expect((await cli('intention', 'create', 'web', 'db')).code).toBe(1);
+    expect((await cli('intention', 'create', '-replace', '-allow', 'web', 'db')).stdout).toBe('Created: web => db (allow)\n');
+    expect((await cli('intention', 'get', 'web', 'db')).stdout).toMatch(/^Source: +web\nDestination: +db\nAction: +allow$/m);
+    expect((await cli('intention', 'list')).stdout).toMatch(/Source +Action +Destination +Precedence\n.*web +allow +db +9/);
+    expect(await cli('intention', 'check', 'web', 'db')).toMatchObject({ code: 0, stdout: 'Allowed\n' });
+    expect(await cli('intention', 'check', 'api', 'db')).toMatchObject({ code: 2, stdout: 'Denied\n' });
+    expect(await cli('intention', 'delete', 'web', 'db')).toMatchObject({ code: 0, stdout: 'Intention deleted.\n' });
+  });
+
+  it('connect ca get-config and set-config', async () => {
+    const config = JSON.parse((await cli('connect', 'ca', 'get-config')).stdout) as { Provider: string; Config: Record<string, unknown> };
+    expect(config.Provider).toBe('consul');
+    const file = join(dir.path, 'ca.json');
+    await writeFile(file, JSON.stringify({ Provider: 'consul', Config: { ...config.Config, LeafCertTTL: '24h' } }));
+    expect(await cli('connect', 'ca', 'set-config', '-config-file', file)).toMatchObject({ code: 0, stdout: 'Configuration updated!\n' });
+    expect((JSON.parse((await cli('connect', 'ca', 'get-config')).stdout) as { Config: { LeafCertTTL: string } }).Config.LeafCertTTL).toBe('24h');
+  });
+
+  it('lists the commands for an unknown one, and says in one line when the agent is unreachable', async () => {
+    const unknown = await cli('acl', 'frobnicate');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('Unknown command: "acl frobnicate"');
+    expect(unknown.stderr).toContain('acl policy create');
+    const top = await cli('frobnicate');
+    expect(top.code).toBe(1);
+    expect(top.stderr).toContain('kv get');
+    const port = await new Promise<number>((done) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => done(p));
+      });
+    });
+    const down = await runCli(['members'], { SVC_HTTP_ADDR: `127.0.0.1:${port}` });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toBe(`Error connecting to the agent at http://127.0.0.1:${port}: ECONNREFUSED\n`);
+  });
+});
