@@ -29,6 +29,8 @@ export interface StartOptions {
   /** A config object written to a temp file and passed with -config-file. */
   readonly config?: Record<string, unknown>;
   readonly env?: NodeJS.ProcessEnv;
+  /** The Node binary to run it with (another Node line); this process's own by default. */
+  readonly node?: string;
   /** Starts it under this open-files limit (util-linux prlimit; see hasPrlimit in test/support/open-files.ts). */
   readonly nofile?: { readonly soft: number; readonly hard: number };
 }
@@ -48,7 +50,8 @@ export async function startAgent(options: StartOptions = {}): Promise<AgentProce
     args.push('-config-file', file);
   }
   args.push(...(options.args ?? []));
-  const command = options.nofile === undefined ? [process.execPath, MAIN] : ['prlimit', `--nofile=${options.nofile.soft}:${options.nofile.hard}`, process.execPath, MAIN];
+  const node = options.node ?? process.execPath;
+  const command = options.nofile === undefined ? [node, MAIN] : ['prlimit', `--nofile=${options.nofile.soft}:${options.nofile.hard}`, node, MAIN];
   const child = spawn(command[0] as string, [...command.slice(1), ...args], {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
