@@ -44,6 +44,10 @@ const AGENT_FLAGS: readonly FlagSpec[] = [
   { name: 'datacenter', key: 'datacenter', kind: 'string', placeholder: 'name' },
   { name: 'log-level', key: 'log_level', kind: 'string', placeholder: 'level' },
   { name: 'log-json', key: 'log_json', kind: 'bool' },
+  { name: 'log-file', key: 'log_file', kind: 'string', placeholder: 'path' },
+  { name: 'log-rotate-bytes', key: 'log_rotate_bytes', kind: 'int', placeholder: 'bytes' },
+  { name: 'log-rotate-duration', key: 'log_rotate_duration', kind: 'string', placeholder: 'duration' },
+  { name: 'log-rotate-max-files', key: 'log_rotate_max_files', kind: 'int', placeholder: 'count' },
   { name: 'server', key: 'server', kind: 'bool' },
   { name: 'etcd', key: 'cluster.etcd.endpoints', kind: 'list', placeholder: 'url', doc: 'An etcd client URL; repeat for each member.' },
   {

@@ -5,6 +5,7 @@ import { createAgent, type Agent } from '../agent.js';
 import { loadConfig } from '../config/load.js';
 import { readConfigSources } from '../config/sources.js';
 import { createLogger } from '../core/log.js';
+import { RotatingLogFile } from '../core/log-file.js';
 import { openFilesReport, readOpenFilesLimit } from '../core/open-files.js';
 import { VERSION } from '../version.js';
 import type { AgentArgs } from './args.js';
@@ -25,7 +26,14 @@ export async function runAgent(args: AgentArgs): Promise<number> {
   } catch (err) {
     return fail(err);
   }
-  const log = createLogger(config.logLevel, process.stdout, config.logJson ? 'json' : 'text');
+  let file: RotatingLogFile | undefined;
+  try {
+    const f = config.logFile;
+    file = f.path === undefined ? undefined : new RotatingLogFile({ path: f.path, maxBytes: f.rotateBytes, maxAgeMs: f.rotateDurationMs, maxFiles: f.rotateMaxFiles });
+  } catch (err) {
+    return fail(new Error(`cannot open log_file ${config.logFile.path}: ${(err as Error).message}`));
+  }
+  const log = createLogger(config.logLevel, process.stdout, config.logJson ? 'json' : 'text', file);
   for (const message of warnings) log.warn({}, message);
   warn = (message) => log.warn({}, message);
   const openFiles = openFilesReport(readOpenFilesLimit());

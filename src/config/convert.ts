@@ -23,6 +23,7 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
     dataDir: v.data_dir,
     logLevel: v.log_level,
     logJson: v.log_json,
+    logFile: { path: v.log_file, rotateBytes: v.log_rotate_bytes, rotateDurationMs: v.log_rotate_duration, rotateMaxFiles: v.log_rotate_max_files },
     translateWanAddrs: v.translate_wan_addrs,
     // A lone agent is its own server: it holds its CA key as it always did.
     server: v.server || v.cluster.etcd.endpoints.length === 0,

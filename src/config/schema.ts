@@ -75,6 +75,10 @@ export const CONFIG_SCHEMA = {
   },
   data_dir: optionalKey(text(), 'Directory for persistent state; required unless -dev.', 'none (required unless -dev)'),
   log_level: key(logLevel(), 'info', 'Log level: trace, debug, info, warn or error (any case; "err" means error); changes on reload.'),
+  log_file: optionalKey(text(), 'Also write log lines to this file (rotated: log_rotate_bytes, log_rotate_duration, log_rotate_max_files).'),
+  log_rotate_bytes: key(int(0), 0, 'Rotate the log file before it grows past this many bytes; 0: no size limit.'),
+  log_rotate_duration: key(duration('non-negative'), '24h', 'Rotate the log file once it is this old; 0s: never by age.'),
+  log_rotate_max_files: key(int(-1), 0, 'Rotated log files to keep: 0 keeps all, -1 keeps none.'),
   log_json: key(bool(), false, 'Write log lines as JSON (level, ISO time, component, msg, fields) instead of Consul\'s text format.'),
   server: key(bool(), false, 'Server agent: holds the CA key, signs leaves, initialises and rotates the CA (cluster mode).'),
   cluster: {

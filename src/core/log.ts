@@ -51,8 +51,15 @@ const REDACT = [
  * JSON lines carry `level` as its name, `time` as an ISO timestamp and one `component`; text lines
  * are Consul's format. `destination` defaults to stdout.
  */
-export function createLogger(level: LogLevel, destination: NodeJS.WritableStream = process.stdout, format: LogFormat = 'json'): RootLogger {
-  const stream = format === 'json' ? destination : { write: (line: string) => destination.write(formatTextLine(line)) };
+export function createLogger(level: LogLevel, destination: NodeJS.WritableStream = process.stdout, format: LogFormat = 'json', file?: { write(line: string): void }): RootLogger {
+  const shape = format === 'json' ? (line: string) => line : formatTextLine;
+  const stream = {
+    write(line: string): void {
+      const out = shape(line);
+      destination.write(out);
+      file?.write(out);
+    },
+  };
   const base = pino(
     {
       level,

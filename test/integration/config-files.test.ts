@@ -31,6 +31,23 @@ describe('config files', () => {
     }
   });
 
+  it('writes its log lines to -log-file as well, and rotates it by size', async () => {
+    const file = join(dir.path, 'agent.log');
+    const agent = await startAgent({ args: ['-log-file', file, '-log-rotate-bytes', '400', '-log-level', 'debug'] });
+    try {
+      for (let i = 0; i < 5; i++) await fetch(`${agent.url}/v1/status/leader`);
+      await agent.waitForLog((l) => l.msg === 'Request finished');
+    } finally {
+      await agent.stop();
+    }
+    const { readFile, readdir } = await import('node:fs/promises');
+    const all = (await readdir(dir.path)).filter((n) => /^agent(-\d+)?\.log$/.test(n));
+    expect(all.length).toBeGreaterThan(1);
+    const text = (await Promise.all(all.map((n) => readFile(join(dir.path, n), 'utf8')))).join('');
+    expect(text).toContain('"msg":"svc-agent started"');
+    expect(text).toContain('"msg":"Request finished"');
+  });
+
   it('names the file a bad value came from', async () => {
     const file = join(dir.path, 'bad.hcl');
     await writeFile(file, 'ports {\n  http = 70000\n}\n');

@@ -23,6 +23,7 @@ describe('defaults', () => {
       dataDir: undefined,
       logLevel: 'info',
       logJson: false,
+      logFile: { path: undefined, rotateBytes: 0, rotateDurationMs: 86_400_000, rotateMaxFiles: 0 },
       translateWanAddrs: false,
       server: true,
       cluster: {
