@@ -255,7 +255,10 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       if ('setLevel' in log) (log as RootLogger).setLevel(next.logLevel);
       if (credentials !== undefined) httpsServer?.replaceCredentials?.(credentials);
       log.info({ applied: plan.applied, restartNeeded: plan.restartNeeded, tlsReloaded: credentials !== undefined }, 'config reloaded');
-      if (plan.restartNeeded.length > 0) log.warn({ keys: plan.restartNeeded }, 'config reloaded: these changes take effect after a restart');
+      const [caKeys, restartKeys] = partition(plan.restartNeeded, (key) => key.startsWith('connect.ca_config.'));
+      if (restartKeys.length > 0) log.warn({ keys: restartKeys }, 'config reloaded: these changes take effect after a restart');
+      // As in Consul, the file's ca_config only bootstraps the CA; a running CA changes through its API.
+      if (caKeys.length > 0) log.warn({ keys: caKeys }, 'config reloaded: connect.ca_config only bootstraps the CA; change a running CA with PUT /v1/connect/ca/configuration (svc-agent connect ca set-config)');
       return plan;
     });
     reloading = run.catch(() => undefined);
@@ -320,4 +323,11 @@ function reportSigningPolicy(pool: PoolSigner, wanted: AgentConfig['connect']['s
     },
     (err: unknown) => log.debug({ err }, 'leaf-signing threads did not report their scheduling'),
   );
+}
+
+function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {
+  const yes: T[] = [];
+  const no: T[] = [];
+  for (const item of items) (test(item) ? yes : no).push(item);
+  return [yes, no];
 }
