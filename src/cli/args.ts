@@ -5,6 +5,7 @@ import yargsParser from 'yargs-parser';
 import { describeDefault, findConfigKey, type RawConfig } from '../config/schema.js';
 import { CLIENT_WORDS, clientCommandList } from './client/index.js';
 import { UsageError } from './usage-error.js';
+import { loadtestHelp } from './loadtest/cli.js';
 import type { ConfigPath } from '../config/sources.js';
 
 export { UsageError };
@@ -208,6 +209,8 @@ export type Command =
   | { readonly name: 'version' }
   /** A client command (`kv get ...`): its words and flags, run by src/cli/client/. */
   | { readonly name: 'client'; readonly argv: readonly string[] }
+  /** `loadtest <scenario> ...`, run by src/loadtest/. */
+  | { readonly name: 'loadtest'; readonly argv: readonly string[] }
   /** exitCode 0 when help was asked for, 1 when it is shown because no command was given. */
   | { readonly name: 'help'; readonly text: string; readonly exitCode: 0 | 1 };
 
@@ -216,7 +219,7 @@ export function parseCommand(argv: readonly string[]): Command {
   const [first, ...rest] = argv;
   if (first === undefined) return { name: 'help', text: mainHelp(), exitCode: 1 };
   if (first === 'help' || HELP_FLAGS.has(first)) {
-    return { name: 'help', text: rest[0] === 'agent' ? agentHelp() : mainHelp(), exitCode: 0 };
+    return { name: 'help', text: rest[0] === 'agent' ? agentHelp() : rest[0] === 'loadtest' ? loadtestHelp() : mainHelp(), exitCode: 0 };
   }
   if (first === 'version' || first === '-version' || first === '--version' || first === '-v') {
     if (rest.length > 0) throw new UsageError(`unexpected extra arguments: [${rest.join(' ')}]`);
@@ -228,6 +231,7 @@ export function parseCommand(argv: readonly string[]): Command {
     if (options.some((a) => HELP_FLAGS.has(a))) return { name: 'help', text: agentHelp(), exitCode: 0 };
     return { name: 'agent', args: parseAgentArgs(rest) };
   }
+  if (first === 'loadtest') return { name: 'loadtest', argv: rest };
   if (CLIENT_WORDS.has(first)) return { name: 'client', argv };
   throw new UsageError(`unknown command: ${JSON.stringify(first)}\n\nCommands:\n    agent\n    version\n${clientCommandList()}`);
 }
@@ -239,7 +243,8 @@ export function mainHelp(): string {
     'Commands:',
     '    agent      Runs a service-mesh agent',
     '    version    Prints the version',
-    '    help       Shows this help (help agent: the agent options)',
+    '    loadtest   Puts load on a running agent and reports what it measured (help loadtest)',
+    '    help       Shows this help (help agent, help loadtest: their options)',
     '',
     'Client commands (they talk to a running agent: -http-addr or SVC_HTTP_ADDR, -token or SVC_HTTP_TOKEN;',
     'CONSUL_HTTP_ADDR and CONSUL_HTTP_TOKEN work too; add -h for a command\'s options):',

@@ -24,6 +24,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return (await import('./run-agent.js')).runAgent(command.args);
     case 'client':
       return (await import('./client/index.js')).runClient(command.argv, process.env);
+    case 'loadtest':
+      return (await import('./loadtest/cli.js')).runLoadtest(command.argv, process.env);
   }
 }
 

@@ -1,0 +1,72 @@
+// `authorize`: keep-alive POST /v1/agent/connect/authorize over a realistic intention set, seeded
+// through the public API under a run-specific prefix and removed afterwards.
+import { ClientError, type ApiClient } from '../../client/api.js';
+import { httpRequest } from '../http-channel.js';
+import type { FlagSpecs } from '../../client/flags.js';
+
+export const authorizeFlags: FlagSpecs = {
+  intentions: { kind: 'int', doc: 'Intentions seeded (default 1000).' },
+  destinations: { kind: 'int', doc: 'Destination services they spread over (default 100).' },
+  'deny-percent': { kind: 'int', doc: 'Share of the intentions that deny, in percent (default 20).' },
+  'miss-percent': { kind: 'int', doc: 'Share of calls from a source no intention names, in percent (default 10).' },
+};
+
+export interface AuthorizeSetup {
+  /** The request bytes the connections send in turn. */
+  readonly requests: readonly Buffer[];
+  readonly seeded: number;
+  cleanup(): Promise<void>;
+}
+
+export async function setUpAuthorize(api: ApiClient, prefix: string, flags: Readonly<Record<string, unknown>>, headers: Readonly<Record<string, string>>): Promise<AuthorizeSetup> {
+  const count = Number(flags.intentions ?? 1000);
+  const destinations = Math.max(1, Number(flags.destinations ?? 100));
+  const denyPercent = Number(flags['deny-percent'] ?? 20);
+  const missPercent = Number(flags['miss-percent'] ?? 10);
+  const roots = await api.call('GET', '/v1/agent/connect/ca/roots');
+  if (roots.status !== 200) throw new ClientError(`The target does not serve /v1/agent/connect/ca/roots (${roots.status}: ${roots.text.trim()}): is Connect enabled on it?`);
+  const trustDomain = (JSON.parse(roots.text) as { TrustDomain?: string }).TrustDomain ?? 'consul';
+  const probe = await api.call('POST', '/v1/agent/connect/authorize', JSON.stringify({ Target: `${prefix}-probe`, ClientCertURI: `spiffe://${trustDomain}/ns/default/dc/dc1/svc/${prefix}-probe-src` }));
+  if (probe.status === 404 || probe.status === 405) throw new ClientError('The target does not serve POST /v1/agent/connect/authorize: is it an agent with Connect enabled?');
+  if (probe.status === 403) throw new ClientError(`The token may not authorize (service:write on the destination): ${probe.text.trim()}`);
+
+  const pairs: [string, string, 'allow' | 'deny'][] = [];
+  for (let i = 0; i < count; i++) pairs.push([`${prefix}-src-${Math.floor(i / destinations)}`, `${prefix}-dst-${i % destinations}`, i % 100 < denyPercent ? 'deny' : 'allow']);
+  const exact = (src: string, dst: string): string => `/v1/connect/intentions/exact?source=${encodeURIComponent(src)}&destination=${encodeURIComponent(dst)}`;
+  let next = 0;
+  const created: [string, string][] = [];
+  const seedOne = async (): Promise<void> => {
+    while (next < pairs.length) {
+      const [src, dst, action] = pairs[next++] as [string, string, 'allow' | 'deny'];
+      await api.expectOk('PUT', exact(src, dst), JSON.stringify({ Action: action }), 'seeding intentions');
+      created.push([src, dst]);
+    }
+  };
+  const cleanup = async (): Promise<void> => {
+    let i = 0;
+    const removeOne = async (): Promise<void> => {
+      while (i < created.length) {
+        const [src, dst] = created[i++] as [string, string];
+        await api.call('DELETE', exact(src, dst));
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, removeOne));
+  };
+  try {
+    await Promise.all(Array.from({ length: 16 }, seedOne));
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+
+  const requests: Buffer[] = [];
+  const bodies = Math.min(10_000, Math.max(pairs.length * 2, 100));
+  for (let i = 0; i < bodies; i++) {
+    const pair = pairs[i % pairs.length] as [string, string, string];
+    const miss = i % 100 < missPercent;
+    const source = miss ? `${prefix}-unknown-${i}` : pair[0];
+    const body = JSON.stringify({ Target: pair[1], ClientCertURI: `spiffe://${trustDomain}/ns/default/dc/dc1/svc/${source}`, ClientCertSerial: (i + 1).toString(16).padStart(2, '0') });
+    requests.push(httpRequest('POST', '/v1/agent/connect/authorize', headers, body));
+  }
+  return { requests, seeded: created.length, cleanup };
+}

@@ -1,0 +1,51 @@
+// Latency histograms for the load tests: hdr-histogram-js (HdrHistogram's port), imported here
+// and nowhere else; values are microseconds, from 1 µs to an hour at 3 significant digits.
+import * as hdr from 'hdr-histogram-js';
+
+export interface LatencyHistogram {
+  record(micros: number): void;
+  readonly count: number;
+  percentile(p: number): number;
+  readonly max: number;
+  readonly mean: number;
+  /** Adds another's counts (the run's total from per-second histograms). */
+  add(other: LatencyHistogram): void;
+  /** The percentile distribution, for the report's HDR plot: [percentile, micros] pairs. */
+  distribution(): [number, number][];
+  reset(): void;
+}
+
+class Hdr implements LatencyHistogram {
+  readonly h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, useWebAssembly: false });
+
+  record(micros: number): void {
+    this.h.recordValue(Math.max(1, Math.round(micros)));
+  }
+  get count(): number {
+    return this.h.totalCount;
+  }
+  percentile(p: number): number {
+    return this.h.getValueAtPercentile(p);
+  }
+  get max(): number {
+    return this.h.maxValue;
+  }
+  get mean(): number {
+    return this.h.mean;
+  }
+  add(other: LatencyHistogram): void {
+    this.h.add((other as Hdr).h);
+  }
+  distribution(): [number, number][] {
+    const points: [number, number][] = [];
+    for (const p of [0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 100]) points.push([p, this.h.getValueAtPercentile(p)]);
+    return points;
+  }
+  reset(): void {
+    this.h.reset();
+  }
+}
+
+export function latencyHistogram(): LatencyHistogram {
+  return new Hdr();
+}
