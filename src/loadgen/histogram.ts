@@ -1,4 +1,4 @@
-// Latency histograms for the load tests: hdr-histogram-js (HdrHistogram's port), imported here
+// Latency histograms for the load generator: hdr-histogram-js (HdrHistogram's port), imported here
 // and nowhere else; values are microseconds, from 1 µs to an hour at 3 significant digits.
 import * as hdr from 'hdr-histogram-js';
 
@@ -13,6 +13,8 @@ export interface LatencyHistogram {
   /** The percentile distribution, for the report's HDR plot: [percentile, micros] pairs. */
   distribution(): [number, number][];
   reset(): void;
+  /** Compressed, to cross a thread boundary (decodeHistogram reads it). */
+  encode(): string;
 }
 
 class Hdr implements LatencyHistogram {
@@ -44,6 +46,15 @@ class Hdr implements LatencyHistogram {
   reset(): void {
     this.h.reset();
   }
+  encode(): string {
+    return hdr.encodeIntoCompressedBase64(this.h);
+  }
+}
+
+export function decodeHistogram(encoded: string): LatencyHistogram {
+  const out = new Hdr();
+  out.h.add(hdr.decodeFromCompressedBase64(encoded, 32, false));
+  return out;
 }
 
 export function latencyHistogram(): LatencyHistogram {

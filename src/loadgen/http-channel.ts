@@ -2,7 +2,7 @@
 // enough of each answer (status, Content-Length or chunked end) to know it is complete: the load
 // generator's own cost per request stays small next to the agent's.
 import { connect, type Socket } from 'node:net';
-import type { Outcome } from './recorder.js';
+import type { Outcome } from './types.js';
 import type { Channel } from './scheduler.js';
 
 export interface HttpTarget {
@@ -12,10 +12,34 @@ export interface HttpTarget {
 
 const HEAD_END = Buffer.from('\r\n\r\n');
 const CHUNKED_END = Buffer.from('0\r\n\r\n');
+const EMPTY = Buffer.alloc(0);
+/** Header names as servers send them, in both usual spellings. */
+const CONTENT_LENGTH = [Buffer.from('\r\nContent-Length:'), Buffer.from('\r\ncontent-length:')];
+const TRANSFER_ENCODING = [Buffer.from('\r\nTransfer-Encoding: chunked'), Buffer.from('\r\ntransfer-encoding: chunked')];
+const CONNECTION_CLOSE = [Buffer.from('\r\nConnection: close'), Buffer.from('\r\nconnection: close')];
+
+/** Where one of the spellings starts within the head (before `end`), or -1. */
+function headerAt(buf: Buffer, end: number, names: readonly Buffer[]): number {
+  for (const name of names) {
+    const at = buf.indexOf(name);
+    if (at !== -1 && at < end) return at + name.length;
+  }
+  return -1;
+}
+
+/** A header's decimal value, or undefined when the head has no such header. */
+function headerNumber(buf: Buffer, end: number, names: readonly Buffer[]): number | undefined {
+  let at = headerAt(buf, end, names);
+  if (at === -1) return undefined;
+  while (buf[at] === 32) at++;
+  let n = 0;
+  for (let c = buf[at] as number; c >= 48 && c <= 57; c = buf[++at] as number) n = n * 10 + c - 48;
+  return n;
+}
 
 export class HttpChannel implements Channel {
   private socket: Socket | undefined;
-  private buffer: Buffer = Buffer.alloc(0);
+  private buffer: Buffer = EMPTY;
   private pending: { resolve: (o: Outcome) => void; timer: NodeJS.Timeout } | undefined;
 
   constructor(
@@ -42,7 +66,7 @@ export class HttpChannel implements Channel {
   private open(): Socket {
     const socket = connect({ host: this.target.host, port: this.target.port, noDelay: true });
     this.socket = socket;
-    this.buffer = Buffer.alloc(0);
+    this.buffer = EMPTY;
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err: NodeJS.ErrnoException) => this.fail(err.code === 'ECONNREFUSED' ? 'refused' : err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'reset' : (err.code ?? err.message)));
     socket.on('close', () => {
@@ -54,27 +78,30 @@ export class HttpChannel implements Channel {
 
   private onData(chunk: Buffer): void {
     this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
-    const end = this.buffer.indexOf(HEAD_END);
+    const buf = this.buffer;
+    const end = buf.indexOf(HEAD_END);
     if (end === -1 || this.pending === undefined) return;
-    const head = this.buffer.subarray(0, end).toString('latin1');
-    const status = Number(head.slice(9, 12));
-    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+    // Read from the bytes: decoding and matching the whole head per answer cost the generator
+    // a tenth of its throughput against wrk.
+    const status = (buf[9] as number) * 100 + (buf[10] as number) * 10 + (buf[11] as number) - 5328; // '0' = 48: 48*111
+    const length = headerNumber(buf, end, CONTENT_LENGTH);
     let total: number;
-    if (length !== null) {
-      total = end + 4 + Number(length[1]);
-      if (this.buffer.length < total) return;
-    } else if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
-      const at = this.buffer.indexOf(CHUNKED_END, end + 4);
+    if (length !== undefined) {
+      total = end + 4 + length;
+      if (buf.length < total) return;
+    } else if (headerAt(buf, end, TRANSFER_ENCODING) !== -1) {
+      const at = buf.indexOf(CHUNKED_END, end + 4);
       if (at === -1) return;
       total = at + CHUNKED_END.length;
     } else {
       total = end + 4;
     }
-    this.buffer = this.buffer.subarray(total);
+    const closing = headerAt(buf, end, CONNECTION_CLOSE) !== -1;
+    this.buffer = total === buf.length ? EMPTY : buf.subarray(total);
     const pending = this.pending;
     this.pending = undefined;
     clearTimeout(pending.timer);
-    if (/\r\nconnection: *close/i.test(head)) this.close();
+    if (closing) this.close();
     pending.resolve({ status });
   }
 

@@ -3,7 +3,7 @@
 // open loop a latency runs from the moment the request was due, not from when a connection was
 // free to send it: a stalled server delays the requests queued behind it, and they show it
 // (coordinated omission). The clock is injected, so this is tested without waiting.
-import type { Outcome } from './recorder.js';
+import type { Outcome } from './types.js';
 
 export interface LoadClock {
   /** Milliseconds, fractional. */
@@ -11,12 +11,13 @@ export interface LoadClock {
   sleepUntil(ms: number): Promise<void>;
 }
 
-export const realClock: LoadClock = {
-  now: () => performance.now(),
+/** Epoch milliseconds, fractional: the same on every thread (each thread's performance.now() has its own origin). */
+export const epochClock: LoadClock = {
+  now: () => performance.timeOrigin + performance.now(),
   // A due time already past resolves at once: a timer waits at least 1 ms, which would cap an
   // open loop near 1,000 requests per second. Requests due within one timer tick go out together.
   sleepUntil: (ms) => {
-    const wait = ms - performance.now();
+    const wait = ms - (performance.timeOrigin + performance.now());
     return wait <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, wait));
   },
 };

@@ -130,7 +130,7 @@ describe('an agent cluster on etcd', () => {
   it('an agent stopped gracefully leaves the member list at once', async () => {
     const e = await start('agent-e', false);
     await until(() => memberRoles(b), (roles) => roles['agent-e'] === 'node');
-    expect(await e.stop('SIGTERM')).toBe(0);
+    expect(await e.stop('SIGTERM'), e.stderr()).toBe(0); // its stderr says why, if it did not exit cleanly
     // Within the lease TTL: the revoke removed it.
     await until(() => memberRoles(b), (roles) => !('agent-e' in roles));
   });

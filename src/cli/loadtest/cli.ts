@@ -8,9 +8,13 @@ import { ApiClient, ClientError, targetFrom } from '../client/api.js';
 import { flagHelp, parseFlags, type FlagSpecs } from '../client/flags.js';
 import { parseDuration } from '../../core/duration.js';
 import { isAgentError } from '../../core/errors.js';
-import { HttpChannel } from './http-channel.js';
-import { Recorder } from './recorder.js';
-import { drive, realClock } from './scheduler.js';
+import { availableParallelism } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { LoadThreadData } from '../../loadgen/thread-data.js';
+import { Aggregate, type ThreadTick } from '../../loadgen/aggregate.js';
+import { epochClock } from '../../loadgen/scheduler.js';
 import { authorizeFlags, setUpAuthorize } from './scenarios/authorize.js';
 
 /** The JSON result's schema name and version (docs/loadtest-result.md). */
@@ -25,6 +29,7 @@ const COMMON_FLAGS: FlagSpecs = {
   connections: { kind: 'int', doc: 'Keep-alive connections (default 64).' },
   rate: { kind: 'string', doc: 'Open loop: requests per second, e.g. 5000/s; absent: closed loop, as fast as the target answers.' },
   out: { kind: 'string', doc: 'Write the JSON result to this file.' },
+  threads: { kind: 'int', doc: 'Generator threads (default: one per core but one).' },
 };
 
 const SCENARIOS: Readonly<Record<string, { readonly synopsis: string; readonly flags: FlagSpecs }>> = {
@@ -91,46 +96,78 @@ async function run(name: string, flags: Readonly<Record<string, unknown>>, env: 
   const prefix = `lt-${randomBytes(3).toString('hex')}`;
   io.err(`loadtest ${name}: seeding under prefix ${prefix} ...\n`);
   const setup = await setUpAuthorize(api, prefix, flags, headers);
+  const threads = Math.min(connections, Number(flags.threads ?? defaultThreads()));
+  if (!(threads >= 1)) throw new ClientError('-threads must be at least 1');
+  const workers: Worker[] = [];
   let stopped = false;
   const onSignal = (): void => {
     if (stopped) process.exit(130);
     stopped = true;
+    for (const w of workers) w.postMessage('stop');
     io.err('\nstopping: writing what was measured (Ctrl-C again to quit at once)\n');
   };
   process.on('SIGINT', onSignal);
   try {
-    let turn = 0;
-    const next = (): Buffer => setup.requests[turn++ % setup.requests.length] as Buffer;
-    const channels = Array.from({ length: connections }, (_, i) => {
-      const url = new URL(targets[i % targets.length]!.base);
-      return new HttpChannel({ host: url.hostname, port: Number(url.port || 80) }, next);
-    });
-    if (warmupMs > 0) await drive({ channels, rate, until: realClock.now() + warmupMs, clock: realClock, record: () => undefined, stopped: () => stopped });
     const before = await counters(api);
-    const recorder = new Recorder();
-    const started = realClock.now();
+    const aggregate = new Aggregate(threads);
+    const warmupFrom = epochClock.now() + 100; // the threads' start-up
+    const from = warmupFrom + warmupMs;
+    const until = from + measureMs;
+    let warmupOk = 0;
     const cpuStart = process.cpuUsage();
-    const ticker = setInterval(() => {
-      const p = recorder.tick(Math.round((realClock.now() - started) / 1000));
-      const line = `[${String(p.t).padStart(3)}s] ${p.requests.toLocaleString('en-US')} req/s  p50 ${(p.p50Us / 1000).toFixed(2)} ms  p99 ${(p.p99Us / 1000).toFixed(2)} ms  errors ${p.errors}`;
-      io.err(io.isTty ? `\r${line}   ` : `${line}\n`);
-    }, 1000);
-    await drive({ channels, rate, from: started, until: started + measureMs, clock: realClock, record: (o, us) => recorder.record(o, us), stopped: () => stopped });
-    clearInterval(ticker);
-    const elapsedMs = realClock.now() - started;
-    recorder.tick(Math.round(elapsedMs / 1000));
+    const hostPorts = targets.map((t) => {
+      const url = new URL(t.base);
+      return { host: url.hostname, port: Number(url.port || 80) };
+    });
+    await Promise.all(
+      Array.from({ length: threads }, (_, i) => {
+        const share = Math.floor(connections / threads) + (i < connections % threads ? 1 : 0);
+        const data: LoadThreadData = { targets: hostPorts, requests: setup.requests, connections: share, rate: rate === undefined ? undefined : rate / threads, warmupFrom, from, until, offset: Math.floor((i * setup.requests.length) / threads) };
+        const worker = new Worker(workerFile(), { workerData: data });
+        workers.push(worker);
+        return new Promise<void>((resolve, reject) => {
+          worker.on('message', (message: { type: string; tick?: ThreadTick; warmupOk?: number }) => {
+            if (message.type === 'tick' && message.tick !== undefined) {
+              const point = aggregate.add(message.tick);
+              if (point !== undefined) {
+                const line = `[${String(point.t).padStart(3)}s] ${point.requests.toLocaleString('en-US')} req/s  p50 ${(point.p50Us / 1000).toFixed(2)} ms  p99 ${(point.p99Us / 1000).toFixed(2)} ms  errors ${point.errors}`;
+                io.err(io.isTty ? `\r${line}   ` : `${line}\n`);
+              }
+            } else if (message.type === 'done') {
+              warmupOk += message.warmupOk ?? 0;
+              resolve();
+            }
+          });
+          worker.on('error', reject);
+          worker.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`a load thread exited with code ${code}`))));
+        });
+      }),
+    );
+    const elapsedMs = Math.min(epochClock.now(), until) - from;
     const cpu = process.cpuUsage(cpuStart);
-    for (const c of channels) c.close();
     const after = await counters(api);
     if (io.isTty) io.err('\n');
-    const result = resultOf({ name, prefix, targets: targets.map((t) => t.base), connections, rate, measureMs, warmupMs, elapsedMs, recorder, cpuPct: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100, before, after, seeded: setup.seeded, stopped });
+    const result = resultOf({ name, prefix, targets: targets.map((t) => t.base), connections, threads, rate, measureMs, warmupMs, elapsedMs, aggregate, warmupOk, cpuPct: ((cpu.user + cpu.system) / 1000 / (elapsedMs + warmupMs)) * 100, before, after, seeded: setup.seeded, stopped });
     io.out(summary(result));
     if (typeof flags.out === 'string') await writeFile(flags.out, `${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } finally {
     process.off('SIGINT', onSignal);
+    for (const w of workers) void w.terminate();
     await setup.cleanup();
   }
+}
+
+/** One thread per core but one, which the target (or the rest of the machine) keeps. */
+function defaultThreads(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
+
+/** The compiled worker, from this file's place in dist/ (or in src/ under vitest). */
+function workerFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  const root = resolve(dirname(here), '../../..');
+  return join(here.endsWith('.js') ? root : join(root, 'dist'), 'workers', 'loadtest.worker.js');
 }
 
 /** The target's authorize counters (svc-agent's JSON metrics); undefined where it has none. */
@@ -153,7 +190,9 @@ interface RunFacts {
   readonly measureMs: number;
   readonly warmupMs: number;
   readonly elapsedMs: number;
-  readonly recorder: Recorder;
+  readonly threads: number;
+  readonly aggregate: Aggregate;
+  readonly warmupOk: number;
   readonly cpuPct: number;
   readonly before: number | undefined;
   readonly after: number | undefined;
@@ -164,27 +203,30 @@ interface RunFacts {
 export type LoadtestResult = ReturnType<typeof resultOf>;
 
 function resultOf(f: RunFacts) {
-  const h = f.recorder.total;
+  const a = f.aggregate;
+  const h = a.total;
   const targetCounted = f.before === undefined || f.after === undefined ? null : f.after - f.before;
+  const answered = a.ok + f.warmupOk;
   return {
     schema: RESULT_SCHEMA,
     scenario: f.name,
     prefix: f.prefix,
     targets: f.targets,
-    settings: { connections: f.connections, mode: f.rate === undefined ? 'closed' : 'open', rate: f.rate ?? null, durationMs: f.measureMs, warmupMs: f.warmupMs, seededIntentions: f.seeded },
+    settings: { connections: f.connections, threads: f.threads, mode: f.rate === undefined ? 'closed' : 'open', rate: f.rate ?? null, durationMs: f.measureMs, warmupMs: f.warmupMs, seededIntentions: f.seeded },
     stoppedEarly: f.stopped,
     summary: {
       elapsedMs: Math.round(f.elapsedMs),
-      requests: f.recorder.requests,
-      ok: f.recorder.ok,
-      errors: Object.fromEntries(f.recorder.errors),
-      rps: Math.round((f.recorder.requests / f.elapsedMs) * 1000),
+      requests: a.requests,
+      ok: a.ok,
+      errors: Object.fromEntries(a.errors),
+      rps: Math.round((a.requests / f.elapsedMs) * 1000),
       latencyUs: { p50: h.percentile(50), p90: h.percentile(90), p99: h.percentile(99), p999: h.percentile(99.9), max: h.max, mean: Math.round(h.mean) },
     },
-    series: f.recorder.series,
+    series: a.series,
     distribution: h.distribution(),
-    client: { cpuPct: Math.round(f.cpuPct), limit: f.cpuPct > 90 ? 'the load generator used a whole core: the client, not the target, may have been the limit' : null },
-    crossCheck: { generatorAnswered: f.recorder.ok, targetCounted, agrees: targetCounted === null ? null : targetCounted === f.recorder.ok },
+    client: { cpuPct: Math.round(f.cpuPct), threads: f.threads, limit: f.cpuPct > 90 * f.threads ? 'the load generator kept its threads busy: the client, not the target, may have been the limit' : null },
+    // The target's count spans the warm-up too (read before any load), so the generator's does.
+    crossCheck: { generatorAnswered: answered, targetCounted, agrees: targetCounted === null ? null : targetCounted === answered },
   };
 }
 
@@ -196,7 +238,7 @@ function summary(r: LoadtestResult): string {
     ['throughput', `${r.summary.rps.toLocaleString('en-US')} req/s (${r.settings.mode} loop${r.settings.rate === null ? '' : `, ${r.settings.rate}/s asked`})`],
     ['latency ms', `p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}`],
     ['errors', Object.keys(r.summary.errors).length === 0 ? 'none' : Object.entries(r.summary.errors).map(([k, v]) => `${k}: ${v}`).join(', ')],
-    ['target counted', r.crossCheck.targetCounted === null ? 'n/a (no svc-agent metrics)' : `${r.crossCheck.targetCounted} decisions (${r.crossCheck.agrees ? 'agrees' : 'DIFFERS from'} the ${r.crossCheck.generatorAnswered} answered)`],
+    ['target counted', r.crossCheck.targetCounted === null ? 'n/a (no svc-agent metrics)' : `${r.crossCheck.targetCounted} decisions, warm-up included (${r.crossCheck.agrees ? 'agrees with' : 'DIFFERS from'} the ${r.crossCheck.generatorAnswered} answered)`],
     ['client cpu', `${r.client.cpuPct}%${r.client.limit === null ? '' : ` (${r.client.limit})`}`],
   ];
   return `\n${r.scenario} against ${r.targets.join(', ')}, ${r.settings.connections} connections, ${(r.summary.elapsedMs / 1000).toFixed(1)} s\n${rows.map(([k, v]) => `  ${(k as string).padEnd(16)}${v}`).join('\n')}\n`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { drive, type Channel, type LoadClock } from '../../../../src/cli/loadtest/scheduler.js';
-import type { Outcome } from '../../../../src/cli/loadtest/recorder.js';
+import { drive, type Channel, type LoadClock } from '../../../src/loadgen/scheduler.js';
+import type { Outcome } from '../../../src/loadgen/types.js';
 
 /** A clock that moves only when the test advances it; sleepers wake in time order. */
 class FakeClock implements LoadClock {

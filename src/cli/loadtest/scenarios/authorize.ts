@@ -1,7 +1,7 @@
 // `authorize`: keep-alive POST /v1/agent/connect/authorize over a realistic intention set, seeded
 // through the public API under a run-specific prefix and removed afterwards.
 import { ClientError, type ApiClient } from '../../client/api.js';
-import { httpRequest } from '../http-channel.js';
+import { httpRequest } from '../../../loadgen/http-channel.js';
 import type { FlagSpecs } from '../../client/flags.js';
 
 export const authorizeFlags: FlagSpecs = {

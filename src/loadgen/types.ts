@@ -1,0 +1,24 @@
+// The load generator's shared shapes: a request's end, a second's summary, a thread's report.
+
+/** One request's end: a status, or how the connection failed. */
+export type Outcome = { readonly status: number } | { readonly error: 'refused' | 'reset' | 'timeout' | 'closed' | string };
+
+export interface SecondPoint {
+  /** Seconds since the measured part of the run began. */
+  readonly t: number;
+  readonly requests: number;
+  readonly errors: number;
+  readonly p50Us: number;
+  readonly p99Us: number;
+  readonly maxUs: number;
+}
+
+/** What a generator thread reports for one second of the measured run. */
+export interface ThreadTick {
+  readonly t: number;
+  /** The second's latency histogram, compressed (histogram.ts). */
+  readonly histogram: string;
+  readonly requests: number;
+  readonly ok: number;
+  readonly errors: Readonly<Record<string, number>>;
+}

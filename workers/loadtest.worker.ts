@@ -1,0 +1,34 @@
+// One load-generator thread of `svc-agent loadtest` (src/cli/loadtest/cli.ts): its share of the
+// connections (and of the open-loop rate) over the run's schedule, reporting each measured second
+// to the main thread, which merges the threads (src/loadgen/aggregate.ts).
+import { parentPort, workerData } from 'node:worker_threads';
+import { HttpChannel, type HttpTarget } from '../src/loadgen/http-channel.js';
+import { Recorder } from '../src/loadgen/recorder.js';
+import { drive, epochClock } from '../src/loadgen/scheduler.js';
+import type { LoadThreadData } from '../src/loadgen/thread-data.js';
+
+
+const data = workerData as LoadThreadData;
+const port = parentPort;
+if (port === null) throw new Error('loadtest.worker runs as a worker thread');
+let stopped = false;
+port.on('message', (message: unknown) => {
+  if (message === 'stop') stopped = true;
+});
+
+const requests = data.requests.map((r) => Buffer.from(r.buffer, r.byteOffset, r.byteLength));
+let turn = data.offset;
+const next = (): Buffer => requests[turn++ % requests.length] as Buffer;
+const channels = Array.from({ length: data.connections }, (_, i) => new HttpChannel(data.targets[i % data.targets.length] as HttpTarget, next));
+const clock = epochClock;
+
+let warmupOk = 0;
+if (data.from > data.warmupFrom) await drive({ channels, rate: data.rate, from: data.warmupFrom, until: data.from, clock, record: (o) => void ('status' in o && o.status >= 200 && o.status < 300 && warmupOk++), stopped: () => stopped });
+const recorder = new Recorder();
+let second = 1;
+const ticker = setInterval(() => port.postMessage({ type: 'tick', tick: recorder.tick(second++) }), 1000);
+await drive({ channels, rate: data.rate, from: data.from, until: data.until, clock, record: (o, us) => recorder.record(o, us), stopped: () => stopped });
+clearInterval(ticker);
+port.postMessage({ type: 'tick', tick: recorder.tick(second) });
+for (const c of channels) c.close();
+port.postMessage({ type: 'done', warmupOk });
