@@ -19,7 +19,7 @@ port.on('message', (message: unknown) => {
 const requests = data.requests.map((r) => Buffer.from(r.buffer, r.byteOffset, r.byteLength));
 let turn = data.offset;
 const next = (): Buffer => requests[turn++ % requests.length] as Buffer;
-const channels = Array.from({ length: data.connections }, (_, i) => new HttpChannel(data.targets[i % data.targets.length] as HttpTarget, next));
+const channels = Array.from({ length: data.connections }, (_, i) => new HttpChannel(data.targets[i % data.targets.length] as HttpTarget, next, data.connectionPerRequest));
 const clock = epochClock;
 
 let warmupOk = 0;

@@ -46,6 +46,8 @@ export class HttpChannel implements Channel {
     private readonly target: HttpTarget,
     /** The next request's bytes (the same one, or one of a set in turn). */
     private readonly next: () => Buffer,
+    /** A new connection for every request (the requests say `Connection: close`; not every server says it back). */
+    private readonly connectionPerRequest = false,
     private readonly timeoutMs = 10_000,
   ) {}
 
@@ -68,9 +70,14 @@ export class HttpChannel implements Channel {
     this.socket = socket;
     this.buffer = EMPTY;
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err: NodeJS.ErrnoException) => this.fail(err.code === 'ECONNREFUSED' ? 'refused' : err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'reset' : (err.code ?? err.message)));
+    // A socket already replaced (closed after a `Connection: close` answer) fails nothing: the
+    // request in flight belongs to its successor.
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      if (this.socket === socket) this.fail(err.code === 'ECONNREFUSED' ? 'refused' : err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'reset' : (err.code ?? err.message));
+    });
     socket.on('close', () => {
-      if (this.socket === socket) this.socket = undefined;
+      if (this.socket !== socket) return;
+      this.socket = undefined;
       this.fail('closed');
     });
     return socket;
@@ -96,7 +103,7 @@ export class HttpChannel implements Channel {
     } else {
       total = end + 4;
     }
-    const closing = headerAt(buf, end, CONNECTION_CLOSE) !== -1;
+    const closing = this.connectionPerRequest || headerAt(buf, end, CONNECTION_CLOSE) !== -1;
     this.buffer = total === buf.length ? EMPTY : buf.subarray(total);
     const pending = this.pending;
     this.pending = undefined;

@@ -11,6 +11,8 @@ export interface LoadThreadData {
   readonly warmupFrom: number;
   readonly from: number;
   readonly until: number;
+  /** A new connection for every request (connection-rate). */
+  readonly connectionPerRequest: boolean;
   /** Which request this thread starts with, so that threads do not send the same ones in step. */
   readonly offset: number;
 }

@@ -63,6 +63,19 @@ describe('svc-agent loadtest', () => {
     expect(r.crossCheck.agrees).toBe(true);
   });
 
+  it('connection-rate: a new connection per call, counted as connections per second', async () => {
+    const out = join(dir.path, 'conn.json');
+    const run = await loadtest('connection-rate', '-duration', '1s', '-warmup', '0s', '-connections', '4', '-intentions', '20', '-out', out);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('connections/s');
+    const r = JSON.parse(await readFile(out, 'utf8')) as Result & { limitedBy: string };
+    expect(r.scenario).toBe('connection-rate');
+    expect(r.summary.requests).toBeGreaterThan(0);
+    expect(r.summary.errors).toEqual({});
+    expect(r.crossCheck.agrees).toBe(true);
+    expect(typeof r.limitedBy).toBe('string');
+  });
+
   it('lists its scenarios and flags, and refuses bad flags in one line', async () => {
     const help = await runCli(['loadtest', '--help']);
     expect(help.code).toBe(0);
@@ -71,7 +84,7 @@ describe('svc-agent loadtest', () => {
     expect((await runCli(['help', 'loadtest'])).stdout).toBe(help.stdout.replace(/\n$/, '') + '\n');
     const bad = await loadtest('authorize', '-rate', 'fast');
     expect(bad).toMatchObject({ code: 1, stderr: 'invalid value "fast" for flag -rate: expected requests per second, such as 5000/s\n' });
-    expect((await loadtest('nosuch')).stderr).toBe('Unknown scenario "nosuch": one of authorize (svc-agent loadtest --help)\n');
+    expect((await loadtest('nosuch')).stderr).toBe('Unknown scenario "nosuch": one of authorize, connection-rate (svc-agent loadtest --help)\n');
   });
 
   it('says in one line when the target is down or does not serve the endpoint', async () => {

@@ -34,6 +34,7 @@ const COMMON_FLAGS: FlagSpecs = {
 
 const SCENARIOS: Readonly<Record<string, { readonly synopsis: string; readonly flags: FlagSpecs }>> = {
   authorize: { synopsis: 'Keep-alive authorize calls over a seeded intention set', flags: authorizeFlags },
+  'connection-rate': { synopsis: 'A new TCP connection for every authorize call (Connection: close): connections per second', flags: authorizeFlags },
 };
 
 export function loadtestHelp(): string {
@@ -95,7 +96,8 @@ async function run(name: string, flags: Readonly<Record<string, unknown>>, env: 
   const headers: Record<string, string> = token === undefined ? {} : { Authorization: `Bearer ${token}` };
   const prefix = `lt-${randomBytes(3).toString('hex')}`;
   io.err(`loadtest ${name}: seeding under prefix ${prefix} ...\n`);
-  const setup = await setUpAuthorize(api, prefix, flags, headers);
+  const perConnection = name === 'connection-rate';
+  const setup = await setUpAuthorize(api, prefix, flags, perConnection ? { ...headers, Connection: 'close' } : headers);
   const threads = Math.min(connections, Number(flags.threads ?? defaultThreads()));
   if (!(threads >= 1)) throw new ClientError('-threads must be at least 1');
   const workers: Worker[] = [];
@@ -122,7 +124,7 @@ async function run(name: string, flags: Readonly<Record<string, unknown>>, env: 
     await Promise.all(
       Array.from({ length: threads }, (_, i) => {
         const share = Math.floor(connections / threads) + (i < connections % threads ? 1 : 0);
-        const data: LoadThreadData = { targets: hostPorts, requests: setup.requests, connections: share, rate: rate === undefined ? undefined : rate / threads, warmupFrom, from, until, offset: Math.floor((i * setup.requests.length) / threads) };
+        const data: LoadThreadData = { targets: hostPorts, requests: setup.requests, connections: share, rate: rate === undefined ? undefined : rate / threads, warmupFrom, from, until, connectionPerRequest: perConnection, offset: Math.floor((i * setup.requests.length) / threads) };
         const worker = new Worker(workerFile(), { workerData: data });
         workers.push(worker);
         return new Promise<void>((resolve, reject) => {
@@ -224,6 +226,7 @@ function resultOf(f: RunFacts) {
     },
     series: a.series,
     distribution: h.distribution(),
+    limitedBy: limitOf(a.errors, f.cpuPct > 90 * f.threads),
     client: { cpuPct: Math.round(f.cpuPct), threads: f.threads, limit: f.cpuPct > 90 * f.threads ? 'the load generator kept its threads busy: the client, not the target, may have been the limit' : null },
     // The target's count spans the warm-up too (read before any load), so the generator's does.
     crossCheck: { generatorAnswered: answered, targetCounted, agrees: targetCounted === null ? null : targetCounted === answered },
@@ -235,11 +238,20 @@ function summary(r: LoadtestResult): string {
   const ms = (us: number): string => (us / 1000).toFixed(2);
   const rows = [
     ['requests', r.summary.requests.toLocaleString('en-US')],
-    ['throughput', `${r.summary.rps.toLocaleString('en-US')} req/s (${r.settings.mode} loop${r.settings.rate === null ? '' : `, ${r.settings.rate}/s asked`})`],
+    ['throughput', `${r.summary.rps.toLocaleString('en-US')} ${r.scenario === 'connection-rate' ? 'connections/s' : 'req/s'} (${r.settings.mode} loop${r.settings.rate === null ? '' : `, ${r.settings.rate}/s asked`})`],
+    ['limited by', r.limitedBy],
     ['latency ms', `p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}`],
     ['errors', Object.keys(r.summary.errors).length === 0 ? 'none' : Object.entries(r.summary.errors).map(([k, v]) => `${k}: ${v}`).join(', ')],
     ['target counted', r.crossCheck.targetCounted === null ? 'n/a (no svc-agent metrics)' : `${r.crossCheck.targetCounted} decisions, warm-up included (${r.crossCheck.agrees ? 'agrees with' : 'DIFFERS from'} the ${r.crossCheck.generatorAnswered} answered)`],
     ['client cpu', `${r.client.cpuPct}%${r.client.limit === null ? '' : ` (${r.client.limit})`}`],
   ];
   return `\n${r.scenario} against ${r.targets.join(', ')}, ${r.settings.connections} connections, ${(r.summary.elapsedMs / 1000).toFixed(1)} s\n${rows.map(([k, v]) => `  ${(k as string).padEnd(16)}${v}`).join('\n')}\n`;
+}
+
+/** What most likely capped the run: the generator's machine (ports, descriptors, CPU) or the target. */
+function limitOf(errors: ReadonlyMap<string, number>, clientBusy: boolean): string {
+  if (errors.has('EADDRNOTAVAIL')) return 'client ports: the generator ran out of local ports (TIME_WAIT; see ip_local_port_range)';
+  if (errors.has('EMFILE') || errors.has('ENFILE')) return "file descriptors: the generator's open-files limit";
+  if (clientBusy) return 'the client: the generator kept its threads busy';
+  return 'the target';
 }
