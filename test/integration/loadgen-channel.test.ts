@@ -1,0 +1,66 @@
+// The load generator's connection against a scripted server: answers framed by Content-Length or
+// chunked, header names in either case, answers split across reads and several in one, and a
+// server that closes: each request gets its own status, and nothing is counted twice.
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpChannel, httpRequest } from '../../src/loadgen/http-channel.js';
+
+let server: Server | undefined;
+afterEach(() => new Promise<void>((done) => (server ? server.close(() => done()) : done())));
+
+/** A server that answers the n-th request on a connection with `answers[n]`, written in the given pieces. */
+function scripted(answers: readonly (readonly string[])[], onConnection?: (s: Socket) => void): Promise<number> {
+  return new Promise((ready) => {
+    server = createServer((socket) => {
+      onConnection?.(socket);
+      let n = 0;
+      socket.on('data', async (chunk: Buffer) => {
+        for (let i = chunk.indexOf('\r\n\r\n'); i !== -1; i = chunk.indexOf('\r\n\r\n', i + 4)) {
+          const pieces = answers[n++ % answers.length] ?? [];
+          for (const piece of pieces) {
+            socket.write(piece);
+            await new Promise((r) => setImmediate(r));
+          }
+        }
+      });
+    }).listen(0, '127.0.0.1', () => ready((server!.address() as { port: number }).port));
+  });
+}
+
+const request = httpRequest('GET', '/x', {});
+
+describe('HttpChannel', () => {
+  it('reads Content-Length and chunked answers, in either header case, split across reads', async () => {
+    const port = await scripted([
+      ['HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhe', 'llo'],
+      ['HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n'],
+      ['HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n', '0\r\n\r\n'],
+      ['HTTP/1.1 503 Service Unavailable\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n'],
+    ]);
+    const channel = new HttpChannel({ host: '127.0.0.1', port }, () => request);
+    const statuses = [];
+    for (let i = 0; i < 8; i++) statuses.push(await channel.send());
+    channel.close();
+    expect(statuses).toEqual([200, 404, 201, 503, 200, 404, 201, 503].map((status) => ({ status })));
+  });
+
+  it('opens a new connection after an answer that says Connection: close, or every time when asked', async () => {
+    let connections = 0;
+    const port = await scripted([['HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n']], () => connections++);
+    const closing = new HttpChannel({ host: '127.0.0.1', port }, () => request);
+    for (let i = 0; i < 3; i++) expect(await closing.send()).toEqual({ status: 200 });
+    closing.close();
+    expect(connections).toBe(3);
+  });
+
+  it('reports a server that closes mid-answer, and one that is not there', async () => {
+    const port = await scripted([['HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort']], (socket) => socket.on('data', () => setTimeout(() => socket.destroy(), 20)));
+    const channel = new HttpChannel({ host: '127.0.0.1', port }, () => request);
+    expect(await channel.send()).toEqual({ error: 'closed' });
+    channel.close();
+    await new Promise<void>((done) => server!.close(() => done()));
+    server = undefined;
+    const gone = new HttpChannel({ host: '127.0.0.1', port }, () => request);
+    expect(await gone.send()).toEqual({ error: 'refused' });
+  });
+});
