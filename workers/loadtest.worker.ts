@@ -6,6 +6,7 @@ import { HttpChannel, type HttpTarget } from '../src/loadgen/http-channel.js';
 import { Recorder } from '../src/loadgen/recorder.js';
 import { drive, epochClock } from '../src/loadgen/scheduler.js';
 import type { LoadThreadData } from '../src/loadgen/thread-data.js';
+import { answered } from '../src/loadgen/types.js';
 
 
 const data = workerData as LoadThreadData;
@@ -23,7 +24,7 @@ const channels = Array.from({ length: data.connections }, (_, i) => new HttpChan
 const clock = epochClock;
 
 let warmupOk = 0;
-if (data.from > data.warmupFrom) await drive({ channels, rate: data.rate, from: data.warmupFrom, until: data.from, clock, record: (o) => void ('status' in o && o.status >= 200 && o.status < 300 && warmupOk++), stopped: () => stopped });
+if (data.from > data.warmupFrom) await drive({ channels, rate: data.rate, from: data.warmupFrom, until: data.from, clock, record: (o) => void (answered(o) && warmupOk++), stopped: () => stopped });
 const recorder = new Recorder();
 let second = 1;
 const ticker = setInterval(() => port.postMessage({ type: 'tick', tick: recorder.tick(second++) }), 1000);

@@ -4,6 +4,7 @@
 import yargsParser from 'yargs-parser';
 import { describeDefault, findConfigKey, type RawConfig } from '../config/schema.js';
 import { CLIENT_WORDS, clientCommandList } from './client/index.js';
+import { parseGoBool } from './go-bool.js';
 import { UsageError } from './usage-error.js';
 import { loadtestHelp } from './loadtest/cli.js';
 import type { ConfigPath } from '../config/sources.js';
@@ -152,7 +153,7 @@ function normalize(argv: readonly string[]): string[] {
     if (m === null || spec === undefined) continue;
     const inline = m[2];
     if (spec.kind === 'bool') {
-      if (inline !== undefined) out[out.length - 1] = `--${spec.name}=${parseBool(spec, inline)}`;
+      if (inline !== undefined) out[out.length - 1] = `--${spec.name}=${parseGoBool(spec.name, inline)}`;
       continue;
     }
     if (inline !== undefined) continue;
@@ -164,19 +165,6 @@ function normalize(argv: readonly string[]): string[] {
     i++;
   }
   return out;
-}
-
-const GO_BOOLS: ReadonlyMap<string, boolean> = new Map([
-  ...['1', 't', 'T', 'true', 'TRUE', 'True'].map((v) => [v, true] as const),
-  ...['0', 'f', 'F', 'false', 'FALSE', 'False'].map((v) => [v, false] as const),
-]);
-
-function parseBool(spec: FlagSpec, value: string): boolean {
-  const b = GO_BOOLS.get(value);
-  if (b === undefined) {
-    throw new UsageError(`invalid boolean value ${JSON.stringify(value)} for -${spec.name}: parse error`);
-  }
-  return b;
 }
 
 function parseInteger(spec: FlagSpec, value: string): number {

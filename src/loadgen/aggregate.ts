@@ -4,8 +4,6 @@
 import { decodeHistogram, latencyHistogram, type LatencyHistogram } from './histogram.js';
 import type { SecondPoint, ThreadTick } from './types.js';
 
-export type { ThreadTick } from './types.js';
-
 interface Second {
   readonly histogram: LatencyHistogram;
   requests: number;
@@ -44,12 +42,6 @@ export class Aggregate {
 
   get series(): SecondPoint[] {
     return [...this.seconds.entries()].sort(([a], [b]) => a - b).map(([t, s]) => pointOf(t, s));
-  }
-
-  get errorCount(): number {
-    let n = 0;
-    for (const v of this.errors.values()) n += v;
-    return n;
   }
 }
 

@@ -12,7 +12,6 @@ export interface LatencyHistogram {
   add(other: LatencyHistogram): void;
   /** The percentile distribution, for the report's HDR plot: [percentile, micros] pairs. */
   distribution(): [number, number][];
-  reset(): void;
   /** Compressed, to cross a thread boundary (decodeHistogram reads it). */
   encode(): string;
 }
@@ -42,9 +41,6 @@ class Hdr implements LatencyHistogram {
     const points: [number, number][] = [];
     for (const p of [0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 100]) points.push([p, this.h.getValueAtPercentile(p)]);
     return points;
-  }
-  reset(): void {
-    this.h.reset();
   }
   encode(): string {
     return hdr.encodeIntoCompressedBase64(this.h);

@@ -1,9 +1,7 @@
 // What a generator thread measures: each second's latencies in an HDR histogram, and its answers
 // and errors by kind (a status code, refused, reset, timeout); aggregate.ts merges the threads.
-import type { Outcome, ThreadTick } from './types.js';
+import { answered, type Outcome, type ThreadTick } from './types.js';
 import { latencyHistogram, type LatencyHistogram } from './histogram.js';
-
-export type { Outcome } from './types.js';
 
 /** One thread's record of a run: each second's histogram and counts, handed over by tick(). */
 export class Recorder {
@@ -12,17 +10,15 @@ export class Recorder {
   private secondErrors: Record<string, number> = {};
   private secondRequests = 0;
 
-  constructor(private readonly okStatus: (status: number) => boolean = (s) => s >= 200 && s < 300) {}
-
   record(outcome: Outcome, latencyUs: number): void {
     this.secondRequests++;
-    const kind = 'status' in outcome ? (this.okStatus(outcome.status) ? undefined : String(outcome.status)) : outcome.error;
-    if (kind === undefined) {
+    if (answered(outcome)) {
       this.secondOk++;
       this.second.record(latencyUs);
-    } else {
-      this.secondErrors[kind] = (this.secondErrors[kind] ?? 0) + 1;
+      return;
     }
+    const kind = 'status' in outcome ? String(outcome.status) : outcome.error;
+    this.secondErrors[kind] = (this.secondErrors[kind] ?? 0) + 1;
   }
 
   /** Closes second `t` and starts the next. */

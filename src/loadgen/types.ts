@@ -3,6 +3,11 @@
 /** One request's end: a status, or how the connection failed. */
 export type Outcome = { readonly status: number } | { readonly error: 'refused' | 'reset' | 'timeout' | 'closed' | string };
 
+/** An answer that counts as served (2xx); anything else is an error of its status code. */
+export function answered(outcome: Outcome): boolean {
+  return 'status' in outcome && outcome.status >= 200 && outcome.status < 300;
+}
+
 export interface SecondPoint {
   /** Seconds since the measured part of the run began. */
   readonly t: number;

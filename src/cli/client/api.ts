@@ -52,7 +52,12 @@ export class ApiClient {
 
   async expectOk(method: string, path: string, body: string | Buffer | undefined, what: string): Promise<Answer> {
     const answer = await this.call(method, path, body);
-    if (answer.status < 200 || answer.status > 299) throw new ClientError(`Error ${what}: Unexpected response code: ${answer.status} (${answer.text.trim()})`);
+    if (answer.status < 200 || answer.status > 299) throw unexpectedAnswer(answer, what);
     return answer;
   }
+}
+
+/** Consul's CLI wording for an answer it did not expect: `Error <what>: Unexpected response code: 403 (...)`. */
+export function unexpectedAnswer(answer: Answer, what: string): ClientError {
+  return new ClientError(`Error ${what}: Unexpected response code: ${answer.status} (${answer.text.trim()})`);
 }

@@ -1,6 +1,7 @@
 // Flags of the client commands, in Go's flag-package style as Consul's CLI takes them: `-name`,
 // `-name=value`, `-name value`, `--name`; parsing stops at the first argument that is not a flag,
 // and what follows is positional.
+import { parseGoBool } from '../go-bool.js';
 import { UsageError } from '../usage-error.js';
 
 export interface FlagSpec {
@@ -31,8 +32,7 @@ export function parseFlags(argv: readonly string[], specs: FlagSpecs): ParsedFla
     if (spec === undefined) throw new UsageError(`flag provided but not defined: -${name}`);
     let value = m[2];
     if (spec.kind === 'bool') {
-      if (value !== undefined && !/^(1|0|t|f|true|false|TRUE|FALSE|True|False)$/.test(value)) throw new UsageError(`invalid boolean value ${JSON.stringify(value)} for -${name}: parse error`);
-      values[name] = value === undefined || /^(1|t|true|TRUE|True)$/.test(value);
+      values[name] = value === undefined || parseGoBool(name, value);
       continue;
     }
     if (value === undefined) {

@@ -1,5 +1,5 @@
 // `kv get|put|delete`, worded as Consul's CLI words them.
-import { ClientError } from './api.js';
+import { ClientError, unexpectedAnswer } from './api.js';
 import { valueOf, type ClientCommand } from './command.js';
 
 const key = (k: string): string => k.split('/').map(encodeURIComponent).join('/');
@@ -16,7 +16,7 @@ export const kvCommands: ClientCommand[] = [
       if (flags.recurse === true) {
         const answer = await api.call('GET', `/v1/kv/${key(k)}?recurse`);
         if (answer.status === 404) return 0;
-        if (answer.status !== 200) throw new ClientError(`Error querying the agent: Unexpected response code: ${answer.status} (${answer.text.trim()})`);
+        if (answer.status !== 200) throw unexpectedAnswer(answer, 'querying the agent');
         for (const entry of JSON.parse(answer.text) as { Key: string; Value: string | null }[]) {
           io.out(`${entry.Key}:${entry.Value === null ? '' : Buffer.from(entry.Value, 'base64').toString()}\n`);
         }
@@ -28,7 +28,7 @@ export const kvCommands: ClientCommand[] = [
         io.err(`Error! No key exists at: ${k}\n`);
         return 1;
       }
-      if (answer.status !== 200) throw new ClientError(`Error querying the agent: Unexpected response code: ${answer.status} (${answer.text.trim()})`);
+      if (answer.status !== 200) throw unexpectedAnswer(answer, 'querying the agent');
       io.out(`${answer.text}\n`);
       return 0;
     },

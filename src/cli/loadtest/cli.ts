@@ -13,7 +13,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { LoadThreadData } from '../../loadgen/thread-data.js';
-import { Aggregate, type ThreadTick } from '../../loadgen/aggregate.js';
+import { Aggregate } from '../../loadgen/aggregate.js';
+import type { ThreadTick } from '../../loadgen/types.js';
 import { epochClock } from '../../loadgen/scheduler.js';
 import { authorizeFlags, setUpAuthorize } from './scenarios/authorize.js';
 
