@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { connect as tlsConnect } from 'node:tls';
+import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startAgent, type AgentProcess } from './support/agent-process.js';
@@ -108,10 +109,12 @@ describe('HTTPS', () => {
     expect(outcome).toMatch(/PROTOCOL_VERSION/);
   });
 
-  it('answers curl with a client certificate, and refuses curl without one', async () => {
+  it('answers curl with a client certificate, and refuses curl without one', { timeout: 120_000 }, async () => {
+    // scripts/ensure-curl.sh installs curl on a fresh Debian machine.
+    const curl = (await run(resolve(import.meta.dirname, '../../scripts/ensure-curl.sh'), [])).stdout.trim();
     const url = `https://127.0.0.1:${httpsPort}/v1/status/leader`;
-    const ok = await run('curl', ['-sS', '--cacert', files.caFile, '--cert', files.clientCertFile, '--key', files.clientKeyFile, url]);
+    const ok = await run(curl, ['-sS', '--cacert', files.caFile, '--cert', files.clientCertFile, '--key', files.clientKeyFile, url]);
     expect(ok.stdout).toBe('"127.0.0.1:8300"');
-    await expect(run('curl', ['-sS', '--cacert', files.caFile, url])).rejects.toMatchObject({ code: expect.any(Number) });
+    await expect(run(curl, ['-sS', '--cacert', files.caFile, url])).rejects.toMatchObject({ code: expect.any(Number) });
   });
 });
