@@ -19,7 +19,22 @@ port.on('message', (message: unknown) => {
 
 const requests = data.requests.map((r) => Buffer.from(r.buffer, r.byteOffset, r.byteLength));
 let turn = data.offset;
-const next = (): Buffer => requests[turn++ % requests.length] as Buffer;
+const stampAt = data.stampAt;
+let stampedSent = 0;
+const next =
+  stampAt === undefined
+    ? (): Buffer => requests[turn++ % requests.length] as Buffer
+    : (): Buffer => {
+        const i = turn++ % requests.length;
+        const at = stampAt[i] as number;
+        if (at < 0) return requests[i] as Buffer;
+        stampedSent++;
+        // A copy: the socket may still hold the previous one's bytes.
+        const copy = Buffer.from(requests[i] as Buffer);
+        copy.write(sendTimeMicros(), at, 'latin1');
+        return copy;
+      };
+const sendTimeMicros = (): string => String(Math.round(epochClock.now() * 1000)).padStart(16, '0');
 const channels = Array.from({ length: data.connections }, (_, i) => new HttpChannel(data.targets[i % data.targets.length] as HttpTarget, next, data.connectionPerRequest));
 const clock = epochClock;
 
@@ -32,4 +47,4 @@ await drive({ channels, rate: data.rate, from: data.from, until: data.until, clo
 clearInterval(ticker);
 port.postMessage({ type: 'tick', tick: recorder.tick(second) });
 for (const c of channels) c.close();
-port.postMessage({ type: 'done', warmupOk });
+port.postMessage({ type: 'done', warmupOk, stampedSent });

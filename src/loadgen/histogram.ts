@@ -39,7 +39,12 @@ class Hdr implements LatencyHistogram {
   }
   distribution(): [number, number][] {
     const points: [number, number][] = [];
-    for (const p of [0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 100]) points.push([p, this.h.getValueAtPercentile(p)]);
+    // Evenly spaced on the HDR plot's log axis (ten per decade of 1/(1-p)), up to 99.999, then the max.
+    for (let k = 0; k <= 50; k++) {
+      const p = Math.round((100 - 100 * 10 ** (-k / 10)) * 10_000) / 10_000;
+      points.push([p, k === 0 ? this.h.minNonZeroValue : this.h.getValueAtPercentile(p)]);
+    }
+    points.push([100, this.h.maxValue]);
     return points;
   }
   encode(): string {

@@ -49,6 +49,8 @@ export class HttpChannel implements Channel {
     /** A new connection for every request (the requests say `Connection: close`; not every server says it back). */
     private readonly connectionPerRequest = false,
     private readonly timeoutMs = 10_000,
+    /** Hand back each answer's body (Content-Length framed), for callers that read it. */
+    private readonly keepBody = false,
   ) {}
 
   send(): Promise<Outcome> {
@@ -103,13 +105,14 @@ export class HttpChannel implements Channel {
     } else {
       total = end + 4;
     }
+    const body = this.keepBody && length !== undefined ? buf.subarray(end + 4, total) : undefined;
     const closing = this.connectionPerRequest || headerAt(buf, end, CONNECTION_CLOSE) !== -1;
     this.buffer = total === buf.length ? EMPTY : buf.subarray(total);
     const pending = this.pending;
     this.pending = undefined;
     clearTimeout(pending.timer);
     if (closing) this.close();
-    pending.resolve({ status });
+    pending.resolve(body === undefined ? { status } : { status, body });
   }
 
   private fail(error: string): void {

@@ -4,6 +4,8 @@ import type { HttpTarget } from './http-channel.js';
 export interface LoadThreadData {
   readonly targets: readonly HttpTarget[];
   readonly requests: readonly Uint8Array[];
+  /** Per request, the offset of 16 digits that get the send time in epoch microseconds, or -1. */
+  readonly stampAt?: readonly number[] | undefined;
   readonly connections: number;
   /** This thread's share of the open-loop rate; undefined for closed loop. */
   readonly rate: number | undefined;

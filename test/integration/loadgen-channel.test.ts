@@ -3,6 +3,7 @@
 // server that closes: each request gets its own status, and nothing is counted twice.
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ChannelPool } from '../../src/loadgen/channel-pool.js';
 import { HttpChannel, httpRequest } from '../../src/loadgen/http-channel.js';
 
 let server: Server | undefined;
@@ -62,5 +63,26 @@ describe('HttpChannel', () => {
     server = undefined;
     const gone = new HttpChannel({ host: '127.0.0.1', port }, () => request);
     expect(await gone.send()).toEqual({ error: 'refused' });
+  });
+});
+
+describe('ChannelPool', () => {
+  it('shares a few connections among many callers, each getting its own answer body', async () => {
+    let connections = 0;
+    // Echoes the request path back as the body, so each caller can tell its answer.
+    await new Promise<void>((ready) => {
+      server = createServer((socket) => {
+        connections++;
+        socket.on('data', (chunk: Buffer) => {
+          for (const m of chunk.toString().matchAll(/GET (\S+) HTTP/g)) socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${m[1]!.length}\r\n\r\n${m[1]}`);
+        });
+      }).listen(0, '127.0.0.1', () => ready());
+    });
+    const port = (server!.address() as { port: number }).port;
+    const pool = new ChannelPool({ host: '127.0.0.1', port }, 2);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.send(httpRequest('GET', `/call-${i}`, {}))));
+    pool.close();
+    expect(answers.map((a) => ('body' in a ? a.body?.toString() : a))).toEqual(Array.from({ length: 20 }, (_, i) => `/call-${i}`));
+    expect(connections).toBe(2);
   });
 });

@@ -1,13 +1,28 @@
-// `svc-agent loadtest` against an agent started here, ACLs on: the JSON result is sane and agrees
-// with the agent's own counters, open loop sends exactly what was due, what the run seeded is gone
-// afterwards, and a target without the endpoint, or none at all, gets one clear line.
-import { readFile } from 'node:fs/promises';
+// `svc-agent loadtest` against an agent started here, ACLs on: each scenario's JSON result is sane
+// and agrees with the agent's own counters, open loop sends exactly what was due, what the run
+// seeded is gone afterwards, a target without the endpoint, or none at all, gets one clear line,
+// and the HTML reports draw every chart in headless Chromium without a page error.
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startAgent, tempDir, type AgentProcess } from './support/agent-process.js';
+import { launchChromium } from './support/browser.js';
 
 const ROOT = 'loadtest-root';
+
+/** Run in the page: each chart's id and how many of its canvas pixels are in its series' colours. */
+const CHART_PIXELS = `[...document.querySelectorAll('[data-chart]')].map((el) => {
+  const canvas = el.querySelector('canvas');
+  const spec = JSON.parse(document.getElementById('charts').textContent).find((c) => c.id === el.id);
+  if (canvas === null) return [el.id, 0];
+  const colours = new Set(spec.series.map((s) => parseInt(s.color.slice(1), 16)));
+  const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  let hits = 0;
+  for (let i = 0; i < pixels.length; i += 4) if (pixels[i + 3] === 255 && colours.has((pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2])) hits++;
+  return [el.id, hits];
+})`;
 
 interface Result {
   schema: string;
@@ -17,7 +32,9 @@ interface Result {
   summary: { requests: number; ok: number; errors: Record<string, number>; rps: number; latencyUs: { p50: number; p99: number; max: number } };
   series: { t: number; requests: number }[];
   distribution: [number, number][];
-  crossCheck: { generatorAnswered: number; targetCounted: number | null; agrees: boolean | null };
+  crossCheck: { counter: string; generatorCounted: number; targetCounted: number | null; agrees: boolean | null };
+  propagation: { name: string; seen: number; missing: number; staleAfterAck: number | null; ms: { p50: number; max: number }; samplesMs: number[] }[];
+  facts: Record<string, string>;
 }
 
 describe('svc-agent loadtest', () => {
@@ -25,7 +42,9 @@ describe('svc-agent loadtest', () => {
   let dir: { path: string; remove: () => Promise<void> };
   beforeAll(async () => {
     dir = await tempDir('svc-loadtest-');
-    agent = await startAgent({ config: { acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: ROOT } } } });
+    agent = await startAgent({
+      config: { acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: ROOT } }, connect: { leaf_root_change_spread: '1s', ca_config: { csr_max_per_second: 0 } } },
+    });
   });
   afterAll(async () => {
     await agent.stop();
@@ -35,11 +54,11 @@ describe('svc-agent loadtest', () => {
 
   it('closed loop: a sane result that agrees with the agent\'s counters, and nothing left behind', async () => {
     const out = join(dir.path, 'closed.json');
-    const run = await loadtest('authorize', '-duration', '2s', '-warmup', '0s', '-connections', '8', '-intentions', '200', '-destinations', '20', '-out', out);
+    const run = await loadtest('authorize', '-duration', '2s', '-warmup', '0s', '-connections', '8', '-intentions', '200', '-destinations', '20', '-out', out, '-report', join(dir.path, 'closed.html'));
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('throughput');
     const r = JSON.parse(await readFile(out, 'utf8')) as Result;
-    expect(r).toMatchObject({ schema: 'svc-agent-loadtest/1', scenario: 'authorize', settings: { mode: 'closed', connections: 8, seededIntentions: 200 } });
+    expect(r).toMatchObject({ schema: 'svc-agent-loadtest/2', scenario: 'authorize', settings: { mode: 'closed', connections: 8, seededIntentions: 200 } });
     expect(r.summary.requests).toBeGreaterThan(0);
     expect(r.summary.ok).toBe(r.summary.requests);
     expect(r.summary.errors).toEqual({});
@@ -48,7 +67,7 @@ describe('svc-agent loadtest', () => {
     expect(r.summary.latencyUs.max).toBeGreaterThanOrEqual(r.summary.latencyUs.p99);
     expect(r.series.reduce((n, p) => n + p.requests, 0)).toBe(r.summary.requests);
     expect(r.distribution.at(-1)?.[0]).toBe(100);
-    expect(r.crossCheck).toEqual({ generatorAnswered: r.summary.ok, targetCounted: r.summary.ok, agrees: true });
+    expect(r.crossCheck).toMatchObject({ counter: 'svc.connect.authorize.allowed + denied', generatorCounted: r.summary.ok, targetCounted: r.summary.ok, agrees: true });
     const left = (await (await fetch(`${agent.url}/v1/connect/intentions`, { headers: { 'X-Svc-Token': ROOT } })).json()) as { SourceName: string }[];
     expect(left.filter((x) => x.SourceName.startsWith(r.prefix))).toEqual([]);
   });
@@ -76,6 +95,112 @@ describe('svc-agent loadtest', () => {
     expect(typeof r.limitedBy).toBe('string');
   });
 
+  it('kv: a read/write mix whose writes the agent counted, and watchers woken by them', async () => {
+    const out = join(dir.path, 'kv.json');
+    const run = await loadtest('kv', '-duration', '2s', '-warmup', '0s', '-connections', '8', '-keys', '20', '-write-percent', '20', '-watchers', '10', '-out', out, '-report', join(dir.path, 'kv.html'));
+    expect(run.code).toBe(0);
+    const r = JSON.parse(await readFile(out, 'utf8')) as Result;
+    expect(r.summary.requests).toBeGreaterThan(0);
+    expect(r.summary.errors).toEqual({});
+    // Each write is one commit: the agent's index moved by exactly the writes sent.
+    expect(r.crossCheck.generatorCounted).toBeGreaterThan(0);
+    expect(r.crossCheck.agrees).toBe(true);
+    const wake = r.propagation.find((p) => p.name === 'write to watcher')!;
+    expect(wake.seen).toBeGreaterThan(0);
+    expect(wake.ms.p50).toBeGreaterThan(0);
+    const left = await fetch(`${agent.url}/v1/kv/${r.prefix}?recurse`, { headers: { 'X-Svc-Token': ROOT } });
+    expect(left.status).toBe(404);
+  });
+
+  it('leaf-wave: every service gets its first leaf, and the 429s of a limited agent are counted and retried', async () => {
+    const out = join(dir.path, 'wave.json');
+    const run = await loadtest('leaf-wave', '-services', '30', '-duration', '30s', '-out', out);
+    expect(run.code).toBe(0);
+    const r = JSON.parse(await readFile(out, 'utf8')) as Result;
+    expect(r.summary.ok).toBe(30);
+    expect(r.crossCheck).toMatchObject({ counter: 'svc.connect.ca.leaf.issued', generatorCounted: 30, targetCounted: 30, agrees: true });
+    expect(r.facts['all issued in']).toMatch(/^\d+ ms$/);
+
+    const limited = await startAgent({ config: { connect: { ca_config: { csr_max_per_second: 10 } } } });
+    try {
+      const limitedOut = join(dir.path, 'wave-limited.json');
+      const slow = await runCli(['loadtest', 'leaf-wave', '-http-addr', `127.0.0.1:${limited.port}`, '-services', '25', '-duration', '60s', '-out', limitedOut], {}, 90_000);
+      expect(slow.code).toBe(0);
+      const l = JSON.parse(await readFile(limitedOut, 'utf8')) as Result;
+      expect(l.summary.ok).toBe(25);
+      expect(l.summary.errors['429']).toBeGreaterThan(0);
+      expect(l.facts['rate limited']).toBe(`${l.summary.errors['429']} answers 429 (the target counted ${l.summary.errors['429']})`);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it('proxies: intention changes and a CA rotation reach every proxy, and authorize calls agree with the agent', async () => {
+    const out = join(dir.path, 'proxies.json');
+    const run = await loadtest('proxies', '-proxies', '40', '-inbound-rate', '20/s', '-changes', '2', '-allow-writes', '-duration', '2s', '-warmup', '0s', '-out', out, '-report', join(dir.path, 'proxies.html'));
+    expect(run.code, run.stderr).toBe(0);
+    const r = JSON.parse(await readFile(out, 'utf8')) as Result;
+    expect(r.summary.errors).toEqual({});
+    expect(r.crossCheck.agrees).toBe(true);
+    expect(r.propagation.map((p) => p.name)).toEqual(['intention deny #1', 'intention allow #2', 'CA roots', 'CA leaf']);
+    for (const p of r.propagation) {
+      expect(p).toMatchObject({ seen: 40, missing: 0 });
+      expect(p.samplesMs).toHaveLength(40);
+    }
+    // One agent answers from the index it just wrote: no proxy was told the old answer after the ack.
+    expect(r.propagation.slice(0, 2).map((p) => p.staleAfterAck)).toEqual([0, 0]);
+    const left = (await (await fetch(`${agent.url}/v1/connect/intentions`, { headers: { 'X-Svc-Token': ROOT } })).json()) as { SourceName: string }[];
+    expect(left.filter((x) => x.SourceName.startsWith(r.prefix))).toEqual([]);
+  });
+
+  it('compare puts two runs side by side, and refuses a file that is not a result', async () => {
+    const cmp = await runCli(['loadtest', 'compare', join(dir.path, 'closed.json'), join(dir.path, 'open.json'), '-report', join(dir.path, 'diff.html')]);
+    expect(cmp.code, cmp.stderr).toBe(0);
+    expect(cmp.stdout).toMatch(/throughput .* \d+\.\d\dx\n/);
+    // A version 1 result (the first release's) still compares.
+    const v2 = JSON.parse(await readFile(join(dir.path, 'closed.json'), 'utf8')) as Record<string, unknown> & { crossCheck: { generatorCounted: number; targetCounted: number; agrees: boolean } };
+    const { unit: _u, propagation: _p, facts: _f, startedAt: _s, ...rest } = v2;
+    const v1 = { ...rest, schema: 'svc-agent-loadtest/1', crossCheck: { generatorAnswered: v2.crossCheck.generatorCounted, targetCounted: v2.crossCheck.targetCounted, agrees: v2.crossCheck.agrees } };
+    await writeFile(join(dir.path, 'v1.json'), JSON.stringify(v1));
+    const old = await runCli(['loadtest', 'compare', join(dir.path, 'v1.json'), join(dir.path, 'closed.json')]);
+    expect(old.code, old.stderr).toBe(0);
+    expect(old.stdout).toMatch(/throughput .* 1\.00x\n/);
+    const bad = await runCli(['loadtest', 'compare', join(dir.path, 'closed.json'), join(dir.path, 'closed.html')]);
+    expect(bad).toMatchObject({ code: 1, stderr: `${join(dir.path, 'closed.html')} is not JSON: expected a result written by svc-agent loadtest -out\n` });
+  });
+
+  describe('HTML reports in headless Chromium', () => {
+    let browser: Browser;
+    beforeAll(async () => {
+      browser = await launchChromium();
+    }, 900_000);
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    for (const [file, charts] of [
+      ['closed.html', ['throughput', 'latency', 'distribution', 'errors']],
+      ['kv.html', ['throughput', 'latency', 'distribution', 'errors', 'propagation']],
+      ['proxies.html', ['throughput', 'latency', 'distribution', 'errors', 'propagation']],
+      ['diff.html', ['throughput', 'latency', 'distribution', 'errors']],
+    ] as const) {
+      it(`${file} draws each chart and logs no error`, async () => {
+        const page = await browser.newPage();
+        const problems: string[] = [];
+        page.on('pageerror', (err) => problems.push(err.message));
+        page.on('console', (m) => void (m.type() === 'error' && problems.push(m.text())));
+        page.on('request', (req) => void (req.url().startsWith('file:') || problems.push(`fetched ${req.url()}`)));
+        await page.goto(`file://${join(dir.path, file)}`);
+        // A chart drew when its canvas holds pixels in its series' colours (not only axes and grid).
+        const drawn = (await page.evaluate(CHART_PIXELS)) as [string, number][];
+        expect(drawn.map(([id]) => id)).toEqual(charts);
+        for (const [id, hits] of drawn) expect(hits, `chart ${id}`).toBeGreaterThan(0);
+        expect(problems).toEqual([]);
+        await page.close();
+      });
+    }
+  });
+
   it('lists its scenarios and flags, and refuses bad flags in one line', async () => {
     const help = await runCli(['loadtest', '--help']);
     expect(help.code).toBe(0);
@@ -84,7 +209,7 @@ describe('svc-agent loadtest', () => {
     expect((await runCli(['help', 'loadtest'])).stdout).toBe(help.stdout.replace(/\n$/, '') + '\n');
     const bad = await loadtest('authorize', '-rate', 'fast');
     expect(bad).toMatchObject({ code: 1, stderr: 'invalid value "fast" for flag -rate: expected requests per second, such as 5000/s\n' });
-    expect((await loadtest('nosuch')).stderr).toBe('Unknown scenario "nosuch": one of authorize, connection-rate (svc-agent loadtest --help)\n');
+    expect((await loadtest('nosuch')).stderr).toBe('Unknown scenario "nosuch": one of authorize, connection-rate, proxies, leaf-wave, kv, or compare (svc-agent loadtest --help)\n');
   });
 
   it('says in one line when the target is down or does not serve the endpoint', async () => {
@@ -102,6 +227,11 @@ describe('svc-agent loadtest', () => {
       const run = await runCli(['loadtest', 'authorize', '-http-addr', `127.0.0.1:${noConnect.port}`, '-duration', '1s']);
       expect(run.code).toBe(1);
       expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^The target does not serve .*Connect/);
+      for (const scenario of ['proxies', 'leaf-wave']) {
+        const other = await runCli(['loadtest', scenario, '-http-addr', `127.0.0.1:${noConnect.port}`, '-duration', '1s']);
+        expect(other.code).toBe(1);
+        expect(other.stderr.trim().split('\n').at(-1)).toMatch(/^The target does not serve .*Connect/);
+      }
     } finally {
       await noConnect.stop();
     }

@@ -1,31 +1,67 @@
 // `authorize`: keep-alive POST /v1/agent/connect/authorize over a realistic intention set, seeded
-// through the public API under a run-specific prefix and removed afterwards.
+// through the public API under a run-specific prefix and removed afterwards; `connection-rate`:
+// the same calls, each on a new TCP connection.
 import { ClientError, type ApiClient } from '../../client/api.js';
 import { httpRequest } from '../../../loadgen/http-channel.js';
 import type { FlagSpecs } from '../../client/flags.js';
+import { runRequestLoad } from '../request-load.js';
+import { connectRoots } from './connect-roots.js';
+import type { RunContext, Scenario, ScenarioReport } from '../scenario.js';
+import { crossCheck, delta, readMetrics } from '../target-metrics.js';
 
-export const authorizeFlags: FlagSpecs = {
+const DECISIONS = ['svc.connect.authorize.allowed', 'svc.connect.authorize.denied'];
+
+async function runAuthorize(ctx: RunContext, perConnection: boolean): Promise<ScenarioReport> {
+  ctx.say('seeding intentions ...');
+  const setup = await setUpAuthorize(ctx.api, ctx.prefix, ctx.flags, perConnection ? { ...ctx.headers, Connection: 'close' } : ctx.headers);
+  try {
+    const before = await readMetrics(ctx.api);
+    const measured = await runRequestLoad(ctx, { requests: setup.requests, connectionPerRequest: perConnection });
+    const after = await readMetrics(ctx.api);
+    // The target's count spans the warm-up too (read before any load), so the generator's does.
+    const check = crossCheck('svc.connect.authorize.allowed + denied', measured.aggregate.ok + measured.warmupOk, delta(before, after, DECISIONS));
+    return { measured, settings: { seededIntentions: setup.seeded }, crossCheck: check };
+  } finally {
+    await setup.cleanup();
+  }
+}
+
+export const authorizeScenario: Scenario = {
+  synopsis: 'Keep-alive authorize calls over a seeded intention set',
+  flags: authorizeFlags(),
+  unit: 'req/s',
+  run: (ctx) => runAuthorize(ctx, false),
+};
+
+export const connectionRateScenario: Scenario = {
+  synopsis: 'A new TCP connection for every authorize call (Connection: close): connections per second',
+  flags: authorizeFlags(),
+  unit: 'connections/s',
+  run: (ctx) => runAuthorize(ctx, true),
+};
+
+function authorizeFlags(): FlagSpecs {
+  return {
   intentions: { kind: 'int', doc: 'Intentions seeded (default 1000).' },
   destinations: { kind: 'int', doc: 'Destination services they spread over (default 100).' },
   'deny-percent': { kind: 'int', doc: 'Share of the intentions that deny, in percent (default 20).' },
   'miss-percent': { kind: 'int', doc: 'Share of calls from a source no intention names, in percent (default 10).' },
-};
+  };
+}
 
-export interface AuthorizeSetup {
+interface AuthorizeSetup {
   /** The request bytes the connections send in turn. */
   readonly requests: readonly Buffer[];
   readonly seeded: number;
   cleanup(): Promise<void>;
 }
 
-export async function setUpAuthorize(api: ApiClient, prefix: string, flags: Readonly<Record<string, unknown>>, headers: Readonly<Record<string, string>>): Promise<AuthorizeSetup> {
+async function setUpAuthorize(api: ApiClient, prefix: string, flags: Readonly<Record<string, unknown>>, headers: Readonly<Record<string, string>>): Promise<AuthorizeSetup> {
   const count = Number(flags.intentions ?? 1000);
   const destinations = Math.max(1, Number(flags.destinations ?? 100));
   const denyPercent = Number(flags['deny-percent'] ?? 20);
   const missPercent = Number(flags['miss-percent'] ?? 10);
-  const roots = await api.call('GET', '/v1/agent/connect/ca/roots');
-  if (roots.status !== 200) throw new ClientError(`The target does not serve /v1/agent/connect/ca/roots (${roots.status}: ${roots.text.trim()}): is Connect enabled on it?`);
-  const trustDomain = (JSON.parse(roots.text) as { TrustDomain?: string }).TrustDomain ?? 'consul';
+  const trustDomain = (await connectRoots(api)).TrustDomain ?? 'consul';
   const probe = await api.call('POST', '/v1/agent/connect/authorize', JSON.stringify({ Target: `${prefix}-probe`, ClientCertURI: `spiffe://${trustDomain}/ns/default/dc/dc1/svc/${prefix}-probe-src` }));
   if (probe.status === 404 || probe.status === 405) throw new ClientError('The target does not serve POST /v1/agent/connect/authorize: is it an agent with Connect enabled?');
   if (probe.status === 403) throw new ClientError(`The token may not authorize (service:write on the destination): ${probe.text.trim()}`);

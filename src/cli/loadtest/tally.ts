@@ -1,0 +1,45 @@
+// Latencies measured on the main thread (proxies, leaf-wave), closed into one point per second
+// exactly as a generator thread's are, so the result and report read them the same way.
+import { Aggregate } from '../../loadgen/aggregate.js';
+import { Recorder } from '../../loadgen/recorder.js';
+import type { Outcome, SecondPoint } from '../../loadgen/types.js';
+
+export class Tally {
+  readonly aggregate = new Aggregate(1);
+  private readonly recorder = new Recorder();
+  private second = 1;
+  private timer: NodeJS.Timeout | undefined;
+  private startedAt = 0;
+  private cpuStart = process.cpuUsage();
+  private eluStart = performance.eventLoopUtilization();
+
+  record(outcome: Outcome, latencyUs: number): void {
+    if (this.timer !== undefined) this.recorder.record(outcome, latencyUs);
+  }
+
+  /** Starts the measured time: a point every second from now. */
+  start(progress: (point: SecondPoint) => void): void {
+    this.startedAt = performance.now();
+    this.eluStart = performance.eventLoopUtilization();
+    this.cpuStart = process.cpuUsage();
+    this.timer = setInterval(() => {
+      const point = this.aggregate.add(this.recorder.tick(this.second++));
+      if (point !== undefined) progress(point);
+    }, 1000);
+  }
+
+  get started(): boolean {
+    return this.timer !== undefined;
+  }
+
+  /** Ends the measured time: its length in ms, the process's CPU share, and whether this thread's event loop was the limit. */
+  finish(): { elapsedMs: number; cpuPct: number; clientBusy: boolean } {
+    clearInterval(this.timer);
+    this.aggregate.add(this.recorder.tick(this.second));
+    this.timer = undefined;
+    const elapsedMs = Math.max(1, performance.now() - this.startedAt);
+    const cpu = process.cpuUsage(this.cpuStart);
+    const busy = performance.eventLoopUtilization(this.eluStart).utilization > 0.9;
+    return { elapsedMs, cpuPct: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100, clientBusy: busy };
+  }
+}
