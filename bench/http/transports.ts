@@ -96,7 +96,7 @@ function rows(tls: Tls, before: string | undefined): Row[] {
     { id: 'close: bare node:https', method: 'POST', close: true, start: () => tlsCeiling(tls) },
     { id: 'close: agent, https', method: 'POST', close: true, start: () => seededHttps(tls), ratioTo: ['close: bare node:https'] },
   ];
-  if (before !== undefined) list.splice(2, 0, { id: 'agent, uws, --before build', method: 'POST', start: () => seeded(undefined, before) });
+  if (before !== undefined) list.splice(2, 0, { id: 'agent, uws, --before build', method: 'POST', start: () => seeded('uws', before) });
   if (before !== undefined) (list[1] as { ratioTo?: readonly string[] }).ratioTo = ['ceiling PUT (bare uWS)', 'agent, uws, metrics off', 'agent, uws, --before build'];
   return list;
 }

@@ -29,9 +29,12 @@ export async function startAgent(mode: AgentMode, extraArgs: readonly string[] =
   // durable figures fiction.
   const dataDir = mode === 'durable' ? await mkdtemp(join(await mkdirOut(), 'data-')) : undefined;
   const storage = dataDir === undefined ? ['-dev'] : ['-data-dir', dataDir];
+  // The benches set the agent beside a bare-uWS ceiling: on uWS unless a bench picks the transport
+  // (node:http is the product's default, docs/decisions.md D18; bench/http/transports.ts has both).
+  const transport = extraArgs.includes('-http-transport') ? [] : ['-http-transport', 'uws'];
   return spawnServer({
     name: `agent (${mode})`,
-    args: [main, 'agent', ...storage, '-http-port', String(port), '-log-level', 'warn', ...extraArgs],
+    args: [main, 'agent', ...storage, '-http-port', String(port), '-log-level', 'warn', ...transport, ...extraArgs],
     port,
     cleanup: async () => {
       if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });

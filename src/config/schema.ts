@@ -129,8 +129,8 @@ export const CONFIG_SCHEMA = {
     ),
     transport: key(
       oneOf(['auto', 'uws', 'node']),
-      'auto',
-      'HTTP server: "uws" (uWebSockets.js, fastest), "node" (node:http: strict framing, HTTP/1.0, any Node version), or "auto": uws on a loopback client_addr, node otherwise and wherever uws has no native binary.',
+      'node',
+      'HTTP server: "node" (node:http: strict framing, HTTP/1.0, any Node version), "uws" (uWebSockets.js: 1.6x the requests per second, HTTP/1.1 clients only), or "auto": uws on a loopback client_addr, node otherwise. Without a native uws binary for the running Node, node serves.',
     ),
   },
   limits: {

@@ -1,6 +1,6 @@
-// Picks and starts the HTTP transport behind the one boundary (server-types.ts). `auto` serves
-// loopback with uWS (fastest, for the proxies beside the agent) and any other address with
-// node:http (strict framing, HTTP/1.0); uWS is loaded only when chosen (docs/decisions.md D18).
+// Picks and starts the HTTP transport behind the one boundary (server-types.ts): node:http by
+// default (strict framing, HTTP/1.0); `uws` for operators who need its rate and whose clients all
+// speak HTTP/1.1; `auto` uWS on loopback only. uWS is loaded only when chosen (docs/decisions.md D18).
 import { isIP } from 'node:net';
 import { startNodeServer } from './node-server.js';
 import type { HttpServer, HttpServerOptions, TransportName } from './server-types.js';

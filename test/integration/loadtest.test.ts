@@ -28,7 +28,7 @@ interface Result {
   schema: string;
   scenario: string;
   prefix: string;
-  settings: { mode: string; connections: number; rate: number | null; seededIntentions: number };
+  settings: { mode: string; connections: number; rate: number | null; seededIntentions: number; l7Intentions?: number };
   summary: { requests: number; ok: number; errors: Record<string, number>; rps: number; latencyUs: { p50: number; p99: number; max: number } };
   series: { t: number; requests: number }[];
   distribution: [number, number][];
@@ -58,7 +58,7 @@ describe('svc-agent loadtest', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('throughput');
     const r = JSON.parse(await readFile(out, 'utf8')) as Result;
-    expect(r).toMatchObject({ schema: 'svc-agent-loadtest/2', scenario: 'authorize', settings: { mode: 'closed', connections: 8, seededIntentions: 200 } });
+    expect(r).toMatchObject({ schema: 'svc-agent-loadtest/2', scenario: 'authorize', settings: { mode: 'closed', connections: 8, seededIntentions: 200, l7Intentions: 20 } });
     expect(r.summary.requests).toBeGreaterThan(0);
     expect(r.summary.ok).toBe(r.summary.requests);
     expect(r.summary.errors).toEqual({});

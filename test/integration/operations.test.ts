@@ -102,7 +102,7 @@ describe('start-up', () => {
     cleanups.push(() => agent.stop());
     const line = agent.logs.find((l) => l.msg === 'svc-agent started')!;
     expect(line).toMatchObject({ node: 'n1', datacenter: 'east', dataDir: null, httpsAddress: null });
-    expect(line.transport).toBe(process.env.SVC_TEST_TRANSPORT ?? 'uws');
+    expect(line.transport).toBe(process.env.SVC_TEST_TRANSPORT ?? 'node');
     expect(line.address).toBe(`127.0.0.1:${agent.port}`);
   });
 

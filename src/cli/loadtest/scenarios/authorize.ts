@@ -20,7 +20,7 @@ async function runAuthorize(ctx: RunContext, perConnection: boolean): Promise<Sc
     const after = await readMetrics(ctx.api);
     // The target's count spans the warm-up too (read before any load), so the generator's does.
     const check = crossCheck('svc.connect.authorize.allowed + denied', measured.aggregate.ok + measured.warmupOk, delta(before, after, DECISIONS));
-    return { measured, settings: { seededIntentions: setup.seeded }, crossCheck: check };
+    return { measured, settings: { seededIntentions: setup.seeded, l7Intentions: setup.l7 }, crossCheck: check };
   } finally {
     await setup.cleanup();
   }
@@ -45,6 +45,7 @@ function authorizeFlags(): FlagSpecs {
   intentions: { kind: 'int', doc: 'Intentions seeded (default 1000).' },
   destinations: { kind: 'int', doc: 'Destination services they spread over (default 100).' },
   'deny-percent': { kind: 'int', doc: 'Share of the intentions that deny, in percent (default 20).' },
+  'l7-percent': { kind: 'int', doc: 'Share of the intentions with L7 permissions (HTTP path rules; authorize, having no HTTP request, answers them with a deny), in percent (default 10). A Consul target needs protocol "http" service-defaults for them, or 0.' },
   'miss-percent': { kind: 'int', doc: 'Share of calls from a source no intention names, in percent (default 10).' },
   };
 }
@@ -53,6 +54,8 @@ interface AuthorizeSetup {
   /** The request bytes the connections send in turn. */
   readonly requests: readonly Buffer[];
   readonly seeded: number;
+  /** Of them, with L7 permissions. */
+  readonly l7: number;
   cleanup(): Promise<void>;
 }
 
@@ -61,20 +64,25 @@ async function setUpAuthorize(api: ApiClient, prefix: string, flags: Readonly<Re
   const destinations = Math.max(1, Number(flags.destinations ?? 100));
   const denyPercent = Number(flags['deny-percent'] ?? 20);
   const missPercent = Number(flags['miss-percent'] ?? 10);
+  const l7Percent = Number(flags['l7-percent'] ?? 10);
+  if (denyPercent + l7Percent > 100) throw new ClientError(`-deny-percent and -l7-percent add up to ${denyPercent + l7Percent}: at most 100`);
   const trustDomain = (await connectRoots(api)).TrustDomain ?? 'consul';
   const probe = await api.call('POST', '/v1/agent/connect/authorize', JSON.stringify({ Target: `${prefix}-probe`, ClientCertURI: `spiffe://${trustDomain}/ns/default/dc/dc1/svc/${prefix}-probe-src` }));
   if (probe.status === 404 || probe.status === 405) throw new ClientError('The target does not serve POST /v1/agent/connect/authorize: is it an agent with Connect enabled?');
   if (probe.status === 403) throw new ClientError(`The token may not authorize (service:write on the destination): ${probe.text.trim()}`);
 
-  const pairs: [string, string, 'allow' | 'deny'][] = [];
-  for (let i = 0; i < count; i++) pairs.push([`${prefix}-src-${Math.floor(i / destinations)}`, `${prefix}-dst-${i % destinations}`, i % 100 < denyPercent ? 'deny' : 'allow']);
+  type Kind = 'allow' | 'deny' | 'l7';
+  const kindOf = (i: number): Kind => (i % 100 < denyPercent ? 'deny' : i % 100 < denyPercent + l7Percent ? 'l7' : 'allow');
+  const pairs: [string, string, Kind][] = [];
+  for (let i = 0; i < count; i++) pairs.push([`${prefix}-src-${Math.floor(i / destinations)}`, `${prefix}-dst-${i % destinations}`, kindOf(i)]);
+  const bodyOf = (kind: Kind): string => JSON.stringify(kind === 'l7' ? { Permissions: [{ Action: 'allow', HTTP: { PathPrefix: '/api/' } }, { Action: 'deny', HTTP: { PathPrefix: '/' } }] } : { Action: kind });
   const exact = (src: string, dst: string): string => `/v1/connect/intentions/exact?source=${encodeURIComponent(src)}&destination=${encodeURIComponent(dst)}`;
   let next = 0;
   const created: [string, string][] = [];
   const seedOne = async (): Promise<void> => {
     while (next < pairs.length) {
-      const [src, dst, action] = pairs[next++] as [string, string, 'allow' | 'deny'];
-      await api.expectOk('PUT', exact(src, dst), JSON.stringify({ Action: action }), 'seeding intentions');
+      const [src, dst, kind] = pairs[next++] as [string, string, Kind];
+      await api.expectOk('PUT', exact(src, dst), bodyOf(kind), 'seeding intentions');
       created.push([src, dst]);
     }
   };
@@ -104,5 +112,5 @@ async function setUpAuthorize(api: ApiClient, prefix: string, flags: Readonly<Re
     const body = JSON.stringify({ Target: pair[1], ClientCertURI: `spiffe://${trustDomain}/ns/default/dc/dc1/svc/${source}`, ClientCertSerial: (i + 1).toString(16).padStart(2, '0') });
     requests.push(httpRequest('POST', '/v1/agent/connect/authorize', headers, body));
   }
-  return { requests, seeded: created.length, cleanup };
+  return { requests, seeded: created.length, l7: pairs.filter((p) => p[2] === 'l7').length, cleanup };
 }
