@@ -49,7 +49,7 @@ export class HttpChannel implements Channel {
     /** A new connection for every request (the requests say `Connection: close`; not every server says it back). */
     private readonly connectionPerRequest = false,
     private readonly timeoutMs = 10_000,
-    /** Hand back each answer's body (Content-Length framed), for callers that read it. */
+    /** Hand back each answer's head and body (Content-Length framed), for callers that read them. */
     private readonly keepBody = false,
   ) {}
 
@@ -62,9 +62,15 @@ export class HttpChannel implements Channel {
     });
   }
 
+  /** Closes the connection; a request still waiting for its answer ends as `closed`. */
   close(): void {
     this.socket?.destroy();
     this.socket = undefined;
+    const pending = this.pending;
+    if (pending === undefined) return;
+    this.pending = undefined;
+    clearTimeout(pending.timer);
+    pending.resolve({ error: 'closed' });
   }
 
   private open(): Socket {
@@ -112,7 +118,7 @@ export class HttpChannel implements Channel {
     this.pending = undefined;
     clearTimeout(pending.timer);
     if (closing) this.close();
-    pending.resolve(body === undefined ? { status } : { status, body });
+    pending.resolve(body === undefined ? { status } : { status, head: buf.subarray(0, end), body });
   }
 
   private fail(error: string): void {

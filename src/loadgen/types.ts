@@ -1,7 +1,7 @@
 // The load generator's shared shapes: a request's end, a second's summary, a thread's report.
 
 /** One request's end: a status, or how the connection failed. */
-export type Outcome = { readonly status: number; readonly body?: Buffer } | { readonly error: 'refused' | 'reset' | 'timeout' | 'closed' | string };
+export type Outcome = { readonly status: number; readonly head?: Buffer; readonly body?: Buffer } | { readonly error: 'refused' | 'reset' | 'timeout' | 'closed' | string };
 
 /** An answer that counts as served (2xx); anything else is an error of its status code. */
 export function answered(outcome: Outcome): boolean {

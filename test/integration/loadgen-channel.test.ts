@@ -66,6 +66,16 @@ describe('HttpChannel', () => {
   });
 });
 
+describe('HttpChannel.close', () => {
+  it('ends a request still waiting for its answer (a blocking read at the end of a run) as closed', async () => {
+    const port = await scripted([[]]); // never answers
+    const channel = new HttpChannel({ host: '127.0.0.1', port }, () => request, false, 60_000);
+    const waiting = channel.send();
+    channel.close();
+    expect(await waiting).toEqual({ error: 'closed' });
+  });
+});
+
 describe('ChannelPool', () => {
   it('shares a few connections among many callers, each getting its own answer body', async () => {
     let connections = 0;

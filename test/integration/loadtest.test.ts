@@ -153,6 +153,26 @@ describe('svc-agent loadtest', () => {
     expect(left.filter((x) => x.SourceName.startsWith(r.prefix))).toEqual([]);
   });
 
+  it('speaks Consul\'s header brand, chosen by -header-brand or by a CONSUL_HTTP_ADDR target', async () => {
+    const consulish = await startAgent({ config: { http_config: { header_brand: 'Consul' }, acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: ROOT } } } });
+    try {
+      for (const [args, env] of [
+        [['-header-brand', 'Consul', '-http-addr', `127.0.0.1:${consulish.port}`, '-token', ROOT], {}],
+        [[], { CONSUL_HTTP_ADDR: `127.0.0.1:${consulish.port}`, CONSUL_HTTP_TOKEN: ROOT }],
+      ] as const) {
+        const out = join(dir.path, 'consul-brand.json');
+        // Watchers read X-Consul-Index (woken only when they do) and every call carries X-Consul-Token (ACLs deny without it).
+        const run = await runCli(['loadtest', 'kv', ...args, '-duration', '1s', '-warmup', '0s', '-connections', '4', '-keys', '5', '-watchers', '5', '-out', out], env, 60_000);
+        expect(run.code, run.stderr).toBe(0);
+        const r = JSON.parse(await readFile(out, 'utf8')) as Result;
+        expect(r.summary.errors).toEqual({});
+        expect(r.propagation[0]!.seen).toBeGreaterThan(0);
+      }
+    } finally {
+      await consulish.stop();
+    }
+  });
+
   it('compare puts two runs side by side, and refuses a file that is not a result', async () => {
     const cmp = await runCli(['loadtest', 'compare', join(dir.path, 'closed.json'), join(dir.path, 'open.json'), '-report', join(dir.path, 'diff.html')]);
     expect(cmp.code, cmp.stderr).toBe(0);
