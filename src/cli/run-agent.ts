@@ -39,6 +39,18 @@ export async function runAgent(args: AgentArgs): Promise<number> {
   const openFiles = openFilesReport(readOpenFilesLimit());
   log[openFiles.level](openFiles.obj, openFiles.msg);
   let agent: Agent | undefined;
+  // SIGINT/SIGTERM are ours from the first moment: one during start-up (after the member record is
+  // written, say) stops the agent gracefully once it is up, instead of killing it mid-join.
+  let requested: string | undefined;
+  let stopNow: ((signal: string) => void) | undefined;
+  const onStopSignal = (signal: string): void => {
+    if (stopNow !== undefined) return stopNow(signal);
+    if (requested !== undefined) return;
+    requested = signal;
+    log.info({ signal }, 'shutting down once started');
+  };
+  process.once('SIGINT', onStopSignal);
+  process.once('SIGTERM', onStopSignal);
   // systemd's ExecReload sends SIGHUP: reload, never stop (a failure is logged; the agent goes on).
   process.on('SIGHUP', () => {
     if (agent === undefined) {
@@ -83,7 +95,10 @@ export async function runAgent(args: AgentArgs): Promise<number> {
   );
 
   return new Promise<number>((resolve) => {
+    let stopping = false;
     const stop = (signal: string): void => {
+      if (stopping) return;
+      stopping = true;
       log.info({ signal }, 'shutting down');
       const deadline = setTimeout(() => {
         log.error({ deadlineMs: STOP_DEADLINE_MS }, 'graceful stop timed out');
@@ -102,8 +117,8 @@ export async function runAgent(args: AgentArgs): Promise<number> {
         },
       );
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    stopNow = stop;
+    if (requested !== undefined) stop(requested);
 
   });
 }

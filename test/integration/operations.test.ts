@@ -1,7 +1,10 @@
 // Running the agent: persistence across kill -9, graceful stop, start-up errors, the uWS check, the
 // threads' scheduling left as the operator set it, deprecated keys.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, startAgent, tempDir } from './support/agent-process.js';
+import { MAIN, runCli, startAgent, tempDir } from './support/agent-process.js';
 import { get, openRequest } from './support/raw-http.js';
 import { procThreadsAvailable, SCHED_OTHER, threadPriorities } from '../support/proc-threads.js';
 
@@ -70,6 +73,27 @@ describe('graceful stop', () => {
     expect(answered.status).toBe(200);
     expect(Number(answered.headers['x-svc-index'])).toBe(index);
     expect(await exit).toBe(0);
+  });
+
+  it('a SIGTERM during start-up stops the agent gracefully once it is up, exit 0', async () => {
+    // The first log line comes before the agent starts: the signal lands in start-up, where the
+    // default action used to kill it (seen once as a cluster member that never left).
+    const child = spawn(process.execPath, [MAIN, 'agent', '-dev', '-http-port', '0', '-log-json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    let signalled = false;
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      if (!signalled) {
+        signalled = true;
+        child.kill('SIGTERM');
+      }
+    });
+    const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    // Whether the signal is read before the start finishes or just after, it ends in a graceful stop.
+    const messages = lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(messages).toEqual(expect.arrayContaining(['svc-agent started', 'stopped']));
+    expect(messages.some((m) => m.startsWith('shutting down'))).toBe(true);
   });
 });
 
