@@ -173,6 +173,18 @@ describe('svc-agent loadtest', () => {
     }
   });
 
+  it('proxies: a token that may not rotate the CA ends the run in one line, with its intention removed', async () => {
+    const put = (path: string, body: unknown) => fetch(`${agent.url}${path}`, { method: 'PUT', headers: { 'X-Svc-Token': ROOT }, body: JSON.stringify(body) });
+    expect((await put('/v1/acl/policy', { Name: 'proxies-no-operator', Rules: 'service_prefix "" {\n  policy = "write"\n  intentions = "write"\n}' })).status).toBe(200);
+    const token = ((await (await put('/v1/acl/token', { Policies: [{ Name: 'proxies-no-operator' }] })).json()) as { SecretID: string }).SecretID;
+    const run = await runCli(['loadtest', 'proxies', '-http-addr', `127.0.0.1:${agent.port}`, '-token', token, '-proxies', '5', '-inbound-rate', '10/s', '-changes', '0', '-allow-writes', '-duration', '1s', '-warmup', '0s'], {}, 60_000);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^Error reading the CA configuration: Unexpected response code: 403 /);
+    expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    const left = (await (await fetch(`${agent.url}/v1/connect/intentions`, { headers: { 'X-Svc-Token': ROOT } })).json()) as { SourceName: string; DestinationName: string }[];
+    expect(left.filter((x) => x.SourceName.startsWith('lt-') && x.DestinationName === '*')).toEqual([]);
+  });
+
   it('compare puts two runs side by side, and refuses a file that is not a result', async () => {
     const cmp = await runCli(['loadtest', 'compare', join(dir.path, 'closed.json'), join(dir.path, 'open.json'), '-report', join(dir.path, 'diff.html')]);
     expect(cmp.code, cmp.stderr).toBe(0);

@@ -20,6 +20,16 @@ const flags: FlagSpecs = {
   watchers: { kind: 'int', doc: 'Blocking readers on the keys being written, spread over them (default 50).' },
 };
 
+/** The send time (epoch microseconds) a write put at the start of the value; 0 when the answer holds none. */
+function sendTimeIn(text: string): number {
+  try {
+    const value = (JSON.parse(text) as { Value?: string }[])[0]?.Value ?? '';
+    return Number(Buffer.from(value, 'base64').subarray(0, STAMP_DIGITS).toString('latin1')) || 0;
+  } catch {
+    return 0;
+  }
+}
+
 async function run(ctx: RunContext): Promise<ScenarioReport> {
   const keys = Math.max(1, Number(ctx.flags.keys ?? 100));
   const writePercent = Number(ctx.flags['write-percent'] ?? 10);
@@ -74,7 +84,7 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
         }
         const next = Number(r.reply.headers.get(ctx.indexHeader) ?? 0);
         if (next > index && index !== 0 && measuring) {
-          const written = Number(Buffer.from((JSON.parse(r.reply.text) as { Value: string }[])[0]?.Value ?? '', 'base64').subarray(0, STAMP_DIGITS).toString('latin1'));
+          const written = sendTimeIn(r.reply.text);
           if (written > 0) wakeUps.add(epochClock.now() - written / 1000);
         }
         index = next < index ? 0 : next; // an index that went back: start over, as Consul's clients do

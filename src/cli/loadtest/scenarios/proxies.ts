@@ -46,6 +46,15 @@ interface Change {
 /** How long a blocking read waits at the target before it answers unchanged. */
 const BLOCKING_WAIT_MS = 60_000;
 
+/** The decision in an authorize answer; a body that does not parse counts as a deny. */
+function authorizedIn(body: Buffer | undefined): boolean {
+  try {
+    return (JSON.parse(body?.toString() ?? '{}') as { Authorized?: unknown }).Authorized === true;
+  } catch {
+    return false;
+  }
+}
+
 const firstCert = (pem: string): X509Certificate => new X509Certificate(pem.slice(0, pem.indexOf('-----END CERTIFICATE-----') + 25));
 
 async function run(ctx: RunContext): Promise<ScenarioReport> {
@@ -113,7 +122,13 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
         continue;
       }
       const next = Number(indexPattern.exec(outcome.head?.toString('latin1') ?? '')?.[1] ?? 0);
-      onAnswer(outcome.body.toString());
+      try {
+        onAnswer(outcome.body.toString());
+      } catch {
+        // An answer that is not the roots or a leaf (a proxy in front, a changed API): read again, as a proxy would.
+        await pause(200 + Math.random() * 300, p.signal);
+        continue;
+      }
       index = next < index ? 0 : next;
     }
   };
@@ -148,7 +163,7 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
       if ('status' in outcome && outcome.status === 200) {
         if (tally.started) authorizedOk++;
         else warmupOk++;
-        const authorized = (JSON.parse(outcome.body?.toString() ?? '{}') as { Authorized?: boolean }).Authorized === true;
+        const authorized = authorizedIn(outcome.body);
         const k = changes.length - 1;
         const change = changes[k];
         if (change !== undefined && sent >= change.writeStart) {
@@ -182,10 +197,11 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
 
     tally.start(ctx.progress);
     const measureStart = performance.now();
-    let rotation: Promise<void> = Promise.resolve();
+    // A failed rotation is held until the run reaches it, not left to reject unobserved meanwhile.
+    let rotation: Promise<unknown> = Promise.resolve(undefined);
     if (rotate && !signal.aborted) {
       oldRootKey = firstCert(initialRoots.Roots.find((r) => r.ID === initialRoots.ActiveRootID)!.RootCert).publicKey;
-      rotation = rotateCa(ctx, (at) => (rotationStart = at));
+      rotation = rotateCa(ctx, (at) => (rotationStart = at)).then(() => undefined, (err: unknown) => err);
     }
     for (let k = 0; k < changeCount && !signal.aborted; k++) {
       await pause(measureStart + ((k + 1) * ctx.common.measureMs) / (changeCount + 1) - performance.now(), signal);
@@ -197,7 +213,8 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
       change.ack = performance.now();
     }
     await pause(measureStart + ctx.common.measureMs - performance.now(), signal);
-    await rotation;
+    const rotationFailed = await rotation;
+    if (rotationFailed !== undefined) throw rotationFailed;
     if (rotate) {
       const giveUp = setTimeout(() => aborter.abort(), rotationTimeoutMs);
       await waitFor(() => proxies.every((p) => p.rootsSeen !== undefined && p.leafSeen !== undefined));
