@@ -3,6 +3,8 @@
 // RSS, a price an agent whose policies are all JSON (or that never writes one) should not pay.
 // Loading it also sets globalThis.Go, globalThis.fs and globalThis.require (its wasm_exec shim).
 
+import { oneItemPerLine } from './hcl1-items.js';
+
 interface Hcl2Json {
   parse(filename: string, contents: string): Promise<Record<string, unknown>>;
 }
@@ -38,6 +40,16 @@ export async function hclToObject(text: string): Promise<Record<string, unknown>
   try {
     return await hcl.parse(FILENAME, text);
   } catch (err) {
+    // HCL 1 allows several items of a block on one line; retried with one per line, and if that
+    // fails too, the diagnostic is the original text's, so its positions stay right.
+    const rewritten = oneItemPerLine(text);
+    if (rewritten !== undefined && rewritten !== text) {
+      try {
+        return await hcl.parse(FILENAME, rewritten);
+      } catch {
+        // the original diagnostic below
+      }
+    }
     throw new HclSyntaxError(cleanDiagnostic(err instanceof Error ? err.message : String(err)));
   }
 }

@@ -175,7 +175,7 @@ describe('svc-agent loadtest', () => {
 
   it('proxies: a token that may not rotate the CA ends the run in one line, with its intention removed', async () => {
     const put = (path: string, body: unknown) => fetch(`${agent.url}${path}`, { method: 'PUT', headers: { 'X-Svc-Token': ROOT }, body: JSON.stringify(body) });
-    expect((await put('/v1/acl/policy', { Name: 'proxies-no-operator', Rules: 'service_prefix "" {\n  policy = "write"\n  intentions = "write"\n}' })).status).toBe(200);
+    expect((await put('/v1/acl/policy', { Name: 'proxies-no-operator', Rules: 'service_prefix "" { policy = "write" intentions = "write" }' })).status).toBe(200);
     const token = ((await (await put('/v1/acl/token', { Policies: [{ Name: 'proxies-no-operator' }] })).json()) as { SecretID: string }).SecretID;
     const run = await runCli(['loadtest', 'proxies', '-http-addr', `127.0.0.1:${agent.port}`, '-token', token, '-proxies', '5', '-inbound-rate', '10/s', '-changes', '0', '-allow-writes', '-duration', '1s', '-warmup', '0s'], {}, 60_000);
     expect(run.code).toBe(1);

@@ -152,6 +152,12 @@ describe('parseRules: forms', () => {
     expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
   });
 
+  it('reads HCL 1 one-line blocks as Consul does: several items, with or without commas', async () => {
+    const expected = { service: [{ name: 'web', policy: 'read', intentions: 'write' }], key_prefix: [{ name: 'app/', policy: 'write' }] };
+    expect(await parseRules('service "web" { policy = "read" intentions = "write" } key_prefix "app/" { policy = "write" }')).toEqual(expected);
+    expect(await parseRules('service "web" { policy = "read", intentions = "write" }\nkey_prefix "app/" { policy = "write" }')).toEqual(expected);
+  });
+
   it('keeps concurrent HCL parses apart', async () => {
     const names = Array.from({ length: 20 }, (_, i) => `svc-${i}`);
     const parsed = await Promise.all(names.map((n) => parseRules(`service "${n}" { policy = "write" }`)));
