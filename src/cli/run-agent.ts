@@ -15,6 +15,23 @@ import { fail } from './fail.js';
 const STOP_DEADLINE_MS = 5000;
 
 export async function runAgent(args: AgentArgs): Promise<number> {
+  // Signals are ours before anything is printed or started: a SIGINT/SIGTERM during start-up (after
+  // the member record is written, say) stops the agent gracefully once it is up instead of killing
+  // it mid-join, and a SIGHUP (whose default is to end the process) is ignored until it is up.
+  let requested: string | undefined;
+  let noteRequest: ((signal: string) => void) | undefined; // logs it, once there is a logger
+  let stopNow: ((signal: string) => void) | undefined;
+  let reloadNow: (() => void) | undefined;
+  const onStopSignal = (signal: string): void => {
+    if (stopNow !== undefined) return stopNow(signal);
+    if (requested !== undefined) return;
+    requested = signal;
+    noteRequest?.(signal);
+  };
+  process.once('SIGINT', onStopSignal);
+  process.once('SIGTERM', onStopSignal);
+  // systemd's ExecReload sends SIGHUP: reload, never stop (a failure is logged; the agent goes on).
+  process.on('SIGHUP', () => reloadNow?.());
   let config;
   // Deprecation warnings wait for the logger, which needs the config's log level.
   const warnings: string[] = [];
@@ -36,30 +53,19 @@ export async function runAgent(args: AgentArgs): Promise<number> {
   const log = createLogger(config.logLevel, process.stdout, config.logJson ? 'json' : 'text', file);
   for (const message of warnings) log.warn({}, message);
   warn = (message) => log.warn({}, message);
+  noteRequest = (signal) => log.info({ signal }, 'shutting down once started');
+  if (requested !== undefined) noteRequest(requested);
   const openFiles = openFilesReport(readOpenFilesLimit());
   log[openFiles.level](openFiles.obj, openFiles.msg);
   let agent: Agent | undefined;
-  // SIGINT/SIGTERM are ours from the first moment: one during start-up (after the member record is
-  // written, say) stops the agent gracefully once it is up, instead of killing it mid-join.
-  let requested: string | undefined;
-  let stopNow: ((signal: string) => void) | undefined;
-  const onStopSignal = (signal: string): void => {
-    if (stopNow !== undefined) return stopNow(signal);
-    if (requested !== undefined) return;
-    requested = signal;
-    log.info({ signal }, 'shutting down once started');
-  };
-  process.once('SIGINT', onStopSignal);
-  process.once('SIGTERM', onStopSignal);
-  // systemd's ExecReload sends SIGHUP: reload, never stop (a failure is logged; the agent goes on).
-  process.on('SIGHUP', () => {
+  reloadNow = () => {
     if (agent === undefined) {
       log.warn({ signal: 'SIGHUP' }, 'reload ignored: the agent is still starting');
       return;
     }
     log.info({ signal: 'SIGHUP' }, 'reloading config');
     agent.reload().catch(() => undefined);
-  });
+  };
   try {
     agent = await createAgent(config, { log, acceptStateLoss: args.acceptStateLoss, reloadConfig: load });
   } catch (err) {
