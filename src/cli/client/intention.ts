@@ -14,7 +14,8 @@ interface Intention {
   CreatedAt?: string;
 }
 
-const exact = (source: string, destination: string): string => `/v1/connect/intentions/exact?source=${encodeURIComponent(source)}&destination=${encodeURIComponent(destination)}`;
+/** The API path of the intention from `source` to `destination` (`*` for any). */
+export const exactIntentionPath = (source: string, destination: string): string => `/v1/connect/intentions/exact?source=${encodeURIComponent(source)}&destination=${encodeURIComponent(destination)}`;
 
 export const intentionCommands: ClientCommand[] = [
   {
@@ -32,11 +33,11 @@ export const intentionCommands: ClientCommand[] = [
       const [source, destination] = args as [string, string];
       if (flags.allow === true && flags.deny === true) throw new ClientError('Only one of -allow or -deny may be specified.');
       const action = flags.deny === true ? 'deny' : 'allow';
-      if (flags.replace !== true && (await api.call('GET', exact(source, destination))).status === 200) {
+      if (flags.replace !== true && (await api.call('GET', exactIntentionPath(source, destination))).status === 200) {
         throw new ClientError(`Error! Intention already exists for ${source} => ${destination} (use -replace to replace it)`);
       }
       const body = JSON.stringify({ Action: action, ...(typeof flags.description === 'string' ? { Description: flags.description } : {}) });
-      await api.expectOk('PUT', exact(source, destination), body, 'creating the intention');
+      await api.expectOk('PUT', exactIntentionPath(source, destination), body, 'creating the intention');
       io.out(`Created: ${source} => ${destination} (${action})\n`);
       return 0;
     },
@@ -48,7 +49,7 @@ export const intentionCommands: ClientCommand[] = [
     arity: [2, 2],
     flags: {},
     async run({ api, args, io }) {
-      await api.expectOk('DELETE', exact(args[0] as string, args[1] as string), undefined, 'deleting the intention');
+      await api.expectOk('DELETE', exactIntentionPath(args[0] as string, args[1] as string), undefined, 'deleting the intention');
       io.out('Intention deleted.\n');
       return 0;
     },
@@ -85,7 +86,7 @@ export const intentionCommands: ClientCommand[] = [
     arity: [2, 2],
     flags: {},
     async run({ api, args, io }) {
-      const x = await api.json<Intention>('GET', exact(args[0] as string, args[1] as string), undefined, 'reading the intention');
+      const x = await api.json<Intention>('GET', exactIntentionPath(args[0] as string, args[1] as string), undefined, 'reading the intention');
       const rows: [string, string][] = [
         ['Source', x.SourceName],
         ['Destination', x.DestinationName],

@@ -6,14 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { ApiClient, ClientError, targetFrom } from '../client/api.js';
 import { flagHelp, parseFlags, type FlagSpecs } from '../client/flags.js';
-import { parseDuration } from '../../core/duration.js';
 import { isAgentError } from '../../core/errors.js';
 import type { SecondPoint } from '../../loadgen/types.js';
 import { runCompare, compareHelp } from './compare.js';
+import { durationFlag, rateFlag } from './flag-values.js';
 import { renderReport } from './report.js';
 import { defaultThreads } from './request-load.js';
-import { resultOf, summaryText } from './result.js';
-import { StopSignal, type CommonSettings, type RunContext, type Scenario } from './scenario.js';
+import { ms, resultOf, summaryText } from './result.js';
+import type { CommonSettings, RunContext, Scenario } from './scenario.js';
 import { authorizeScenario, connectionRateScenario } from './scenarios/authorize.js';
 import { kvScenario } from './scenarios/kv.js';
 import { leafWaveScenario } from './scenarios/leaf-wave.js';
@@ -79,22 +79,13 @@ export async function runLoadtest(argv: readonly string[], env: NodeJS.ProcessEn
   }
 }
 
-function durationMs(flag: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  const ms = parseDuration(String(value));
-  if (ms === undefined || ms < 0) throw new ClientError(`invalid value ${JSON.stringify(value)} for flag -${flag}: expected a duration such as 10s`);
-  return ms;
-}
-
 function commonSettings(flags: Readonly<Record<string, unknown>>): CommonSettings {
   const connections = Number(flags.connections ?? 64);
   if (connections < 1) throw new ClientError('-connections must be at least 1');
-  const rateText = flags.rate as string | undefined;
-  const rate = rateText === undefined ? undefined : Number(/^(\d+(?:\.\d+)?)(?:\/s)?$/.exec(rateText)?.[1] ?? NaN);
-  if (rate !== undefined && !(rate > 0)) throw new ClientError(`invalid value ${JSON.stringify(rateText)} for flag -rate: expected requests per second, such as 5000/s`);
+  const rate = rateFlag('rate', flags.rate, 'requests', '5000/s');
   const threads = Number(flags.threads ?? defaultThreads());
   if (!(threads >= 1)) throw new ClientError('-threads must be at least 1');
-  return { measureMs: durationMs('duration', flags.duration, 10_000), warmupMs: durationMs('warmup', flags.warmup, 2_000), connections, rate, threads };
+  return { measureMs: durationFlag('duration', flags.duration, 10_000, '10s'), warmupMs: durationFlag('warmup', flags.warmup, 2_000, '10s'), connections, rate, threads };
 }
 
 async function run(name: string, scenario: Scenario, flags: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv, io: LoadtestIo): Promise<number> {
@@ -105,10 +96,10 @@ async function run(name: string, scenario: Scenario, flags: Readonly<Record<stri
   if (brand !== 'Svc' && brand !== 'Consul') throw new ClientError(`invalid value ${JSON.stringify(brand)} for flag -header-brand: Svc or Consul`);
   const common = commonSettings(flags);
   const token = targets[0]?.token;
-  const stop = new StopSignal();
+  const stop = new AbortController();
   const onSignal = (): void => {
-    if (stop.stopped) process.exit(130);
-    stop.stop();
+    if (stop.signal.aborted) process.exit(130);
+    stop.abort();
     io.err('\nstopping: writing what was measured (Ctrl-C again to quit at once)\n');
   };
   const prefix = `lt-${randomBytes(3).toString('hex')}`;
@@ -120,9 +111,9 @@ async function run(name: string, scenario: Scenario, flags: Readonly<Record<stri
     prefix,
     flags,
     common,
-    stop,
+    stop: stop.signal,
     progress: (point: SecondPoint) => {
-      const line = `[${String(point.t).padStart(3)}s] ${point.requests.toLocaleString('en-US')} ${scenario.unit}  p50 ${(point.p50Us / 1000).toFixed(2)} ms  p99 ${(point.p99Us / 1000).toFixed(2)} ms  errors ${point.errors}`;
+      const line = `[${String(point.t).padStart(3)}s] ${point.requests.toLocaleString('en-US')} ${scenario.unit}  p50 ${ms(point.p50Us)} ms  p99 ${ms(point.p99Us)} ms  errors ${point.errors}`;
       io.err(io.isTty ? `\r${line}   ` : `${line}\n`);
     },
     say: (line) => io.err(`${io.isTty ? '\r' : ''}loadtest ${name}: ${line}\n`),
@@ -133,7 +124,7 @@ async function run(name: string, scenario: Scenario, flags: Readonly<Record<stri
   try {
     const report = await scenario.run(ctx);
     if (io.isTty) io.err('\n');
-    const result = resultOf({ scenario: name, unit: scenario.unit, prefix, targets: targets.map((t) => t.base), common, stoppedEarly: stop.stopped, startedAt, report });
+    const result = resultOf({ scenario: name, unit: scenario.unit, prefix, targets: targets.map((t) => t.base), common, stoppedEarly: stop.signal.aborted, startedAt, report });
     io.out(summaryText(result));
     if (typeof flags.out === 'string') await writeFile(flags.out, `${JSON.stringify(result, null, 2)}\n`);
     if (typeof flags.report === 'string') await writeFile(flags.report, await renderReport([result]));

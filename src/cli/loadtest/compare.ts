@@ -5,7 +5,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { ClientError } from '../client/api.js';
 import { parseFlags } from '../client/flags.js';
 import { renderReport } from './report.js';
-import { RESULT_SCHEMA, type LoadtestResult } from './result.js';
+import { ms, RESULT_SCHEMA, type LoadtestResult } from './result.js';
 
 export function compareHelp(): string {
   return 'Options of compare:\n\n  -report=<value>\n      Write an HTML report with both runs\' charts overlaid.';
@@ -61,14 +61,14 @@ function fromVersion1(r: LoadtestResult & { crossCheck: { generatorAnswered: num
 }
 
 function compareText(a: LoadtestResult, b: LoadtestResult, files: readonly [string, string]): string {
-  const ms = (us: number): string => `${(us / 1000).toFixed(2)} ms`;
+  const msText = (us: number): string => `${ms(us)} ms`;
   const rows: [string, string, string, number | undefined, number | undefined][] = [
     ['scenario', a.scenario, b.scenario, undefined, undefined],
     ['throughput', `${a.summary.rps.toLocaleString('en-US')} ${a.unit}`, `${b.summary.rps.toLocaleString('en-US')} ${b.unit}`, a.summary.rps, b.summary.rps],
-    ['latency p50', ms(a.summary.latencyUs.p50), ms(b.summary.latencyUs.p50), a.summary.latencyUs.p50, b.summary.latencyUs.p50],
-    ['latency p99', ms(a.summary.latencyUs.p99), ms(b.summary.latencyUs.p99), a.summary.latencyUs.p99, b.summary.latencyUs.p99],
-    ['latency p99.9', ms(a.summary.latencyUs.p999), ms(b.summary.latencyUs.p999), a.summary.latencyUs.p999, b.summary.latencyUs.p999],
-    ['latency max', ms(a.summary.latencyUs.max), ms(b.summary.latencyUs.max), a.summary.latencyUs.max, b.summary.latencyUs.max],
+    ['latency p50', msText(a.summary.latencyUs.p50), msText(b.summary.latencyUs.p50), a.summary.latencyUs.p50, b.summary.latencyUs.p50],
+    ['latency p99', msText(a.summary.latencyUs.p99), msText(b.summary.latencyUs.p99), a.summary.latencyUs.p99, b.summary.latencyUs.p99],
+    ['latency p99.9', msText(a.summary.latencyUs.p999), msText(b.summary.latencyUs.p999), a.summary.latencyUs.p999, b.summary.latencyUs.p999],
+    ['latency max', msText(a.summary.latencyUs.max), msText(b.summary.latencyUs.max), a.summary.latencyUs.max, b.summary.latencyUs.max],
     ['errors', String(a.summary.requests - a.summary.ok), String(b.summary.requests - b.summary.ok), undefined, undefined],
   ];
   const width = Math.max(12, ...rows.map((r) => r[1].length)) + 2;

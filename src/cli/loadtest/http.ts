@@ -2,6 +2,7 @@
 // run's headers; failures come back as an Outcome's error kind rather than thrown.
 import { setMaxListeners } from 'node:events';
 import type { Target } from '../client/api.js';
+import type { HttpTarget } from '../../loadgen/http-channel.js';
 
 export interface Reply {
   readonly status: number;
@@ -36,21 +37,28 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** An abort signal for a whole run: every simulated client listens to it, so no listener limit. */
-export function runAborter(): AbortController {
-  const aborter = new AbortController();
-  setMaxListeners(0, aborter.signal);
-  return aborter;
+/**
+ * A controller aborted with `parent` too (a scenario's, under the run's Ctrl-C; a simulated
+ * client's, under its scenario's). Every client listens to its scenario's signal, so no listener
+ * limit; each call and pause listens to its own client's: an EventTarget's listeners are a list,
+ * so thousands on one signal made every call cost a scan (the generator's event loop was the limit
+ * at 1,000 proxies).
+ */
+export function childAborter(parent: AbortSignal): AbortController {
+  const child = new AbortController();
+  setMaxListeners(0, child.signal);
+  if (parent.aborted) child.abort();
+  else parent.addEventListener('abort', () => child.abort(), { once: true });
+  return child;
 }
 
-/**
- * One simulated client's signal, aborted with the run's. Each call and pause listens to its own
- * client's signal: an EventTarget's listeners are a list, so thousands of them on the run's one
- * signal made every call cost a scan (the generator's event loop was the limit at 1,000 proxies).
- */
-export function clientSignal(run: AbortSignal): AbortSignal {
-  const child = new AbortController();
-  if (run.aborted) child.abort();
-  else run.addEventListener('abort', () => child.abort(), { once: true });
-  return child.signal;
+/** A simulated client's signal, aborted with its scenario's. */
+export function clientSignal(parent: AbortSignal): AbortSignal {
+  return childAborter(parent).signal;
+}
+
+/** The host and port of a target, for the generator's own HTTP client. */
+export function hostPortOf(target: Target): HttpTarget {
+  const url = new URL(target.base);
+  return { host: url.hostname, port: Number(url.port || 80) };
 }

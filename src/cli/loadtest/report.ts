@@ -3,7 +3,7 @@
 // it opens anywhere without a network. uPlot is read here and nowhere else.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import type { LoadtestResult } from './result.js';
+import { errorsText, ms, type LoadtestResult } from './result.js';
 
 const require = createRequire(import.meta.url);
 
@@ -98,7 +98,6 @@ function chartsOf(results: readonly LoadtestResult[], names: readonly string[]):
 }
 
 function summaryTable(results: readonly LoadtestResult[], names: readonly string[]): string {
-  const ms = (us: number): string => (us / 1000).toFixed(2);
   const rows: [string, (r: LoadtestResult) => string, ((r: LoadtestResult) => number) | undefined][] = [
     ['scenario', (r) => r.scenario, undefined],
     ['targets', (r) => r.targets.join(', '), undefined],
@@ -110,7 +109,7 @@ function summaryTable(results: readonly LoadtestResult[], names: readonly string
     ['latency p99', (r) => `${ms(r.summary.latencyUs.p99)} ms`, (r) => r.summary.latencyUs.p99],
     ['latency p99.9', (r) => `${ms(r.summary.latencyUs.p999)} ms`, (r) => r.summary.latencyUs.p999],
     ['latency max', (r) => `${ms(r.summary.latencyUs.max)} ms`, (r) => r.summary.latencyUs.max],
-    ['errors', (r) => (Object.keys(r.summary.errors).length === 0 ? 'none' : Object.entries(r.summary.errors).map(([k, v]) => `${k}: ${v}`).join(', ')), undefined],
+    ['errors', (r) => errorsText(r.summary.errors), undefined],
     ['limited by', (r) => r.limitedBy, undefined],
     ['client cpu', (r) => `${r.client.cpuPct}%`, undefined],
     ['generator counted', (r) => (r.crossCheck === null ? 'n/a' : `${r.crossCheck.generatorCounted}`), undefined],

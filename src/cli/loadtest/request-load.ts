@@ -9,6 +9,7 @@ import { Aggregate } from '../../loadgen/aggregate.js';
 import { epochClock } from '../../loadgen/scheduler.js';
 import type { LoadThreadData } from '../../loadgen/thread-data.js';
 import type { ThreadTick } from '../../loadgen/types.js';
+import { hostPortOf } from './http.js';
 import type { Measured, RunContext } from './scenario.js';
 
 export interface RequestLoad {
@@ -31,14 +32,11 @@ export async function runRequestLoad(ctx: RunContext, load: RequestLoad): Promis
   const warmupFrom = epochClock.now() + 100; // the threads' start-up
   const from = warmupFrom + common.warmupMs;
   const until = from + common.measureMs;
-  const hostPorts = ctx.targets.map((t) => {
-    const url = new URL(t.base);
-    return { host: url.hostname, port: Number(url.port || 80) };
-  });
+  const hostPorts = ctx.targets.map(hostPortOf);
   const workers: Worker[] = [];
-  ctx.stop.onStop(() => {
+  ctx.stop.addEventListener('abort', () => {
     for (const w of workers) w.postMessage('stop');
-  });
+  }, { once: true });
   let warmupOk = 0;
   let stampedSent = 0;
   const cpuStart = process.cpuUsage();
@@ -60,7 +58,7 @@ export async function runRequestLoad(ctx: RunContext, load: RequestLoad): Promis
         };
         const worker = new Worker(workerFile(), { workerData: data });
         workers.push(worker);
-        if (ctx.stop.stopped) worker.postMessage('stop');
+        if (ctx.stop.aborted) worker.postMessage('stop');
         return new Promise<void>((done, fail) => {
           worker.on('message', (message: { type: string; tick?: ThreadTick; warmupOk?: number; stampedSent?: number }) => {
             if (message.type === 'tick' && message.tick !== undefined) {

@@ -79,7 +79,13 @@ function limitOf(errors: ReadonlyMap<string, number>, clientBusy: boolean): stri
   return 'the target';
 }
 
-const ms = (us: number): string => (us / 1000).toFixed(2);
+/** Microseconds as milliseconds, two decimals. */
+export const ms = (us: number): string => (us / 1000).toFixed(2);
+
+/** Errors by kind, `none` when there were none. */
+export function errorsText(errors: Readonly<Record<string, number>>): string {
+  return Object.keys(errors).length === 0 ? 'none' : Object.entries(errors).map(([k, v]) => `${k}: ${v}`).join(', ');
+}
 
 export function summaryText(r: LoadtestResult): string {
   const l = r.summary.latencyUs;
@@ -89,7 +95,7 @@ export function summaryText(r: LoadtestResult): string {
     ['throughput', `${r.summary.rps.toLocaleString('en-US')} ${r.unit} (${r.settings.mode === 'wave' ? 'one wave' : `${r.settings.mode} loop`}${r.settings.rate === null ? '' : `, ${r.settings.rate}/s asked`})`],
     ['limited by', r.limitedBy],
     ['latency ms', `p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}`],
-    ['errors', Object.keys(r.summary.errors).length === 0 ? 'none' : Object.entries(r.summary.errors).map(([k, v]) => `${k}: ${v}`).join(', ')],
+    ['errors', errorsText(r.summary.errors)],
     ...r.propagation.map((p): [string, string] => [
       p.name,
       p.seen === 0 ? `seen by none (${p.missing} waited for)` : `p50 ${p.ms.p50} ms  p99 ${p.ms.p99} ms  max ${p.ms.max} ms, seen by ${p.seen}${p.missing > 0 ? `, NOT by ${p.missing}` : ''}${p.staleAfterAck === null ? '' : `, ${p.staleAfterAck} stale answers after the ack`}`,

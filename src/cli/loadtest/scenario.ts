@@ -14,21 +14,6 @@ export interface CommonSettings {
   readonly threads: number;
 }
 
-/** Ctrl-C: scenarios look at `stopped` and stop sending; `onStop` callbacks run once. */
-export class StopSignal {
-  stopped = false;
-  private readonly callbacks: (() => void)[] = [];
-  onStop(callback: () => void): void {
-    if (this.stopped) callback();
-    else this.callbacks.push(callback);
-  }
-  stop(): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    for (const c of this.callbacks.splice(0)) c();
-  }
-}
-
 export interface RunContext {
   readonly api: ApiClient;
   readonly targets: readonly Target[];
@@ -40,7 +25,8 @@ export interface RunContext {
   readonly prefix: string;
   readonly flags: Readonly<Record<string, unknown>>;
   readonly common: CommonSettings;
-  readonly stop: StopSignal;
+  /** Aborted by Ctrl-C: scenarios stop sending and report what they measured. */
+  readonly stop: AbortSignal;
   /** One progress point per measured second. */
   progress(point: SecondPoint): void;
   /** A line about what the run is doing (seeding, waiting for leaves...). */

@@ -4,6 +4,7 @@
 import { ClientError, type ApiClient } from '../../client/api.js';
 import { httpRequest } from '../../../loadgen/http-channel.js';
 import type { FlagSpecs } from '../../client/flags.js';
+import { exactIntentionPath } from '../../client/intention.js';
 import { runRequestLoad } from '../request-load.js';
 import { connectRoots } from './connect-roots.js';
 import type { RunContext, Scenario, ScenarioReport } from '../scenario.js';
@@ -76,13 +77,12 @@ async function setUpAuthorize(api: ApiClient, prefix: string, flags: Readonly<Re
   const pairs: [string, string, Kind][] = [];
   for (let i = 0; i < count; i++) pairs.push([`${prefix}-src-${Math.floor(i / destinations)}`, `${prefix}-dst-${i % destinations}`, kindOf(i)]);
   const bodyOf = (kind: Kind): string => JSON.stringify(kind === 'l7' ? { Permissions: [{ Action: 'allow', HTTP: { PathPrefix: '/api/' } }, { Action: 'deny', HTTP: { PathPrefix: '/' } }] } : { Action: kind });
-  const exact = (src: string, dst: string): string => `/v1/connect/intentions/exact?source=${encodeURIComponent(src)}&destination=${encodeURIComponent(dst)}`;
   let next = 0;
   const created: [string, string][] = [];
   const seedOne = async (): Promise<void> => {
     while (next < pairs.length) {
       const [src, dst, kind] = pairs[next++] as [string, string, Kind];
-      await api.expectOk('PUT', exact(src, dst), bodyOf(kind), 'seeding intentions');
+      await api.expectOk('PUT', exactIntentionPath(src, dst), bodyOf(kind), 'seeding intentions');
       created.push([src, dst]);
     }
   };
@@ -91,7 +91,7 @@ async function setUpAuthorize(api: ApiClient, prefix: string, flags: Readonly<Re
     const removeOne = async (): Promise<void> => {
       while (i < created.length) {
         const [src, dst] = created[i++] as [string, string];
-        await api.call('DELETE', exact(src, dst));
+        await api.call('DELETE', exactIntentionPath(src, dst));
       }
     };
     await Promise.all(Array.from({ length: 16 }, removeOne));

@@ -1,11 +1,11 @@
 // `kv`: a read/write mix over keys under the run's prefix, driven by the generator threads, while
 // watchers hold blocking reads on those keys. Each write carries its send time, so a watcher
 // woken by it knows how long the change took to reach it.
-import { ClientError } from '../../client/api.js';
+import { ClientError, unexpectedAnswer } from '../../client/api.js';
 import type { FlagSpecs } from '../../client/flags.js';
 import { epochClock } from '../../../loadgen/scheduler.js';
 import { httpRequest } from '../../../loadgen/http-channel.js';
-import { call, clientSignal, pause, runAborter } from '../http.js';
+import { call, childAborter, clientSignal, pause } from '../http.js';
 import { runRequestLoad } from '../request-load.js';
 import { Samples } from '../samples.js';
 import type { RunContext, Scenario, ScenarioReport } from '../scenario.js';
@@ -43,7 +43,7 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
   const probe = await ctx.api.call('PUT', keyPath(0), '0'.repeat(STAMP_DIGITS));
   if (probe.status === 404 || probe.status === 405) throw new ClientError('The target does not serve /v1/kv: is it an agent?');
   if (probe.status === 403) throw new ClientError(`The token may not write keys under ${ctx.prefix}/ (key_prefix write): ${probe.text.trim()}`);
-  if (probe.status !== 200) throw new ClientError(`Error seeding keys: Unexpected response code: ${probe.status} (${probe.text.trim()})`);
+  if (probe.status !== 200) throw unexpectedAnswer(probe, 'seeding keys');
   const cleanup = async (): Promise<void> => void (await ctx.api.call('DELETE', `/v1/kv/${ctx.prefix}?recurse`));
   try {
     ctx.say(`seeding ${keys} keys ...`);
@@ -68,8 +68,7 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
 
     const wakeUps = new Samples();
     let watchErrors = 0;
-    const aborter = runAborter();
-    ctx.stop.onStop(() => aborter.abort());
+    const aborter = childAborter(ctx.stop);
     let measuring = false;
     const watch = async (k: number): Promise<void> => {
       const signal = clientSignal(aborter.signal);

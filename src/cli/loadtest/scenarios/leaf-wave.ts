@@ -4,7 +4,7 @@
 // clients do).
 import { ClientError } from '../../client/api.js';
 import type { FlagSpecs } from '../../client/flags.js';
-import { call, clientSignal, pause, runAborter } from '../http.js';
+import { call, childAborter, clientSignal, pause } from '../http.js';
 import type { RunContext, Scenario, ScenarioReport } from '../scenario.js';
 import { Tally } from '../tally.js';
 import { connectRoots } from './connect-roots.js';
@@ -25,8 +25,7 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
   if (probe.status === 403) throw new ClientError(`The token may not fetch leaf certificates (service:write on ${ctx.prefix}-svc-*): ${probe.text.trim()}`);
   if (probe.status === 404 || probe.status === 405) throw new ClientError('The target does not serve /v1/agent/connect/ca/leaf: is it an agent with Connect enabled?');
 
-  const aborter = runAborter();
-  ctx.stop.onStop(() => aborter.abort());
+  const aborter = childAborter(ctx.stop);
   const deadline = setTimeout(() => aborter.abort(), ctx.common.measureMs);
   const tally = new Tally();
   const before = await readMetrics(ctx.api);

@@ -4,12 +4,13 @@
 // measures how long until each proxy saw each change: its authorize answer flipped, it held the
 // new roots, it held a leaf signed by the new root.
 import { generateKeyPairSync, X509Certificate, type KeyObject } from 'node:crypto';
-import { ClientError, type Target } from '../../client/api.js';
+import { ClientError, unexpectedAnswer, type Target } from '../../client/api.js';
+import { exactIntentionPath } from '../../client/intention.js';
 import type { FlagSpecs } from '../../client/flags.js';
-import { parseDuration } from '../../../core/duration.js';
 import { ChannelPool } from '../../../loadgen/channel-pool.js';
 import { HttpChannel, httpRequest } from '../../../loadgen/http-channel.js';
-import { clientSignal, pause, runAborter } from '../http.js';
+import { childAborter, clientSignal, hostPortOf, pause } from '../http.js';
+import { durationFlag, rateFlag } from '../flag-values.js';
 import type { Propagation, RunContext, Scenario, ScenarioReport } from '../scenario.js';
 import { Tally } from '../tally.js';
 import { connectRoots, type CaRoots } from './connect-roots.js';
@@ -41,6 +42,8 @@ interface Change {
   readonly authorized: boolean;
   readonly writeStart: number;
   ack: number;
+  /** Answers with the old decision to calls sent after the ack. */
+  staleAfterAck: number;
 }
 
 /** How long a blocking read waits at the target before it answers unchanged. */
@@ -59,31 +62,25 @@ const firstCert = (pem: string): X509Certificate => new X509Certificate(pem.slic
 
 async function run(ctx: RunContext): Promise<ScenarioReport> {
   const count = Math.max(1, Number(ctx.flags.proxies ?? 1000));
-  const inboundRate = Number(/^(\d+(?:\.\d+)?)(?:\/s)?$/.exec(String(ctx.flags['inbound-rate'] ?? '1'))?.[1] ?? NaN);
-  if (!(inboundRate > 0)) throw new ClientError(`invalid value ${JSON.stringify(ctx.flags['inbound-rate'])} for flag -inbound-rate: expected connections per second, such as 2/s`);
+  const inboundRate = rateFlag('inbound-rate', ctx.flags['inbound-rate'] ?? '1', 'connections', '2/s') as number;
   const changeCount = Number(ctx.flags.changes ?? 3);
   const rotate = ctx.flags['allow-writes'] === true;
-  const rotationTimeoutText = String(ctx.flags['rotation-timeout'] ?? '2m');
-  const rotationTimeoutMs = parseDuration(rotationTimeoutText);
-  if (rotationTimeoutMs === undefined) throw new ClientError(`invalid value ${JSON.stringify(rotationTimeoutText)} for flag -rotation-timeout: expected a duration such as 2m`);
+  const rotationTimeoutMs = durationFlag('rotation-timeout', ctx.flags['rotation-timeout'], 120_000, '2m');
 
   const initialRoots = await connectRoots(ctx.api);
   const caller = `spiffe://${initialRoots.TrustDomain}/ns/default/dc/dc1/svc/${ctx.prefix}-caller`;
-  const intentionPath = `/v1/connect/intentions/exact?source=${encodeURIComponent(`${ctx.prefix}-caller`)}&destination=*`;
+  const intentionPath = exactIntentionPath(`${ctx.prefix}-caller`, '*');
   const seeded = await ctx.api.call('PUT', intentionPath, JSON.stringify({ Action: 'allow', Description: 'svc-agent loadtest proxies' }));
   if (seeded.status === 403) throw new ClientError(`The token may not write the run's intention (${ctx.prefix}-caller -> *: intentions write on every service): ${seeded.text.trim()}`);
-  if (seeded.status !== 200) throw new ClientError(`Error seeding the intention: Unexpected response code: ${seeded.status} (${seeded.text.trim()})`);
+  if (seeded.status !== 200) throw unexpectedAnswer(seeded, 'seeding the intention');
 
-  const aborter = runAborter();
+  const aborter = childAborter(ctx.stop);
   const signal = aborter.signal;
-  ctx.stop.onStop(() => aborter.abort());
   const tally = new Tally();
   const indexPattern = new RegExp(`\\r\\n${ctx.indexHeader}:\\s*(\\d+)`, 'i');
   // The inbound loops end first, after their call in flight, so that every answer the target counted is counted here too.
-  const inboundStop = runAborter();
-  ctx.stop.onStop(() => inboundStop.abort());
+  const inboundStop = childAborter(ctx.stop);
   const changes: Change[] = [];
-  const staleAfterAck: number[] = [];
   let authorizedOk = 0;
   let warmupOk = 0;
   let rotationStart: number | undefined;
@@ -109,8 +106,7 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
   const readers: HttpChannel[] = [];
   const hold = async (p: ProxyState, path: string, onAnswer: (text: string) => void): Promise<void> => {
     let request: Buffer = Buffer.alloc(0);
-    const url = new URL(p.target.base);
-    const reader = new HttpChannel({ host: url.hostname, port: Number(url.port || 80) }, () => request, false, BLOCKING_WAIT_MS + 30_000, true);
+    const reader = new HttpChannel(hostPortOf(p.target), () => request, false, BLOCKING_WAIT_MS + 30_000, true);
     readers.push(reader);
     let index = 0;
     while (!p.signal.aborted) {
@@ -143,10 +139,7 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
     p.leaf = leaf;
   };
   // Authorize calls go over -connections keep-alive connections per target, shared by the proxies.
-  const pools = ctx.targets.map((t) => {
-    const url = new URL(t.base);
-    return new ChannelPool({ host: url.hostname, port: Number(url.port || 80) }, ctx.common.connections);
-  });
+  const pools = ctx.targets.map((t) => new ChannelPool(hostPortOf(t), ctx.common.connections));
   // New inbound connections at a steady rate, from a random phase: each one an authorize call.
   const inbound = async (p: ProxyState, pool: ChannelPool): Promise<void> => {
     const interval = 1000 / inboundRate;
@@ -168,7 +161,7 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
         const change = changes[k];
         if (change !== undefined && sent >= change.writeStart) {
           if (authorized === change.authorized) p.changeSeen[k] ??= answered - change.writeStart;
-          else if (change.ack > 0 && sent >= change.ack) staleAfterAck[k] = (staleAfterAck[k] ?? 0) + 1;
+          else if (change.ack > 0 && sent >= change.ack) change.staleAfterAck++;
         }
       }
       due += interval;
@@ -190,7 +183,7 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
     await waitFor(() => proxies.every((p) => p.leaf !== undefined && p.activeRootId !== undefined));
     clearTimeout(bootTimer);
     const bootMs = performance.now() - bootStart;
-    if (signal.aborted && !ctx.stop.stopped) throw new ClientError(`Only ${proxies.filter((p) => p.leaf !== undefined).length} of ${count} proxies got a leaf within ${rotationTimeoutText}`);
+    if (signal.aborted && !ctx.stop.aborted) throw new ClientError(`Only ${proxies.filter((p) => p.leaf !== undefined).length} of ${count} proxies got a leaf within ${String(ctx.flags['rotation-timeout'] ?? '2m')}`);
     ctx.say(`every proxy holds a leaf (${bootMs.toFixed(0)} ms); inbound connections at ${inboundRate}/s each`);
     proxies.forEach((p, i) => inboundLoops.push(inbound(p, pools[i % pools.length]!)));
     await pause(ctx.common.warmupMs, signal);
@@ -207,7 +200,7 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
       await pause(measureStart + ((k + 1) * ctx.common.measureMs) / (changeCount + 1) - performance.now(), signal);
       if (signal.aborted) break;
       const authorized = k % 2 === 1; // seeded allow; the first change denies
-      const change: Change = { authorized, writeStart: performance.now(), ack: 0 };
+      const change: Change = { authorized, writeStart: performance.now(), ack: 0, staleAfterAck: 0 };
       changes.push(change);
       await ctx.api.expectOk('PUT', intentionPath, JSON.stringify({ Action: authorized ? 'allow' : 'deny', Description: 'svc-agent loadtest proxies' }), 'changing the intention');
       change.ack = performance.now();
@@ -230,7 +223,7 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
 
     const propagation: Propagation[] = changes.map((c, k) => {
       const seen = proxies.map((p) => p.changeSeen[k]).filter((x): x is number => x !== undefined);
-      return { name: `intention ${c.authorized ? 'allow' : 'deny'} #${k + 1}`, seen: seen.length, missing: count - seen.length, samplesMs: seen.sort((a, b) => a - b), staleAfterAck: staleAfterAck[k] ?? 0 };
+      return { name: `intention ${c.authorized ? 'allow' : 'deny'} #${k + 1}`, seen: seen.length, missing: count - seen.length, samplesMs: seen.sort((a, b) => a - b), staleAfterAck: c.staleAfterAck };
     });
     if (rotate) {
       for (const [name, pick] of [['CA roots', (p: ProxyState) => p.rootsSeen], ['CA leaf', (p: ProxyState) => p.leafSeen]] as const) {

@@ -1,0 +1,19 @@
+// The loadtest flags that carry a duration or a rate, read and refused with one wording.
+import { ClientError } from '../client/api.js';
+import { parseDuration } from '../../core/duration.js';
+
+/** A duration flag in ms (`10s`, `2m`), or `fallback` when absent. */
+export function durationFlag(flag: string, value: unknown, fallback: number, example: string): number {
+  if (value === undefined) return fallback;
+  const ms = parseDuration(String(value));
+  if (ms === undefined || ms < 0) throw new ClientError(`invalid value ${JSON.stringify(value)} for flag -${flag}: expected a duration such as ${example}`);
+  return ms;
+}
+
+/** A per-second rate flag (`5000/s` or `5000`), or undefined when absent; `what` and `example` word the refusal. */
+export function rateFlag(flag: string, value: unknown, what: string, example: string): number | undefined {
+  if (value === undefined) return undefined;
+  const rate = Number(/^(\d+(?:\.\d+)?)(?:\/s)?$/.exec(String(value))?.[1] ?? NaN);
+  if (!(rate > 0)) throw new ClientError(`invalid value ${JSON.stringify(value)} for flag -${flag}: expected ${what} per second, such as ${example}`);
+  return rate;
+}
