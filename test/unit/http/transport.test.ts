@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chooseTransport, isLoopback } from '../../../src/http/transport.js';
-import { uwsBinaryPath } from '../../../src/http/uws-binary.js';
+import { uwsBinaryPath } from '../../../src/http/uws-server.js';
 
 describe('chooseTransport', () => {
   it('auto: uWS on a loopback address, node:http beyond it', () => {
