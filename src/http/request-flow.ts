@@ -29,7 +29,7 @@ export interface TransportIo<H, C extends { readonly byteLength: number }> {
   refuse(handle: H, reply: Reply): void;
   /** Calls `gone` if the client goes away before the answer is written. The flow asks once per request at most. */
   onGone(handle: H, gone: () => void): void;
-  /** Hands the body to `piece` as it arrives, the last piece with `isLast` (an empty one when the transport has no such flag). */
+  /** Hands the body to `piece` as it arrives, the last with `isLast` (an empty one if the transport has no flag). */
   readBody(handle: H, piece: (chunk: C, isLast: boolean) => void): void;
   /** The bytes of a piece the request keeps (a transport that reuses its buffers copies them). */
   keep(chunk: C): Buffer;
@@ -61,7 +61,7 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
     this.deliverLate = (handle, reply, close) => io.writeLate(handle, reply, close);
   }
 
-  /** A request for one of the routes: its framing, method and path are checked, then its body read and its handler run. */
+  /** A request for one of the routes: framing, method and path checked, then its body read and its handler run. */
   route(handle: H, route: CompiledRoute, head: RequestHead, trace: RequestTrace | undefined): void {
     if (this.refused(handle, trace)) return;
     const method = head.method;
@@ -85,12 +85,21 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
 
   /** The slash-less form of a subtree path: Go's ServeMux redirect to `location`. */
   redirect(handle: H, location: string, method: string, close: boolean, trace: RequestTrace | undefined): void {
-    if (!this.refused(handle, trace)) this.answer(handle, redirectReply(location, method), method === 'HEAD', close, trace);
+    if (this.refused(handle, trace)) return;
+    this.answer(handle, redirectReply(location, method), method === 'HEAD', close, trace);
   }
 
   /** A path no route takes: `/`, a redirect to the clean path, or a 404. */
-  unmatched(handle: H, path: string, rawQuery: string, method: string, close: boolean, trace: RequestTrace | undefined): void {
-    if (!this.refused(handle, trace)) this.answer(handle, unmatchedPathReply(path, rawQuery, method), method === 'HEAD', close, trace);
+  unmatched(
+    handle: H,
+    path: string,
+    rawQuery: string,
+    method: string,
+    close: boolean,
+    trace: RequestTrace | undefined,
+  ): void {
+    if (this.refused(handle, trace)) return;
+    this.answer(handle, unmatchedPathReply(path, rawQuery, method), method === 'HEAD', close, trace);
   }
 
   /** Refuses the request and closes: unsound framing, or a head the transport's own checks refuse. */
@@ -111,7 +120,14 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
    * dropped up to OVERSIZE_DRAIN_BYTES past it, then answered 413 with the connection kept; one
    * declared or sent larger still is answered at once and the connection closed (framing.ts).
    */
-  private readBody(handle: H, route: CompiledRoute, handler: RequestHandler, head: RequestHead, rest: string, trace: RequestTrace | undefined): void {
+  private readBody(
+    handle: H,
+    route: CompiledRoute,
+    handler: RequestHandler,
+    head: RequestHead,
+    rest: string,
+    trace: RequestTrace | undefined,
+  ): void {
     const max = route.maxBodyBytes;
     const length = this.framing.contentLength;
     const declared = length === '' ? -1 : Number(length); // digits only: framingProblem checked it
@@ -146,7 +162,7 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
       }
       if (chunk.byteLength > 0) chunks.push(this.io.keep(chunk));
       if (!isLast) return;
-      const body = chunks.length === 0 ? EMPTY_BODY : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : joined(chunks, size);
       request = new ApiRequest(head, rest, body);
       this.run(handle, handler, request, false, true, trace);
     });
@@ -157,7 +173,14 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
    * `inHandler`: still inside the transport's request callback. `goneHooked`: the body read
    * already asked to hear of the client going away (a transport may take one such hook only).
    */
-  private run(handle: H, handler: RequestHandler, req: ApiRequest, inHandler: boolean, goneHooked: boolean, trace: RequestTrace | undefined): void {
+  private run(
+    handle: H,
+    handler: RequestHandler,
+    req: ApiRequest,
+    inHandler: boolean,
+    goneHooked: boolean,
+    trace: RequestTrace | undefined,
+  ): void {
     let result: Outcome;
     try {
       result = handler(req);
@@ -166,7 +189,8 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
     }
     const close = req.head.closeConnection;
     if (result instanceof Parked) {
-      const deliver: Deliver<H> = trace === undefined ? this.deliverLate : (h, reply, c) => this.answerLate(h, reply, c, trace);
+      const deliver: Deliver<H> =
+        trace === undefined ? this.deliverLate : (h, reply, c) => this.answerLate(h, reply, c, trace);
       const detach = result.attach(handle, deliver, close);
       if (goneHooked) req.onAbort(detach);
       else this.io.onGone(handle, detach);
@@ -195,4 +219,8 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
     if (trace !== undefined) this.requestLog.finish(trace, reply.status);
     this.io.writeLate(handle, reply, close);
   }
+}
+
+function joined(chunks: Buffer[], size: number): Buffer {
+  return chunks.length === 0 ? EMPTY_BODY : Buffer.concat(chunks, size);
 }
