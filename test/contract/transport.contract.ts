@@ -230,6 +230,9 @@ export function describeTransportContract(name: string, transport: TransportUnde
         expect([head.status, head.headers['content-length']]).toEqual([405, String('method HEAD not allowed'.length)]);
         // Nothing of the body followed: the next answer on the connection reads cleanly.
         expect((await client.exchange(request('GET', '/v1/echo'))).body).toBe('hello ');
+        const closing = await once(request('HEAD', '/nowhere', undefined, { Connection: 'close' }), { head: true });
+        expect([closing.status, closing.headers.connection]).toEqual([404, 'close']);
+        expectCommon(closing);
       });
 
       it('decodes the rest of a subtree path, and answers malformed percent-encoding 400', async () => {
