@@ -287,6 +287,8 @@ export function describeTransportContract(name: string, transport: TransportUnde
         const client = await open();
         expect((await client.exchange(request('GET', '/v1/echo?name=1'))).body).toBe('hello 1');
         expect((await client.exchange(request('PUT', '/v1/echo', 'xy'))).body).toBe('got 2: xy');
+        expect((await client.exchange(request('PUT', '/v1/echo', ''))).body).toBe('got 0: ');
+        expect((await client.exchange(request('PUT', '/v1/echo'))).body).toBe('got 0: ');
         client.send(request('GET', '/v1/echo?name=2') + request('GET', '/v1/kv/k'));
         expect((await client.next()).body).toBe('hello 2');
         expect((await client.next()).body).toBe('key k');
