@@ -1,20 +1,19 @@
-// The node:http / node:https adapter: the same routes and replies as the uWS one behind the same
-// boundary (server-types.ts), on Node's own parser (llhttp), which is strict about framing,
-// answers HTTP/1.0, requires Host and runs on every Node line (docs/decisions.md D18). Its rules:
-// a handler runs only once its whole body has arrived ('end'), so a request cut off or refused by
-// the parser applies nothing; a client that goes away detaches its parked read.
+// The node:http / node:https adapter: it moves bytes for the shared request flow
+// (request-flow.ts) on Node's own parser (llhttp), which is strict about framing, answers
+// HTTP/1.0, requires Host and runs on every Node line (docs/decisions.md D18). Its rules: a
+// handler runs only once its whole body has arrived ('end'), so a request cut off or refused by
+// the parser applies nothing; a connection whose request was refused is dropped, whatever follows
+// on it; what llhttp refuses itself is answered here (clientError).
 import { createServer as createPlainServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import { decodePathRest, errorReply, methodReply, redirectReply, unmatchedPathReply } from './dispatch.js';
-import { Parked, type Deliver } from './blocking.js';
-import { emptyFraming, framingProblem, noteFramingHeader, OVERSIZE_DRAIN_BYTES } from './framing.js';
+import { noteFramingHeader, resetFraming, type FramingHeaders } from './framing.js';
 import { listenError } from './listen-error.js';
 import { STATUS_LINE, textReply, type Reply } from './reply.js';
-import { ApiRequest, type RequestHead } from './request.js';
-import { RequestLog } from './request-log.js';
+import type { RequestHead } from './request.js';
+import { RequestFlow, UNMATCHED_ROUTE, type TransportIo } from './request-flow.js';
+import type { RequestTrace } from './request-log.js';
 import { RouteMatcher } from './route-match.js';
-import { BODY_METHODS, type CompiledRoute, type Outcome, type RequestHandler } from './routes.js';
 import type { HttpServer, HttpServerOptions } from './server-types.js';
 import { contextOptions, type TlsServerCredentials } from './tls-credentials.js';
 
@@ -36,7 +35,6 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
   const { log } = options;
   const common: string[] = options.commonHeaders.flatMap(([name, value]) => [name, value]);
   const matcher = new RouteMatcher(options.routes);
-  const requestLog = new RequestLog(log, options.recordRequest);
   /** The response in flight on a socket, so that a parse error can tell whether it may still answer. */
   const current = new WeakMap<Socket, ServerResponse>();
   /**
@@ -44,10 +42,6 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
    * follows in the same buffer (a smuggled request, say) and would hand it over; it is dropped.
    */
   const refusedSockets = new WeakSet<Socket>();
-  const refuse = (message: IncomingMessage, res: ServerResponse, reply: Reply): void => {
-    refusedSockets.add(message.socket);
-    respond(res, reply, true);
-  };
 
   const respond = (res: ServerResponse, reply: Reply, close: boolean): void => {
     if (res.headersSent || res.destroyed) return;
@@ -60,51 +54,28 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
     res.writeHead(reply.status, statusText(reply.status), headers);
     res.end(body);
   };
-  const deliver: Deliver<ServerResponse> = (res, reply, close) => respond(res, reply, close);
-
-  const run = (res: ServerResponse, handler: RequestHandler, req: ApiRequest): void => {
-    let result: Outcome;
-    try {
-      result = handler(req);
-    } catch (err) {
-      result = errorReply(err, log, req.head.path);
-    }
-    if (result instanceof Parked) {
-      req.onAbort(result.attach(res, deliver, false));
-      return;
-    }
-    if (!(result instanceof Promise)) {
-      respond(res, result, false);
-      return;
-    }
-    result.then(
-      (reply) => respond(res, reply, false),
-      (err: unknown) => respond(res, errorReply(err, log, req.head.path), false),
-    );
+  // Node drops the body of an answer to HEAD itself; every callback may write.
+  const io: TransportIo<ServerResponse, Buffer> = {
+    write: (res, reply, _head, close) => respond(res, reply, close),
+    writeLate: respond,
+    refuse(res, reply) {
+      refusedSockets.add(res.req.socket);
+      respond(res, reply, true);
+    },
+    onGone(res, gone) {
+      res.on('close', () => {
+        if (!res.writableEnded) gone();
+      });
+    },
+    readBody(res, piece) {
+      const message = res.req;
+      message.on('data', (chunk: Buffer) => piece(chunk, false));
+      message.on('end', () => piece(EMPTY_BODY, true));
+    },
+    keep: (chunk) => chunk,
   };
-
-  const readBody = (message: IncomingMessage, res: ServerResponse, route: CompiledRoute, handler: RequestHandler, request: (body: Buffer) => ApiRequest): void => {
-    const max = route.maxBodyBytes;
-    const declared = message.headers['content-length'] === undefined ? -1 : Number(message.headers['content-length']);
-    if (declared > max + OVERSIZE_DRAIN_BYTES) {
-      respond(res, textReply(413, route.bodyTooLarge(declared, max)), true);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    /** Set once the body is over its cap: the rest is read and dropped, then this is the answer. */
-    let tooLarge: Reply | undefined = declared > max ? textReply(413, route.bodyTooLarge(declared, max)) : undefined;
-    message.on('data', (chunk: Buffer) => {
-      size += chunk.byteLength;
-      if (size > max && tooLarge === undefined) tooLarge = textReply(413, route.bodyTooLarge(size, max));
-      if (tooLarge === undefined) chunks.push(chunk);
-      else if (size > max + OVERSIZE_DRAIN_BYTES) respond(res, tooLarge, true);
-    });
-    message.on('end', () => {
-      if (tooLarge !== undefined) respond(res, tooLarge, false);
-      else run(res, handler, request(chunks.length === 0 ? EMPTY_BODY : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
-    });
-  };
+  const flow = new RequestFlow(io, log, options.recordRequest);
+  const requestLog = flow.requestLog;
 
   const onRequest = (message: IncomingMessage, res: ServerResponse): void => {
     const socket = message.socket;
@@ -116,60 +87,27 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
     res.on('finish', () => {
       if (current.get(socket) === res) current.delete(socket);
     });
-    message.on('error', () => {}); // a request cut off: 'close' below detaches it; the parser error is answered in clientError
+    message.on('error', () => {}); // a request cut off: the flow hears of it as gone; the parser error is answered in clientError
     const method = message.method ?? 'GET';
     const url = message.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const rawQuery = q === -1 ? '' : url.slice(q + 1);
     const match = matcher.match(path);
+    let trace: RequestTrace | undefined;
     if (requestLog.enabled) {
-      const route = match.kind === 'route' ? match.route.path : match.kind === 'redirect' ? path : 'unmatched';
-      const trace = requestLog.start(route, method, requestLog.debug ? { path, rawQuery, from: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}` } : undefined);
-      res.once('finish', () => requestLog.finish(trace, res.statusCode));
+      const route = match.kind === 'route' ? match.route.path : match.kind === 'redirect' ? path : UNMATCHED_ROUTE;
+      trace = requestLog.start(route, method, requestLog.debug ? { path, rawQuery, from: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}` } : undefined);
     }
     if (message.headers.host === undefined && message.httpVersion === '1.1') {
-      refuse(message, res, textReply(400, 'Bad request: missing required Host header\n'));
+      flow.refuse(res, textReply(400, 'Bad request: missing required Host header\n'), trace);
       return;
     }
-    const te = message.headers['transfer-encoding'];
-    if (te !== undefined) {
-      // llhttp refuses every other framing fault; a coding before chunked reaches us.
-      const framing = emptyFraming();
-      noteFramingHeader(framing, 'transfer-encoding', te);
-      const problem = framingProblem(framing);
-      if (problem !== undefined) {
-        refuse(message, res, problem);
-        return;
-      }
-    }
-    if (match.kind === 'redirect') {
-      respond(res, redirectReply(match.location, method), false);
-      return;
-    }
-    if (match.kind === 'none') {
-      respond(res, unmatchedPathReply(path, rawQuery, method), false);
-      return;
-    }
-    const route = match.route;
-    const handler = route.handlers.get(method);
-    if (handler === undefined) {
-      respond(res, methodReply(route, method), false);
-      return;
-    }
-    const rest = route.prefix ? decodePathRest(match.rest) : '';
-    if (rest === undefined) {
-      respond(res, textReply(400, 'Invalid URL path: malformed percent-encoding'), false);
-      return;
-    }
-    const head = readHead(message, method, path, rawQuery);
-    let request: ApiRequest | undefined;
-    res.on('close', () => {
-      if (!res.writableEnded) request?.abort();
-    });
-    const make = (body: Buffer | undefined): ApiRequest => (request = new ApiRequest(head, rest, body));
-    if (BODY_METHODS.has(method)) readBody(message, res, route, handler, make);
-    else run(res, handler, make(undefined));
+    readFraming(message, flow.framing);
+    // Node keeps or closes the connection as the request asked: the flow never closes it for that.
+    if (match.kind === 'redirect') flow.redirect(res, match.location, method, false, trace);
+    else if (match.kind === 'none') flow.unmatched(res, path, rawQuery, method, false, trace);
+    else flow.route(res, match.route, readHead(message, method, path, rawQuery), trace);
   };
 
   const onClientError = (err: NodeJS.ErrnoException, socket: Socket): void => {
@@ -238,6 +176,15 @@ function readHead(message: IncomingMessage, method: string, path: string, rawQue
     namespaceHeader: first(h['x-svc-namespace']) || first(h['x-consul-namespace']),
     closeConnection: false, // Node keeps or closes the connection as the request asked
   };
+}
+
+/** llhttp refuses every other framing fault itself; a coding before chunked reaches the flow's check. */
+function readFraming(message: IncomingMessage, framing: FramingHeaders): void {
+  resetFraming(framing);
+  const length = message.headers['content-length'];
+  if (length !== undefined) noteFramingHeader(framing, 'content-length', length);
+  const codings = message.headers['transfer-encoding'];
+  if (codings !== undefined) noteFramingHeader(framing, 'transfer-encoding', codings);
 }
 
 /** Node joins repeated custom headers with ', '; the uWS adapter sees the first line only, and so does this. */

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { startNodeServer } from './node-server.js';
 import type { HttpServer, HttpServerOptions, TransportName } from './server-types.js';
 import type { TlsServerCredentials } from './tls-credentials.js';
-import { uwsNativeAvailable } from './uws-binary.js';
+import { startUwsServer, uwsNativeAvailable } from './uws-server.js';
 
 export type TransportSetting = 'auto' | TransportName;
 
@@ -33,10 +33,8 @@ export function isLoopback(address: string): boolean {
   return address === '::1' || address.toLowerCase().startsWith('::ffff:127.');
 }
 
-export async function startHttpServer(transport: TransportName, options: HttpServerOptions): Promise<HttpServer> {
-  if (transport === 'node') return startNodeServer(options);
-  const { startUwsServer } = await import('./uws-server.js');
-  return startUwsServer(options);
+export function startHttpServer(transport: TransportName, options: HttpServerOptions): Promise<HttpServer> {
+  return transport === 'node' ? startNodeServer(options) : startUwsServer(options);
 }
 
 /** HTTPS is served by node:https: uWS's SSLApp takes neither a minimum TLS version nor a new certificate while it runs. */

@@ -1,21 +1,50 @@
-// The uWebSockets.js adapter: the only file that imports uWS. Its rules: copy what a handler needs
-// out of the request before any await; register onAborted before returning from a handler that
-// answers later; write late answers inside cork; gather body chunks (copied, uWS neuters them)
-// under a size cap and join them once; refuse unsound framing (framing.ts) before anything else,
-// on every route, and close. Hot path guarded by bench/http/kv.ts. What uWS's own parser lets
+// The uWebSockets.js adapter, and the one file that names the uWS package (its loading, its native
+// binary, its API): swapping the uWS build is a change here. It only moves bytes for the shared
+// request flow (request-flow.ts), under uWS's rules: copy what a handler needs out of the request
+// before any await; register onAborted before returning from a handler that answers later; write
+// late answers inside cork; copy body chunks (uWS neuters them) for the flow to join once. Hot
+// path guarded by bench/http/authorize.ts and bench/http/kv.ts. What uWS's own parser lets
 // through unseen (HTTP/1.0, a chunk longer than its size) is in docs/decisions.md D18.
-import uws from '@trufflesuite/uws-js-unofficial';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { HttpRequest, HttpResponse, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import { emptyFraming, framingProblem, noteFramingHeader, OVERSIZE_DRAIN_BYTES, resetFraming, type FramingHeaders } from './framing.js';
+import { noteFramingHeader, resetFraming, type FramingHeaders } from './framing.js';
 import { bindErrorCode, listenError } from './listen-error.js';
 import type { HttpServer, HttpServerOptions } from './server-types.js';
-import { decodePathRest, errorReply, methodReply, redirectReply, unmatchedPathReply } from './dispatch.js';
-import { STATUS_LINE, textReply, type Header, type Reply } from './reply.js';
-import { ApiRequest, type RequestHead } from './request.js';
-import { Parked, type Deliver } from './blocking.js';
-import { RequestLog, type RequestTrace } from './request-log.js';
-import { BODY_METHODS, type CompiledRoute, type Outcome, type RequestHandler } from './routes.js';
+import { STATUS_LINE, type Header, type Reply } from './reply.js';
+import type { RequestHead } from './request.js';
+import { RequestFlow, UNMATCHED_ROUTE, type TransportIo } from './request-flow.js';
+import type { RequestTrace } from './request-log.js';
 
+type Uws = typeof import('@trufflesuite/uws-js-unofficial');
+const UWS_PACKAGE = '@trufflesuite/uws-js-unofficial';
+
+/** Where uWS's native binary for this Node would be, found without loading the package. */
+export function uwsBinaryPath(): string | undefined {
+  try {
+    const main = createRequire(import.meta.url).resolve(UWS_PACKAGE);
+    return join(dirname(main), '..', 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * False when the binary is missing, or when UWS_USE_FALLBACK asks the package for its fallback:
+ * loading it on a Node it was not built for prints a warning and returns a slow JavaScript
+ * fallback, which the agent never uses (it serves with node:http then; docs/decisions.md D18).
+ */
+export function uwsNativeAvailable(): boolean {
+  if (/^(1|true)$/i.test(process.env.UWS_USE_FALLBACK ?? '')) return false;
+  const path = uwsBinaryPath();
+  return path !== undefined && existsSync(path);
+}
+
+/** Loaded on the first start only, so that choosing node:http never loads uWS. */
+function loadUws(): Uws {
+  return createRequire(import.meta.url)(UWS_PACKAGE) as Uws;
+}
 
 /**
  * Out of descriptors, uWS retries the failed accept on every turn of the event loop, a busy loop
@@ -25,27 +54,16 @@ import { BODY_METHODS, type CompiledRoute, type Outcome, type RequestHandler } f
 const EXHAUSTED_TURN_PAUSE_MS = 1;
 const turnPause = new Int32Array(new SharedArrayBuffer(4));
 
-const EMPTY_BODY = Buffer.alloc(0);
-
 export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> {
-  const { log, commonHeaders } = options;
+  const uws = loadUws();
+  const { commonHeaders } = options;
   const app = uws.App();
 
   // Constant names and values go to uWS pre-encoded: converting a JS string costs more than the
   // write itself (profiled: ~7% of the agent's CPU on authorize). bench/http/authorize.ts guards it.
   const common = commonHeaders.map(([name, value]) => [latin1(name), latin1(value)] as const);
   const blocks = new HeaderBlocks(commonHeaders);
-  const requestLog = new RequestLog(log, options.recordRequest);
-  /** Starts the request's record when debug or Prometheus is on (the trace rides on the response object). */
-  // Passed along to the answer as an argument: a property set on uWS's response object per request
-  // cost authorize about a sixth of its throughput.
-  const traced = (res: HttpResponse, req: HttpRequest, method: string, route: string): RequestTrace | undefined => {
-    if (!requestLog.enabled) return undefined;
-    const line = requestLog.debug ? { path: req.getUrl(), rawQuery: req.getQuery() ?? '', from: Buffer.from(res.getRemoteAddressAsText()).toString() } : undefined;
-    return requestLog.start(route, method, line);
-  };
-  const respond = (res: HttpResponse, reply: Reply, head: boolean, close: boolean, trace: RequestTrace | undefined): void => {
-    if (trace !== undefined) requestLog.finish(trace, reply.status);
+  const write = (res: HttpResponse, reply: Reply, head: boolean, close: boolean): void => {
     res.writeStatus(STATUS_BYTES.get(reply.status) ?? String(reply.status));
     const extra = reply.headers;
     const block = blocks.get(extra, reply.contentType);
@@ -56,122 +74,37 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
       if (reply.contentType !== undefined) res.writeHeader(CONTENT_TYPE, encodedConstant(reply.contentType));
       if (extra !== undefined) for (const [name, value] of extra) res.writeHeader(encodedConstant(name), value);
     }
-    if (head) res.endWithoutBody(reply.body?.length ?? 0, close);
+    if (head) endHead(res, reply, close);
     else res.end(reply.body, close);
   };
-
-  /** Writes a reply that was not ready inside the request handler (uWS wants it corked). */
-  const deliverLater = (res: HttpResponse, reply: Reply, close: boolean, trace?: RequestTrace): void => void res.cork(() => respond(res, reply, false, close, trace));
-
-  /** Runs a handler; answers at once, when its promise settles, or when its parked read wakes. */
-  const run = (res: HttpResponse, handler: RequestHandler, req: ApiRequest, inHandler: boolean, abortHooked: boolean, trace: RequestTrace | undefined): void => {
-    let result: Outcome;
-    try {
-      result = handler(req);
-    } catch (err) {
-      result = errorReply(err, log, req.head.path);
-    }
-    const close = req.head.closeConnection;
-    if (result instanceof Parked) {
-      const deliver: Deliver<HttpResponse> = trace === undefined ? deliverLater : (r, reply, c) => deliverLater(r, reply, c, trace);
-      const detach = result.attach(res, deliver, close);
-      if (abortHooked) req.onAbort(detach);
-      else res.onAborted(detach);
-      return;
-    }
-    if (!(result instanceof Promise)) {
-      if (inHandler) respond(res, result, false, close, trace);
-      else deliverLater(res, result, close, trace);
-      return;
-    }
-    if (!abortHooked) res.onAborted(() => req.abort());
-    const finish = (reply: Reply): void => {
-      if (req.aborted) return;
-      req.aborted = true; // answered: a later abort or second answer is a no-op
-      deliverLater(res, reply, close, trace);
-    };
-    result.then(finish, (err: unknown) => finish(errorReply(err, log, req.head.path)));
+  const io: TransportIo<HttpResponse, ArrayBuffer> = {
+    write,
+    writeLate: (res, reply, close) => void res.cork(() => write(res, reply, false, close)),
+    refuse: (res, reply) => refuseAndClose(res, reply, common),
+    onGone: (res, gone) => void res.onAborted(gone),
+    readBody: (res, piece) => void res.onData(piece),
+    keep: (chunk) => Buffer.copyBytesFrom(new Uint8Array(chunk)),
   };
-
-  const readBody = (res: HttpResponse, route: CompiledRoute, handler: RequestHandler, head: RequestHead, rest: string, contentLength: string, chunked: boolean, trace: RequestTrace | undefined): void => {
-    const max = route.maxBodyBytes;
-    const declared = contentLength === '' ? -1 : Number(contentLength); // digits only: framingProblem checked it
-    if (declared > max + OVERSIZE_DRAIN_BYTES) {
-      respond(res, textReply(413, route.bodyTooLarge(declared, max)), false, true, trace);
-      return;
-    }
-    if (declared <= 0 && !chunked) {
-      run(res, handler, new ApiRequest(head, rest, EMPTY_BODY), true, false, trace);
-      return;
-    }
-    let request: ApiRequest | undefined;
-    let gone = false;
-    res.onAborted(() => {
-      gone = true;
-      request?.abort();
-    });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    /** Set once the body is over its cap: the rest is read and dropped, then this is the answer. */
-    let tooLarge: Reply | undefined = declared > max ? textReply(413, route.bodyTooLarge(declared, max)) : undefined;
-    res.onData((chunk, isLast) => {
-      if (gone) return;
-      size += chunk.byteLength;
-      if (size > max && tooLarge === undefined) tooLarge = textReply(413, route.bodyTooLarge(size, max));
-      if (tooLarge !== undefined) {
-        const overflow = size > max + OVERSIZE_DRAIN_BYTES;
-        if (!isLast && !overflow) return;
-        gone = true;
-        const answer = tooLarge;
-        res.cork(() => respond(res, answer, false, overflow || head.closeConnection, trace));
-        return;
-      }
-      if (chunk.byteLength > 0) chunks.push(Buffer.copyBytesFrom(new Uint8Array(chunk)));
-      if (!isLast) return;
-      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-      request = new ApiRequest(head, rest, body);
-      run(res, handler, request, false, true, trace);
-    });
+  const flow = new RequestFlow(io, options.log, options.recordRequest);
+  const requestLog = flow.requestLog;
+  /** Starts the request's record when debug or Prometheus is on. */
+  // Passed along to the answer as an argument: a property set on uWS's response object per request
+  // cost authorize about a sixth of its throughput.
+  const traced = (res: HttpResponse, req: HttpRequest, method: string, route: string): RequestTrace | undefined => {
+    if (!requestLog.enabled) return undefined;
+    const line = requestLog.debug ? { path: req.getUrl(), rawQuery: req.getQuery() ?? '', from: Buffer.from(res.getRemoteAddressAsText()).toString() } : undefined;
+    return requestLog.start(route, method, line);
   };
 
   // A path declared exactly (PUT /v1/acl/token) beside its subtree (/v1/acl/token/) keeps its own
   // handler, as in ServeMux; uWS refuses the same pattern twice, so no redirect is added for it.
   const exactPaths = new Set(options.routes.filter((route) => !route.prefix).map((route) => route.path));
-  // Reused across requests: only read synchronously, inside one request callback.
-  const framing = emptyFraming();
-  /** Answers a request whose framing is unsound and closes; false when it is sound. */
-  const refused = (res: HttpResponse, trace: RequestTrace | undefined): boolean => {
-    const problem = framingProblem(framing);
-    if (problem === undefined) return false;
-    if (trace !== undefined) requestLog.finish(trace, problem.status);
-    refuseAndClose(res, problem, common);
-    return true;
-  };
+  const framing = flow.framing;
   for (const route of options.routes) {
     app.any(route.prefix ? `${route.path}*` : route.path, (res, req) => {
       const method = req.getCaseSensitiveMethod();
       const trace = traced(res, req, method, route.path);
-      const head = readHead(req, method, framing);
-      if (refused(res, trace)) return;
-      const handler = route.handlers.get(method);
-      if (handler === undefined) {
-        respond(res, methodReply(route, method), method === 'HEAD', head.closeConnection, trace);
-        return;
-      }
-      let rest = '';
-      if (route.prefix) {
-        const decoded = decodePathRest(head.path.slice(route.path.length));
-        if (decoded === undefined) {
-          respond(res, textReply(400, 'Invalid URL path: malformed percent-encoding'), false, head.closeConnection, trace);
-          return;
-        }
-        rest = decoded;
-      }
-      if (BODY_METHODS.has(method)) {
-        readBody(res, route, handler, head, rest, framing.contentLength, framing.transferEncoding !== undefined, trace);
-      } else {
-        run(res, handler, new ApiRequest(head, rest, undefined), true, false, trace);
-      }
+      flow.route(res, route, readHead(req, method, framing), trace);
     });
     if (route.prefix && !exactPaths.has(route.path.slice(0, -1))) {
       // ServeMux redirects the slash-less form of a subtree pattern to the subtree.
@@ -179,8 +112,7 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
       app.any(bare, (res, req) => {
         const method = req.getCaseSensitiveMethod();
         const trace = traced(res, req, method, bare);
-        const close = wantsClose(req, framing);
-        if (!refused(res, trace)) respond(res, redirectReply(route.path, method), method === 'HEAD', close, trace);
+        flow.redirect(res, route.path, method, wantsClose(req, framing), trace);
       });
     }
   }
@@ -188,7 +120,7 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
     const method = req.getCaseSensitiveMethod();
     const trace = traced(res, req, method, UNMATCHED_ROUTE);
     const close = wantsClose(req, framing);
-    if (!refused(res, trace)) respond(res, unmatchedPathReply(req.getUrl(), req.getQuery() ?? '', method), method === 'HEAD', close, trace);
+    flow.unmatched(res, req.getUrl(), req.getQuery() ?? '', method, close, trace);
   });
 
   return new Promise((resolve, reject) => {
@@ -223,9 +155,6 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
   });
 }
 
-/** The route label of a request no route matched (a 404 or a redirect to a clean path). */
-const UNMATCHED_ROUTE = 'unmatched';
-
 /** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT; its typings declare the option only for a listen without a host. */
 const LISTEN_EXCLUSIVE_PORT = 1;
 
@@ -234,6 +163,19 @@ const CONTENT_LENGTH = latin1('Content-Length');
 const CONNECTION = latin1('Connection');
 const CLOSE_VALUE = latin1('close');
 const UNCORK_BYTES = 16 * 1024 + 1;
+
+/**
+ * Ends a HEAD answer: the body's length, no body. This build's endWithoutBody(length) leaves the
+ * response open and uWS then aborts the process, so the length is written as a header and
+ * endWithoutBody() called without one; it takes no close flag then, so `Connection: close` is
+ * only said (the client that asked for it closes).
+ */
+function endHead(res: HttpResponse, reply: Reply, close: boolean): void {
+  const body = reply.body;
+  res.writeHeader(CONTENT_LENGTH, String(body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+  if (close) res.writeHeader(CONNECTION, CLOSE_VALUE);
+  res.endWithoutBody();
+}
 
 /**
  * Answers and closes the connection at once. uWS closes after end() only once it has parsed the

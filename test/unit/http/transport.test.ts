@@ -1,6 +1,8 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chooseTransport, isLoopback } from '../../../src/http/transport.js';
-import { uwsBinaryPath } from '../../../src/http/uws-binary.js';
+import { uwsBinaryPath } from '../../../src/http/uws-server.js';
 
 describe('chooseTransport', () => {
   it('auto: uWS on a loopback address, node:http beyond it', () => {
@@ -30,5 +32,16 @@ describe('chooseTransport', () => {
 
   it('finds the native binary for this Node in the uWS package', () => {
     expect(uwsBinaryPath()).toMatch(new RegExp(`binaries/uws_${process.platform}_${process.arch}_${process.versions.modules}\\.node$`));
+  });
+});
+
+describe('the uWS package', () => {
+  it('is named by one file of src/ only, so that another uWS build is a change there', () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { dependencies: Record<string, string> };
+    const names = Object.keys(pkg.dependencies).filter((name) => /uws|uwebsockets/i.test(name));
+    expect(names).toHaveLength(1);
+    const files = (readdirSync('src', { recursive: true }) as string[]).filter((f) => f.endsWith('.ts'));
+    const naming = files.filter((f) => readFileSync(join('src', f), 'utf8').includes(names[0] as string));
+    expect(naming).toEqual([join('http', 'uws-server.ts')]);
   });
 });

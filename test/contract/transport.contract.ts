@@ -1,0 +1,429 @@
+// The HTTP transport contract: every adapter behind server-types.ts (uWS, node:http) runs this
+// suite unchanged, from raw sockets, started on its own with a tiny route table. It pins the
+// request life cycle the adapters share: routing answers (404, 405, OPTIONS, redirects), the body
+// cap (413, connection kept or closed), chunked bodies, late and parked answers, clients that go
+// away, the headers every answer carries, keep-alive, framing refusals, and the request trace.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/core/clock.js';
+import { agentError } from '../../src/core/errors.js';
+import type { Logger } from '../../src/core/log.js';
+import { BlockingQueries, type WatchedRead } from '../../src/http/blocking.js';
+import { errorReply } from '../../src/http/dispatch.js';
+import { OVERSIZE_DRAIN_BYTES } from '../../src/http/framing.js';
+import { textReply, type Header, type Reply } from '../../src/http/reply.js';
+import type { ApiRequest } from '../../src/http/request.js';
+import type { CompiledRoute, RequestHandler } from '../../src/http/routes.js';
+import type { HttpServer, HttpServerOptions } from '../../src/http/server-types.js';
+import { openEmbeddedStore } from '../../src/state/embedded-store.js';
+import { silentLogger } from '../../src/core/log.js';
+import { recordingLogger, type LogEntry } from '../support/recording-logger.js';
+import { RawClient, request, type WireResponse } from './transport-client.js';
+
+export interface TransportUnderTest {
+  readonly start: (options: HttpServerOptions) => Promise<HttpServer>;
+  /** Why the transport cannot answer HTTP/1.0 (docs/decisions.md D18); undefined when it does. */
+  readonly noHttp10?: string;
+  /** Why the transport cannot answer a request without Host; undefined when it does (400). */
+  readonly noHostAnswer?: string;
+}
+
+const MAX_BODY = 64;
+const COMMON: readonly Header[] = [
+  ['X-Svc-Default-ACL-Policy', 'allow'],
+  ['X-Svc-Translate-Addresses', 'true'],
+];
+/** A constant header list, as authorize's X-Cache pairs are (the uWS adapter writes these as one block). */
+const FROZEN_EXTRA: readonly Header[] = Object.freeze([['X-Cache', 'HIT'] as const]);
+
+/** A promise the test settles by hand. */
+interface Deferred {
+  readonly promise: Promise<Reply>;
+  resolve(reply: Reply): void;
+  reject(err: unknown): void;
+}
+function deferred(): Deferred {
+  let resolve!: (reply: Reply) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<Reply>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+/** Resolves the next time `signal` is called. */
+class Signal {
+  private waiters: (() => void)[] = [];
+  fire(): void {
+    for (const fn of this.waiters.splice(0)) fn();
+  }
+  next(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+/** The routes, and what the tests observe of them. */
+class Fixture {
+  readonly calls = new Map<string, number>();
+  readonly late: Deferred[] = [];
+  readonly lateCalled = new Signal();
+  readonly aborted = new Signal();
+  /** The parked read's data index; `bump` raises it and wakes the watch. */
+  index = 1;
+  private wake: (() => void) | undefined;
+  readonly watchCancelled = new Signal();
+  readonly parkedCalled = new Signal();
+  readonly records: { route: string; method: string; status: number }[] = [];
+  readonly logs: LogEntry[] = [];
+
+  constructor(readonly queries: BlockingQueries) {}
+
+  bump(): void {
+    this.index++;
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  count(name: string): void {
+    this.calls.set(name, (this.calls.get(name) ?? 0) + 1);
+  }
+
+  routes(): CompiledRoute[] {
+    const parkedRead: WatchedRead = {
+      target: (fn) => {
+        this.wake = fn;
+        return () => {
+          this.wake = undefined;
+          this.watchCancelled.fire();
+        };
+      },
+      index: () => this.index,
+      render: (index) => textReply(200, `index ${index}`),
+    };
+    return [
+      route('/v1/echo', false, {
+        GET: (req) => {
+          this.count('echo GET');
+          return { status: 200, body: `hello ${req.query.get('name') ?? ''}`, contentType: 'text/plain; charset=utf-8', headers: FROZEN_EXTRA };
+        },
+        PUT: (req) => {
+          this.count('echo PUT');
+          return textReply(200, `got ${req.body?.length ?? -1}: ${req.body?.toString() ?? ''}`, [['X-Seen', String(req.body?.length)]]);
+        },
+      }),
+      route('/v1/kv/', true, { GET: (req) => textReply(200, `key ${req.rest}`) }),
+      route('/v1/late', false, {
+        GET: (req) => {
+          const d = deferred();
+          this.late.push(d);
+          req.onAbort(() => this.aborted.fire());
+          this.lateCalled.fire();
+          return d.promise;
+        },
+        POST: () => Promise.reject(new Error('the backend fell over')),
+      }),
+      route('/v1/park', false, {
+        GET: (req) => {
+          const answer = this.queries.answer(req, { minIndex: Number(req.query.get('index') ?? 0), timeoutMs: 600_000 }, parkedRead);
+          this.parkedCalled.fire();
+          return answer;
+        },
+      }),
+      route('/v1/fail', false, {
+        GET: () => {
+          throw agentError('INVALID_INDEX');
+        },
+      }),
+    ];
+  }
+}
+
+function route(path: string, prefix: boolean, handlers: Record<string, RequestHandler>): CompiledRoute {
+  const map = new Map(Object.entries(handlers));
+  return {
+    path,
+    prefix,
+    handlers: map,
+    allow: ['OPTIONS', ...map.keys()].join(','),
+    maxBodyBytes: MAX_BODY,
+    bodyTooLarge: (size, max) => `Request body(${size} bytes) too large, max size: ${max} bytes.`,
+  };
+}
+
+/** A logger with debug on, keeping its lines. */
+function debugLogger(entries: LogEntry[]): Logger {
+  const logger = recordingLogger(entries);
+  return { ...logger, isLevelEnabled: () => true, child: () => debugLogger(entries) };
+}
+
+export function describeTransportContract(name: string, transport: TransportUnderTest): void {
+  for (const traced of [false, true]) {
+    describe(`HTTP transport contract: ${name}${traced ? ', with the request trace on' : ''}`, () => {
+      let server: HttpServer;
+      let fixture: Fixture;
+      let closeStore: () => Promise<void>;
+      const clients: RawClient[] = [];
+
+      beforeAll(async () => {
+        const store = await openEmbeddedStore({ log: silentLogger });
+        closeStore = () => store.close();
+        const queries = new BlockingQueries(store, new FakeClock(), (err, path) => errorReply(err, silentLogger, path));
+        fixture = new Fixture(queries);
+        const f = fixture;
+        server = await transport.start({
+          host: '127.0.0.1',
+          port: 0,
+          routes: fixture.routes(),
+          commonHeaders: COMMON,
+          log: traced ? debugLogger(fixture.logs) : silentLogger,
+          recordRequest: traced ? (route, method, status) => void f.records.push({ route, method, status }) : undefined,
+        });
+      });
+      afterAll(async () => {
+        for (const client of clients) client.destroy();
+        server.close();
+        await closeStore();
+      });
+
+      const open = async (): Promise<RawClient> => {
+        const client = await RawClient.open(server.port);
+        clients.push(client);
+        return client;
+      };
+      const once = async (raw: string, options: { head?: boolean } = {}): Promise<WireResponse> => (await open()).exchange(raw, options);
+      /** The common headers come first, in their order, on every answer. */
+      const expectCommon = (res: WireResponse): void => {
+        const ours = res.names.filter((n) => n.startsWith('X-Svc-'));
+        expect(ours).toEqual(['X-Svc-Default-ACL-Policy', 'X-Svc-Translate-Addresses']);
+        expect(res.headers['x-svc-default-acl-policy']).toBe('allow');
+      };
+
+      it('answers a route, with the common headers, then Content-Type, then the reply headers', async () => {
+        const res = await once(request('GET', '/v1/echo?name=x'));
+        expect([res.status, res.body]).toEqual([200, 'hello x']);
+        expectCommon(res);
+        const order = res.names.filter((n) => ['X-Svc-Default-ACL-Policy', 'X-Svc-Translate-Addresses', 'Content-Type', 'X-Cache'].includes(n));
+        expect(order).toEqual(['X-Svc-Default-ACL-Policy', 'X-Svc-Translate-Addresses', 'Content-Type', 'X-Cache']);
+        expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+        expect(res.headers['content-length']).toBe('7');
+      });
+
+      it('answers an unknown path 404, `/` 200, and redirects unclean and slash-less subtree paths', async () => {
+        const missing = await once(request('GET', '/nowhere'));
+        expect([missing.status, missing.body]).toEqual([404, "Invalid URL path: if attempting to use the HTTP API, ensure the path starts with '/v1/'\n"]);
+        expectCommon(missing);
+        expect((await once(request('GET', '/v1/nothing'))).body).toBe('Invalid URL path: not a recognized HTTP API endpoint\n');
+        expect((await once(request('GET', '/'))).status).toBe(200);
+        const bare = await once(request('GET', '/v1/kv'));
+        expect([bare.status, bare.headers.location, bare.body]).toEqual([301, '/v1/kv/', '<a href="/v1/kv/">Moved Permanently</a>.\n\n']);
+        expectCommon(bare);
+        const unclean = await once(request('PUT', '/v1/x/../echo?a=1'));
+        expect([unclean.status, unclean.headers.location, unclean.body]).toEqual([301, '/v1/echo?a=1', '']);
+      });
+
+      it('answers a method the route lacks 405 with Allow, OPTIONS 200, HEAD without a body', async () => {
+        const wrong = await once(request('DELETE', '/v1/echo'));
+        expect([wrong.status, wrong.headers.allow, wrong.body]).toEqual([405, 'OPTIONS,GET,PUT', 'method DELETE not allowed']);
+        expectCommon(wrong);
+        const options = await once(request('OPTIONS', '/v1/echo'));
+        expect([options.status, options.headers.allow, options.body]).toEqual([200, 'OPTIONS,GET,PUT', '']);
+        const client = await open();
+        const head = await client.exchange(request('HEAD', '/v1/echo'), { head: true });
+        expect([head.status, head.headers['content-length']]).toEqual([405, String('method HEAD not allowed'.length)]);
+        // Nothing of the body followed: the next answer on the connection reads cleanly.
+        expect((await client.exchange(request('GET', '/v1/echo'))).body).toBe('hello ');
+        const closing = await once(request('HEAD', '/nowhere', undefined, { Connection: 'close' }), { head: true });
+        expect([closing.status, closing.headers.connection]).toEqual([404, 'close']);
+        expectCommon(closing);
+      });
+
+      it('decodes the rest of a subtree path, and answers malformed percent-encoding 400', async () => {
+        expect((await once(request('GET', '/v1/kv/a%2Fb'))).body).toBe('key a/b');
+        const bad = await once(request('GET', '/v1/kv/%zz'));
+        expect([bad.status, bad.body]).toEqual([400, 'Invalid URL path: malformed percent-encoding']);
+        expectCommon(bad);
+      });
+
+      it('takes a body at the cap, answers one over it 413 and keeps the connection', async () => {
+        const client = await open();
+        const atCap = await client.exchange(request('PUT', '/v1/echo', 'a'.repeat(MAX_BODY)));
+        expect([atCap.status, atCap.body]).toEqual([200, `got ${MAX_BODY}: ${'a'.repeat(MAX_BODY)}`]);
+        const before = fixture.calls.get('echo PUT');
+        const over = await client.exchange(request('PUT', '/v1/echo', 'b'.repeat(MAX_BODY + 1)));
+        expect([over.status, over.body]).toEqual([413, `Request body(${MAX_BODY + 1} bytes) too large, max size: ${MAX_BODY} bytes.`]);
+        expect(over.headers.connection).not.toBe('close');
+        expectCommon(over);
+        expect(fixture.calls.get('echo PUT')).toBe(before);
+        expect((await client.exchange(request('GET', '/v1/echo'))).status).toBe(200);
+      });
+
+      it('answers a chunked body over the cap 413 once it has all arrived, the connection kept', async () => {
+        const client = await open();
+        const chunk = 'c'.repeat(40);
+        const over = await client.exchange(`PUT /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n28\r\n${chunk}\r\n28\r\n${chunk}\r\n0\r\n\r\n`);
+        expect(over.status).toBe(413);
+        expect(over.body).toMatch(/too large, max size: 64 bytes\.$/);
+        expect((await client.exchange(request('GET', '/v1/echo'))).status).toBe(200);
+      });
+
+      it('answers a declared body far over the cap 413 at once and closes', async () => {
+        const client = await open();
+        const declared = MAX_BODY + OVERSIZE_DRAIN_BYTES + 1;
+        const res = await client.exchange(`PUT /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: ${declared}\r\n\r\nabc`);
+        expect([res.status, res.body]).toEqual([413, `Request body(${declared} bytes) too large, max size: ${MAX_BODY} bytes.`]);
+        expect(res.headers.connection).toBe('close');
+        expectCommon(res);
+        await client.closed;
+      });
+
+      it('joins a chunked body and hands it to the handler whole', async () => {
+        const res = await once('PUT /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n');
+        expect([res.status, res.body, res.headers['x-seen']]).toEqual([200, 'got 5: abcde', '5']);
+        const empty = await once('PUT /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n');
+        expect(empty.body).toBe('got 0: ');
+        const none = await once('PUT /v1/echo HTTP/1.1\r\nHost: x\r\n\r\n');
+        expect(none.body).toBe('got 0: ');
+      });
+
+      it('answers two requests on one connection, one after the other and pipelined', async () => {
+        const client = await open();
+        expect((await client.exchange(request('GET', '/v1/echo?name=1'))).body).toBe('hello 1');
+        expect((await client.exchange(request('PUT', '/v1/echo', 'xy'))).body).toBe('got 2: xy');
+        expect((await client.exchange(request('PUT', '/v1/echo', ''))).body).toBe('got 0: ');
+        expect((await client.exchange(request('PUT', '/v1/echo'))).body).toBe('got 0: ');
+        client.send(request('GET', '/v1/echo?name=2') + request('GET', '/v1/kv/k'));
+        expect((await client.next()).body).toBe('hello 2');
+        expect((await client.next()).body).toBe('key k');
+      });
+
+      it('closes after answering a request that asked for Connection: close', async () => {
+        const client = await open();
+        const res = await client.exchange(request('GET', '/v1/echo', undefined, { Connection: 'close' }));
+        expect(res.status).toBe(200);
+        await client.closed;
+      });
+
+      it('answers a promise when it settles, a rejection with 500, a thrown AgentError by its kind', async () => {
+        const client = await open();
+        const called = fixture.lateCalled.next();
+        client.send(request('GET', '/v1/late'));
+        await called;
+        fixture.late.shift()?.resolve(textReply(200, 'later'));
+        const res = await client.next();
+        expect([res.status, res.body]).toEqual([200, 'later']);
+        expectCommon(res);
+        const failed = await client.exchange(request('POST', '/v1/late', ''));
+        expect([failed.status, failed.body]).toEqual([500, 'the backend fell over']);
+        expectCommon(failed);
+        const invalid = await client.exchange(request('GET', '/v1/fail'));
+        expect([invalid.status, invalid.body]).toEqual([400, 'Invalid index']);
+      });
+
+      it('answers a parked read when its data changes', async () => {
+        const client = await open();
+        const parked = fixture.parkedCalled.next();
+        client.send(request('GET', `/v1/park?index=${fixture.index}`));
+        await parked;
+        expect(fixture.queries.parked).toBe(1);
+        fixture.bump();
+        const res = await client.next();
+        expect([res.status, res.body]).toEqual([200, `index ${fixture.index}`]);
+        expectCommon(res);
+        expect(fixture.queries.parked).toBe(0);
+        // The connection is still usable after a late answer.
+        expect((await client.exchange(request('GET', '/v1/echo'))).status).toBe(200);
+      });
+
+      it('forgets a parked read whose client went away, writing nothing', async () => {
+        const client = await open();
+        const parked = fixture.parkedCalled.next();
+        client.send(request('GET', `/v1/park?index=${fixture.index}`));
+        await parked;
+        expect(fixture.queries.parked).toBe(1);
+        const cancelled = fixture.watchCancelled.next();
+        const answered = fixture.records.filter((r) => r.route === '/v1/park').length;
+        client.destroy();
+        await cancelled;
+        expect(fixture.queries.parked).toBe(0);
+        expect(fixture.records.filter((r) => r.route === '/v1/park').length).toBe(answered);
+      });
+
+      it('writes nothing for a promise that settles after its client went away', async () => {
+        const client = await open();
+        const called = fixture.lateCalled.next();
+        client.send(request('GET', '/v1/late'));
+        await called;
+        const aborted = fixture.aborted.next();
+        const answered = fixture.records.filter((r) => r.route === '/v1/late').length;
+        client.destroy();
+        await aborted;
+        fixture.late.shift()?.resolve(textReply(200, 'too late'));
+        // A round trip after the settled promise's turn: the server is alive and answered nothing for it.
+        expect((await once(request('GET', '/v1/echo'))).status).toBe(200);
+        expect(fixture.records.filter((r) => r.route === '/v1/late').length).toBe(answered);
+      });
+
+      const SMUGGLED = 'PUT /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nz';
+      const refusedWith = async (raw: string, status: number, text: RegExp): Promise<void> => {
+        const before = fixture.calls.get('echo PUT') ?? 0;
+        const client = await open();
+        client.send(raw);
+        const responses = await client.rest();
+        expect(responses.map((r) => r.status)).toEqual([status]);
+        expect(responses[0]?.headers.connection).toBe('close');
+        expect(responses[0]?.body).toMatch(text);
+        expectCommon(responses[0] as WireResponse);
+        expect(fixture.calls.get('echo PUT') ?? 0).toBe(before);
+      };
+
+      it('refuses unsound framing and closes, running neither the request nor one smuggled behind it', async () => {
+        await refusedWith(`PUT /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello${SMUGGLED}`, 400, /Content-Length/);
+        await refusedWith(`PUT /nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello${SMUGGLED}`, 400, /Content-Length/);
+        await refusedWith(`PUT /v1/kv HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello${SMUGGLED}`, 400, /Content-Length/);
+        await refusedWith(`PUT /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n${SMUGGLED}`, 501, /not supported/);
+        await refusedWith(`PUT /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n3\r\nabc\r\n0\r\n\r\n${SMUGGLED}`, 400, /Transfer-Encoding/);
+      });
+
+      it('answers an HTTP/1.1 request without Host 400 and closes', async ({ skip }) => {
+        if (transport.noHostAnswer !== undefined) skip(transport.noHostAnswer);
+        await refusedWith(`PUT /v1/echo HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc${SMUGGLED}`, 400, /Host/);
+      });
+
+      it('answers HTTP/1.0, closing unless keep-alive was asked', async ({ skip }) => {
+        if (transport.noHttp10 !== undefined) skip(transport.noHttp10);
+        const closing = await open();
+        closing.send('GET /v1/echo HTTP/1.0\r\n\r\n');
+        expect((await closing.rest()).map((r) => r.body)).toEqual(['hello ']);
+        const kept = await open();
+        expect((await kept.exchange('GET /v1/echo HTTP/1.0\r\nConnection: keep-alive\r\n\r\n')).status).toBe(200);
+        expect((await kept.exchange('GET /v1/kv/a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n')).body).toBe('key a');
+      });
+
+      it('records each answered request by route pattern, method and status, and logs its line at debug', async ({ skip }) => {
+        if (!traced) skip('the trace is off on this server');
+        fixture.records.length = 0;
+        fixture.logs.length = 0;
+        await once(request('GET', '/v1/kv/some/key?token=secret&x=1'));
+        await once(request('GET', '/v1/kv'));
+        await once(request('GET', '/nowhere'));
+        await once(request('DELETE', '/v1/echo'));
+        await refusedWith(`PUT /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n`, 501, /not supported/);
+        expect(fixture.records).toEqual([
+          { route: '/v1/kv/', method: 'GET', status: 200 },
+          { route: '/v1/kv', method: 'GET', status: 301 },
+          { route: 'unmatched', method: 'GET', status: 404 },
+          { route: '/v1/echo', method: 'DELETE', status: 405 },
+          { route: '/v1/echo', method: 'PUT', status: 501 },
+        ]);
+        const lines = fixture.logs.filter((l) => l.msg === 'Request finished');
+        expect(lines.map((l) => [l.obj.method, l.obj.url, l.obj.status])).toEqual([
+          ['GET', '/v1/kv/some/key?token=<hidden>&x=1', 200],
+          ['GET', '/v1/kv', 301],
+          ['GET', '/nowhere', 404],
+          ['DELETE', '/v1/echo', 405],
+          ['PUT', '/v1/echo', 501],
+        ]);
+        expect(String(lines[0]?.obj.from)).toMatch(/127\.0\.0\.1/);
+        expect(String(lines[0]?.obj.latency)).toMatch(/^\d+\.\d{3}ms$/);
+      });
+    });
+  }
+}

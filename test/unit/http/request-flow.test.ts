@@ -1,0 +1,157 @@
+// The request flow's promises to a transport, seen through a TransportIo that records what it is
+// asked: one gone-hook per request at most (uWS takes one onAborted), nothing written once the
+// client has gone, one answer per request, a body gathered under its cap.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../../src/core/clock.js';
+import { silentLogger } from '../../../src/core/log.js';
+import { BlockingQueries, type WatchedRead } from '../../../src/http/blocking.js';
+import { errorReply } from '../../../src/http/dispatch.js';
+import { noteFramingHeader, resetFraming } from '../../../src/http/framing.js';
+import { textReply, type Reply } from '../../../src/http/reply.js';
+import { RequestFlow, type TransportIo } from '../../../src/http/request-flow.js';
+import type { RequestHead } from '../../../src/http/request.js';
+import type { CompiledRoute, RequestHandler } from '../../../src/http/routes.js';
+import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
+import type { StateStore } from '../../../src/state/types.js';
+
+/** One request's side of the transport: what the flow asked of it. */
+class Exchange {
+  readonly writes: { reply: Reply; late: boolean; close: boolean }[] = [];
+  goneHooks = 0;
+  gone: (() => void) | undefined;
+  piece: ((chunk: Buffer, isLast: boolean) => void) | undefined;
+}
+
+const io: TransportIo<Exchange, Buffer> = {
+  write: (x, reply, _head, close) => void x.writes.push({ reply, late: false, close }),
+  writeLate: (x, reply, close) => void x.writes.push({ reply, late: true, close }),
+  refuse: (x, reply) => void x.writes.push({ reply, late: false, close: true }),
+  onGone: (x, gone) => {
+    x.goneHooks++;
+    x.gone = gone;
+  },
+  readBody: (x, piece) => void (x.piece = piece),
+  keep: (chunk) => chunk,
+};
+
+const head = (method: string, closeConnection = false): RequestHead => ({
+  method,
+  path: '/r',
+  rawQuery: '',
+  tokenHeader: '',
+  authorization: '',
+  namespaceHeader: '',
+  closeConnection,
+});
+
+function route(handler: RequestHandler, maxBodyBytes = 8): CompiledRoute {
+  return {
+    path: '/r',
+    prefix: false,
+    handlers: new Map([
+      ['GET', handler],
+      ['PUT', handler],
+    ]),
+    allow: 'OPTIONS,GET,PUT',
+    maxBodyBytes,
+    bodyTooLarge: (size, max) => `${size} > ${max}`,
+  };
+}
+
+describe('RequestFlow', () => {
+  let store: StateStore;
+  let queries: BlockingQueries;
+  let wake: (() => void) | undefined;
+  let index = 1;
+  const read: WatchedRead = {
+    target: (fn) => {
+      wake = fn;
+      return () => (wake = undefined);
+    },
+    index: () => index,
+    render: (i) => textReply(200, `index ${i}`),
+  };
+  const park: RequestHandler = (req) => queries.answer(req, { minIndex: index, timeoutMs: 60_000 }, read);
+
+  beforeAll(async () => {
+    store = await openEmbeddedStore({ log: silentLogger });
+    queries = new BlockingQueries(store, new FakeClock(), (err, path) => errorReply(err, silentLogger, path));
+  });
+  afterAll(() => store.close());
+
+  const flow = new RequestFlow(io, silentLogger, undefined);
+  /** Hands a request over as an adapter does: framing first, then the head. */
+  const send = (x: Exchange, r: CompiledRoute, h: RequestHead, framing: Record<string, string> = {}): void => {
+    resetFraming(flow.framing);
+    for (const [name, value] of Object.entries(framing)) noteFramingHeader(flow.framing, name, value);
+    flow.route(x, r, h, undefined);
+  };
+
+  it('answers a plain reply inside the request callback, asking for no gone-hook', () => {
+    const x = new Exchange();
+    send(x, route(() => textReply(200, 'ok')), head('GET'));
+    expect(x.writes.map((w) => [w.reply.body, w.late])).toEqual([['ok', false]]);
+    expect(x.goneHooks).toBe(0);
+  });
+
+  it('hooks gone once for a body request whose handler parks, and writes nothing once the client has gone', () => {
+    const x = new Exchange();
+    send(x, route(park), head('PUT'), { 'content-length': '2' });
+    x.piece?.(Buffer.from('ab'), true);
+    expect([x.goneHooks, queries.parked]).toEqual([1, 1]);
+    x.gone?.();
+    expect(queries.parked).toBe(0);
+    index++;
+    wake?.();
+    expect(x.writes).toEqual([]);
+  });
+
+  it('hooks gone once for a read that parks, and answers it late when it wakes', () => {
+    const x = new Exchange();
+    send(x, route(park), head('GET'));
+    expect([x.goneHooks, queries.parked]).toEqual([1, 1]);
+    index++;
+    wake?.();
+    expect(x.writes.map((w) => [w.reply.body, w.late])).toEqual([[`index ${index}`, true]]);
+  });
+
+  it('hooks gone once for a body request whose handler returns a promise, and answers once', async () => {
+    const x = new Exchange();
+    let settle!: (reply: Reply) => void;
+    send(x, route(() => new Promise((resolve) => (settle = resolve))), head('PUT'), { 'transfer-encoding': 'chunked' });
+    x.piece?.(Buffer.from('a'), false);
+    x.piece?.(Buffer.from('b'), true);
+    settle(textReply(200, 'done'));
+    await Promise.resolve();
+    x.gone?.(); // the connection closes after the answer: nothing more is written
+    expect(x.goneHooks).toBe(1);
+    expect(x.writes.map((w) => w.reply.body)).toEqual(['done']);
+  });
+
+  it('writes nothing for a promise that settles after its client went away', async () => {
+    const x = new Exchange();
+    let settle!: (reply: Reply) => void;
+    send(x, route(() => new Promise((resolve) => (settle = resolve))), head('GET'));
+    x.gone?.();
+    settle(textReply(200, 'late'));
+    await Promise.resolve();
+    expect(x.writes).toEqual([]);
+  });
+
+  it('hands the handler the body joined once, and runs nothing for a body over the cap', () => {
+    const bodies: string[] = [];
+    const echo = route((req) => {
+      bodies.push(req.body?.toString() ?? '');
+      return textReply(200, 'ok');
+    });
+    const x = new Exchange();
+    send(x, echo, head('PUT'), { 'transfer-encoding': 'chunked' });
+    for (const piece of ['ab', 'cd', '']) x.piece?.(Buffer.from(piece), piece === '');
+    expect(bodies).toEqual(['abcd']);
+    const over = new Exchange();
+    send(over, echo, head('PUT', true), { 'transfer-encoding': 'chunked' });
+    for (const piece of ['abcde', 'fghij', 'k', '']) over.piece?.(Buffer.from(piece), piece === '');
+    expect(bodies).toEqual(['abcd']);
+    expect(over.writes.map((w) => [w.reply.status, w.reply.body, w.late, w.close])).toEqual([[413, '10 > 8', true, true]]);
+  });
+});
