@@ -69,7 +69,7 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ServerPr
   } catch (err) {
     await stop();
     const reason = err instanceof Error ? err.message : String(err);
-    throw new Error(`${options.name}: ${reason}\n--- output ---\n${tail}`);
+    throw new Error(`${options.name}: ${reason}\n--- output ---\n${tail}`, { cause: err });
   }
   const pid = child.pid;
   if (pid === undefined) throw new Error(`${options.name}: no pid`);

@@ -17,13 +17,9 @@ export const GLOBAL_MANAGEMENT_POLICY_DESCRIPTION =
 
 export const GLOBAL_READ_ONLY_POLICY_ID = '00000000-0000-0000-0000-000000000002';
 export const GLOBAL_READ_ONLY_POLICY_NAME = 'builtin/global-read-only';
-// Not confirmed against the newest Consul (the older text is "Builtin Policy that grants
-// unlimited read-only access to all components"); chosen to match the management text's style.
-export const GLOBAL_READ_ONLY_POLICY_DESCRIPTION = 'A built-in policy that grants read-only access to all Consul features';
 
 export const ANONYMOUS_ACCESSOR_ID = '00000000-0000-0000-0000-000000000002';
 export const ANONYMOUS_SECRET = 'anonymous';
-export const ANONYMOUS_TOKEN_DESCRIPTION = 'Anonymous Token';
 
 /** Consul's text, byte for byte (leading newline, tab indents): GET /v1/acl/policy returns it. */
 const globalRulesText = (level: 'write' | 'read'): string => `
@@ -84,17 +80,6 @@ export function globalManagementPolicy(): StoredPolicy {
     GLOBAL_MANAGEMENT_POLICY_DESCRIPTION,
     GLOBAL_MANAGEMENT_RULES,
     GLOBAL_MANAGEMENT_PARSED,
-  );
-}
-
-/** The global read-only policy as first stored. */
-export function globalReadOnlyPolicy(): StoredPolicy {
-  return builtinPolicy(
-    GLOBAL_READ_ONLY_POLICY_ID,
-    GLOBAL_READ_ONLY_POLICY_NAME,
-    GLOBAL_READ_ONLY_POLICY_DESCRIPTION,
-    GLOBAL_READ_ONLY_RULES,
-    GLOBAL_READ_ONLY_PARSED,
   );
 }
 

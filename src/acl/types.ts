@@ -24,9 +24,6 @@ export type Access = 'read' | 'list' | 'write';
 /** What a rule grants; across a token's policies the stronger wins: deny > write > list > read. */
 export type PolicyLevel = 'deny' | 'read' | 'list' | 'write';
 
-/** The resources whose rules are scalars (no name): `operator = "read"`. */
-export const SCALAR_RESOURCES: ReadonlySet<Resource> = new Set(['acl', 'operator', 'keyring', 'mesh', 'peering']);
-
 export interface Authorizer {
   /**
    * May the token act at `access` on `resource`? Named resources (key, service, node, agent,

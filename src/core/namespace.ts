@@ -11,11 +11,6 @@ export function isValidNamespace(name: string): boolean {
   return NAMESPACE_NAME.test(name);
 }
 
-/** The 400 text for a namespace name that is not valid. */
-export function invalidNamespaceMessage(name: string): string {
-  return `Invalid Namespace ${JSON.stringify(name)}: a namespace name is 1 to 64 letters, digits or '-', starting and ending with a letter or digit`;
-}
-
 /**
  * Where a request's namespace can come from, in the order they are tried. A step an endpoint
  * does not have is left out (no body, or no token to fall back on); an empty string counts as

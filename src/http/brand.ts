@@ -35,9 +35,3 @@ export function brandHeaders(brand: Brand, leader?: LeaderContact): BrandHeaders
     leader,
   });
 }
-
-/** Request headers, lowercased as uWS hands them out; the Svc spelling is tried first. */
-export const REQUEST_HEADERS = {
-  token: ['x-svc-token', 'x-consul-token'],
-  namespace: ['x-svc-namespace', 'x-consul-namespace'],
-} as const;

@@ -8,12 +8,8 @@ import type { Method, MethodSpec, ParsedMethod, RequestHandler, Route } from './
 export {
   parsedMethod,
   type AclRequirement,
-  type AclRule,
-  type Handler,
-  type Method,
   type MethodSpec,
   type Outcome,
-  type ParsedMethod,
   type ParsedMethodSpec,
   type Permission,
   type RequestHandler,

@@ -15,7 +15,7 @@ function scripted(answers: readonly (readonly string[])[], onConnection?: (s: So
     server = createServer((socket) => {
       onConnection?.(socket);
       let n = 0;
-      socket.on('data', async (chunk: Buffer) => {
+      const answer = async (chunk: Buffer): Promise<void> => {
         for (let i = chunk.indexOf('\r\n\r\n'); i !== -1; i = chunk.indexOf('\r\n\r\n', i + 4)) {
           const pieces = answers[n++ % answers.length] ?? [];
           for (const piece of pieces) {
@@ -23,6 +23,11 @@ function scripted(answers: readonly (readonly string[])[], onConnection?: (s: So
             await new Promise((r) => setImmediate(r));
           }
         }
+      };
+      // One read's answers after the last one's: pieces of two answers never interleave on the wire.
+      let written = Promise.resolve();
+      socket.on('data', (chunk: Buffer) => {
+        written = written.then(() => answer(chunk));
       });
     }).listen(0, '127.0.0.1', () => ready((server!.address() as { port: number }).port));
   });

@@ -38,7 +38,6 @@ export const explicit = (n: number, item: Uint8Array): Buffer => tlv(0xa0 | n, i
 /** `[n] IMPLICIT` on a primitive: the content with a context tag. */
 export const implicitPrimitive = (n: number, content: Uint8Array): Buffer => tlv(0x80 | n, content);
 export const octetString = (content: Uint8Array): Buffer => tlv(TAG.OCTET_STRING, content);
-export const ia5String = (text: string): Buffer => tlv(TAG.IA5_STRING, Buffer.from(text, 'ascii'));
 export const NULL = Buffer.from([TAG.NULL, 0x00]);
 export const TRUE = Buffer.from([TAG.BOOLEAN, 0x01, 0xff]);
 

@@ -83,11 +83,6 @@ export function keySpecOf(key: KeyObject): KeySpec {
   throw agentError('CA_BAD_KEY', { detail: `unsupported CA key type ${key.asymmetricKeyType ?? 'unknown'}` });
 }
 
-/** A CA private key as PEM: SEC1 `EC PRIVATE KEY` or PKCS#1 `RSA PRIVATE KEY`, as Consul stores them. */
-export function privateKeyPem(key: KeyObject): string {
-  return key.export({ type: key.asymmetricKeyType === 'rsa' ? 'pkcs1' : 'sec1', format: 'pem' }) as string;
-}
-
 export function parsePrivateKey(pem: string): KeyObject {
   try {
     const key = createPrivateKey(pem);

@@ -1,5 +1,3 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../../src/core/error-catalogue.js';
 import { AgentError, agentError, isAgentError, renderMessage } from '../../../src/core/errors.js';
@@ -130,16 +128,3 @@ describe('the worker boundary', () => {
     expect(result.ok ? undefined : result.code).toBeOneOf(CODES);
   });
 });
-
-function sourceFiles(dirs: readonly string[]): string[] {
-  const out: string[] = [];
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (path.endsWith('.ts')) out.push(path);
-    }
-  };
-  for (const dir of dirs) walk(dir);
-  return out;
-}

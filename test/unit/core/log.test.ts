@@ -41,8 +41,8 @@ describe('createLogger', () => {
     const { log, lines } = capture('text');
     log.info({ address: '127.0.0.1:8500', note: 'two words', n: 3, none: null }, 'svc-agent started');
     log.child({ component: 'state' }).warn({ err: new Error('disk full') }, 'refused');
-    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \[INFO\]  agent: svc-agent started: address=127\.0\.0\.1:8500 note="two words" n=3 none=null\n$/);
-    expect(lines[1]).toMatch(/ \[WARN\]  state: refused: error="disk full"\n$/);
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \[INFO\] {2}agent: svc-agent started: address=127\.0\.0\.1:8500 note="two words" n=3 none=null\n$/);
+    expect(lines[1]).toMatch(/ \[WARN\] {2}state: refused: error="disk full"\n$/);
   });
 });
 

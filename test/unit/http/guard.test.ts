@@ -26,7 +26,7 @@ describe('guard', () => {
   it("'resolved' hands the resolved identity to the handler, and refuses an unknown token", () => {
     seen.length = 0;
     const run = guard({ handler, acl: 'resolved' }, testGate(), false);
-    run(withToken('r:key'));
+    expect(run(withToken('r:key'))).toEqual({ status: 200 });
     expect(seen[0]?.accessorId).toBe('accessor-of-r:key');
     const err = agentErrorOf(() => run(withToken('unknown')));
     expect([err.code, err.kind, err.message]).toEqual(['ACL_NOT_FOUND', 'permission-denied', 'ACL not found']);

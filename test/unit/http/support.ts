@@ -24,7 +24,7 @@ export function request(overrides: Partial<RequestHead> = {}, rest = '', body?: 
   return new ApiRequest(head(overrides), rest, body);
 }
 
-export { recordingLogger, type LogEntry, type RecordingLogger } from '../../support/recording-logger.js';
+export { recordingLogger, type RecordingLogger } from '../../support/recording-logger.js';
 
 /** Resolves after pending setImmediate callbacks (the store's watch deliveries) have run. */
 export const nextMacrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -6,7 +6,7 @@ import { silentLogger } from '../../../src/core/log.js';
 import { DurableMarkWriter } from '../../../src/state/durable-mark.js';
 import type { EmbeddedStore } from '../../../src/state/embedded-store.js';
 
-export { recordingLogger, type LogEntry, type RecordingLogger } from '../../support/recording-logger.js';
+export { recordingLogger, type RecordingLogger } from '../../support/recording-logger.js';
 
 /** Makes a temp directory per test; `cleanupDirs` removes them all. */
 export function tempDirs(): { make: () => Promise<string>; cleanupDirs: () => Promise<void> } {
