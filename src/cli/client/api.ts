@@ -5,7 +5,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { checkServerIdentity } from 'node:tls';
 import { AgentError, agentError } from '../../core/errors.js';
-import { connectError } from './connect-error.js';
+import { HANDSHAKE_TIMEOUT, connectError } from './connect-error.js';
 import type { Target } from './connection.js';
 
 export { targetFrom, type ConnectionFlags, type Target } from './connection.js';
@@ -22,6 +22,9 @@ export interface Answer {
   readonly text: string;
   readonly headers: Headers;
 }
+
+/** Consul's client (go-cleanhttp) gives a TLS handshake ten seconds. */
+const TLS_HANDSHAKE_MS = 10_000;
 
 /** Query parameters a read adds (-stale). */
 export interface ReadOptions {
@@ -45,7 +48,17 @@ export class ApiClient {
       let handshook = false;
       const failed = (err: unknown): void => reject(connectError(err, this.target, handshook));
       const req = send(url, options, (res) => void collect(res).then(resolve, failed));
-      req.on('socket', (socket) => socket.once('secureConnect', () => (handshook = true)));
+      if (url.protocol === 'https:') {
+        req.on('socket', (socket) => {
+          // Go's TLSHandshakeTimeout: a plain-HTTP server may wait for a request line forever.
+          const timer = setTimeout(() => req.destroy(Object.assign(new Error('TLS handshake timeout'), { code: HANDSHAKE_TIMEOUT })), TLS_HANDSHAKE_MS);
+          socket.once('secureConnect', () => {
+            handshook = true;
+            clearTimeout(timer);
+          });
+          socket.once('close', () => clearTimeout(timer));
+        });
+      }
       req.on('error', failed);
       req.end(body);
     });

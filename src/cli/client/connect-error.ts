@@ -47,6 +47,9 @@ const SOCKET: Readonly<Record<string, string>> = {
   EADDRNOTAVAIL: 'connect: cannot assign requested address',
 };
 
+/** The code api.ts gives a TLS handshake that did not finish in time. */
+export const HANDSHAKE_TIMEOUT = 'SVC_TLS_HANDSHAKE_TIMEOUT';
+
 /**
  * The error for a request to `target` that failed with `err` before an answer came; `handshook`:
  * the TLS handshake had completed on this side (TLS 1.3 ends it before the server checks the
@@ -76,6 +79,7 @@ export function connectError(err: unknown, target: Target, handshook = false): A
   if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' || code === 'EPROTO') {
     return tls('http: server gave HTTP response to HTTPS client (the agent serves plain HTTP there: use an http:// address)');
   }
+  if (code === HANDSHAKE_TIMEOUT) return tls('net/http: TLS handshake timeout (is the agent serving HTTPS at that address?)');
   if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return tls(`tls: ${(e as { reason?: string }).reason ?? e.message}`);
   if (code === 'ECONNREFUSED') return net(`dial tcp ${e.address ?? ''}:${e.port ?? ''}: connect: connection refused`);
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return net(`dial tcp: lookup ${e.hostname ?? ''}: no such host`);
