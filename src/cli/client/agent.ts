@@ -1,6 +1,6 @@
 // `members`, `reload`, `info`, and `connect ca get-config|set-config`.
 import { usageError } from '../usage-error.js';
-import { SERVER_FLAGS, table, type ClientCommand } from './command.js';
+import { SERVER_FLAGS, fileText, table, type ClientCommand } from './command.js';
 
 interface Member {
   Name: string;
@@ -73,7 +73,7 @@ export const agentCommands: ClientCommand[] = [
     flags: { 'config-file': { kind: 'string', doc: 'A JSON file with the new configuration (Provider, Config).' } },
     async run({ api, flags, io }) {
       if (typeof flags['config-file'] !== 'string') throw usageError('CLI_FLAG_MISSING', { detail: '-config-file is required' });
-      const body = await io.readFile(flags['config-file']);
+      const body = await fileText(io, flags['config-file'], 'Error reading config file');
       await api.expectOk('PUT', '/v1/connect/ca/configuration', body, 'setting the CA configuration');
       io.out('Configuration updated!\n');
       return 0;

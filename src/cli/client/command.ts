@@ -37,10 +37,15 @@ export interface ClientCommand {
 export async function valueOf(io: Io, raw: string): Promise<string> {
   if (raw === '-') return io.stdin();
   if (!raw.startsWith('@')) return raw;
+  return fileText(io, raw.slice(1), 'Error! Failed to read file');
+}
+
+/** A file's text, or CLI_FILE_UNREADABLE opening with `what`. */
+export async function fileText(io: Io, path: string, what: string): Promise<string> {
   try {
-    return await io.readFile(raw.slice(1));
+    return await io.readFile(path);
   } catch (err) {
-    throw unreadable(err, raw.slice(1), 'Error! Failed to read file');
+    throw unreadable(err, path, what);
   }
 }
 
