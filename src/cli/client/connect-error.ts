@@ -14,8 +14,19 @@ interface NodeNetError extends NodeJS.ErrnoException {
   readonly cert?: PeerCertificate;
 }
 
-const CA_HINT = 'give the CA that signed it with -ca-file, -ca-path, CONSUL_CACERT or CONSUL_CAPATH';
-const CLIENT_CERT_HINT = 'give one with -client-cert and -client-key, or CONSUL_CLIENT_CERT and CONSUL_CLIENT_KEY';
+// What to give the command, after Go's words.
+const HINT = {
+  untrusted: "the agent's certificate is not trusted: give the CA that signed it with -ca-file, -ca-path, CONSUL_CACERT or CONSUL_CAPATH",
+  name: "the agent's certificate does not name the address: connect by a name it holds, or set -tls-server-name",
+  noClientCert: 'the agent requires a client certificate: give one with -client-cert and -client-key, or CONSUL_CLIENT_CERT and CONSUL_CLIENT_KEY',
+  refused: 'the agent refused the client certificate: is it signed by a CA the agent trusts?',
+  closedAfterHandshake:
+    'the agent closed the connection right after the TLS handshake: it did not accept the client certificate; is it signed by a CA the agent trusts?',
+  plainHttp: 'the agent serves plain HTTP there: use an http:// address',
+  maybeHttps: 'if the agent serves HTTPS there, use an https:// address or CONSUL_HTTP_SSL=true',
+  timeout: 'is the agent serving HTTPS at that address?',
+} as const;
+const VERIFY = 'tls: failed to verify certificate:';
 
 // OpenSSL's verify results for a chain that ends at no trusted CA.
 const UNTRUSTED = new Set([
@@ -62,33 +73,30 @@ export function connectError(err: unknown, target: Target, handshook = false): A
   const tls = (reason: string): AgentError => agentError('CLI_TLS_FAILED', { address, reason });
   const net = (reason: string): AgentError => agentError('CLI_CONNECT_FAILED', { address, reason });
   if (UNTRUSTED.has(code)) {
-    return tls(`tls: failed to verify certificate: x509: certificate signed by unknown authority (the agent's certificate is not trusted: ${CA_HINT})`);
+    return tls(`${VERIFY} x509: certificate signed by unknown authority (${HINT.untrusted})`);
   }
   if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
-    return tls(`tls: failed to verify certificate: x509: certificate has expired or is not yet valid (${e.message})`);
+    return tls(`${VERIFY} x509: certificate has expired or is not yet valid (${e.message})`);
   }
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
-    const name = `tls: failed to verify certificate: ${hostnameError(e.host ?? '', e.cert)}`;
-    return tls(`${name} (the agent's certificate does not name the address: connect by a name it holds, or set -tls-server-name)`);
+    return tls(`${VERIFY} ${hostnameError(e.host ?? '', e.cert)} (${HINT.name})`);
   }
   const alert = CLIENT_CERT_REFUSED[code];
   if (alert !== undefined) {
-    const why = target.tls?.hasClientCert === true ? 'the agent refused the client certificate: is it signed by a CA the agent trusts?' : `the agent requires a client certificate: ${CLIENT_CERT_HINT}`;
-    return tls(`remote error: tls: ${alert} (${why})`);
+    return tls(`remote error: tls: ${alert} (${target.tls?.hasClientCert === true ? HINT.refused : HINT.noClientCert})`);
   }
   if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' || code === 'EPROTO') {
-    return tls('http: server gave HTTP response to HTTPS client (the agent serves plain HTTP there: use an http:// address)');
+    return tls(`http: server gave HTTP response to HTTPS client (${HINT.plainHttp})`);
   }
-  if (code === HANDSHAKE_TIMEOUT) return tls('net/http: TLS handshake timeout (is the agent serving HTTPS at that address?)');
+  if (code === HANDSHAKE_TIMEOUT) return tls(`net/http: TLS handshake timeout (${HINT.timeout})`);
   if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return tls(`tls: ${(e as { reason?: string }).reason ?? e.message}`);
   if (code === 'ECONNREFUSED') return net(`dial tcp ${e.address ?? ''}:${e.port ?? ''}: connect: connection refused`);
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return net(`dial tcp: lookup ${e.hostname ?? ''}: no such host`);
   if (code === 'ECONNRESET' && target.base.startsWith('http:')) {
-    return net(`${SOCKET.ECONNRESET} (if the agent serves HTTPS there, use an https:// address or CONSUL_HTTP_SSL=true)`);
+    return net(`${SOCKET.ECONNRESET} (${HINT.maybeHttps})`);
   }
   if (code === 'ECONNRESET' && handshook && target.tls?.hasClientCert === true) {
-    const why = 'the agent closed the connection right after the TLS handshake: it did not accept the client certificate; is it signed by a CA the agent trusts?';
-    return tls(`${SOCKET.ECONNRESET} (${why})`);
+    return tls(`${SOCKET.ECONNRESET} (${HINT.closedAfterHandshake})`);
   }
   return net(SOCKET[code] ?? (e.message || code));
 }
