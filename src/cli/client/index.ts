@@ -6,6 +6,7 @@ import { aclCommands } from './acl.js';
 import { agentCommands } from './agent.js';
 import { ApiClient, targetFrom } from './api.js';
 import type { ClientCommand, Io } from './command.js';
+import { usageError } from '../usage-error.js';
 import { flagHelp, parseFlags, type FlagSpecs } from './flags.js';
 import { intentionCommands } from './intention.js';
 import { kvCommands } from './kv.js';
@@ -70,8 +71,13 @@ export async function runClient(argv: readonly string[], env: NodeJS.ProcessEnv,
   try {
     const parsed = parseFlags(rest, specs);
     const [min, max] = command.arity;
-    if (parsed.args.length < min || parsed.args.length > max) {
-      io.err(`Usage: svc-agent ${command.name} [options] ${command.argsUsage}\n${parsed.args.length < min ? 'Missing arguments' : `Too many arguments (expected ${max}, got ${parsed.args.length})`}\n`);
+    const given = parsed.args.length;
+    if (given < min || given > max) {
+      const err =
+        given > max
+          ? usageError('CLI_TOO_MANY_ARGUMENTS', { expected: max, got: given })
+          : usageError('CLI_MISSING_ARGUMENT', { name: command.argsUsage.split(' ')[given] ?? command.argsUsage });
+      io.err(`Usage: svc-agent ${command.name} [options] ${command.argsUsage}\n${err.message}\n`);
       return 1;
     }
     const v = parsed.values as Readonly<Record<string, string | undefined>>;
