@@ -1,5 +1,5 @@
 // Go's boolean spellings (strconv.ParseBool), as its flag package takes them in `-name=value`:
-// the agent's flags (args.ts) and the client commands' (client/flags.ts) read them alike.
+// the agent's flags (args.ts), the client commands' (client/flags.ts) and their CONSUL_HTTP_SSL read them alike.
 import { usageError } from './usage-error.js';
 
 const GO_BOOLS: ReadonlyMap<string, boolean> = new Map([

@@ -241,6 +241,7 @@ export const ERROR_CATALOGUE = {
   CLI_ANSWER_NOT_JSON: { kind: 'internal', message: 'Error {what}: the agent answered {status} with a body that is not JSON: {detail}', note: 'The address is not an agent, or a proxy answered in its place.' },
   CLI_IMPORT_NOT_JSON: { kind: 'invalid', message: 'Cannot unmarshal data: {detail}', note: '`kv import` takes what `kv export` writes: a JSON array of {"key", "flags", "value" (base64)} objects.' },
   CLI_IMPORT_BAD_BASE64: { kind: 'invalid', message: 'Error base 64 decoding value for key {key}: illegal base64 data at input byte {offset}' },
+  CLI_LOADTEST_CHECK: { kind: 'invalid', message: '{detail}', note: '`svc-agent loadtest`: a flag out of range, a target that does not serve the endpoint or refuses the token, a result file that is not one.' },
   CLI_INTENTION_EXISTS: { kind: 'conflict', message: 'Error! Intention already exists for {source} => {destination} (use -replace to replace it)' },
   NODE_ID_CORRUPT: { kind: 'internal', message: '{file} does not hold a UUID: remove it or set node_id', note: 'At start-up.' },
   CONFIG_RELOAD_FAILED: { kind: 'internal', logged: true, message: 'Failed to reload configs: {detail}', note: 'PUT /v1/agent/reload or SIGHUP with a config that does not load; the running config stays.' },

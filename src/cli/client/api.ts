@@ -10,10 +10,10 @@ import type { Target } from './connection.js';
 
 export { targetFrom, type ConnectionFlags, type Target } from './connection.js';
 
-/** An error of the load generator's own checks (src/cli/loadtest/), under the generic usage code. */
+/** An error of the load generator's own checks (src/cli/loadtest/). */
 export class ClientError extends AgentError {
   constructor(message: string) {
-    super('CLI_USAGE', message);
+    super('CLI_LOADTEST_CHECK', message);
   }
 }
 

@@ -2,11 +2,11 @@
 // calls the agent and prints what Consul's CLI prints. Errors are one line and exit code 1.
 import { readFile } from 'node:fs/promises';
 import { isAgentError } from '../../core/errors.js';
+import { usageError } from '../usage-error.js';
 import { aclCommands } from './acl.js';
 import { agentCommands } from './agent.js';
 import { ApiClient, targetFrom } from './api.js';
 import type { ClientCommand, Io } from './command.js';
-import { usageError } from '../usage-error.js';
 import { flagHelp, parseFlags, type FlagSpecs } from './flags.js';
 import { intentionCommands } from './intention.js';
 import { kvCommands } from './kv.js';
