@@ -1,8 +1,27 @@
-// A command-line mistake; the caller prints the message (and the usage) and exits 1.
-import { AgentError } from '../core/errors.js';
+// A command-line mistake; the caller prints the message (and the usage) and exits 1. The agent's
+// own flags raise CLI_USAGE; the client commands raise the code of their mistake.
+import { AgentError, renderMessage, type ErrorArgs } from '../core/errors.js';
+
+export type UsageCode =
+  | 'CLI_USAGE'
+  | 'CLI_FLAG_UNDEFINED'
+  | 'CLI_FLAG_NEEDS_ARGUMENT'
+  | 'CLI_FLAG_VALUE'
+  | 'CLI_FLAG_BOOL'
+  | 'CLI_FLAG_MISSING'
+  | 'CLI_FLAG_CONFLICT'
+  | 'CLI_FORMAT_UNKNOWN'
+  | 'CLI_MISSING_ARGUMENT'
+  | 'CLI_EMPTY_ARGUMENT'
+  | 'CLI_TOO_MANY_ARGUMENTS';
 
 export class UsageError extends AgentError {
-  constructor(message: string) {
-    super('CLI_USAGE', message);
+  constructor(message: string, code: UsageCode = 'CLI_USAGE') {
+    super(code, message);
   }
+}
+
+/** The usage error `code`, its message rendered from the catalogue. */
+export function usageError<C extends UsageCode>(code: C, ...[params]: ErrorArgs<C>): UsageError {
+  return new UsageError(renderMessage(code, params as Readonly<Record<string, unknown>> | undefined), code);
 }

@@ -253,7 +253,7 @@ describe('svc-agent loadtest', () => {
     });
     const down = await runCli(['loadtest', 'authorize', '-http-addr', `127.0.0.1:${port}`]);
     expect(down.code).toBe(1);
-    expect(down.stderr.trim().split('\n').at(-1)).toBe(`Error connecting to the agent at http://127.0.0.1:${port}: ECONNREFUSED`);
+    expect(down.stderr.trim().split('\n').at(-1)).toBe(`Error connecting to the agent at http://127.0.0.1:${port}: dial tcp 127.0.0.1:${port}: connect: connection refused`);
     const noConnect = await startAgent({ config: { connect: { enabled: false } } });
     try {
       const run = await runCli(['loadtest', 'authorize', '-http-addr', `127.0.0.1:${noConnect.port}`, '-duration', '1s']);

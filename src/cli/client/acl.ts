@@ -1,7 +1,8 @@
 // `acl bootstrap`, `acl policy create|list|read|delete`, `acl token create|list|read|delete`,
 // printed as Consul's CLI prints tokens and policies.
-import { ClientError, type ApiClient } from './api.js';
-import { record, valueOf, type ClientCommand } from './command.js';
+import { usageError } from '../usage-error.js';
+import type { ApiClient } from './api.js';
+import { FORMAT_FLAG, SERVER_FLAGS, formatOf, jsonText, record, valueOf, type ClientCommand, type Context } from './command.js';
 
 interface Token {
   AccessorID: string;
@@ -53,7 +54,12 @@ async function policyPath(api: ApiClient, flags: Readonly<Record<string, unknown
     const policy = await api.json<Policy>('GET', `/v1/acl/policy/name/${encodeURIComponent(flags.name)}`, undefined, 'reading the policy');
     return `/v1/acl/policy/${policy.ID}`;
   }
-  throw new ClientError('Must specify either the -id or -name parameters');
+  throw usageError('CLI_FLAG_MISSING', { detail: 'Must specify either the -id or -name parameters' });
+}
+
+/** The printer -format asks for (checked before anything is sent): `pretty`, else Consul's JSON. */
+function printer<T>(flags: Context['flags'], pretty: (value: T) => string): (value: T) => string {
+  return formatOf(flags) === 'json' ? jsonText : pretty;
 }
 
 const idOrName = { id: { kind: 'string', doc: 'The policy ID.' }, name: { kind: 'string', doc: 'The policy name.' } } as const;
@@ -64,9 +70,10 @@ export const aclCommands: ClientCommand[] = [
     synopsis: 'Creates the initial management token',
     argsUsage: '',
     arity: [0, 0],
-    flags: {},
-    async run({ api, io }) {
-      io.out(tokenText(await api.json<Token>('PUT', '/v1/acl/bootstrap', undefined, 'bootstrapping ACLs')));
+    flags: { ...FORMAT_FLAG },
+    async run({ api, flags, io }) {
+      const show = printer(flags, tokenText);
+      io.out(show(await api.json<Token>('PUT', '/v1/acl/bootstrap', undefined, 'bootstrapping ACLs')));
       return 0;
     },
   },
@@ -80,16 +87,18 @@ export const aclCommands: ClientCommand[] = [
       description: { kind: 'string', doc: 'A description.' },
       rules: { kind: 'string', doc: 'The rules, in HCL or JSON: text, @file, or - for standard input.' },
       'valid-datacenter': { kind: 'list', doc: 'A datacenter the policy is valid in; repeatable.' },
+      ...FORMAT_FLAG,
     },
     async run({ api, flags, io }) {
-      if (typeof flags.name !== 'string') throw new ClientError('Missing required \'-name\' flag');
+      const show = printer(flags, (p: Policy) => policyText(p));
+      if (typeof flags.name !== 'string') throw usageError('CLI_FLAG_MISSING', { detail: "Missing required '-name' flag" });
       const body = {
         Name: flags.name,
         Description: typeof flags.description === 'string' ? flags.description : '',
         Rules: typeof flags.rules === 'string' ? await valueOf(io, flags.rules) : '',
         ...(Array.isArray(flags['valid-datacenter']) ? { Datacenters: flags['valid-datacenter'] } : {}),
       };
-      io.out(policyText(await api.json<Policy>('PUT', '/v1/acl/policy', JSON.stringify(body), 'creating the policy')));
+      io.out(show(await api.json<Policy>('PUT', '/v1/acl/policy', JSON.stringify(body), 'creating the policy')));
       return 0;
     },
   },
@@ -98,9 +107,10 @@ export const aclCommands: ClientCommand[] = [
     synopsis: 'Lists policies',
     argsUsage: '',
     arity: [0, 0],
-    flags: {},
-    async run({ api, io }) {
-      for (const { Rules: _, ...p } of await api.json<Policy[]>('GET', '/v1/acl/policies', undefined, 'listing policies')) io.out(`${p.Name}:\n${policyText(p, '   ')}`);
+    flags: { ...FORMAT_FLAG, ...SERVER_FLAGS },
+    async run({ api, flags, io }) {
+      const show = printer(flags, (all: Policy[]) => all.map(({ Rules: _, ...p }) => `${p.Name}:\n${policyText(p, '   ')}`).join(''));
+      io.out(show(await api.json<Policy[]>('GET', '/v1/acl/policies', undefined, 'listing policies')));
       return 0;
     },
   },
@@ -109,9 +119,10 @@ export const aclCommands: ClientCommand[] = [
     synopsis: 'Shows a policy (-id or -name)',
     argsUsage: '',
     arity: [0, 0],
-    flags: idOrName,
+    flags: { ...idOrName, ...FORMAT_FLAG, ...SERVER_FLAGS },
     async run({ api, flags, io }) {
-      io.out(policyText(await api.json<Policy>('GET', await policyPath(api, flags), undefined, 'reading the policy')));
+      const show = printer(flags, (p: Policy) => policyText(p));
+      io.out(show(await api.json<Policy>('GET', await policyPath(api, flags), undefined, 'reading the policy')));
       return 0;
     },
   },
@@ -140,8 +151,10 @@ export const aclCommands: ClientCommand[] = [
       secret: { kind: 'string', doc: 'The SecretID to use instead of a generated one.' },
       local: { kind: 'bool', doc: 'A token local to this datacenter.' },
       'expires-ttl': { kind: 'string', doc: 'How long the token lives (a duration such as 8h).' },
+      ...FORMAT_FLAG,
     },
     async run({ api, flags, io }) {
+      const show = printer(flags, tokenText);
       const policies = [
         ...((flags['policy-id'] as readonly string[] | undefined) ?? []).map((ID) => ({ ID })),
         ...((flags['policy-name'] as readonly string[] | undefined) ?? []).map((Name) => ({ Name })),
@@ -153,7 +166,7 @@ export const aclCommands: ClientCommand[] = [
         ...(typeof flags.secret === 'string' ? { SecretID: flags.secret } : {}),
         ...(typeof flags['expires-ttl'] === 'string' ? { ExpirationTTL: flags['expires-ttl'] } : {}),
       };
-      io.out(tokenText(await api.json<Token>('PUT', '/v1/acl/token', JSON.stringify(body), 'creating the token')));
+      io.out(show(await api.json<Token>('PUT', '/v1/acl/token', JSON.stringify(body), 'creating the token')));
       return 0;
     },
   },
@@ -162,10 +175,10 @@ export const aclCommands: ClientCommand[] = [
     synopsis: 'Lists tokens',
     argsUsage: '',
     arity: [0, 0],
-    flags: {},
-    async run({ api, io }) {
-      const tokens = await api.json<Token[]>('GET', '/v1/acl/tokens', undefined, 'listing tokens');
-      io.out(tokens.map(tokenText).join('\n'));
+    flags: { ...FORMAT_FLAG, ...SERVER_FLAGS },
+    async run({ api, flags, io }) {
+      const show = printer(flags, (tokens: Token[]) => tokens.map(tokenText).join('\n'));
+      io.out(show(await api.json<Token[]>('GET', '/v1/acl/tokens', undefined, 'listing tokens')));
       return 0;
     },
   },
@@ -174,11 +187,17 @@ export const aclCommands: ClientCommand[] = [
     synopsis: 'Shows a token (-id ACCESSOR, or -self)',
     argsUsage: '',
     arity: [0, 0],
-    flags: { id: { kind: 'string', doc: 'The token\'s AccessorID.' }, self: { kind: 'bool', doc: 'The token the command runs with.' } },
+    flags: {
+      id: { kind: 'string', doc: 'The token\'s AccessorID.' },
+      self: { kind: 'bool', doc: 'The token the command runs with.' },
+      ...FORMAT_FLAG,
+      ...SERVER_FLAGS,
+    },
     async run({ api, flags, io }) {
+      const show = printer(flags, tokenText);
       const path = flags.self === true ? '/v1/acl/token/self' : typeof flags.id === 'string' ? `/v1/acl/token/${encodeURIComponent(flags.id)}` : undefined;
-      if (path === undefined) throw new ClientError('Must specify the -id parameter');
-      io.out(tokenText(await api.json<Token>('GET', path, undefined, 'reading the token')));
+      if (path === undefined) throw usageError('CLI_FLAG_MISSING', { detail: 'Must specify the -id parameter' });
+      io.out(show(await api.json<Token>('GET', path, undefined, 'reading the token')));
       return 0;
     },
   },
@@ -189,7 +208,7 @@ export const aclCommands: ClientCommand[] = [
     arity: [0, 0],
     flags: { id: { kind: 'string', doc: 'The token\'s AccessorID.' } },
     async run({ api, flags, io }) {
-      if (typeof flags.id !== 'string') throw new ClientError('Must specify the -id parameter');
+      if (typeof flags.id !== 'string') throw usageError('CLI_FLAG_MISSING', { detail: 'Must specify the -id parameter' });
       await api.expectOk('DELETE', `/v1/acl/token/${encodeURIComponent(flags.id)}`, undefined, 'deleting the token');
       io.out(`Token "${flags.id}" deleted successfully\n`);
       return 0;

@@ -1,6 +1,6 @@
 // `members`, `reload`, `info`, and `connect ca get-config|set-config`.
-import { ClientError } from './api.js';
-import { table, type ClientCommand } from './command.js';
+import { usageError } from '../usage-error.js';
+import { SERVER_FLAGS, fileText, table, type ClientCommand } from './command.js';
 
 interface Member {
   Name: string;
@@ -59,7 +59,7 @@ export const agentCommands: ClientCommand[] = [
     synopsis: 'Shows the CA configuration',
     argsUsage: '',
     arity: [0, 0],
-    flags: {},
+    flags: { ...SERVER_FLAGS },
     async run({ api, io }) {
       io.out(`${JSON.stringify(await api.json('GET', '/v1/connect/ca/configuration', undefined, 'reading the CA configuration'), null, 4)}\n`);
       return 0;
@@ -72,8 +72,8 @@ export const agentCommands: ClientCommand[] = [
     arity: [0, 0],
     flags: { 'config-file': { kind: 'string', doc: 'A JSON file with the new configuration (Provider, Config).' } },
     async run({ api, flags, io }) {
-      if (typeof flags['config-file'] !== 'string') throw new ClientError('-config-file is required');
-      const body = await io.readFile(flags['config-file']);
+      if (typeof flags['config-file'] !== 'string') throw usageError('CLI_FLAG_MISSING', { detail: '-config-file is required' });
+      const body = await fileText(io, flags['config-file'], 'Error reading config file');
       await api.expectOk('PUT', '/v1/connect/ca/configuration', body, 'setting the CA configuration');
       io.out('Configuration updated!\n');
       return 0;

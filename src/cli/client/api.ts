@@ -1,25 +1,20 @@
-// The HTTP side of the client commands: the agent's address and token from flags or the
-// environment (SVC_HTTP_ADDR/SVC_HTTP_TOKEN, or Consul's CONSUL_ spellings, so the commands work
-// against a Consul agent too), and errors worded as Consul's CLI words them.
-import { AgentError } from '../../core/errors.js';
+// The HTTP side of the client commands: one request to the agent over node:http or node:https
+// (with the TLS client of connection.ts), and errors worded as Consul's CLI words them.
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { checkServerIdentity } from 'node:tls';
+import { AgentError, agentError } from '../../core/errors.js';
+import { HANDSHAKE_TIMEOUT, connectError } from './connect-error.js';
+import type { Target } from './connection.js';
 
+export { targetFrom, type ConnectionFlags, type Target } from './connection.js';
+
+/** An error of the load generator's own checks (src/cli/loadtest/). */
 export class ClientError extends AgentError {
   constructor(message: string) {
-    super('CLI_USAGE', message);
+    super('CLI_LOADTEST_CHECK', message);
   }
-}
-
-export interface Target {
-  /** `http://127.0.0.1:8500`: a bare `host:port` gets `http://`. */
-  readonly base: string;
-  readonly token: string | undefined;
-}
-
-export function targetFrom(flags: { readonly httpAddr?: string | undefined; readonly token?: string | undefined }, env: NodeJS.ProcessEnv): Target {
-  const addr = flags.httpAddr ?? env.SVC_HTTP_ADDR ?? env.CONSUL_HTTP_ADDR ?? '127.0.0.1:8500';
-  const token = flags.token ?? env.SVC_HTTP_TOKEN ?? env.CONSUL_HTTP_TOKEN;
-  const base = /^https?:\/\//.test(addr) ? addr.replace(/\/+$/, '') : `http://${addr}`;
-  return { base, token: token === '' ? undefined : token };
 }
 
 export interface Answer {
@@ -28,26 +23,63 @@ export interface Answer {
   readonly headers: Headers;
 }
 
+/** Consul's client (go-cleanhttp) gives a TLS handshake ten seconds. */
+const TLS_HANDSHAKE_MS = 10_000;
+
+/** Query parameters a read adds (-stale). */
+export interface ReadOptions {
+  readonly stale?: boolean | undefined;
+}
+
 export class ApiClient {
-  constructor(private readonly target: Target) {}
+  constructor(
+    private readonly target: Target,
+    private readonly reads: ReadOptions = {},
+  ) {}
 
   async call(method: string, path: string, body?: string | Buffer): Promise<Answer> {
+    const url = requestUrl(this.target, this.reads, method, path);
     const headers: Record<string, string> = {};
     if (this.target.token !== undefined) headers.authorization = `Bearer ${this.target.token}`;
-    let res: Response;
-    try {
-      res = await fetch(`${this.target.base}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new ClientError(`Error connecting to the agent at ${this.target.base}: ${cause?.code ?? cause?.message ?? String(err)}`);
-    }
-    return { status: res.status, text: await res.text(), headers: res.headers };
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    const options: RequestOptions = { method, headers, agent: false, ...this.tlsOptions() };
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<Answer>((resolve, reject) => {
+      let handshook = false;
+      const failed = (err: unknown): void => reject(connectError(err, this.target, handshook));
+      const req = send(url, options, (res) => void collect(res).then(resolve, failed));
+      if (url.protocol === 'https:') {
+        req.on('socket', (socket) => {
+          // Go's TLSHandshakeTimeout: a plain-HTTP server may wait for a request line forever.
+          const timer = setTimeout(() => req.destroy(Object.assign(new Error('TLS handshake timeout'), { code: HANDSHAKE_TIMEOUT })), TLS_HANDSHAKE_MS);
+          socket.once('secureConnect', () => {
+            handshook = true;
+            clearTimeout(timer);
+          });
+          socket.once('close', () => clearTimeout(timer));
+        });
+      }
+      req.on('error', failed);
+      req.end(body);
+    });
+  }
+
+  private tlsOptions(): Record<string, unknown> {
+    const tls = this.target.tls;
+    if (tls === undefined) return {};
+    const name = tls.serverName?.replace(/:\d+$/, '');
+    return {
+      secureContext: tls.context,
+      rejectUnauthorized: tls.verify,
+      // SNI carries only a DNS name; an IP server name is checked without being sent.
+      ...(name !== undefined && isIP(name) === 0 ? { servername: name } : {}),
+      ...(name === undefined ? {} : { checkServerIdentity: (_host: string, cert: Parameters<typeof checkServerIdentity>[1]) => checkServerIdentity(name, cert) }),
+    };
   }
 
   /** A 2xx answer's body as JSON; anything else is Consul's "Unexpected response code" error. */
   async json<T>(method: string, path: string, body?: string | Buffer, what = 'querying the agent'): Promise<T> {
-    const answer = await this.expectOk(method, path, body, what);
-    return JSON.parse(answer.text) as T;
+    return parseAnswer<T>(await this.expectOk(method, path, body, what), what);
   }
 
   async expectOk(method: string, path: string, body: string | Buffer | undefined, what: string): Promise<Answer> {
@@ -57,7 +89,39 @@ export class ApiClient {
   }
 }
 
+/** The URL of a request: the path on the target, with `dc` on every request and `stale` on reads. */
+export function requestUrl(target: Target, reads: ReadOptions, method: string, path: string): URL {
+  const extra: string[] = [];
+  if (target.datacenter !== undefined) extra.push(`dc=${encodeURIComponent(target.datacenter)}`);
+  if (method === 'GET' && reads.stale === true) extra.push('stale');
+  // Appended as text: the command's own query stays as it wrote it.
+  const query = extra.length === 0 ? '' : `${path.includes('?') ? '&' : '?'}${extra.join('&')}`;
+  return new URL(`${target.base}${path}${query}`);
+}
+
+/** An answer's body as JSON, or CLI_ANSWER_NOT_JSON (the address is not an agent). */
+export function parseAnswer<T>(answer: Answer, what: string): T {
+  try {
+    return JSON.parse(answer.text) as T;
+  } catch (err) {
+    throw agentError('CLI_ANSWER_NOT_JSON', { what, status: answer.status, detail: (err as Error).message });
+  }
+}
+
+function collect(res: IncomingMessage): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('error', reject);
+    res.on('end', () => {
+      const headers = new Headers();
+      for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i] as string, res.rawHeaders[i + 1] as string);
+      resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString(), headers });
+    });
+  });
+}
+
 /** Consul's CLI wording for an answer it did not expect: `Error <what>: Unexpected response code: 403 (...)`. */
-export function unexpectedAnswer(answer: Answer, what: string): ClientError {
-  return new ClientError(`Error ${what}: Unexpected response code: ${answer.status} (${answer.text.trim()})`);
+export function unexpectedAnswer(answer: Answer, what: string): AgentError {
+  return agentError('CLI_UNEXPECTED_ANSWER', { what, status: answer.status, body: answer.text.trim() });
 }

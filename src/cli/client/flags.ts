@@ -2,7 +2,7 @@
 // `-name=value`, `-name value`, `--name`; parsing stops at the first argument that is not a flag,
 // and what follows is positional.
 import { parseGoBool } from '../go-bool.js';
-import { UsageError } from '../usage-error.js';
+import { usageError } from '../usage-error.js';
 
 export interface FlagSpec {
   readonly kind: 'bool' | 'string' | 'int' | 'list';
@@ -29,7 +29,7 @@ export function parseFlags(argv: readonly string[], specs: FlagSpecs): ParsedFla
     if (m === null || token === '-') break;
     const name = m[1] as string;
     const spec = specs[name];
-    if (spec === undefined) throw new UsageError(`flag provided but not defined: -${name}`);
+    if (spec === undefined) throw usageError('CLI_FLAG_UNDEFINED', { flag: name });
     let value = m[2];
     if (spec.kind === 'bool') {
       values[name] = value === undefined || parseGoBool(name, value);
@@ -37,10 +37,12 @@ export function parseFlags(argv: readonly string[], specs: FlagSpecs): ParsedFla
     }
     if (value === undefined) {
       value = argv[++i];
-      if (value === undefined) throw new UsageError(`flag needs an argument: -${name}`);
+      if (value === undefined) throw usageError('CLI_FLAG_NEEDS_ARGUMENT', { flag: name });
     }
     if (spec.kind === 'int') {
-      if (!/^\d+$/.test(value)) throw new UsageError(`invalid value ${JSON.stringify(value)} for flag -${name}: expected a non-negative integer`);
+      if (!/^\d+$/.test(value)) {
+        throw usageError('CLI_FLAG_VALUE', { value, flag: name, reason: 'expected a non-negative integer' });
+      }
       values[name] = Number(value);
     } else if (spec.kind === 'list') {
       ((values[name] ??= []) as string[]).push(value);

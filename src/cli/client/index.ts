@@ -2,6 +2,7 @@
 // calls the agent and prints what Consul's CLI prints. Errors are one line and exit code 1.
 import { readFile } from 'node:fs/promises';
 import { isAgentError } from '../../core/errors.js';
+import { usageError } from '../usage-error.js';
 import { aclCommands } from './acl.js';
 import { agentCommands } from './agent.js';
 import { ApiClient, targetFrom } from './api.js';
@@ -15,9 +16,16 @@ export const CLIENT_COMMANDS: readonly ClientCommand[] = [...kvCommands, ...agen
 /** The first words of every client command, for `svc-agent` to know one when it sees it. */
 export const CLIENT_WORDS: ReadonlySet<string> = new Set(CLIENT_COMMANDS.map((c) => c.name.split(' ')[0] as string));
 
+// Consul's HTTPFlags.ClientFlags; each also read from SVC_<NAME>, then CONSUL_<NAME> (connection.ts).
 const CONNECTION_FLAGS: FlagSpecs = {
-  'http-addr': { kind: 'string', doc: 'The agent\'s address (host:port or a URL); default SVC_HTTP_ADDR, then CONSUL_HTTP_ADDR, then 127.0.0.1:8500.' },
+  'http-addr': { kind: 'string', doc: 'The agent\'s address (host:port or a URL); default SVC_HTTP_ADDR, then CONSUL_HTTP_ADDR, then 127.0.0.1:8500. CONSUL_HTTP_SSL=true makes it https.' },
   token: { kind: 'string', doc: 'The ACL token; default SVC_HTTP_TOKEN, then CONSUL_HTTP_TOKEN.' },
+  'token-file': { kind: 'string', doc: 'A file holding the ACL token, used instead of -token; also CONSUL_HTTP_TOKEN_FILE.' },
+  'ca-file': { kind: 'string', doc: 'A CA file (PEM) to verify the agent\'s certificate with; also CONSUL_CACERT.' },
+  'ca-path': { kind: 'string', doc: 'A directory of CA certificates (PEM) to verify the agent\'s certificate with; also CONSUL_CAPATH.' },
+  'client-cert': { kind: 'string', doc: 'A client certificate file, for an agent with verify_incoming; also CONSUL_CLIENT_CERT.' },
+  'client-key': { kind: 'string', doc: 'The client certificate\'s key file; also CONSUL_CLIENT_KEY.' },
+  'tls-server-name': { kind: 'string', doc: 'The name the agent\'s certificate must hold (and the SNI host); also CONSUL_TLS_SERVER_NAME.' },
 };
 
 export const systemIo: Io = {
@@ -63,12 +71,32 @@ export async function runClient(argv: readonly string[], env: NodeJS.ProcessEnv,
   try {
     const parsed = parseFlags(rest, specs);
     const [min, max] = command.arity;
-    if (parsed.args.length < min || parsed.args.length > max) {
-      io.err(`Usage: svc-agent ${command.name} [options] ${command.argsUsage}\n${parsed.args.length < min ? 'Missing arguments' : `Too many arguments (expected ${max}, got ${parsed.args.length})`}\n`);
+    const given = parsed.args.length;
+    if (given < min || given > max) {
+      const err =
+        given > max
+          ? usageError('CLI_TOO_MANY_ARGUMENTS', { expected: max, got: given })
+          : usageError('CLI_MISSING_ARGUMENT', { name: command.argsUsage.split(' ')[given] ?? command.argsUsage });
+      io.err(`Usage: svc-agent ${command.name} [options] ${command.argsUsage}\n${err.message}\n`);
       return 1;
     }
-    const target = targetFrom({ httpAddr: parsed.values['http-addr'] as string | undefined, token: parsed.values.token as string | undefined }, env);
-    return await command.run({ api: new ApiClient(target), flags: parsed.values, args: parsed.args, io });
+    const v = parsed.values as Readonly<Record<string, string | undefined>>;
+    const target = targetFrom(
+      {
+        httpAddr: v['http-addr'],
+        token: v.token,
+        tokenFile: v['token-file'],
+        caFile: v['ca-file'],
+        caPath: v['ca-path'],
+        clientCert: v['client-cert'],
+        clientKey: v['client-key'],
+        tlsServerName: v['tls-server-name'],
+        datacenter: v.datacenter,
+      },
+      env,
+    );
+    const api = new ApiClient(target, { stale: parsed.values.stale === true });
+    return await command.run({ api, flags: parsed.values, args: parsed.args, io });
   } catch (err) {
     io.err(`${isAgentError(err) ? err.message : err instanceof Error ? err.message : String(err)}\n`);
     return 1;

@@ -5,12 +5,12 @@ import { ConfigError } from '../../../src/config/errors.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { problemsOf } from '../config/helpers.js';
 
-const usageMessage = (fn: () => unknown): string => {
+const usageMessage = (fn: () => unknown, code: UsageError['code'] = 'CLI_USAGE'): string => {
   try {
     fn();
   } catch (err) {
     expect(err).toBeInstanceOf(UsageError);
-    expect((err as UsageError).code).toBe('CLI_USAGE');
+    expect((err as UsageError).code).toBe(code);
     expect((err as UsageError).kind).toBe('invalid');
     return (err as UsageError).message;
   }
@@ -88,7 +88,7 @@ describe('parseAgentArgs', () => {
   });
 
   it('rejects a boolean value Go would not parse', () => {
-    expect(usageMessage(() => parseAgentArgs(['-dev=yes']))).toBe('invalid boolean value "yes" for -dev: parse error');
+    expect(usageMessage(() => parseAgentArgs(['-dev=yes']), 'CLI_FLAG_BOOL')).toBe('invalid boolean value "yes" for -dev: parse error');
   });
 
   it('collects repeated -config-file in order, in any form', () => {
