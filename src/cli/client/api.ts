@@ -8,7 +8,7 @@ import { AgentError, agentError } from '../../core/errors.js';
 import { HANDSHAKE_TIMEOUT, connectError } from './connect-error.js';
 import type { Target } from './connection.js';
 
-export { targetFrom, type ConnectionFlags, type Target } from './connection.js';
+export { targetFrom, type Target } from './connection.js';
 
 /** An error of the load generator's own checks (src/cli/loadtest/). */
 export class ClientError extends AgentError {
