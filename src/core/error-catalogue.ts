@@ -8,8 +8,10 @@ export type ErrorKind =
   | 'unauthorized' // 401: ACL support disabled
   | 'permission-denied' // 403: token lacks a permission, or token unknown
   | 'not-found' // 404
+  | 'method-not-allowed' // 405
   | 'conflict' // 409
   | 'too-large' // 413
+  | 'unsupported' // 415: Consul's status for a metrics format that is switched off
   | 'rate-limited' // 429
   | 'unavailable' // 503: a backend cannot answer right now
   | 'internal'; // 500: a real fault of ours
@@ -33,12 +35,32 @@ export const ERROR_CATALOGUE = {
   PARTITION_NOT_ON_ENDPOINT: { kind: 'invalid', message: 'Cannot use a partition with this endpoint' },
   MEMBERS_SEGMENT: { kind: 'invalid', message: 'Cannot provide a segment with wan=true' },
   CONNECT_DISABLED: { kind: 'invalid', message: 'Connect must be enabled in order to use this endpoint' },
+  HTTP_NOT_API_PATH: { kind: 'not-found', message: "Invalid URL path: if attempting to use the HTTP API, ensure the path starts with '/v1/'\n" },
+  HTTP_UNKNOWN_ENDPOINT: { kind: 'not-found', message: 'Invalid URL path: not a recognized HTTP API endpoint\n' },
+  HTTP_METHOD_NOT_ALLOWED: { kind: 'method-not-allowed', message: 'method {method} not allowed', note: 'The reply names the methods the path serves in its Allow header.' },
+  HTTP_BODY_TOO_LARGE: { kind: 'too-large', message: 'Request body({size} bytes) too large, max size: {max} bytes.', note: 'Over limits.http_max_body_bytes.' },
+  METRICS_PROMETHEUS_DISABLED: {
+    kind: 'unsupported',
+    message: 'Prometheus is not enabled since its retention time is not positive',
+    note: 'GET /v1/agent/metrics?format=prometheus while telemetry.prometheus_retention_time is 0s.',
+  },
+  INTERNAL_UNEXPECTED: {
+    kind: 'internal',
+    logged: true,
+    message: '{detail}',
+    note: 'A fault the code did not foresee: the thrown error\'s own message. Logged with its stack; please report it.',
+  },
 
   // KV.
   KV_MISSING_KEY: { kind: 'invalid', message: 'Missing key name' },
   KV_BAD_FLAGS: { kind: 'invalid', message: 'strconv.ParseUint: parsing {text:q}: {reason}' },
   KV_BAD_CAS: { kind: 'invalid', message: 'strconv.ParseUint: parsing {text:q}: {reason}' },
   KV_CONFLICTING_FLAGS: { kind: 'invalid', message: 'Conflicting flags: {query}\n' },
+  KV_VALUE_TOO_LARGE: {
+    kind: 'too-large',
+    message: 'Request body({size} bytes) too large, max size: {max} bytes. See https://developer.hashicorp.com/docs/agent/config/config-files#kv_max_value_size.',
+    note: 'Over limits.kv_max_value_size.',
+  },
   KV_INVALID_SESSION: { kind: 'invalid', message: 'Invalid session {session:q}', note: 'The agent has no session API, so every lock operation names an unknown session.' },
 
   // ACLs. Clients match on "ACL not found" and "Permission denied".
@@ -90,6 +112,8 @@ export const ERROR_CATALOGUE = {
     message: "Invalid Namespace {name:q}: a namespace name is 1 to 64 letters, digits or '-', starting and ending with a letter or digit",
   },
   ACL_TOKEN_NOT_FOUND: { kind: 'not-found', message: 'Cannot find token {accessorId:q}' },
+  ACL_TOKEN_READ_NOT_FOUND: { kind: 'not-found', message: 'Requested token does not exist: ACL not found' },
+  ACL_TOKEN_SELF_NOT_FOUND: { kind: 'not-found', message: 'Supplied token does not exist' },
   ACL_TOKEN_CLONE_NOT_FOUND: { kind: 'not-found', message: 'ACL not found' },
   ACL_TOKEN_DELETE_NOT_FOUND: { kind: 'not-found', message: 'Cannot find token to delete' },
   ACL_TOKEN_ID_IN_USE: { kind: 'conflict', message: 'Invalid Token: {field} is already in use' },
@@ -105,6 +129,7 @@ export const ERROR_CATALOGUE = {
   ACL_POLICY_BUILTIN_DATACENTERS: { kind: 'invalid', message: 'Changing the Datacenters of the builtin global-management policy is not permitted' },
   ACL_POLICY_BUILTIN_DELETE: { kind: 'invalid', message: 'Delete operation not permitted on the builtin global-management policy' },
   ACL_POLICY_NOT_FOUND: { kind: 'not-found', message: 'cannot find policy {id}' },
+  ACL_POLICY_READ_NOT_FOUND: { kind: 'not-found', message: 'Requested policy does not exist: ACL not found' },
   ACL_POLICY_NAME_IN_USE: { kind: 'conflict', message: 'Invalid Policy: A Policy with Name {name:q} already exists' },
   ACL_POLICY_RENAME_IN_USE: { kind: 'conflict', message: 'Invalid Policy: A policy with name {name:q} already exists' },
   ACL_POLICY_LOST: { kind: 'internal', message: 'Failed to retrieve policy after insertion' },
@@ -118,6 +143,7 @@ export const ERROR_CATALOGUE = {
   INTENTION_INVALID: { kind: 'invalid', message: '{problems}', note: "Every problem found (legacy API, in go-multierror's text) or the first one (/exact API)." },
   INTENTION_DESTINATION_FIXED: { kind: 'invalid', message: 'Cannot modify Destination partition/namespace/name for an intention once it exists.' },
   INTENTION_NOT_FOUND: { kind: 'not-found', message: "Cannot {action} non-existent intention: '{id}'" },
+  INTENTION_READ_NOT_FOUND: { kind: 'not-found', message: 'Intention not found' },
   INTENTION_DUPLICATE: { kind: 'conflict', message: 'duplicate intention found: {intention}' },
   INTENTION_RACE: { kind: 'conflict', message: 'intention changed concurrently; retry the request' },
   INTENTION_ID_SET: { kind: 'invalid', message: 'ID must be empty when creating a new intention' },
