@@ -100,6 +100,11 @@ export const ERROR_CATALOGUE = {
   },
   ACL_TOKEN_NODE_IDENTITY_NO_NAME: { kind: 'invalid', message: 'Node identity is missing the node name field on this token' },
   ACL_TOKEN_NODE_IDENTITY_NO_DC: { kind: 'invalid', message: 'Node identity is missing the datacenter field on this token' },
+  ACL_TOKEN_TEMPLATED_POLICIES: {
+    kind: 'invalid',
+    message: 'Templated policies are not supported: cannot link templated policy {name:q}; link policies, service identities or node identities instead',
+    note: "Consul 1.17's TemplatedPolicies field; an empty or null list is accepted.",
+  },
   ACL_TOKEN_NODE_IDENTITY_NAME: {
     kind: 'invalid',
     message: "Node identity has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed",
