@@ -142,6 +142,11 @@ export const ERROR_CATALOGUE = {
   ACL_RULES_BAD_POLICY: { kind: 'invalid', message: 'Invalid {rule} policy: {name:q} has invalid policy {policy:q}' },
   ACL_RULES_BAD_INTENTIONS: { kind: 'invalid', message: 'Invalid {rule} intentions policy: {name:q} has invalid intentions {intentions:q}' },
   ACL_RULES_BAD_LEVEL: { kind: 'invalid', message: 'Invalid {rule} policy: {policy:q}' },
+  AGENT_TOKEN_UNKNOWN: {
+    kind: 'not-found',
+    message: 'Token {name:q} is unknown',
+    note: 'PUT /v1/agent/token/<kind>: this agent keeps the default and agent tokens only (docs/decisions.md D21).',
+  },
   ACL_WRITE_RACE: { kind: 'conflict', message: 'ACL state changed while the write was applied; retry the request' },
 
   // Intentions.
