@@ -13,6 +13,7 @@ export type ErrorKind =
   | 'too-large' // 413
   | 'unsupported' // 415: Consul's status for a metrics format that is switched off
   | 'rate-limited' // 429
+  | 'not-implemented' // 501: a request framing the agent does not decode
   | 'unavailable' // 503: a backend cannot answer right now
   | 'internal'; // 500: a real fault of ours
 
@@ -39,6 +40,21 @@ export const ERROR_CATALOGUE = {
   HTTP_UNKNOWN_ENDPOINT: { kind: 'not-found', message: 'Invalid URL path: not a recognized HTTP API endpoint\n' },
   HTTP_METHOD_NOT_ALLOWED: { kind: 'method-not-allowed', message: 'method {method} not allowed', note: 'The reply names the methods the path serves in its Allow header.' },
   HTTP_BODY_TOO_LARGE: { kind: 'too-large', message: 'Request body({size} bytes) too large, max size: {max} bytes.', note: 'Over limits.http_max_body_bytes.' },
+  HTTP_BAD_PATH_ESCAPE: { kind: 'invalid', message: 'Invalid URL path: malformed percent-encoding' },
+  HTTP_MISSING_HOST: { kind: 'invalid', message: 'Bad request: missing required Host header\n', note: 'An HTTP/1.1 request without a Host header; the connection is closed.' },
+  FRAMING_CONTENT_LENGTHS: { kind: 'invalid', message: 'Bad request framing: more than one Content-Length header\n', note: 'The connection is closed (request smuggling guard, docs/decisions.md D18).' },
+  FRAMING_BAD_CONTENT_LENGTH: { kind: 'invalid', message: 'Bad request framing: invalid Content-Length {value:q}\n', note: 'The connection is closed.' },
+  FRAMING_BOTH_LENGTHS: { kind: 'invalid', message: 'Bad request framing: both Content-Length and Transfer-Encoding\n', note: 'The connection is closed.' },
+  FRAMING_BAD_TRANSFER_ENCODING: {
+    kind: 'invalid',
+    message: 'Bad request framing: Transfer-Encoding {value:q} must end in chunked, applied once\n',
+    note: 'The connection is closed.',
+  },
+  FRAMING_TRANSFER_ENCODING_UNSUPPORTED: {
+    kind: 'not-implemented',
+    message: 'Transfer-Encoding {value:q} is not supported: send the body with chunked alone\n',
+    note: 'The connection is closed.',
+  },
   METRICS_PROMETHEUS_DISABLED: {
     kind: 'unsupported',
     message: 'Prometheus is not enabled since its retention time is not positive',

@@ -42,6 +42,7 @@ export const STATUS_BY_KIND: Readonly<Record<ErrorKind, number>> = {
   'too-large': 413,
   unsupported: 415,
   'rate-limited': 429,
+  'not-implemented': 501,
   internal: 500,
   unavailable: 503,
 };

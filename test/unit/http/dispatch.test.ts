@@ -126,6 +126,7 @@ describe('errorReply', () => {
     ['too-large', 413],
     ['unsupported', 415],
     ['rate-limited', 429],
+    ['not-implemented', 501],
     ['internal', 500],
     ['unavailable', 503],
   ];
