@@ -320,7 +320,9 @@ export class AclTokens {
     const services = serviceIdentities(input.ServiceIdentities ?? [], fields.local);
     const nodes = nodeIdentities(input.NodeIdentities ?? []);
     const templated = input.TemplatedPolicies?.[0];
-    if (templated !== undefined) throw agentError('ACL_TOKEN_TEMPLATED_POLICIES', { name: templated.TemplateName ?? '' });
+    if (templated !== undefined) {
+      throw agentError('ACL_TOKEN_TEMPLATED_POLICIES', { name: templated.TemplateName ?? '' });
+    }
     if (!isValidNamespace(fields.namespace)) throw agentError('NAMESPACE_INVALID', { name: fields.namespace });
     return newToken(fields.accessor, fields.secret, fields.description, policies, fields.createTime, {
       ServiceIdentities: services,

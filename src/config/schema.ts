@@ -120,7 +120,7 @@ export const CONFIG_SCHEMA = {
       default: optionalKey(secretText(), 'Token used for requests that carry none.'),
       agent: optionalKey(
         secretText(),
-        "Consul's token for an agent's own calls to its servers; accepted and unused, as this agent makes none (docs/decisions.md D21).",
+        "Consul's token for an agent's own calls to its servers: accepted, unused (docs/decisions.md D21).",
       ),
     },
   },

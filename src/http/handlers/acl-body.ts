@@ -2,7 +2,13 @@
 // them: field names matched case-insensitively at every level, unknown fields rejected, a JSON
 // null leaving the zero value, and Go's type-error texts behind the handler's prefix
 // ("Token decoding failed: json: cannot unmarshal number into Go struct field …").
-import type { LinkInput, NodeIdentityInput, ServiceIdentityInput, TemplatedPolicyInput, TokenInput } from '../../acl/tokens.js';
+import type {
+  LinkInput,
+  NodeIdentityInput,
+  ServiceIdentityInput,
+  TemplatedPolicyInput,
+  TokenInput,
+} from '../../acl/tokens.js';
 import type { PolicyInput } from '../../acl/policies.js';
 import { jsonObjectDecoder } from '../body.js';
 import { GoFields } from '../go-fields.js';

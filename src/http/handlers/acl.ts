@@ -37,6 +37,9 @@ const ACL_WRITE: Permission = Object.freeze({ resource: 'acl', access: 'write' }
 
 const CLONE_SUFFIX = '/clone';
 
+/** A token read's answer when the token is missing: one text for an accessor, another for `self`. */
+type TokenMissing = 'ACL_TOKEN_READ_NOT_FOUND' | 'ACL_TOKEN_SELF_NOT_FOUND';
+
 /** Without acl:write a caller sees `<hidden>` for every SecretID. */
 const canSeeSecrets = (identity: Identity): boolean => identity.authorizer.allowed('acl', 'write');
 
@@ -54,7 +57,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
   const tokenIndex = (accessor: string) => (): number =>
     Math.max(store.keyIndex(ACL_TOKENS, accessor), store.tableIndex(ACL_POLICIES));
 
-  const readToken = (req: ApiRequest, accessor: string, reveal: boolean, missing: 'ACL_TOKEN_READ_NOT_FOUND' | 'ACL_TOKEN_SELF_NOT_FOUND'): Outcome => {
+  const readToken = (req: ApiRequest, accessor: string, reveal: boolean, missing: TokenMissing): Outcome => {
     const pretty = req.pretty;
     return blockingRead(req, { table: ACL_TOKENS, key: accessor }, tokenIndex(accessor), (meta) => {
       const row = tokens.read(accessor);
@@ -132,7 +135,8 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     const pretty = req.pretty;
     return blockingRead(req, { table: ACL_POLICIES, key: id }, () => store.keyIndex(ACL_POLICIES, id), (meta) => {
       const row = policies.read(id);
-      return row === undefined ? errorTextReply(agentError('ACL_POLICY_READ_NOT_FOUND'), meta) : jsonReply(policies.view(row), pretty, meta);
+      if (row === undefined) return errorTextReply(agentError('ACL_POLICY_READ_NOT_FOUND'), meta);
+      return jsonReply(policies.view(row), pretty, meta);
     });
   };
 
@@ -143,7 +147,8 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     const pretty = req.pretty;
     return blockingRead(req, { table: ACL_POLICIES }, () => store.tableIndex(ACL_POLICIES), (meta) => {
       const row = policies.readByName(name);
-      return row === undefined ? errorTextReply(agentError('ACL_POLICY_READ_NOT_FOUND'), meta) : jsonReply(policies.view(row), pretty, meta);
+      if (row === undefined) return errorTextReply(agentError('ACL_POLICY_READ_NOT_FOUND'), meta);
+      return jsonReply(policies.view(row), pretty, meta);
     });
   };
 

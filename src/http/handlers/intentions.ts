@@ -137,7 +137,9 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
           if (entry === undefined) return errorTextReply(agentError('INTENTION_READ_NOT_FOUND'), meta);
           // Rendered possibly long after the request (a parked query): a denial is a reply, not a throw.
           const x = entry.row.value;
-          if (!canRead(identity, x)) return errorTextReply(permissionDenied(identity, 'intention', 'read', x.DestinationName), meta);
+          if (!canRead(identity, x)) {
+            return errorTextReply(permissionDenied(identity, 'intention', 'read', x.DestinationName), meta);
+          }
           return jsonReply(intentionJson(entry.row), pretty, meta);
         },
       };
