@@ -9,6 +9,7 @@ import { agentError, isAgentError } from './core/errors.js';
 import { silentLogger, type Logger, type RootLogger } from './core/log.js';
 import { Metrics } from './core/metrics.js';
 import { PrometheusMetrics } from './core/prometheus.js';
+import { AgentTokens } from './acl/agent-tokens.js';
 import { createAclDomain } from './acl/domain.js';
 import { initAclState } from './acl/init.js';
 import { AclResolver } from './acl/resolver.js';
@@ -20,6 +21,7 @@ import { BlockingQueries } from './http/blocking.js';
 import { errorReply } from './http/dispatch.js';
 import { aclRoutes } from './http/handlers/acl.js';
 import { agentRoutes } from './http/handlers/agent.js';
+import { agentTokenRoutes } from './http/handlers/agent-token.js';
 import { authorizeRoutes } from './http/handlers/authorize.js';
 import { intentionsRoutes } from './http/handlers/intentions.js';
 import { kvRoutes } from './http/handlers/kv.js';
@@ -130,7 +132,8 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       return running.maxQueryTimeMs;
     },
   };
-  const defaultToken = (): string | undefined => running.acl.tokens.default;
+  const agentTokens = new AgentTokens(config.acl.tokens);
+  const defaultToken = (): string | undefined => agentTokens.defaultToken();
 
   const resolver: AclResolver = new AclResolver(
     store,
@@ -193,6 +196,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     authorizeRoutes({ intentions, connectEnabled: config.connect.enabled, cacheMaxEntries: config.cache.maxEntries, metrics }),
     intentionsRoutes({ intentions, blocking, brand, limits, random, connectEnabled: config.connect.enabled }),
     aclRoutes({ ...aclDomain, store, blocking, brand, limits, random }),
+    agentTokenRoutes({ tokens: agentTokens, nodeName: info.nodeName, log }),
     agentRoutes({
       metrics,
       prometheus,
@@ -252,6 +256,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       // Applied: what changed since the last reload; pending: what differs from what the process started with.
       const plan: ReloadPlan = { applied: planReload(running, next).applied, restartNeeded: planReload(config, next).restartNeeded };
       running = next;
+      agentTokens.load(next.acl.tokens);
       if ('setLevel' in log) (log as RootLogger).setLevel(next.logLevel);
       if (credentials !== undefined) httpsServer?.replaceCredentials?.(credentials);
       log.info({ applied: plan.applied, restartNeeded: plan.restartNeeded, tlsReloaded: credentials !== undefined }, 'config reloaded');

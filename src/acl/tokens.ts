@@ -41,6 +41,11 @@ export interface NodeIdentityInput {
   readonly Datacenter?: string | undefined;
 }
 
+/** Consul 1.17's templated policy link: the agent refuses any (docs/decisions.md#templated-policies). */
+export interface TemplatedPolicyInput {
+  readonly TemplateName?: string | undefined;
+}
+
 /** A token write's body, decoded. As in Go, an empty string or zero means "not given". */
 export interface TokenInput {
   readonly AccessorID?: string | undefined;
@@ -50,6 +55,7 @@ export interface TokenInput {
   readonly Roles?: readonly LinkInput[] | undefined;
   readonly ServiceIdentities?: readonly ServiceIdentityInput[] | undefined;
   readonly NodeIdentities?: readonly NodeIdentityInput[] | undefined;
+  readonly TemplatedPolicies?: readonly TemplatedPolicyInput[] | undefined;
   readonly Local?: boolean | undefined;
   readonly AuthMethod?: string | undefined;
   /** Epoch milliseconds. */
@@ -293,7 +299,7 @@ export class AclTokens {
     return expires;
   }
 
-  /** Consul's write(): roles, then policies, then service and node identities; then the hash. */
+  /** Consul's write(): roles, then policies, then service, node identities and templated policies; then the hash. */
   private assemble(
     input: TokenInput,
     fields: {
@@ -313,6 +319,10 @@ export class AclTokens {
     const policies = this.policyLinks(input.Policies ?? []);
     const services = serviceIdentities(input.ServiceIdentities ?? [], fields.local);
     const nodes = nodeIdentities(input.NodeIdentities ?? []);
+    const templated = input.TemplatedPolicies?.[0];
+    if (templated !== undefined) {
+      throw agentError('ACL_TOKEN_TEMPLATED_POLICIES', { name: templated.TemplateName ?? '' });
+    }
     if (!isValidNamespace(fields.namespace)) throw agentError('NAMESPACE_INVALID', { name: fields.namespace });
     return newToken(fields.accessor, fields.secret, fields.description, policies, fields.createTime, {
       ServiceIdentities: services,

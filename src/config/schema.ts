@@ -118,7 +118,10 @@ export const CONFIG_SCHEMA = {
     tokens: {
       initial_management: optionalKey(secretText(), 'Secret of the management token created at bootstrap (any non-empty string; a UUID is usual).'),
       default: optionalKey(secretText(), 'Token used for requests that carry none.'),
-      agent: optionalKey(secretText(), "Token the agent uses for its own operations."),
+      agent: optionalKey(
+        secretText(),
+        "Consul's token for an agent's own calls to its servers: accepted, unused (docs/decisions.md D21).",
+      ),
     },
   },
   http_config: {

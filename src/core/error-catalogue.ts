@@ -8,9 +8,12 @@ export type ErrorKind =
   | 'unauthorized' // 401: ACL support disabled
   | 'permission-denied' // 403: token lacks a permission, or token unknown
   | 'not-found' // 404
+  | 'method-not-allowed' // 405
   | 'conflict' // 409
   | 'too-large' // 413
+  | 'unsupported' // 415: Consul's status for a metrics format that is switched off
   | 'rate-limited' // 429
+  | 'not-implemented' // 501: a request framing the agent does not decode
   | 'unavailable' // 503: a backend cannot answer right now
   | 'internal'; // 500: a real fault of ours
 
@@ -33,12 +36,47 @@ export const ERROR_CATALOGUE = {
   PARTITION_NOT_ON_ENDPOINT: { kind: 'invalid', message: 'Cannot use a partition with this endpoint' },
   MEMBERS_SEGMENT: { kind: 'invalid', message: 'Cannot provide a segment with wan=true' },
   CONNECT_DISABLED: { kind: 'invalid', message: 'Connect must be enabled in order to use this endpoint' },
+  HTTP_NOT_API_PATH: { kind: 'not-found', message: "Invalid URL path: if attempting to use the HTTP API, ensure the path starts with '/v1/'\n" },
+  HTTP_UNKNOWN_ENDPOINT: { kind: 'not-found', message: 'Invalid URL path: not a recognized HTTP API endpoint\n' },
+  HTTP_METHOD_NOT_ALLOWED: { kind: 'method-not-allowed', message: 'method {method} not allowed', note: 'The reply names the methods the path serves in its Allow header.' },
+  HTTP_BODY_TOO_LARGE: { kind: 'too-large', message: 'Request body({size} bytes) too large, max size: {max} bytes.', note: 'Over limits.http_max_body_bytes.' },
+  HTTP_BAD_PATH_ESCAPE: { kind: 'invalid', message: 'Invalid URL path: malformed percent-encoding' },
+  HTTP_MISSING_HOST: { kind: 'invalid', message: 'Bad request: missing required Host header\n', note: 'An HTTP/1.1 request without a Host header; the connection is closed.' },
+  FRAMING_CONTENT_LENGTHS: { kind: 'invalid', message: 'Bad request framing: more than one Content-Length header\n', note: 'The connection is closed (request smuggling guard, docs/decisions.md D18).' },
+  FRAMING_BAD_CONTENT_LENGTH: { kind: 'invalid', message: 'Bad request framing: invalid Content-Length {value:q}\n', note: 'The connection is closed.' },
+  FRAMING_BOTH_LENGTHS: { kind: 'invalid', message: 'Bad request framing: both Content-Length and Transfer-Encoding\n', note: 'The connection is closed.' },
+  FRAMING_BAD_TRANSFER_ENCODING: {
+    kind: 'invalid',
+    message: 'Bad request framing: Transfer-Encoding {value:q} must end in chunked, applied once\n',
+    note: 'The connection is closed.',
+  },
+  FRAMING_TRANSFER_ENCODING_UNSUPPORTED: {
+    kind: 'not-implemented',
+    message: 'Transfer-Encoding {value:q} is not supported: send the body with chunked alone\n',
+    note: 'The connection is closed.',
+  },
+  METRICS_PROMETHEUS_DISABLED: {
+    kind: 'unsupported',
+    message: 'Prometheus is not enabled since its retention time is not positive',
+    note: 'GET /v1/agent/metrics?format=prometheus while telemetry.prometheus_retention_time is 0s.',
+  },
+  INTERNAL_UNEXPECTED: {
+    kind: 'internal',
+    logged: true,
+    message: '{detail}',
+    note: 'A fault the code did not foresee: the thrown error\'s own message. Logged with its stack; please report it.',
+  },
 
   // KV.
   KV_MISSING_KEY: { kind: 'invalid', message: 'Missing key name' },
   KV_BAD_FLAGS: { kind: 'invalid', message: 'strconv.ParseUint: parsing {text:q}: {reason}' },
   KV_BAD_CAS: { kind: 'invalid', message: 'strconv.ParseUint: parsing {text:q}: {reason}' },
   KV_CONFLICTING_FLAGS: { kind: 'invalid', message: 'Conflicting flags: {query}\n' },
+  KV_VALUE_TOO_LARGE: {
+    kind: 'too-large',
+    message: 'Request body({size} bytes) too large, max size: {max} bytes. See https://developer.hashicorp.com/docs/agent/config/config-files#kv_max_value_size.',
+    note: 'Over limits.kv_max_value_size.',
+  },
   KV_INVALID_SESSION: { kind: 'invalid', message: 'Invalid session {session:q}', note: 'The agent has no session API, so every lock operation names an unknown session.' },
 
   // ACLs. Clients match on "ACL not found" and "Permission denied".
@@ -78,6 +116,11 @@ export const ERROR_CATALOGUE = {
   },
   ACL_TOKEN_NODE_IDENTITY_NO_NAME: { kind: 'invalid', message: 'Node identity is missing the node name field on this token' },
   ACL_TOKEN_NODE_IDENTITY_NO_DC: { kind: 'invalid', message: 'Node identity is missing the datacenter field on this token' },
+  ACL_TOKEN_TEMPLATED_POLICIES: {
+    kind: 'invalid',
+    message: 'Templated policies are not supported: cannot link templated policy {name:q}; link policies, service identities or node identities instead',
+    note: "Consul 1.17's TemplatedPolicies field; an empty or null list is accepted.",
+  },
   ACL_TOKEN_NODE_IDENTITY_NAME: {
     kind: 'invalid',
     message: "Node identity has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed",
@@ -90,6 +133,8 @@ export const ERROR_CATALOGUE = {
     message: "Invalid Namespace {name:q}: a namespace name is 1 to 64 letters, digits or '-', starting and ending with a letter or digit",
   },
   ACL_TOKEN_NOT_FOUND: { kind: 'not-found', message: 'Cannot find token {accessorId:q}' },
+  ACL_TOKEN_READ_NOT_FOUND: { kind: 'not-found', message: 'Requested token does not exist: ACL not found' },
+  ACL_TOKEN_SELF_NOT_FOUND: { kind: 'not-found', message: 'Supplied token does not exist' },
   ACL_TOKEN_CLONE_NOT_FOUND: { kind: 'not-found', message: 'ACL not found' },
   ACL_TOKEN_DELETE_NOT_FOUND: { kind: 'not-found', message: 'Cannot find token to delete' },
   ACL_TOKEN_ID_IN_USE: { kind: 'conflict', message: 'Invalid Token: {field} is already in use' },
@@ -105,6 +150,7 @@ export const ERROR_CATALOGUE = {
   ACL_POLICY_BUILTIN_DATACENTERS: { kind: 'invalid', message: 'Changing the Datacenters of the builtin global-management policy is not permitted' },
   ACL_POLICY_BUILTIN_DELETE: { kind: 'invalid', message: 'Delete operation not permitted on the builtin global-management policy' },
   ACL_POLICY_NOT_FOUND: { kind: 'not-found', message: 'cannot find policy {id}' },
+  ACL_POLICY_READ_NOT_FOUND: { kind: 'not-found', message: 'Requested policy does not exist: ACL not found' },
   ACL_POLICY_NAME_IN_USE: { kind: 'conflict', message: 'Invalid Policy: A Policy with Name {name:q} already exists' },
   ACL_POLICY_RENAME_IN_USE: { kind: 'conflict', message: 'Invalid Policy: A policy with name {name:q} already exists' },
   ACL_POLICY_LOST: { kind: 'internal', message: 'Failed to retrieve policy after insertion' },
@@ -112,12 +158,18 @@ export const ERROR_CATALOGUE = {
   ACL_RULES_BAD_POLICY: { kind: 'invalid', message: 'Invalid {rule} policy: {name:q} has invalid policy {policy:q}' },
   ACL_RULES_BAD_INTENTIONS: { kind: 'invalid', message: 'Invalid {rule} intentions policy: {name:q} has invalid intentions {intentions:q}' },
   ACL_RULES_BAD_LEVEL: { kind: 'invalid', message: 'Invalid {rule} policy: {policy:q}' },
+  AGENT_TOKEN_UNKNOWN: {
+    kind: 'not-found',
+    message: 'Token {name:q} is unknown',
+    note: 'PUT /v1/agent/token/<kind>: this agent keeps the default and agent tokens only (docs/decisions.md D21).',
+  },
   ACL_WRITE_RACE: { kind: 'conflict', message: 'ACL state changed while the write was applied; retry the request' },
 
   // Intentions.
   INTENTION_INVALID: { kind: 'invalid', message: '{problems}', note: "Every problem found (legacy API, in go-multierror's text) or the first one (/exact API)." },
   INTENTION_DESTINATION_FIXED: { kind: 'invalid', message: 'Cannot modify Destination partition/namespace/name for an intention once it exists.' },
   INTENTION_NOT_FOUND: { kind: 'not-found', message: "Cannot {action} non-existent intention: '{id}'" },
+  INTENTION_READ_NOT_FOUND: { kind: 'not-found', message: 'Intention not found' },
   INTENTION_DUPLICATE: { kind: 'conflict', message: 'duplicate intention found: {intention}' },
   INTENTION_RACE: { kind: 'conflict', message: 'intention changed concurrently; retry the request' },
   INTENTION_ID_SET: { kind: 'invalid', message: 'ID must be empty when creating a new intention' },

@@ -1,16 +1,16 @@
 // Transport-agnostic request outcomes: method checks, OPTIONS, unmatched paths, and the mapping of
 // thrown errors to replies. The uWS adapter calls these; unit tests call them directly.
 import { ERROR_CATALOGUE, type ErrorSpec } from '../core/error-catalogue.js';
-import { isAgentError } from '../core/errors.js';
+import { agentError, isAgentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { STATUS_BY_KIND, TEXT_TYPE, textReply, type Reply } from './reply.js';
+import { STATUS_BY_KIND, errorTextReply, textReply, type Reply } from './reply.js';
 import type { CompiledRoute } from './routes.js';
 
 /** The reply for a method the route does not declare: OPTIONS → 200, anything else → 405. */
 export function methodReply(route: CompiledRoute, method: string): Reply {
   const allow = ['Allow', route.allow] as const;
   if (method === 'OPTIONS') return { status: 200, headers: [allow] };
-  return textReply(405, `method ${method} not allowed`, [allow]);
+  return errorTextReply(agentError('HTTP_METHOD_NOT_ALLOWED', { method }), [allow]);
 }
 
 /** Consul's root handler: `/` answers, unclean paths redirect, anything else is a 404. */
@@ -18,12 +18,7 @@ export function unmatchedPathReply(path: string, rawQuery: string, method: strin
   if (path === '/') return textReply(200, 'Svc Agent: UI disabled. The HTTP API is served under /v1/.\n');
   const clean = cleanPath(path);
   if (clean !== path) return redirectReply(rawQuery === '' ? clean : `${clean}?${rawQuery}`, method);
-  return textReply(
-    404,
-    path.includes('/v1/')
-      ? 'Invalid URL path: not a recognized HTTP API endpoint\n'
-      : "Invalid URL path: if attempting to use the HTTP API, ensure the path starts with '/v1/'\n",
-  );
+  return errorTextReply(agentError(path.includes('/v1/') ? 'HTTP_UNKNOWN_ENDPOINT' : 'HTTP_NOT_API_PATH'));
 }
 
 /** Go's ServeMux redirect, with its HTML body on GET and HEAD. */
@@ -57,11 +52,11 @@ export function errorReply(err: unknown, log: Logger, path: string): Reply {
   if (isAgentError(err)) {
     const status = STATUS_BY_KIND[err.kind];
     if (status >= 500 && (ERROR_CATALOGUE[err.code] as ErrorSpec).logged !== true) log.error({ err, path }, 'request failed');
-    return { status, body: err.message, contentType: TEXT_TYPE };
+    return errorTextReply(err);
   }
   log.error({ err, path }, 'unexpected error');
-  const message = err instanceof Error && err.message ? err.message : 'An unexpected error occurred';
-  return { status: 500, body: message, contentType: TEXT_TYPE };
+  const detail = err instanceof Error && err.message ? err.message : 'An unexpected error occurred';
+  return errorTextReply(agentError('INTERNAL_UNEXPECTED', { detail }));
 }
 
 /** Decodes the rest of a prefix route's path (a KV key, a name); undefined when malformed. */

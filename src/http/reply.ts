@@ -1,6 +1,6 @@
 // What a handler returns: a status, an optional body and its type, and extra headers. The adapter
 // adds the agent-wide headers and writes it; handlers never see the transport.
-import type { ErrorKind } from '../core/errors.js';
+import type { AgentError, ErrorKind } from '../core/errors.js';
 import { encodeJson } from './json.js';
 
 export type Header = readonly [name: string, value: string];
@@ -24,6 +24,11 @@ export function textReply(status: number, message: string, headers?: readonly He
   return headers ? { status, body: message, contentType: TEXT_TYPE, headers } : { status, body: message, contentType: TEXT_TYPE };
 }
 
+/** A catalogue error as a reply: its kind's status and its message as text, with any headers (a read's index). */
+export function errorTextReply(err: AgentError, headers?: readonly Header[]): Reply {
+  return textReply(STATUS_BY_KIND[err.kind], err.message, headers);
+}
+
 /** 200 with an empty body and no Content-Type, as Consul answers most writes and deletes. */
 export const EMPTY_OK: Reply = Object.freeze({ status: 200 });
 
@@ -32,9 +37,12 @@ export const STATUS_BY_KIND: Readonly<Record<ErrorKind, number>> = {
   unauthorized: 401,
   'permission-denied': 403,
   'not-found': 404,
+  'method-not-allowed': 405,
   conflict: 409,
   'too-large': 413,
+  unsupported: 415,
   'rate-limited': 429,
+  'not-implemented': 501,
   internal: 500,
   unavailable: 503,
 };

@@ -1,9 +1,8 @@
 // Which ACL token a request carries, in Consul's order (docs/decisions.md#token-order): `?token=`,
 // then `X-Svc-Token` (or `X-Consul-Token`), then `Authorization: Bearer`, then the agent's default
 // token, then the anonymous token.
+import { ANONYMOUS_SECRET } from '../acl/builtin.js';
 import type { ApiRequest } from './request.js';
-
-export const ANONYMOUS_SECRET = 'anonymous';
 
 /** The token the client sent, or undefined when it sent none. */
 export function requestToken(req: ApiRequest): string | undefined {

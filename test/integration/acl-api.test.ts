@@ -1,6 +1,8 @@
 // /v1/acl/* against the real agent (docs/decisions.md#acl-api, D2, D3, D4): bootstrap, tokens and
 // policies end to end, with Consul's JSON key order, status codes and message texts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { permissionDenied } from '../../src/acl/errors.js';
+import { answerOf, answerOfError } from '../support/errors.js';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
 
 const MANAGEMENT = '3f1c1d2e-8a7b-4c6d-9e0f-a1b2c3d4e5f6';
@@ -44,8 +46,8 @@ afterAll(() => agent.stop());
 describe('bootstrap', () => {
   it('is used up by the initial management token: 403 with the reset index', async () => {
     const [status, text] = await failure('PUT', '/v1/acl/bootstrap', { token: null });
-    expect(status).toBe(403);
-    expect(text).toMatch(/^Permission denied: ACL bootstrap no longer allowed \(reset index: [1-9]\d*\)$/);
+    const resetIndex = /\(reset index: ([1-9]\d*)\)$/.exec(text)?.[1] ?? 'none';
+    expect([status, text]).toEqual(answerOf('ACL_BOOTSTRAP_DONE', { resetIndex }));
   });
 });
 
@@ -72,10 +74,10 @@ describe('tokens', () => {
     expect(asReader.SecretID).toBe('<hidden>');
     const listed = await json<{ AccessorID: string; SecretID: string }[]>('GET', '/v1/acl/tokens', { token: reader.SecretID });
     expect(listed.every((t) => t.SecretID === '<hidden>')).toBe(true);
-    expect(await failure('PUT', '/v1/acl/token', { token: reader.SecretID, body: {} })).toEqual([
-      403,
-      `Permission denied: token with AccessorID '${(await json<{ AccessorID: string }>('GET', '/v1/acl/token/self', { token: reader.SecretID })).AccessorID}' lacks permission 'acl:write'`,
-    ]);
+    const readerId = (await json<{ AccessorID: string }>('GET', '/v1/acl/token/self', { token: reader.SecretID })).AccessorID;
+    expect(await failure('PUT', '/v1/acl/token', { token: reader.SecretID, body: {} })).toEqual(
+      answerOfError(permissionDenied({ accessorId: readerId, anonymous: false }, 'acl', 'write')),
+    );
   });
 
   it('token/self needs only a valid token and shows the secret', async () => {
@@ -84,36 +86,47 @@ describe('tokens', () => {
     expect([self.AccessorID, self.SecretID]).toEqual([plain.AccessorID, plain.SecretID]);
     const anonymous = await json<{ AccessorID: string }>('GET', '/v1/acl/token/self', { token: null });
     expect(anonymous.AccessorID).toBe(ANONYMOUS_ID);
-    expect(await failure('GET', '/v1/acl/token/self', { token: MISSING })).toEqual([403, 'ACL not found']);
-    const [status, text] = await failure('PUT', '/v1/acl/token/self', { body: {} });
-    expect([status, text]).toEqual([405, 'method PUT not allowed']);
+    expect(await failure('GET', '/v1/acl/token/self', { token: MISSING })).toEqual(answerOf('ACL_NOT_FOUND'));
+    const res = await call('PUT', '/v1/acl/token/self', { body: {} });
+    expect([res.status, await res.text(), res.headers.get('allow')]).toEqual([...answerOf('HTTP_METHOD_NOT_ALLOWED', { method: 'PUT' }), 'OPTIONS,GET']);
   });
 
   it('answers missing and malformed requests with 4xx and Consul texts', async () => {
-    expect(await failure('GET', `/v1/acl/token/${MISSING}`)).toEqual([404, 'Requested token does not exist: ACL not found']);
-    expect(await failure('GET', '/v1/acl/token/')).toEqual([400, 'Missing token AccessorID']);
-    expect(await failure('PUT', `/v1/acl/token/${MISSING}`, { body: {} })).toEqual([404, `Cannot find token "${MISSING}"`]);
-    expect(await failure('PUT', `/v1/acl/token/${MISSING}`, { body: { AccessorID: GM_ID } })).toEqual([
-      400,
-      'Token Accessor ID in URL and payload do not match',
-    ]);
-    expect(await failure('DELETE', `/v1/acl/token/${MISSING}`)).toEqual([404, 'Cannot find token to delete']);
-    expect(await failure('PUT', `/v1/acl/token/${MISSING}/clone`, { body: {} })).toEqual([404, 'ACL not found']);
-    expect(await failure('PUT', '/v1/acl/token', { body: { Policies: [{ Name: 'nope' }] } })).toEqual([400, 'No such ACL policy with name "nope"']);
-    expect(await failure('PUT', '/v1/acl/token', { body: { Roles: [{ Name: 'ops' }] } })).toEqual([400, 'No such ACL role with name "ops"']);
-    expect(await failure('PUT', '/v1/acl/token', { body: { ExpirationTTL: '10s' } })).toEqual([
-      400,
-      'ExpirationTime cannot be less than 1m0s in the future (was 10s)',
-    ]);
-    expect(await failure('PUT', '/v1/acl/token', { body: { Bogus: true } })).toEqual([400, 'Token decoding failed: json: unknown field "Bogus"']);
-    expect(await failure('PUT', '/v1/acl/token', { body: '' })).toEqual([400, 'Token decoding failed: EOF']);
-    expect(await failure('PUT', '/v1/acl/token', { body: { AccessorID: 'x' } })).toEqual([400, 'Invalid Token: AccessorID - not a valid UUID']);
+    expect(await failure('GET', `/v1/acl/token/${MISSING}`)).toEqual(answerOf('ACL_TOKEN_READ_NOT_FOUND'));
+    expect(await failure('GET', '/v1/acl/token/')).toEqual(answerOf('ACL_MISSING_ACCESSOR'));
+    expect(await failure('PUT', `/v1/acl/token/${MISSING}`, { body: {} })).toEqual(answerOf('ACL_TOKEN_NOT_FOUND', { accessorId: MISSING }));
+    expect(await failure('PUT', `/v1/acl/token/${MISSING}`, { body: { AccessorID: GM_ID } })).toEqual(answerOf('ACL_TOKEN_ID_MISMATCH'));
+    expect(await failure('DELETE', `/v1/acl/token/${MISSING}`)).toEqual(answerOf('ACL_TOKEN_DELETE_NOT_FOUND'));
+    expect(await failure('PUT', `/v1/acl/token/${MISSING}/clone`, { body: {} })).toEqual(answerOf('ACL_TOKEN_CLONE_NOT_FOUND'));
+    expect(await failure('PUT', '/v1/acl/token', { body: { Policies: [{ Name: 'nope' }] } })).toEqual(answerOf('ACL_TOKEN_NO_POLICY_NAME', { name: 'nope' }));
+    expect(await failure('PUT', '/v1/acl/token', { body: { Roles: [{ Name: 'ops' }] } })).toEqual(answerOf('ACL_TOKEN_NO_ROLE_NAME', { name: 'ops' }));
+    expect(await failure('PUT', '/v1/acl/token', { body: { ExpirationTTL: '10s' } })).toEqual(
+      answerOf('ACL_TOKEN_EXPIRES_TOO_SOON', { min: '1m0s', expiresIn: '10s' }),
+    );
+    const decodeFailed = (detail: string) => answerOf('BODY_DECODE', { prefix: 'Token decoding failed', detail });
+    expect(await failure('PUT', '/v1/acl/token', { body: { Bogus: true } })).toEqual(decodeFailed('json: unknown field "Bogus"'));
+    expect(await failure('PUT', '/v1/acl/token', { body: '' })).toEqual(decodeFailed('EOF'));
+    expect(await failure('PUT', '/v1/acl/token', { body: { AccessorID: 'x' } })).toEqual(answerOf('ACL_TOKEN_ID_NOT_UUID', { field: 'AccessorID' }));
+  });
+
+  it("refuses Consul 1.17's TemplatedPolicies on create and update with a 400 saying so; clone reads only Description", async () => {
+    const templated = [{ TemplateName: 'builtin/service', TemplateVariables: { Name: 'web' } }];
+    const refused = answerOf('ACL_TOKEN_TEMPLATED_POLICIES', { name: 'builtin/service' });
+    expect(refused[1]).toMatch(/^Templated policies are not supported/);
+    expect(await failure('PUT', '/v1/acl/token', { body: { Description: 't', TemplatedPolicies: templated } })).toEqual(refused);
+    const made = await json<{ AccessorID: string }>('PUT', '/v1/acl/token', { body: { Description: 'plain', TemplatedPolicies: [] } });
+    expect(await failure('PUT', `/v1/acl/token/${made.AccessorID}`, { body: { TemplatedPolicies: templated } })).toEqual(refused);
+    const clone = await json<Record<string, unknown>>('PUT', `/v1/acl/token/${made.AccessorID}/clone`, {
+      body: { Description: 'copy', TemplatedPolicies: templated },
+    });
+    expect(clone).toMatchObject({ Description: 'copy' });
+    expect(clone).not.toHaveProperty('TemplatedPolicies');
   });
 
   it('refuses an AccessorID or SecretID in use with 409', async () => {
     const made = await json<{ AccessorID: string; SecretID: string }>('PUT', '/v1/acl/token', { body: {} });
-    expect(await failure('PUT', '/v1/acl/token', { body: { AccessorID: made.AccessorID } })).toEqual([409, 'Invalid Token: AccessorID is already in use']);
-    expect(await failure('PUT', '/v1/acl/token', { body: { SecretID: MANAGEMENT } })).toEqual([409, 'Invalid Token: SecretID is already in use']);
+    expect(await failure('PUT', '/v1/acl/token', { body: { AccessorID: made.AccessorID } })).toEqual(answerOf('ACL_TOKEN_ID_IN_USE', { field: 'AccessorID' }));
+    expect(await failure('PUT', '/v1/acl/token', { body: { SecretID: MANAGEMENT } })).toEqual(answerOf('ACL_TOKEN_ID_IN_USE', { field: 'SecretID' }));
   });
 
   it('updates, clones and deletes', async () => {
@@ -136,17 +149,14 @@ describe('tokens', () => {
     expect(clone.Description).toBe('copy');
     const res = await call('DELETE', `/v1/acl/token/${made.AccessorID}`);
     expect([res.status, await res.text()]).toEqual([200, 'true']);
-    expect((await call('GET', `/v1/acl/token/${made.AccessorID}`)).status).toBe(404);
-    expect(await failure('GET', '/v1/acl/token/self', { token: made.SecretID })).toEqual([403, 'ACL not found']);
+    expect(await failure('GET', `/v1/acl/token/${made.AccessorID}`)).toEqual(answerOf('ACL_TOKEN_READ_NOT_FOUND'));
+    expect(await failure('GET', '/v1/acl/token/self', { token: made.SecretID })).toEqual(answerOf('ACL_NOT_FOUND'));
   });
 
   it('a token may not delete itself, and the anonymous token stays', async () => {
     const manager = await json<{ AccessorID: string; SecretID: string }>('PUT', '/v1/acl/token', { body: { Policies: [{ ID: GM_ID }] } });
-    expect(await failure('DELETE', `/v1/acl/token/${manager.AccessorID}`, { token: manager.SecretID })).toEqual([
-      400,
-      "Deletion of the request's authorization token is not permitted",
-    ]);
-    expect(await failure('DELETE', `/v1/acl/token/${ANONYMOUS_ID}`)).toEqual([400, 'Delete operation not permitted on the anonymous token']);
+    expect(await failure('DELETE', `/v1/acl/token/${manager.AccessorID}`, { token: manager.SecretID })).toEqual(answerOf('ACL_TOKEN_DELETE_SELF'));
+    expect(await failure('DELETE', `/v1/acl/token/${ANONYMOUS_ID}`)).toEqual(answerOf('ACL_TOKEN_DELETE_ANONYMOUS'));
   });
 
   it('lists stubs sorted by AccessorID, filtered by ?policy=', async () => {
@@ -179,14 +189,13 @@ describe('tokens', () => {
     expect(viaBody.Namespace).toBe('team-b');
     const inB = await json<{ AccessorID: string }[]>('GET', '/v1/acl/tokens?ns=team-b');
     expect(inB.map((t) => t.AccessorID)).toEqual([viaBody.AccessorID]);
-    expect((await failure('PUT', '/v1/acl/token', { body: { Namespace: 'bad_ns' } }))[0]).toBe(400);
+    expect(await failure('PUT', '/v1/acl/token', { body: { Namespace: 'bad_ns' } })).toEqual(answerOf('NAMESPACE_INVALID', { name: 'bad_ns' }));
   });
 
   it('refuses the anonymous caller under default deny with the anonymous wording', async () => {
-    expect(await failure('GET', '/v1/acl/tokens', { token: null })).toEqual([
-      403,
-      "Permission denied: anonymous token lacks permission 'acl:read'. The anonymous token is used implicitly when a request does not specify a token.",
-    ]);
+    expect(await failure('GET', '/v1/acl/tokens', { token: null })).toEqual(
+      answerOfError(permissionDenied({ accessorId: ANONYMOUS_ID, anonymous: true }, 'acl', 'read')),
+    );
   });
 });
 
@@ -203,21 +212,22 @@ describe('policies', () => {
 
   it('answers mistakes with 4xx and Consul texts', async () => {
     await json('PUT', '/v1/acl/policy', { body: { Name: 'taken' } });
-    expect(await failure('PUT', '/v1/acl/policy', { body: { Name: 'taken' } })).toEqual([409, 'Invalid Policy: A Policy with Name "taken" already exists']);
-    expect(await failure('PUT', '/v1/acl/policy', { body: { ID: MISSING, Name: 'x' } })).toEqual([400, 'Cannot specify the ID when creating a new policy']);
-    expect(await failure('PUT', '/v1/acl/policy', { body: {} })).toEqual([400, 'Invalid Policy: no Name is set']);
-    expect(await failure('PUT', '/v1/acl/policy', { body: { Name: 'bad', Rules: 'acl = "bad"' } })).toEqual([400, 'Invalid acl policy: "bad"']);
-    expect(await failure('PUT', `/v1/acl/policy/${MISSING}`, { body: { ID: GM_ID, Name: 'x' } })).toEqual([400, 'Policy ID in URL and payload do not match']);
-    expect(await failure('PUT', `/v1/acl/policy/${MISSING}`, { body: { Name: 'x' } })).toEqual([404, `cannot find policy ${MISSING}`]);
-    expect(await failure('GET', `/v1/acl/policy/${MISSING}`)).toEqual([404, 'Requested policy does not exist: ACL not found']);
-    expect(await failure('GET', '/v1/acl/policy/name/nobody')).toEqual([404, 'Requested policy does not exist: ACL not found']);
-    expect(await failure('GET', '/v1/acl/policy/')).toEqual([400, 'Missing policy ID']);
-    expect(await failure('GET', '/v1/acl/policy/name/')).toEqual([400, 'Missing policy Name']);
-    expect(await failure('PUT', `/v1/acl/policy/${GM_ID}`, { body: { Name: 'global-management', Rules: 'acl = "read"' } })).toEqual([
-      400,
-      'Changing the Rules for the builtin global-management policy is not permitted',
-    ]);
-    expect(await failure('DELETE', `/v1/acl/policy/${GM_ID}`)).toEqual([400, 'Delete operation not permitted on the builtin global-management policy']);
+    expect(await failure('PUT', '/v1/acl/policy', { body: { Name: 'taken' } })).toEqual(answerOf('ACL_POLICY_NAME_IN_USE', { name: 'taken' }));
+    expect(await failure('PUT', '/v1/acl/policy', { body: { ID: MISSING, Name: 'x' } })).toEqual(answerOf('ACL_POLICY_ID_SET'));
+    expect(await failure('PUT', '/v1/acl/policy', { body: {} })).toEqual(answerOf('ACL_POLICY_NO_NAME'));
+    expect(await failure('PUT', '/v1/acl/policy', { body: { Name: 'bad', Rules: 'acl = "bad"' } })).toEqual(
+      answerOf('ACL_RULES_BAD_LEVEL', { rule: 'acl', policy: 'bad' }),
+    );
+    expect(await failure('PUT', `/v1/acl/policy/${MISSING}`, { body: { ID: GM_ID, Name: 'x' } })).toEqual(answerOf('ACL_POLICY_ID_MISMATCH'));
+    expect(await failure('PUT', `/v1/acl/policy/${MISSING}`, { body: { Name: 'x' } })).toEqual(answerOf('ACL_POLICY_NOT_FOUND', { id: MISSING }));
+    expect(await failure('GET', `/v1/acl/policy/${MISSING}`)).toEqual(answerOf('ACL_POLICY_READ_NOT_FOUND'));
+    expect(await failure('GET', '/v1/acl/policy/name/nobody')).toEqual(answerOf('ACL_POLICY_READ_NOT_FOUND'));
+    expect(await failure('GET', '/v1/acl/policy/')).toEqual(answerOf('ACL_MISSING_POLICY_ID'));
+    expect(await failure('GET', '/v1/acl/policy/name/')).toEqual(answerOf('ACL_MISSING_POLICY_NAME'));
+    expect(await failure('PUT', `/v1/acl/policy/${GM_ID}`, { body: { Name: 'global-management', Rules: 'acl = "read"' } })).toEqual(
+      answerOf('ACL_POLICY_BUILTIN_RULES'),
+    );
+    expect(await failure('DELETE', `/v1/acl/policy/${GM_ID}`)).toEqual(answerOf('ACL_POLICY_BUILTIN_DELETE'));
   });
 
   it('deletes (a missing policy too) and lists stubs, never null', async () => {
@@ -236,9 +246,11 @@ describe('policies', () => {
     const policy = await json<{ ID: string }>('PUT', '/v1/acl/policy', { body: { Name: 'app-writer', Rules: 'key_prefix "app/" { policy = "write" }' } });
     const token = await json<{ SecretID: string }>('PUT', '/v1/acl/token', { body: { Policies: [{ ID: policy.ID }] } });
     expect((await call('PUT', '/v1/kv/app/x', { token: token.SecretID, body: 'v' })).status).toBe(200);
-    expect((await call('PUT', '/v1/kv/other/x', { token: token.SecretID, body: 'v' })).status).toBe(403);
+    const accessorId = (await json<{ AccessorID: string }>('GET', '/v1/acl/token/self', { token: token.SecretID })).AccessorID;
+    const denied = (key: string) => answerOfError(permissionDenied({ accessorId, anonymous: false }, 'key', 'write', key));
+    expect(await failure('PUT', '/v1/kv/other/x', { token: token.SecretID, body: 'v' })).toEqual(denied('other/x'));
     await json('PUT', `/v1/acl/policy/${policy.ID}`, { body: { Name: 'app-writer', Rules: 'key_prefix "app/" { policy = "read" }' } });
-    expect((await call('PUT', '/v1/kv/app/x', { token: token.SecretID, body: 'v' })).status).toBe(403);
+    expect(await failure('PUT', '/v1/kv/app/x', { token: token.SecretID, body: 'v' })).toEqual(denied('app/x'));
   });
 
   it('a blocking list wakes when a policy is written', async () => {
@@ -268,7 +280,7 @@ describe('with ACLs disabled', () => {
         ['GET', '/v1/acl/policies'],
       ] as const) {
         const res = await fetch(`${plain.url}${path}`, { method, ...(method === 'PUT' ? { body: '{}' } : {}) });
-        expect([method, path, res.status, await res.text()]).toEqual([method, path, 401, 'ACL support disabled']);
+        expect([method, path, res.status, await res.text()]).toEqual([method, path, ...answerOf('ACL_DISABLED')]);
       }
     } finally {
       await plain.stop();

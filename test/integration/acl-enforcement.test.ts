@@ -1,12 +1,14 @@
 // Every endpoint that exists, against {no token, anonymous, unknown, expired, read-only, write,
-// management} under both default policies: status codes and Consul's messages. And a deleted
-// policy or token stops working on the very next request.
+// management} under both default policies: status codes and error codes. And a deleted policy or
+// token stops working on the very next request.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { permissionDenied } from '../../src/acl/errors.js';
+import type { Resource } from '../../src/acl/types.js';
+import { answerOf, answerOfError } from '../support/errors.js';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
 
 const MANAGEMENT = '6a3a4a57-0f43-4d4b-9a65-3c5d0f7a1b2c';
 const UNKNOWN = '11111111-2222-3333-4444-555555555555';
-const ANONYMOUS_SUFFIX = '. The anonymous token is used implicitly when a request does not specify a token.';
 
 type Who = 'none' | 'anonymous' | 'unknown' | 'expired' | 'read' | 'write' | 'management';
 const WHO: readonly Who[] = ['none', 'anonymous', 'unknown', 'expired', 'read', 'write', 'management'];
@@ -17,7 +19,7 @@ interface Endpoint {
   readonly path: string;
   readonly body?: string;
   /** The permission it needs, or 'filter' for lists trimmed by ACLs, or 'none'. */
-  readonly needs: { resource: string; access: 'read' | 'write'; name?: string } | 'filter' | 'none';
+  readonly needs: { resource: Resource; access: 'read' | 'write'; name?: string } | 'filter' | 'none';
 }
 
 const ENDPOINTS: readonly Endpoint[] = [
@@ -64,7 +66,9 @@ async function setUp(defaultPolicy: 'allow' | 'deny'): Promise<Setup> {
   for (const key of ['app/config', 'app/other', 'app/third']) {
     await fetch(`${agent.url}/v1/kv/${key}`, { method: 'PUT', body: 'x', headers: { 'X-Svc-Token': MANAGEMENT } });
   }
-  await new Promise((r) => setTimeout(r, 50)); // let the short-lived token expire
+  // The short-lived token expires by the agent's clock: wait until the agent itself refuses it.
+  const expiredSecret = { 'X-Svc-Token': expired.SecretID as string };
+  await until(async () => (await fetch(`${agent.url}/v1/acl/token/self`, { headers: expiredSecret })).status === 403);
   return {
     agent,
     secrets: {
@@ -88,10 +92,19 @@ async function setUp(defaultPolicy: 'allow' | 'deny'): Promise<Setup> {
   };
 }
 
-/** What the request should get: a status and, for errors, the exact body. */
+async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** What the request should get: a status and, for errors, the body its error code renders. */
 function expected(endpoint: Endpoint, who: Who, defaultPolicy: 'allow' | 'deny', setup: Setup): { status: number; text?: string } {
+  const answer = ([status, text]: [number, string]) => ({ status, text });
   if (endpoint.needs === 'none') return { status: 200 };
-  if (who === 'unknown' || who === 'expired') return { status: 403, text: 'ACL not found' };
+  if (who === 'unknown' || who === 'expired') return answer(answerOf('ACL_NOT_FOUND'));
   const anonymousAllowed = (who === 'none' || who === 'anonymous') && defaultPolicy === 'allow';
   // A KV listing filtered down to nothing is a 404 (Consul: no entries → not found).
   if (endpoint.needs === 'filter') return { status: endpoint.name === 'KV list' && (who === 'none' || who === 'anonymous') && !anonymousAllowed ? 404 : 200 };
@@ -100,10 +113,8 @@ function expected(endpoint: Endpoint, who: Who, defaultPolicy: 'allow' | 'deny',
   const granted =
     who === 'management' || who === 'write' || (who === 'read' && access === 'read') || (anonymousAllowed && resource !== 'acl');
   if (granted) return { status: 200 };
-  const anonymous = who === 'none' || who === 'anonymous';
-  const subject = anonymous ? 'anonymous token' : `token with AccessorID '${setup.accessors[who]}'`;
-  const on = name === undefined ? '' : ` on ${JSON.stringify(name)}`;
-  return { status: 403, text: `Permission denied: ${subject} lacks permission '${resource}:${access}'${on}${anonymous ? ANONYMOUS_SUFFIX : ''}` };
+  const subject = { accessorId: setup.accessors[who], anonymous: who === 'none' || who === 'anonymous' };
+  return answer(answerOfError(permissionDenied(subject, resource, access, name)));
 }
 
 for (const defaultPolicy of ['allow', 'deny'] as const) {
@@ -171,7 +182,8 @@ for (const defaultPolicy of ['allow', 'deny'] as const) {
       expect((await fetch(url, { method: 'PUT', body: 'a', headers: { Authorization: `Bearer ${write}` } })).status).toBe(200);
       // ?token= wins over the header, as in Consul.
       const res = await fetch(`${url}?token=${setup.secrets.read}`, { method: 'PUT', body: 'a', headers: { 'X-Svc-Token': write } });
-      expect(res.status).toBe(403);
+      const reader = { accessorId: setup.accessors.read, anonymous: false };
+      expect([res.status, await res.text()]).toEqual(answerOfError(permissionDenied(reader, 'key', 'write', 'app/new2')));
     });
   });
 }
@@ -184,6 +196,10 @@ describe('changes take effect on the very next request', () => {
   afterAll(() => setup.agent.stop());
 
   const asManagement = { 'X-Svc-Token': MANAGEMENT };
+  const selfOf = async (secret: string) => {
+    const self = (await (await fetch(`${setup.agent.url}/v1/acl/token/self`, { headers: { 'X-Svc-Token': secret } })).json()) as { AccessorID: string };
+    return { accessorId: self.AccessorID, anonymous: false };
+  };
 
   it('a deleted token is unknown at once', async () => {
     const token = (await (
@@ -193,7 +209,7 @@ describe('changes take effect on the very next request', () => {
     expect((await read()).status).toBe(200);
     expect((await fetch(`${setup.agent.url}/v1/acl/token/${token.AccessorID}`, { method: 'DELETE', headers: asManagement })).status).toBe(200);
     const after = await read();
-    expect([after.status, await after.text()]).toEqual([403, 'ACL not found']);
+    expect([after.status, await after.text()]).toEqual(answerOf('ACL_NOT_FOUND'));
   });
 
   it('a deleted policy stops granting at once', async () => {
@@ -206,7 +222,8 @@ describe('changes take effect on the very next request', () => {
     const read = (): Promise<Response> => fetch(`${setup.agent.url}/v1/kv/app/config`, { headers: { 'X-Svc-Token': token.SecretID } });
     expect((await read()).status).toBe(200);
     expect((await fetch(`${setup.agent.url}/v1/acl/policy/${policy.ID}`, { method: 'DELETE', headers: asManagement })).status).toBe(200);
-    expect((await read()).status).toBe(403);
+    const after = await read();
+    expect([after.status, await after.text()]).toEqual(answerOfError(permissionDenied(await selfOf(token.SecretID), 'key', 'read', 'app/config')));
   });
 
   it('an edited policy applies at once', async () => {
@@ -217,7 +234,8 @@ describe('changes take effect on the very next request', () => {
       await fetch(`${setup.agent.url}/v1/acl/token`, { method: 'PUT', headers: asManagement, body: JSON.stringify({ Policies: [{ ID: policy.ID }] }) })
     ).json()) as { SecretID: string };
     const read = (): Promise<Response> => fetch(`${setup.agent.url}/v1/kv/app/config`, { headers: { 'X-Svc-Token': token.SecretID } });
-    expect((await read()).status).toBe(403);
+    const before = await read();
+    expect([before.status, await before.text()]).toEqual(answerOfError(permissionDenied(await selfOf(token.SecretID), 'key', 'read', 'app/config')));
     const update = await fetch(`${setup.agent.url}/v1/acl/policy/${policy.ID}`, {
       method: 'PUT',
       headers: asManagement,
@@ -245,7 +263,7 @@ describe('ACLs disabled', () => {
       ['PUT', '/v1/acl/policy'],
     ] as const) {
       const res = await fetch(`${agent.url}${path}`, { method, headers: { 'X-Svc-Token': UNKNOWN } });
-      expect([res.status, await res.text()], `${method} ${path}`).toEqual([401, 'ACL support disabled']);
+      expect([res.status, await res.text()], `${method} ${path}`).toEqual(answerOf('ACL_DISABLED'));
     }
   });
 

@@ -2,6 +2,9 @@
 // agent_endpoint tests (docs/decisions.md#authorize-steps), the five-step namespace resolution, and
 // decisions after an intention is created, updated and deleted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANONYMOUS_ACCESSOR_ID } from '../../src/acl/builtin.js';
+import { permissionDenied } from '../../src/acl/errors.js';
+import { answerOf, answerOfError } from '../support/errors.js';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
 import { rawRequest, request, serverClosesAfter } from './support/raw-http.js';
 
@@ -28,6 +31,9 @@ async function call(agent: AgentProcess, path: string, init: { method?: string; 
 const authorize = (agent: AgentProcess, body: unknown, init: { token?: string; query?: string; headers?: Record<string, string> } = {}) =>
   call(agent, `/v1/agent/connect/authorize${init.query ?? ''}`, { method: 'POST', body, ...init });
 
+/** An error answer as `call()` returns it, for toMatchObject. */
+const failed = ([status, text]: [number, string]) => ({ status, text });
+
 async function ok(answer: Promise<Answer>): Promise<Answer> {
   const a = await answer;
   if (a.status !== 200) throw new Error(`expected 200, got ${a.status}: ${a.text}`);
@@ -42,23 +48,18 @@ describe('authorize, ACLs off', () => {
   afterAll(() => agent.stop());
 
   it('badBody: a JSON array is a 400 naming the decode failure', async () => {
-    const a = await authorize(agent, '[]');
-    expect([a.status, a.text]).toEqual([400, 'Request decode failed: json: cannot unmarshal array into Go value of type structs.ConnectAuthorizeRequest']);
-    const empty = await authorize(agent, '');
-    expect([empty.status, empty.text]).toEqual([400, 'Request decode failed: EOF']);
-    const unknown = await authorize(agent, { Target: 'db', Nope: 1 });
-    expect([unknown.status, unknown.text]).toEqual([400, 'Request decode failed: json: unknown field "Nope"']);
+    const decodeFailed = (detail: string) => failed(answerOf('BODY_DECODE', { prefix: 'Request decode failed', detail }));
+    expect(await authorize(agent, '[]')).toMatchObject(decodeFailed('json: cannot unmarshal array into Go value of type structs.ConnectAuthorizeRequest'));
+    expect(await authorize(agent, '')).toMatchObject(decodeFailed('EOF'));
+    expect(await authorize(agent, { Target: 'db', Nope: 1 })).toMatchObject(decodeFailed('json: unknown field "Nope"'));
   });
 
   it('noTarget, idInvalidFormat, idNotService: 400s in that order', async () => {
-    expect(await authorize(agent, {})).toMatchObject({ status: 400, text: 'Target service must be specified' });
-    expect(await authorize(agent, { Target: 'db', ClientCertURI: 'tubes' })).toMatchObject({ status: 400, text: 'ClientCertURI not a valid Connect identifier' });
-    expect(await authorize(agent, { Target: 'db', ClientCertURI: 'spiffe://1234.consul' })).toMatchObject({
-      status: 400,
-      text: 'ClientCertURI not a valid Service identifier',
-    });
+    expect(await authorize(agent, {})).toMatchObject(failed(answerOf('AUTHORIZE_NO_TARGET')));
+    expect(await authorize(agent, { Target: 'db', ClientCertURI: 'tubes' })).toMatchObject(failed(answerOf('AUTHORIZE_BAD_URI')));
+    expect(await authorize(agent, { Target: 'db', ClientCertURI: 'spiffe://1234.consul' })).toMatchObject(failed(answerOf('AUTHORIZE_NOT_SERVICE')));
     // Field names match case-insensitively, as Go's decoder does.
-    expect(await authorize(agent, { target: 'db', clientcerturi: 'tubes' })).toMatchObject({ status: 400, text: 'ClientCertURI not a valid Connect identifier' });
+    expect(await authorize(agent, { target: 'db', clientcerturi: 'tubes' })).toMatchObject(failed(answerOf('AUTHORIZE_BAD_URI')));
   });
 
   it('allow: MISS then HIT with Age 0, and an edit to deny flips the very next call (still HIT)', async () => {
@@ -125,7 +126,7 @@ describe('authorize, ACLs off', () => {
     const pretty = await ok(authorize(agent, { Target: 'nothing', ClientCertURI: uri('web') }, { query: '?pretty' }));
     expect(pretty.text).toBe('{\n    "Authorized": true,\n    "Reason": "Default behavior configured by ACLs"\n}\n');
     const get = await call(agent, '/v1/agent/connect/authorize');
-    expect([get.status, get.headers.get('allow')]).toEqual([405, 'OPTIONS,POST']);
+    expect([get.status, get.text, get.headers.get('allow')]).toEqual([...answerOf('HTTP_METHOD_NOT_ALLOWED', { method: 'GET' }), 'OPTIONS,POST']);
     const body = JSON.stringify({ Target: 'nothing', ClientCertURI: uri('web') });
     const closing = await serverClosesAfter(agent.port, request('POST', '/v1/agent/connect/authorize', body, { Connection: 'close' }));
     expect([closing.response.status, closing.closedByServer]).toEqual([200, true]);
@@ -177,16 +178,15 @@ describe('authorize, ACLs on', () => {
 
     it('serviceWrite: a token with only service:read on the target is refused with 403', async () => {
       const a = await authorize(agent, { Target: 'db', ClientCertURI: uri('web') }, { token: secrets.reader as string });
-      expect([a.status, a.text]).toEqual([403, `Permission denied: token with AccessorID '${accessors.reader}' lacks permission 'service:write' on "db"`]);
+      const deniedTo = (accessorId: string, anonymous: boolean) =>
+        failed(answerOfError(permissionDenied({ accessorId, anonymous }, 'service', 'write', 'db')));
+      expect(a).toMatchObject(deniedTo(accessors.reader as string, false));
       const anonymous = await authorize(agent, { Target: 'db', ClientCertURI: uri('web') });
-      expect(anonymous.status).toBe(403);
-      expect(anonymous.text).toBe(
-        "Permission denied: anonymous token lacks permission 'service:write' on \"db\". The anonymous token is used implicitly when a request does not specify a token.",
-      );
+      expect(anonymous).toMatchObject(deniedTo(ANONYMOUS_ACCESSOR_ID, true));
       const unknown = await authorize(agent, { Target: 'db', ClientCertURI: uri('web') }, { token: 'no-such-token' });
-      expect([unknown.status, unknown.text]).toEqual([403, 'ACL not found']);
+      expect(unknown).toMatchObject(failed(answerOf('ACL_NOT_FOUND')));
       // Validation comes before the token is looked at, as in Consul.
-      expect(await authorize(agent, {}, { token: 'no-such-token' })).toMatchObject({ status: 400, text: 'Target service must be specified' });
+      expect(await authorize(agent, {}, { token: 'no-such-token' })).toMatchObject(failed(answerOf('AUTHORIZE_NO_TARGET')));
     });
 
     // Each step of the namespace resolution (docs/decisions.md D2) beats every later one.

@@ -5,6 +5,9 @@
 import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { ANONYMOUS_ACCESSOR_ID } from '../../src/acl/builtin.js';
+import { permissionDenied } from '../../src/acl/errors.js';
+import { answerOf, answerOfError } from '../support/errors.js';
 import { startAgent, tempDir, type AgentProcess } from './support/agent-process.js';
 import { get as rawGet, openRequest, type RawResponse } from './support/raw-http.js';
 
@@ -40,6 +43,9 @@ const pems = (text: string): X509Certificate[] =>
   [...text.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g)].map((m) => new X509Certificate(m[0]));
 
 const SPREAD_ZERO = { connect: { leaf_root_change_spread: '0s', ca_config: { csr_max_per_second: 0 } } };
+
+/** An error answer as `get()` and `put()` return it, for toMatchObject. */
+const failed = ([status, text]: [number, string]) => ({ status, text });
 
 async function get(agent: AgentProcess, path: string, token?: string): Promise<{ status: number; headers: Headers; text: string }> {
   const res = await fetch(`${agent.url}${path}`, token === undefined ? {} : { headers: { 'X-Svc-Token': token } });
@@ -133,7 +139,7 @@ describe('CA endpoints', () => {
     const other = JSON.parse((await get(agent, '/v1/agent/connect/ca/leaf/billing?ns=team-a')).text) as Leaf;
     expect(other.ServiceURI).toBe(`spiffe://${roots.TrustDomain}/ns/team-a/dc/dc1/svc/billing`);
     expect(BigInt(`0x${other.SerialNumber.replace(/:/g, '')}`)).toBeGreaterThan(BigInt(`0x${leaf.SerialNumber.replace(/:/g, '')}`));
-    expect((await get(agent, '/v1/agent/connect/ca/leaf/billing?index=abc')).status).toBe(400);
+    expect(await get(agent, '/v1/agent/connect/ca/leaf/billing?index=abc')).toMatchObject(failed(answerOf('INVALID_INDEX')));
   });
 
   it('shows and validates the CA configuration; a TTL change rotates nothing', async () => {
@@ -145,15 +151,19 @@ describe('CA endpoints', () => {
     expect(body.Config).toMatchObject({ LeafCertTTL: '72h', IntermediateCertTTL: '8760h', RootCertTTL: '87600h' });
     expect(config.text).not.toMatch(/PRIVATE KEY/);
 
-    const cases: [unknown, string][] = [
-      ['', 'Request decode failed: EOF'],
-      [{ Foo: 1 }, 'Request decode failed: json: unknown field "Foo"'],
-      [{ Provider: 'consul', Config: { LeafCertTTL: '10m' } }, 'error configuring provider: leaf cert TTL must be greater or equal than 1h0m0s'],
-      [{ Provider: 'consul', Config: { IntermediateCertTTL: '100h' } }, 'error configuring provider: Intermediate Cert TTL must be greater or equal than 3 * LeafCertTTL (>=216h0m0s).'],
-      [{ Provider: 'vault', Config: {} }, 'unknown CA provider "vault"'],
-      [{ Provider: 'consul', Config: {}, State: { x: '1' } }, 'Provider State is read-only. It must be omitted or identical to the current value'],
+    const decodeFailed = (detail: string) => answerOf('BODY_DECODE', { prefix: 'Request decode failed', detail });
+    const cases: [unknown, [number, string]][] = [
+      ['', decodeFailed('EOF')],
+      [{ Foo: 1 }, decodeFailed('json: unknown field "Foo"')],
+      [{ Provider: 'consul', Config: { LeafCertTTL: '10m' } }, answerOf('CA_CONFIG_INVALID', { detail: 'leaf cert TTL must be greater or equal than 1h0m0s' })],
+      [
+        { Provider: 'consul', Config: { IntermediateCertTTL: '100h' } },
+        answerOf('CA_CONFIG_INVALID', { detail: 'Intermediate Cert TTL must be greater or equal than 3 * LeafCertTTL (>=216h0m0s).' }),
+      ],
+      [{ Provider: 'vault', Config: {} }, answerOf('CA_UNKNOWN_PROVIDER', { provider: 'vault' })],
+      [{ Provider: 'consul', Config: {}, State: { x: '1' } }, answerOf('CA_STATE_READ_ONLY')],
     ];
-    for (const [sent, text] of cases) expect(await put(agent, '/v1/connect/ca/configuration', sent)).toEqual({ status: 400, text });
+    for (const [sent, answer] of cases) expect(await put(agent, '/v1/connect/ca/configuration', sent)).toEqual(failed(answer));
 
     const before = (await get(agent, '/v1/connect/ca/roots')).text;
     expect(await put(agent, '/v1/connect/ca/configuration', { Provider: 'consul', Config: { LeafCertTTL: '48h', CSRMaxPerSecond: 0 } })).toEqual({ status: 200, text: '' });
@@ -213,13 +223,20 @@ describe('leaf ACLs (D5)', () => {
   const MANAGEMENT = '2b1b7f6e-9d3a-4c1e-8f4a-6d5e4c3b2a19';
   let agent: AgentProcess;
   const tokens: Record<string, string> = {};
+  const accessors: Record<string, string> = {};
+  const denied = (who: string, resource: 'service' | 'operator', access: 'read' | 'write', name?: string) => {
+    const subject = who === 'anonymous' ? { accessorId: ANONYMOUS_ACCESSOR_ID, anonymous: true } : { accessorId: accessors[who] as string, anonymous: false };
+    return failed(answerOfError(permissionDenied(subject, resource, access, name)));
+  };
 
   beforeAll(async () => {
     agent = await startAgent({ config: { ...SPREAD_ZERO, acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MANAGEMENT } } } });
     const create = async (name: string, rules: string): Promise<string> => {
       expect((await put(agent, '/v1/acl/policy', { Name: name, Rules: rules }, MANAGEMENT)).status).toBe(200);
       const res = await put(agent, '/v1/acl/token', { Policies: [{ Name: name }] }, MANAGEMENT);
-      return (JSON.parse(res.text) as { SecretID: string }).SecretID;
+      const token = JSON.parse(res.text) as { SecretID: string; AccessorID: string };
+      accessors[token.SecretID] = token.AccessorID;
+      return token.SecretID;
     };
     tokens.write = await create('web-write', 'service "web" { policy = "write" }');
     tokens.read = await create('web-read', 'service "web" { policy = "read" }');
@@ -228,30 +245,24 @@ describe('leaf ACLs (D5)', () => {
   afterAll(() => agent.stop());
 
   it('denies no token and service:read, allows service:write, on every request', async () => {
-    const none = await get(agent, '/v1/agent/connect/ca/leaf/web');
-    expect(none.status).toBe(403);
-    expect(none.text).toBe(
-      `Permission denied: anonymous token lacks permission 'service:write' on "web". The anonymous token is used implicitly when a request does not specify a token.`,
-    );
+    expect(await get(agent, '/v1/agent/connect/ca/leaf/web')).toMatchObject(denied('anonymous', 'service', 'write', 'web'));
     const ok = await get(agent, '/v1/agent/connect/ca/leaf/web', tokens.write);
     expect(ok.status).toBe(200);
     expect((await get(agent, '/v1/agent/connect/ca/leaf/web', tokens.write)).headers.get('x-cache')).toBe('HIT');
     // The leaf is cached now; a weaker token still gets nothing.
-    const read = await get(agent, '/v1/agent/connect/ca/leaf/web', tokens.read);
-    expect(read.status).toBe(403);
-    expect(read.text).toMatch(/^Permission denied: token with AccessorID '[0-9a-f-]{36}' lacks permission 'service:write' on "web"$/);
-    expect((await get(agent, '/v1/agent/connect/ca/leaf/db', tokens.write)).status).toBe(403);
-    expect((await get(agent, '/v1/agent/connect/ca/leaf/web', 'not-a-token')).text).toBe('ACL not found');
+    expect(await get(agent, '/v1/agent/connect/ca/leaf/web', tokens.read)).toMatchObject(denied(tokens.read as string, 'service', 'write', 'web'));
+    expect(await get(agent, '/v1/agent/connect/ca/leaf/db', tokens.write)).toMatchObject(denied(tokens.write as string, 'service', 'write', 'db'));
+    expect(await get(agent, '/v1/agent/connect/ca/leaf/web', 'not-a-token')).toMatchObject(failed(answerOf('ACL_NOT_FOUND')));
   });
 
   it('needs no token for the roots, operator:read and operator:write for the configuration', async () => {
     expect((await get(agent, '/v1/agent/connect/ca/roots')).status).toBe(200);
     expect((await get(agent, '/v1/connect/ca/roots')).status).toBe(200);
-    expect((await get(agent, '/v1/connect/ca/configuration')).status).toBe(403);
+    expect(await get(agent, '/v1/connect/ca/configuration')).toMatchObject(denied('anonymous', 'operator', 'read'));
     expect((await get(agent, '/v1/connect/ca/configuration', tokens.operatorRead)).status).toBe(200);
-    const denied = await put(agent, '/v1/connect/ca/configuration', { Provider: 'consul', Config: {} }, tokens.operatorRead);
-    expect(denied.status).toBe(403);
-    expect(denied.text).toMatch(/lacks permission 'operator:write'$/);
+    expect(await put(agent, '/v1/connect/ca/configuration', { Provider: 'consul', Config: {} }, tokens.operatorRead)).toMatchObject(
+      denied(tokens.operatorRead as string, 'operator', 'write'),
+    );
     expect((await put(agent, '/v1/connect/ca/configuration', { Provider: 'consul', Config: { LeafCertTTL: '24h' } }, MANAGEMENT)).status).toBe(200);
   });
 });
@@ -264,9 +275,10 @@ describe('CA settings from the agent config', () => {
       expect(roots.TrustDomain).toBe('mesh.example');
       // One token per second, burst 1, 500 ms of waiting at most: of three at once, one is refused.
       const answers = await Promise.all(['x', 'y', 'z'].map((s) => get(agent, `/v1/agent/connect/ca/leaf/${s}`)));
-      const limited = answers.filter((a) => a.status === 429);
+      const [limitedStatus] = answerOf('CSR_RATE_LIMITED');
+      const limited = answers.filter((a) => a.status === limitedStatus);
       expect(limited.length).toBeGreaterThanOrEqual(1);
-      expect(limited[0]!.text).toBe('Rate limit reached, try again later');
+      expect(limited[0]).toMatchObject(failed(answerOf('CSR_RATE_LIMITED')));
       const ok = answers.find((a) => a.status === 200)!;
       expect((JSON.parse(ok.text) as Leaf).ServiceURI).toMatch(/^spiffe:\/\/mesh\.example\/ns\/default\/dc\/dc1\/svc\/[xyz]$/);
     } finally {

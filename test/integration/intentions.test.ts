@@ -2,6 +2,8 @@
 // their errors, the JSON shape and key order, match and check, blocking reads that wake only on
 // their own change, ACLs on the destination, and persistence across a restart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { permissionDenied } from '../../src/acl/errors.js';
+import { answerOf, answerOfError } from '../support/errors.js';
 import { startAgent, tempDir, type AgentProcess } from './support/agent-process.js';
 
 interface Answer {
@@ -22,6 +24,11 @@ function client(agentOf: () => AgentProcess) {
     return { status: res.status, text, headers: res.headers, json: () => JSON.parse(text) as unknown };
   };
 }
+
+/** An error answer as `api()` returns it, for toMatchObject. */
+const failed = ([status, text]: [number, string]) => ({ status, text });
+const denied = (accessorId: string, access: 'read' | 'write', name: string) =>
+  failed(answerOfError(permissionDenied({ accessorId, anonymous: false }, 'intention', access, name)));
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -63,50 +70,47 @@ describe('intentions API', () => {
     expect(after).not.toHaveProperty('Description');
 
     expect(await api(`/v1/connect/intentions/${id}`, { method: 'DELETE' })).toMatchObject({ status: 200, text: 'true' });
-    expect(await api(`/v1/connect/intentions/${id}`)).toMatchObject({ status: 404, text: 'Intention not found' });
+    expect(await api(`/v1/connect/intentions/${id}`)).toMatchObject(failed(answerOf('INTENTION_READ_NOT_FOUND')));
   });
 
   it('refuses every bad legacy write with a 4xx and Consul\'s text', async () => {
     const post = (body: unknown) => api('/v1/connect/intentions', { method: 'POST', body });
-    expect(await post({ SourceName: 'w*', DestinationNS: '*', DestinationName: 'db', Action: 'x' })).toMatchObject({
-      status: 400,
-      text:
-        "3 errors occurred:\n\t* SourceName: wildcard character '*' cannot be used with partial values\n" +
-        "\t* DestinationName: exact value cannot follow wildcard namespace\n\t* Action must be set to 'allow' or 'deny'\n\n",
-    });
-    expect(await post({ ID: '11111111-2222-3333-4444-555555555555', SourceName: 'a', DestinationName: 'b', Action: 'allow' })).toMatchObject({
-      status: 400,
-      text: 'ID must be empty when creating a new intention',
-    });
-    expect(await post({ SourceName: 5 })).toMatchObject({
-      status: 400,
-      text: 'Failed to decode request body: json: cannot unmarshal number into Go struct field Intention.SourceName of type string',
-    });
-    expect(await post({ SourceName: 'a', DestinationName: 'b', Action: 'allow', Bogus: true })).toMatchObject({
-      status: 400,
-      text: 'Failed to decode request body: json: unknown field "Bogus"',
-    });
+    expect(await post({ SourceName: 'w*', DestinationNS: '*', DestinationName: 'db', Action: 'x' })).toMatchObject(
+      failed(
+        answerOf('INTENTION_INVALID', {
+          problems:
+            "3 errors occurred:\n\t* SourceName: wildcard character '*' cannot be used with partial values\n" +
+            "\t* DestinationName: exact value cannot follow wildcard namespace\n\t* Action must be set to 'allow' or 'deny'\n\n",
+        }),
+      ),
+    );
+    expect(await post({ ID: '11111111-2222-3333-4444-555555555555', SourceName: 'a', DestinationName: 'b', Action: 'allow' })).toMatchObject(
+      failed(answerOf('INTENTION_ID_SET')),
+    );
+    const decodeFailed = (detail: string) => failed(answerOf('BODY_DECODE', { prefix: 'Failed to decode request body', detail }));
+    expect(await post({ SourceName: 5 })).toMatchObject(
+      decodeFailed('json: cannot unmarshal number into Go struct field Intention.SourceName of type string'),
+    );
+    expect(await post({ SourceName: 'a', DestinationName: 'b', Action: 'allow', Bogus: true })).toMatchObject(decodeFailed('json: unknown field "Bogus"'));
     await post({ SourceName: 'dup', DestinationName: 'b', Action: 'allow' });
     const dup = await post({ SourceName: 'dup', DestinationName: 'b', Action: 'deny' });
-    expect(dup.status).toBe(409);
-    expect(dup.text).toMatch(/^duplicate intention found: default\/dup => default\/b \(ID: [0-9a-f-]{36}, Precedence: 9, Action: ALLOW\)$/);
+    const first = /\(ID: ([0-9a-f-]{36}),/.exec(dup.text)?.[1] ?? 'none';
+    const intention = `default/dup => default/b (ID: ${first}, Precedence: 9, Action: ALLOW)`;
+    expect(dup).toMatchObject(failed(answerOf('INTENTION_DUPLICATE', { intention })));
 
     const missing = '11111111-2222-3333-4444-555555555555';
-    expect(await api('/v1/connect/intentions/nope')).toMatchObject({ status: 400, text: 'failed intention lookup: index error: UUID must be 36 characters' });
-    expect(await api(`/v1/connect/intentions/${missing}`)).toMatchObject({ status: 404, text: 'Intention not found' });
-    expect(await api(`/v1/connect/intentions/${missing}`, { method: 'PUT', body: { SourceName: 'a', DestinationName: 'b', Action: 'allow' } })).toMatchObject({
-      status: 404,
-      text: `Cannot modify non-existent intention: '${missing}'`,
-    });
-    expect(await api(`/v1/connect/intentions/${missing}`, { method: 'DELETE' })).toMatchObject({
-      status: 404,
-      text: `Cannot delete non-existent intention: '${missing}'`,
-    });
+    expect(await api('/v1/connect/intentions/nope')).toMatchObject(failed(answerOf('INTENTION_BAD_ID', { reason: 'UUID must be 36 characters' })));
+    expect(await api(`/v1/connect/intentions/${missing}`)).toMatchObject(failed(answerOf('INTENTION_READ_NOT_FOUND')));
+    expect(await api(`/v1/connect/intentions/${missing}`, { method: 'PUT', body: { SourceName: 'a', DestinationName: 'b', Action: 'allow' } })).toMatchObject(
+      failed(answerOf('INTENTION_NOT_FOUND', { action: 'modify', id: missing })),
+    );
+    expect(await api(`/v1/connect/intentions/${missing}`, { method: 'DELETE' })).toMatchObject(
+      failed(answerOf('INTENTION_NOT_FOUND', { action: 'delete', id: missing })),
+    );
     const id = ((await post({ SourceName: 'mover', DestinationName: 'b', Action: 'allow' })).json() as { ID: string }).ID;
-    expect(await api(`/v1/connect/intentions/${id}`, { method: 'PUT', body: { SourceName: 'mover', DestinationName: 'c', Action: 'allow' } })).toMatchObject({
-      status: 400,
-      text: 'Cannot modify Destination partition/namespace/name for an intention once it exists.',
-    });
+    expect(await api(`/v1/connect/intentions/${id}`, { method: 'PUT', body: { SourceName: 'mover', DestinationName: 'c', Action: 'allow' } })).toMatchObject(
+      failed(answerOf('INTENTION_DESTINATION_FIXED')),
+    );
   });
 
   it('exact: upsert by name (no ID), read, idempotent delete, and its errors', async () => {
@@ -118,28 +122,24 @@ describe('intentions API', () => {
       'Description', 'SourceNS', 'SourceName', 'DestinationNS', 'DestinationName', 'SourceType', 'Action', 'Precedence', 'CreateIndex', 'ModifyIndex',
     ]);
     expect(x).toMatchObject({ SourceNS: 'team-a', SourceName: 'web', DestinationNS: 'team-b', DestinationName: 'api', Action: 'deny' });
-    expect(await api(path, { method: 'PUT', body: { Permissions: [{ Action: 'allow', HTTP: { PathExact: 'no-slash' } }] } })).toMatchObject({
-      status: 400,
-      text: `Permissions[0].HTTP.PathExact doesn't start with '/': "no-slash"`,
-    });
-    expect(await api(path, { method: 'PUT', body: { Action: 'allow', Permissions: [{ Action: 'allow', HTTP: { PathExact: '/' } }] } })).toMatchObject({
-      status: 400,
-      text: 'Action must be omitted if Permissions are specified',
-    });
+    expect(await api(path, { method: 'PUT', body: { Permissions: [{ Action: 'allow', HTTP: { PathExact: 'no-slash' } }] } })).toMatchObject(
+      failed(answerOf('INTENTION_INVALID', { problems: `Permissions[0].HTTP.PathExact doesn't start with '/': "no-slash"` })),
+    );
+    expect(await api(path, { method: 'PUT', body: { Action: 'allow', Permissions: [{ Action: 'allow', HTTP: { PathExact: '/' } }] } })).toMatchObject(
+      failed(answerOf('INTENTION_INVALID', { problems: 'Action must be omitted if Permissions are specified' })),
+    );
     expect(await api(path, { method: 'DELETE' })).toMatchObject({ status: 200, text: 'true' });
     expect(await api(path, { method: 'DELETE' })).toMatchObject({ status: 200, text: 'true' });
-    expect(await api(path)).toMatchObject({ status: 404, text: 'Intention not found' });
+    expect(await api(path)).toMatchObject(failed(answerOf('INTENTION_READ_NOT_FOUND')));
 
-    expect(await api('/v1/connect/intentions/exact?destination=db')).toMatchObject({ status: 400, text: "required query parameter 'source' not set" });
-    expect(await api('/v1/connect/intentions/exact?source=web')).toMatchObject({ status: 400, text: "required query parameter 'destination' not set" });
-    expect(await api('/v1/connect/intentions/exact?source=a/b/c/d&destination=db')).toMatchObject({
-      status: 400,
-      text: `source "a/b/c/d" is invalid: input can contain at most two '/'`,
-    });
-    expect(await api('/v1/connect/intentions/exact?source=web&destination=db', { method: 'PUT', body: { Action: 'maybe' } })).toMatchObject({
-      status: 400,
-      text: "Action must be set to 'allow' or 'deny'",
-    });
+    expect(await api('/v1/connect/intentions/exact?destination=db')).toMatchObject(failed(answerOf('INTENTION_MISSING_PARAM', { name: 'source' })));
+    expect(await api('/v1/connect/intentions/exact?source=web')).toMatchObject(failed(answerOf('INTENTION_MISSING_PARAM', { name: 'destination' })));
+    expect(await api('/v1/connect/intentions/exact?source=a/b/c/d&destination=db')).toMatchObject(
+      failed(answerOf('INTENTION_BAD_NAME', { what: 'source', input: 'a/b/c/d', reason: "input can contain at most two '/'" })),
+    );
+    expect(await api('/v1/connect/intentions/exact?source=web&destination=db', { method: 'PUT', body: { Action: 'maybe' } })).toMatchObject(
+      failed(answerOf('INTENTION_INVALID', { problems: "Action must be set to 'allow' or 'deny'" })),
+    );
   });
 
   it('match lists each name\'s intentions in precedence order, keys sorted, [] for none; check answers Allowed', async () => {
@@ -161,16 +161,18 @@ describe('intentions API', () => {
     const bySource = (await api('/v1/connect/intentions/match?by=source&name=m-web')).json() as Record<string, { DestinationName: string }[]>;
     expect(bySource['m-web']?.map((i) => i.DestinationName)).toEqual(expect.arrayContaining(['m-db', 'm-l7', '*']));
 
-    expect(await api('/v1/connect/intentions/match?name=x')).toMatchObject({ status: 400, text: "required query parameter 'by' not set" });
-    expect(await api('/v1/connect/intentions/match?by=x&name=x')).toMatchObject({ status: 400, text: "'by' parameter must be one of 'source' or 'destination'" });
-    expect(await api('/v1/connect/intentions/match?by=source')).toMatchObject({ status: 400, text: "required query parameter 'name' not set" });
+    expect(await api('/v1/connect/intentions/match?name=x')).toMatchObject(failed(answerOf('INTENTION_MISSING_PARAM', { name: 'by' })));
+    expect(await api('/v1/connect/intentions/match?by=x&name=x')).toMatchObject(failed(answerOf('INTENTION_MATCH_BY')));
+    expect(await api('/v1/connect/intentions/match?by=source')).toMatchObject(failed(answerOf('INTENTION_MISSING_PARAM', { name: 'name' })));
 
     const check = async (q: string) => (await api(`/v1/connect/intentions/check?${q}`)).text;
     expect(await check('source=m-web&destination=m-db')).toBe('{"Allowed":true}');
     expect(await check('source=m-api&destination=m-db')).toBe('{"Allowed":false}');
     expect(await check('source=m-web&destination=m-l7')).toBe('{"Allowed":false}');
-    expect(await api('/v1/connect/intentions/check?destination=db')).toMatchObject({ status: 400, text: "required query parameter 'source' not set" });
-    expect(await api('/v1/connect/intentions/check?source=a&destination=db&source-type=dns')).toMatchObject({ status: 400, text: 'unsupported SourceType: "dns"' });
+    expect(await api('/v1/connect/intentions/check?destination=db')).toMatchObject(failed(answerOf('INTENTION_MISSING_PARAM', { name: 'source' })));
+    expect(await api('/v1/connect/intentions/check?source=a&destination=db&source-type=dns')).toMatchObject(
+      failed(answerOf('INTENTION_SOURCE_TYPE', { sourceType: 'dns' })),
+    );
   });
 
   it('lists in precedence order and filters with ?filter', async () => {
@@ -185,10 +187,9 @@ describe('intentions API', () => {
     await api('/v1/connect/intentions/exact?source=x&destination=f-team/svc', { method: 'PUT', body: { Action: 'deny' } });
     expect(((await api('/v1/connect/intentions?ns=f-team')).json() as { DestinationName: string }[]).map((i) => i.DestinationName)).toEqual(['svc']);
     expect(((await api('/v1/connect/intentions?ns=*')).json() as unknown[]).length).toBe(all.length + 1);
-    expect(await api(`/v1/connect/intentions?filter=${encodeURIComponent('Bogus == 1')}`)).toMatchObject({
-      status: 400,
-      text: 'Failed to create boolean expression evaluator: Selector "Bogus" is not valid',
-    });
+    expect(await api(`/v1/connect/intentions?filter=${encodeURIComponent('Bogus == 1')}`)).toMatchObject(
+      failed(answerOf('FILTER_INVALID', { detail: 'Selector "Bogus" is not valid' })),
+    );
   });
 
   it('a blocking list wakes on a change to its answer, not on a change outside its filter', async () => {
@@ -240,15 +241,13 @@ describe('intentions API with ACLs', () => {
   it('writes need intentions:write on the destination', async () => {
     const owner = tokens['db-owner'] as { SecretID: string; AccessorID: string };
     expect(await api('/v1/connect/intentions/exact?source=api&destination=db', { method: 'PUT', body: { Action: 'deny' }, token: owner.SecretID })).toMatchObject({ status: 200 });
-    expect(await api('/v1/connect/intentions/exact?source=api&destination=other', { method: 'PUT', body: { Action: 'deny' }, token: owner.SecretID })).toMatchObject({
-      status: 403,
-      text: `Permission denied: token with AccessorID '${owner.AccessorID}' lacks permission 'intention:write' on "other"`,
-    });
+    expect(await api('/v1/connect/intentions/exact?source=api&destination=other', { method: 'PUT', body: { Action: 'deny' }, token: owner.SecretID })).toMatchObject(
+      denied(owner.AccessorID, 'write', 'other'),
+    );
     const reader = tokens['db-reader'] as { SecretID: string; AccessorID: string };
-    expect(await api('/v1/connect/intentions', { method: 'POST', body: { SourceName: 'x', DestinationName: 'db', Action: 'allow' }, token: reader.SecretID })).toMatchObject({
-      status: 403,
-      text: `Permission denied: token with AccessorID '${reader.AccessorID}' lacks permission 'intention:write' on "db"`,
-    });
+    expect(await api('/v1/connect/intentions', { method: 'POST', body: { SourceName: 'x', DestinationName: 'db', Action: 'allow' }, token: reader.SecretID })).toMatchObject(
+      denied(reader.AccessorID, 'write', 'db'),
+    );
   });
 
   it('reads: a service read rule grants intentions read unless it says intentions = "deny"; lists are filtered and say so', async () => {
@@ -259,16 +258,14 @@ describe('intentions API with ACLs', () => {
     expect(list.headers.get('x-svc-results-filtered-by-acls')).toBe('true');
     const everything = await api('/v1/connect/intentions', { token: MANAGEMENT });
     expect(everything.headers.get('x-svc-results-filtered-by-acls')).toBeNull();
-    expect(await api('/v1/connect/intentions/exact?source=web&destination=db', { token: blind.SecretID })).toMatchObject({
-      status: 403,
-      text: `Permission denied: token with AccessorID '${blind.AccessorID}' lacks permission 'intention:read' on "db"`,
-    });
-    expect(await api('/v1/connect/intentions/match?by=destination&name=db', { token: blind.SecretID })).toMatchObject({ status: 403 });
+    expect(await api('/v1/connect/intentions/exact?source=web&destination=db', { token: blind.SecretID })).toMatchObject(denied(blind.AccessorID, 'read', 'db'));
+    expect(await api('/v1/connect/intentions/match?by=destination&name=db', { token: blind.SecretID })).toMatchObject(denied(blind.AccessorID, 'read', 'db'));
     expect(await api('/v1/connect/intentions/match?by=destination&name=db', { token: reader.SecretID })).toMatchObject({ status: 200 });
     // check needs only service:read on the destination; the default (deny) answers a miss.
     expect(await api('/v1/connect/intentions/check?source=web&destination=db', { token: blind.SecretID })).toMatchObject({ status: 200, text: '{"Allowed":true}' });
     expect(await api('/v1/connect/intentions/check?source=zz&destination=db', { token: blind.SecretID })).toMatchObject({ status: 200, text: '{"Allowed":false}' });
-    expect(await api('/v1/connect/intentions/check?source=web&destination=other', { token: blind.SecretID })).toMatchObject({ status: 403 });
+    const blindService = answerOfError(permissionDenied({ accessorId: blind.AccessorID, anonymous: false }, 'service', 'read', 'other'));
+    expect(await api('/v1/connect/intentions/check?source=web&destination=other', { token: blind.SecretID })).toMatchObject(failed(blindService));
   });
 });
 
@@ -302,10 +299,7 @@ describe('intentions across restarts and with connect off', () => {
         ['PUT', '/v1/connect/intentions/exact?source=a&destination=b'],
         ['POST', '/v1/agent/connect/authorize'],
       ] as const) {
-        expect(await api(path, { method, body: method === 'GET' ? undefined : { Action: 'allow' } })).toMatchObject({
-          status: 400,
-          text: 'Connect must be enabled in order to use this endpoint',
-        });
+        expect(await api(path, { method, body: method === 'GET' ? undefined : { Action: 'allow' } })).toMatchObject(failed(answerOf('CONNECT_DISABLED')));
       }
     } finally {
       await agent.stop();

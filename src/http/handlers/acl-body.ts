@@ -2,7 +2,13 @@
 // them: field names matched case-insensitively at every level, unknown fields rejected, a JSON
 // null leaving the zero value, and Go's type-error texts behind the handler's prefix
 // ("Token decoding failed: json: cannot unmarshal number into Go struct field …").
-import type { LinkInput, NodeIdentityInput, ServiceIdentityInput, TokenInput } from '../../acl/tokens.js';
+import type {
+  LinkInput,
+  NodeIdentityInput,
+  ServiceIdentityInput,
+  TemplatedPolicyInput,
+  TokenInput,
+} from '../../acl/tokens.js';
 import type { PolicyInput } from '../../acl/policies.js';
 import { jsonObjectDecoder } from '../body.js';
 import { GoFields } from '../go-fields.js';
@@ -24,6 +30,7 @@ const decodeTokenObject = jsonObjectDecoder({
     'Roles',
     'ServiceIdentities',
     'NodeIdentities',
+    'TemplatedPolicies',
     'Local',
     'AuthMethod',
     'ExpirationTime',
@@ -83,6 +90,18 @@ export function decodeTokenBody(body: Buffer | undefined): TokenInput {
         NodeName: g.string(o.NodeName, `${path}.NodeName`),
         Datacenter: g.string(o.Datacenter, `${path}.Datacenter`),
       }),
+    ),
+    TemplatedPolicies: f.objects(
+      raw.TemplatedPolicies,
+      'TemplatedPolicies',
+      'structs.ACLTemplatedPolicies',
+      'structs.ACLTemplatedPolicy',
+      ['TemplateName', 'TemplateVariables', 'Datacenters'],
+      (o, path, g): TemplatedPolicyInput => {
+        g.fields(o.TemplateVariables, `${path}.TemplateVariables`, 'structs.ACLTemplatedPolicyVariables', ['Name']);
+        g.strings(o.Datacenters, `${path}.Datacenters`);
+        return { TemplateName: g.string(o.TemplateName, `${path}.TemplateName`) };
+      },
     ),
     Local: f.bool(raw.Local, 'Local'),
     AuthMethod: f.string(raw.AuthMethod, 'AuthMethod'),

@@ -17,7 +17,7 @@ import {
 } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
 import { requestNamespace as namespaceOf } from '../namespace.js';
-import { jsonReply, textReply, type Header, type Reply } from '../reply.js';
+import { errorTextReply, jsonReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 import type { AclRequirement, Outcome, Permission, Route } from '../routes.js';
 import { decodeBootstrapBody, decodePolicyBody, decodeTokenBody } from './acl-body.js';
@@ -35,9 +35,10 @@ export interface AclRouteDeps {
 const ACL_READ: Permission = Object.freeze({ resource: 'acl', access: 'read' });
 const ACL_WRITE: Permission = Object.freeze({ resource: 'acl', access: 'write' });
 
-const TOKEN_NOT_FOUND = 'Requested token does not exist: ACL not found';
-const POLICY_NOT_FOUND = 'Requested policy does not exist: ACL not found';
 const CLONE_SUFFIX = '/clone';
+
+/** A token read's answer when the token is missing: one text for an accessor, another for `self`. */
+type TokenMissing = 'ACL_TOKEN_READ_NOT_FOUND' | 'ACL_TOKEN_SELF_NOT_FOUND';
 
 /** Without acl:write a caller sees `<hidden>` for every SecretID. */
 const canSeeSecrets = (identity: Identity): boolean => identity.authorizer.allowed('acl', 'write');
@@ -56,11 +57,11 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
   const tokenIndex = (accessor: string) => (): number =>
     Math.max(store.keyIndex(ACL_TOKENS, accessor), store.tableIndex(ACL_POLICIES));
 
-  const readToken = (req: ApiRequest, accessor: string, reveal: boolean, missing: string): Outcome => {
+  const readToken = (req: ApiRequest, accessor: string, reveal: boolean, missing: TokenMissing): Outcome => {
     const pretty = req.pretty;
     return blockingRead(req, { table: ACL_TOKENS, key: accessor }, tokenIndex(accessor), (meta) => {
       const row = tokens.read(accessor);
-      if (row === undefined) return textReply(404, missing, meta);
+      if (row === undefined) return errorTextReply(agentError(missing), meta);
       return jsonReply(tokens.view(row, reveal), pretty, meta);
     });
   };
@@ -78,9 +79,9 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
   const getToken = (req: ApiRequest, identity: Identity): Outcome => {
     const accessor = req.rest;
     // The caller's own token, secret shown: whoever holds a secret may read its token.
-    if (accessor === 'self') return readToken(req, identity.accessorId, true, 'Supplied token does not exist');
+    if (accessor === 'self') return readToken(req, identity.accessorId, true, 'ACL_TOKEN_SELF_NOT_FOUND');
     if (accessor === '') throw agentError('ACL_MISSING_ACCESSOR');
-    return readToken(req, accessor, canSeeSecrets(identity), TOKEN_NOT_FOUND);
+    return readToken(req, accessor, canSeeSecrets(identity), 'ACL_TOKEN_READ_NOT_FOUND');
   };
 
   const putToken = async (req: ApiRequest, identity: Identity): Promise<Reply> => {
@@ -134,7 +135,8 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     const pretty = req.pretty;
     return blockingRead(req, { table: ACL_POLICIES, key: id }, () => store.keyIndex(ACL_POLICIES, id), (meta) => {
       const row = policies.read(id);
-      return row === undefined ? textReply(404, POLICY_NOT_FOUND, meta) : jsonReply(policies.view(row), pretty, meta);
+      if (row === undefined) return errorTextReply(agentError('ACL_POLICY_READ_NOT_FOUND'), meta);
+      return jsonReply(policies.view(row), pretty, meta);
     });
   };
 
@@ -145,7 +147,8 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     const pretty = req.pretty;
     return blockingRead(req, { table: ACL_POLICIES }, () => store.tableIndex(ACL_POLICIES), (meta) => {
       const row = policies.readByName(name);
-      return row === undefined ? textReply(404, POLICY_NOT_FOUND, meta) : jsonReply(policies.view(row), pretty, meta);
+      if (row === undefined) return errorTextReply(agentError('ACL_POLICY_READ_NOT_FOUND'), meta);
+      return jsonReply(policies.view(row), pretty, meta);
     });
   };
 
@@ -222,7 +225,7 @@ function newTokenNamespace(req: ApiRequest, identity: Identity): string {
 
 /** Consul registers /v1/acl/token/self for GET only. */
 function selfMethodNotAllowed(req: ApiRequest): Reply {
-  return textReply(405, `method ${req.method} not allowed`, [['Allow', 'OPTIONS,GET']]);
+  return errorTextReply(agentError('HTTP_METHOD_NOT_ALLOWED', { method: req.method }), [['Allow', 'OPTIONS,GET']]);
 }
 
 /** Go's url.QueryUnescape: '+' is a space; a bad escape is an error with Go's text. */

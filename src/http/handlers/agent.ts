@@ -6,7 +6,7 @@ import { agentError } from '../../core/errors.js';
 import type { Metrics } from '../../core/metrics.js';
 import type { PrometheusMetrics } from '../../core/prometheus.js';
 import type { BrandHeaders } from '../brand.js';
-import { EMPTY_OK, jsonReply, textReply, type Header } from '../reply.js';
+import { EMPTY_OK, jsonReply, type Header } from '../reply.js';
 import { requestToken } from '../token.js';
 import type { Route } from '../routes.js';
 
@@ -103,7 +103,7 @@ export function agentRoutes({ info, brand, config: running, reload, stats, metri
           handler: (req) => {
             if (req.query.get('format') !== 'prometheus') return jsonReply(metrics.snapshot(), req.pretty);
             // Consul's answer when its Prometheus sink is off.
-            if (prometheus === undefined) return textReply(415, 'Prometheus is not enabled since its retention time is not positive');
+            if (prometheus === undefined) throw agentError('METRICS_PROMETHEUS_DISABLED');
             return prometheus.text().then((body) => ({ status: 200, body, contentType: prometheus.contentType }));
           },
         },

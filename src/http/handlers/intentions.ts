@@ -16,7 +16,7 @@ import type { BlockingLimits, BlockingQueries, WatchedRead } from '../blocking.j
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
 import { requestNamespace } from '../namespace.js';
-import { JSON_TYPE, jsonReply, textReply, type Reply } from '../reply.js';
+import { JSON_TYPE, errorTextReply, jsonReply, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 import type { AclRequirement, Outcome, Route } from '../routes.js';
 import { decodeIntentionBody } from './intention-body.js';
@@ -134,10 +134,12 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
         print: entry === undefined ? '' : fingerprint([entry]),
         render(index) {
           const meta = queryMetaHeaders(brand, index);
-          if (entry === undefined) return textReply(404, 'Intention not found', meta);
+          if (entry === undefined) return errorTextReply(agentError('INTENTION_READ_NOT_FOUND'), meta);
           // Rendered possibly long after the request (a parked query): a denial is a reply, not a throw.
           const x = entry.row.value;
-          if (!canRead(identity, x)) return textReply(403, permissionDenied(identity, 'intention', 'read', x.DestinationName).message, meta);
+          if (!canRead(identity, x)) {
+            return errorTextReply(permissionDenied(identity, 'intention', 'read', x.DestinationName), meta);
+          }
           return jsonReply(intentionJson(entry.row), pretty, meta);
         },
       };
@@ -197,7 +199,7 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
         print: row === undefined ? '' : `${row.modifyIndex}`,
         render(index) {
           const meta = queryMetaHeaders(brand, index);
-          if (row === undefined) return textReply(404, 'Intention not found', meta);
+          if (row === undefined) return errorTextReply(agentError('INTENTION_READ_NOT_FOUND'), meta);
           return jsonReply(intentionJson(row), pretty, meta);
         },
       };

@@ -3,6 +3,7 @@
 // docs/decisions.md#kv-api. The agent must cap values at 1024 bytes (`limits.kv_max_value_size`).
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answerOf } from '../../support/errors.js';
 import type { AgentProcess } from './agent-process.js';
 import { ResponseParser, type RawResponse } from './raw-http.js';
 
@@ -141,44 +142,39 @@ export function kvApiSuite(start: () => Promise<AgentProcess>): void {
     it('rejects a missing key name', async () => {
       for (const method of ['GET', 'PUT', 'DELETE']) {
         const res = await fetch(url(''), { method, ...(method === 'PUT' ? { body: 'x' } : {}) });
-        expect(res.status, method).toBe(400);
-        expect(await res.text(), method).toBe('Missing key name');
+        expect([res.status, await res.text()], method).toEqual(answerOf('KV_MISSING_KEY'));
       }
     });
 
     it('rejects bad flags and cas with 400 and Go\'s parse text (D3)', async () => {
-      let res = await fetch(url('err/a?flags=abc'), { method: 'PUT', body: 'x' });
-      expect(res.status).toBe(400);
-      expect(await res.text()).toBe('strconv.ParseUint: parsing "abc": invalid syntax');
-      res = await fetch(url('err/a?cas=-1'), { method: 'PUT', body: 'x' });
-      expect(res.status).toBe(400);
-      expect(await res.text()).toBe('strconv.ParseUint: parsing "-1": invalid syntax');
-      res = await fetch(url('err/a?cas=x'), { method: 'DELETE' });
-      expect(res.status).toBe(400);
-      res = await fetch(url('err/a?flags=18446744073709551616'), { method: 'PUT', body: 'x' });
-      expect(await res.text()).toBe('strconv.ParseUint: parsing "18446744073709551616": value out of range');
+      const answer = async (path: string, method: string) => {
+        const res = await fetch(url(path), { method, ...(method === 'PUT' ? { body: 'x' } : {}) });
+        return [res.status, await res.text()];
+      };
+      expect(await answer('err/a?flags=abc', 'PUT')).toEqual(answerOf('KV_BAD_FLAGS', { text: 'abc', reason: 'invalid syntax' }));
+      expect(await answer('err/a?cas=-1', 'PUT')).toEqual(answerOf('KV_BAD_CAS', { text: '-1', reason: 'invalid syntax' }));
+      expect(await answer('err/a?cas=x', 'DELETE')).toEqual(answerOf('KV_BAD_CAS', { text: 'x', reason: 'invalid syntax' }));
+      expect(await answer('err/a?flags=18446744073709551616', 'PUT')).toEqual(
+        answerOf('KV_BAD_FLAGS', { text: '18446744073709551616', reason: 'value out of range' }),
+      );
       expect((await fetch(url('err/a'))).status).toBe(404);
     });
 
     it('rejects conflicting flags with Consul\'s text', async () => {
       let res = await fetch(url('err/b?cas=0&release=s1'), { method: 'PUT', body: 'x' });
-      expect(res.status).toBe(400);
-      expect(await res.text()).toBe('Conflicting flags: cas=0&release=s1\n');
+      expect([res.status, await res.text()]).toEqual(answerOf('KV_CONFLICTING_FLAGS', { query: 'cas=0&release=s1' }));
       res = await fetch(url('err/b?recurse&cas=1'), { method: 'DELETE' });
-      expect(res.status).toBe(400);
-      expect(await res.text()).toBe('Conflicting flags: cas=1&recurse=\n');
+      expect([res.status, await res.text()]).toEqual(answerOf('KV_CONFLICTING_FLAGS', { query: 'cas=1&recurse=' }));
     });
 
     it('rejects lock operations: no session can exist on this agent', async () => {
       const res = await fetch(url('err/c?acquire=abc'), { method: 'PUT', body: 'x' });
-      expect(res.status).toBe(400);
-      expect(await res.text()).toBe('Invalid session "abc"');
+      expect([res.status, await res.text()]).toEqual(answerOf('KV_INVALID_SESSION', { session: 'abc' }));
     });
 
     it('answers 413 past kv_max_value_size (here 1024) by Content-Length', async () => {
       const res = await put('err/big', 'x'.repeat(1025));
-      expect(res.status).toBe(413);
-      expect(await res.text()).toContain('Request body(1025 bytes) too large, max size: 1024 bytes.');
+      expect([res.status, await res.text()]).toEqual(answerOf('KV_VALUE_TOO_LARGE', { size: 1025, max: 1024 }));
       expect((await put('err/fits', 'x'.repeat(1024))).status).toBe(200);
     });
 

@@ -213,10 +213,11 @@ describe('parseRules: errors (400, Consul message text)', () => {
 
   it('reports the first bad level in Consul order (acl before blocks, blocks before operator)', async () => {
     const text = 'operator = "bad"\nservice "s" { policy = "bad" }\nacl = "bad"';
-    expect((await parseError(text)).message).toBe('Invalid acl policy: "bad"');
-    expect((await parseError('operator = "bad"\nservice "s" { policy = "bad" }')).message).toBe(
-      'Invalid service policy: "s" has invalid policy "bad"',
-    );
+    expect(await parseError(text)).toMatchObject({ code: 'ACL_RULES_BAD_LEVEL', message: 'Invalid acl policy: "bad"' });
+    expect(await parseError('operator = "bad"\nservice "s" { policy = "bad" }')).toMatchObject({
+      code: 'ACL_RULES_BAD_POLICY',
+      message: 'Invalid service policy: "s" has invalid policy "bad"',
+    });
   });
 
   it('reports HCL syntax errors with a position', async () => {
@@ -232,7 +233,7 @@ describe('parseRules: errors (400, Consul message text)', () => {
 
   it('reports JSON syntax errors from JSON.parse', async () => {
     const err = await parseError('{"key": ');
-    expect(err.kind).toBe('invalid');
+    expect([err.code, err.kind]).toEqual(['ACL_RULES_INVALID', 'invalid']);
     expect(err.message).toMatch(/^Failed to parse ACL rules: .*JSON/);
   });
 });

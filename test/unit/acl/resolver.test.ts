@@ -76,7 +76,7 @@ describe('AclResolver', () => {
     const { secret, accessor } = await tokenWith('key "a" { policy = "read" }');
     resolver.resolve(secret);
     await domain.tokens.delete(accessor, MANAGEMENT_ACCESSOR());
-    expect(agentErrorOf(() => resolver.resolve(secret)).message).toBe('ACL not found');
+    expect(agentErrorOf(() => resolver.resolve(secret)).code).toBe('ACL_NOT_FOUND');
   });
 
   it('applies an edited policy on the very next resolve, and drops a deleted one', async () => {
@@ -97,9 +97,9 @@ describe('AclResolver', () => {
     clock.advance(9_999);
     expect(() => resolver.resolve(secret)).not.toThrow();
     clock.advance(1);
-    expect(agentErrorOf(() => resolver.resolve(secret)).message).toBe('ACL not found');
+    expect(agentErrorOf(() => resolver.resolve(secret)).code).toBe('ACL_NOT_FOUND');
     const fresh = new AclResolver(store, { enabled: true, defaultPolicy: 'deny', datacenter: 'dc1' }, clock);
-    expect(agentErrorOf(() => fresh.resolve(secret)).message).toBe('ACL not found');
+    expect(agentErrorOf(() => fresh.resolve(secret)).code).toBe('ACL_NOT_FOUND');
   });
 
   it('grants service identities their service and reads on the catalog', async () => {

@@ -13,6 +13,7 @@ import { initAclState, tokenHash } from '../../../src/acl/init.js';
 import { ACL_META, ACL_TOKENS, BOOTSTRAP_KEY, HIDDEN_SECRET, type StoredToken } from '../../../src/acl/model.js';
 import type { TokenInput } from '../../../src/acl/tokens.js';
 import { FakeClock } from '../../../src/core/clock.js';
+import { renderMessage } from '../../../src/core/errors.js';
 import { isUuid } from '../../../src/core/ids.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
@@ -188,6 +189,17 @@ describe('create', () => {
   ])('%j → %s %s', async (input, code, message) => {
     const { tokens } = await setup();
     expect(await agentRejectionOf(tokens.create(input))).toEqual([code, message]);
+  });
+
+  it('refuses templated policies (Consul 1.17) on create and update, after the other links; an empty list is no link', async () => {
+    const { tokens } = await setup();
+    const templated = { TemplatedPolicies: [{ TemplateName: 'builtin/service' }] };
+    const refusal = ['ACL_TOKEN_TEMPLATED_POLICIES', renderMessage('ACL_TOKEN_TEMPLATED_POLICIES', { name: 'builtin/service' })];
+    expect(await agentRejectionOf(tokens.create(templated))).toEqual(refusal);
+    expect((await agentRejectionOf(tokens.create({ ...templated, Policies: [{ Name: 'nope' }] })))[0]).toBe('ACL_TOKEN_NO_POLICY_NAME');
+    await tokens.create({ AccessorID: ID_A, SecretID: ID_B, TemplatedPolicies: [] });
+    expect(await agentRejectionOf(tokens.update(ID_A, templated))).toEqual(refusal);
+    expect(tokens.read(ID_A)?.value.Description).toBe('');
   });
 
   it('refuses an ID already in use as an AccessorID or a SecretID with 409', async () => {

@@ -1,17 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { AgentError } from '../../../src/core/errors.js';
 import { decodeBootstrapBody, decodePolicyBody, decodeTokenBody } from '../../../src/http/handlers/acl-body.js';
+import { agentErrorOf } from '../../support/errors.js';
 
 const body = (value: unknown): Buffer => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 
 function decodeError(fn: () => unknown): [string, string] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AgentError) return [err.kind, err.message];
-    throw err;
-  }
-  throw new Error('expected an AgentError');
+  const err = agentErrorOf(fn);
+  return [err.code, err.message];
 }
 
 describe('decodeTokenBody', () => {
@@ -70,7 +65,23 @@ describe('decodeTokenBody', () => {
     ],
     [{ ExpirationTime: 5 }, 'Token decoding failed: Time.UnmarshalJSON: input is not a JSON string'],
   ])('%j → 400 %s', (value, message) => {
-    expect(decodeError(() => decodeTokenBody(body(value)))).toEqual(['invalid', message]);
+    expect(decodeError(() => decodeTokenBody(body(value)))).toEqual(['BODY_DECODE', message]);
+  });
+
+  it("reads Consul 1.17's TemplatedPolicies, so the token write can refuse them by name", () => {
+    const input = decodeTokenBody(
+      body({ templatedpolicies: [{ TemplateName: 'builtin/service', TemplateVariables: { name: 'web' }, Datacenters: ['dc1'] }] }),
+    );
+    expect(input.TemplatedPolicies).toEqual([{ TemplateName: 'builtin/service' }]);
+    expect(decodeTokenBody(body({ TemplatedPolicies: [] })).TemplatedPolicies).toEqual([]);
+    expect(decodeError(() => decodeTokenBody(body({ TemplatedPolicies: 'builtin/service' })))).toEqual([
+      'BODY_DECODE',
+      'Token decoding failed: json: cannot unmarshal string into Go struct field ACLToken.TemplatedPolicies of type structs.ACLTemplatedPolicies',
+    ]);
+    expect(decodeError(() => decodeTokenBody(body({ TemplatedPolicies: [{ TemplateName: 'x', Bogus: 1 }] })))).toEqual([
+      'BODY_DECODE',
+      'Token decoding failed: json: unknown field "Bogus"',
+    ]);
   });
 
   it('a JSON null leaves the zero value', () => {
@@ -94,9 +105,9 @@ describe('decodePolicyBody', () => {
   });
 
   it('words its failures with its own prefix', () => {
-    expect(decodeError(() => decodePolicyBody(body({ Namespace: 'x' })))).toEqual(['invalid', 'Policy decoding failed: json: unknown field "Namespace"']);
+    expect(decodeError(() => decodePolicyBody(body({ Namespace: 'x' })))).toEqual(['BODY_DECODE', 'Policy decoding failed: json: unknown field "Namespace"']);
     expect(decodeError(() => decodePolicyBody(body({ Rules: {} })))).toEqual([
-      'invalid',
+      'BODY_DECODE',
       'Policy decoding failed: json: cannot unmarshal object into Go struct field ACLPolicy.Rules of type string',
     ]);
   });
@@ -107,6 +118,6 @@ describe('decodeBootstrapBody', () => {
     expect(decodeBootstrapBody(undefined)).toBeUndefined();
     expect(decodeBootstrapBody(Buffer.alloc(0))).toBeUndefined();
     expect(decodeBootstrapBody(body({ bootstrapsecret: 's' }))).toBe('s');
-    expect(decodeError(() => decodeBootstrapBody(body({ Other: 1 })))).toEqual(['invalid', 'Request decoding failed: json: unknown field "Other"']);
+    expect(decodeError(() => decodeBootstrapBody(body({ Other: 1 })))).toEqual(['BODY_DECODE', 'Request decoding failed: json: unknown field "Other"']);
   });
 });

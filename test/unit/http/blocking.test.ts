@@ -68,7 +68,7 @@ describe('parseBlockingParams', () => {
   });
 
   it('parses wait before index: both bad → Invalid wait time', () => {
-    expect(paramError('index=abc&wait=abc').message).toBe('Invalid wait time');
+    expect(paramError('index=abc&wait=abc').code).toBe('INVALID_WAIT');
   });
 
   it('ignores empty values', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../../src/core/errors.js';
 import { jsonObjectDecoder } from '../../../src/http/body.js';
+import { agentErrorOf } from '../../support/errors.js';
 
 const decode = jsonObjectDecoder({
   prefix: 'Request decode failed',
@@ -76,7 +77,11 @@ describe('jsonObjectDecoder', () => {
 
   it('uses each decoder its own prefix and type name', () => {
     const policy = jsonObjectDecoder({ prefix: 'Policy decoding failed', typeName: 'structs.ACLPolicy', fields: ['Name'] });
-    expect(() => policy(Buffer.from('[]'))).toThrow('Policy decoding failed: json: cannot unmarshal array into Go value of type structs.ACLPolicy');
-    expect(() => policy(Buffer.from('{"Target":"x"}'))).toThrow('Policy decoding failed: json: unknown field "Target"');
+    const failed = (body: string) => {
+      const err = agentErrorOf(() => policy(Buffer.from(body)));
+      return [err.code, err.message];
+    };
+    expect(failed('[]')).toEqual(['BODY_DECODE', 'Policy decoding failed: json: cannot unmarshal array into Go value of type structs.ACLPolicy']);
+    expect(failed('{"Target":"x"}')).toEqual(['BODY_DECODE', 'Policy decoding failed: json: unknown field "Target"']);
   });
 });

@@ -3,6 +3,7 @@ import { ERROR_CATALOGUE } from '../../../src/core/error-catalogue.js';
 import { AgentError, type ErrorCode, type ErrorKind } from '../../../src/core/errors.js';
 import { cleanPath, decodePathRest, errorReply, methodReply, redirectReply, unmatchedPathReply } from '../../../src/http/dispatch.js';
 import { compileRoutes } from '../../../src/http/routes.js';
+import { answerOf } from '../../support/errors.js';
 import { recordingLogger, testGate } from './support.js';
 
 const TEXT = 'text/plain; charset=utf-8';
@@ -18,7 +19,7 @@ describe('methodReply', () => {
 
   it.each(['PATCH', 'POST', 'HEAD', 'get'])('%s: 405 with Consul text and Allow', (method) => {
     const reply = methodReply(route, method);
-    expect(reply.status).toBe(405);
+    expect([reply.status, reply.body]).toEqual(answerOf('HTTP_METHOD_NOT_ALLOWED', { method }));
     expect(reply.body).toBe(`method ${method} not allowed`);
     expect(reply.contentType).toBe(TEXT);
     expect(reply.headers).toEqual([['Allow', 'OPTIONS,GET,PUT,DELETE']]);
@@ -35,16 +36,16 @@ describe('unmatchedPathReply', () => {
 
   it.each(['/v1/nope', '/v1/', '/api/v1/x', '/v1/kv2/x'])('%s under /v1/: 404 "not a recognized HTTP API endpoint"', (path) => {
     const reply = unmatchedPathReply(path, '', 'GET');
-    expect(reply).toEqual({ status: 404, body: 'Invalid URL path: not a recognized HTTP API endpoint\n', contentType: TEXT });
+    const [status, body] = answerOf('HTTP_UNKNOWN_ENDPOINT');
+    expect(reply).toEqual({ status, body, contentType: TEXT });
+    expect(body).toBe('Invalid URL path: not a recognized HTTP API endpoint\n');
   });
 
   it.each(['/nope', '/v1', '/v2/kv/x', '/favicon.ico'])('%s outside /v1/: 404 naming /v1/', (path) => {
     const reply = unmatchedPathReply(path, '', 'PUT');
-    expect(reply).toEqual({
-      status: 404,
-      body: "Invalid URL path: if attempting to use the HTTP API, ensure the path starts with '/v1/'\n",
-      contentType: TEXT,
-    });
+    const [status, body] = answerOf('HTTP_NOT_API_PATH');
+    expect(reply).toEqual({ status, body, contentType: TEXT });
+    expect(body).toBe("Invalid URL path: if attempting to use the HTTP API, ensure the path starts with '/v1/'\n");
   });
 
   it.each([
@@ -120,9 +121,12 @@ describe('errorReply', () => {
     ['unauthorized', 401],
     ['permission-denied', 403],
     ['not-found', 404],
+    ['method-not-allowed', 405],
     ['conflict', 409],
     ['too-large', 413],
+    ['unsupported', 415],
     ['rate-limited', 429],
+    ['not-implemented', 501],
     ['internal', 500],
     ['unavailable', 503],
   ];
@@ -153,14 +157,17 @@ describe('errorReply', () => {
   it('a non-AgentError is a 500 with its message, and is logged', () => {
     const log = recordingLogger();
     const err = new TypeError('boom');
-    expect(errorReply(err, log, '/v1/agent/self')).toEqual({ status: 500, body: 'boom', contentType: TEXT });
+    const [status, body] = answerOf('INTERNAL_UNEXPECTED', { detail: 'boom' });
+    expect(errorReply(err, log, '/v1/agent/self')).toEqual({ status, body, contentType: TEXT });
+    expect([status, body]).toEqual([500, 'boom']);
     expect(log.entries).toEqual([{ level: 'error', obj: { err, path: '/v1/agent/self' }, msg: 'unexpected error' }]);
   });
 
   it('a thrown non-Error or an empty message gives the generic 500 text', () => {
     const log = recordingLogger();
-    expect(errorReply('a string', log, '/').body).toBe('An unexpected error occurred');
-    expect(errorReply(new Error(''), log, '/').body).toBe('An unexpected error occurred');
+    const [status, body] = answerOf('INTERNAL_UNEXPECTED', { detail: 'An unexpected error occurred' });
+    expect(errorReply('a string', log, '/')).toEqual({ status, body, contentType: TEXT });
+    expect(errorReply(new Error(''), log, '/')).toEqual({ status, body, contentType: TEXT });
     expect(log.entries).toHaveLength(2);
   });
 });

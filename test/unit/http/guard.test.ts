@@ -45,6 +45,7 @@ describe('guard', () => {
 
   it('words a denial of the anonymous token as Consul does', () => {
     const run = guard({ handler, acl: { resource: 'operator', access: 'read' } }, testGate(), false);
+    expect(agentErrorOf(() => run(request())).code).toBe('ACL_PERMISSION_DENIED');
     expect(agentErrorOf(() => run(request())).message).toBe(
       "Permission denied: anonymous token lacks permission 'operator:read'. The anonymous token is used implicitly when a request does not specify a token.",
     );

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ANONYMOUS_SECRET, bearerToken, effectiveToken, requestToken } from '../../../src/http/token.js';
+import { ANONYMOUS_SECRET } from '../../../src/acl/builtin.js';
+import { bearerToken, effectiveToken, requestToken } from '../../../src/http/token.js';
 import { request } from './support.js';
 
 describe('requestToken', () => {

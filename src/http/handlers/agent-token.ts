@@ -1,0 +1,50 @@
+// PUT /v1/agent/token/<kind>: replaces one of the agent's own tokens until the next reload, with
+// Consul's checks in Consul's order (401 with ACLs off, agent:write on this node, the body, the
+// kind). docs/decisions.md D21 says which kinds are kept and what each does here.
+import type { AgentTokenKind, AgentTokens } from '../../acl/agent-tokens.js';
+import { agentError } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import { jsonObjectDecoder } from '../body.js';
+import { GoFields } from '../go-fields.js';
+import { EMPTY_OK } from '../reply.js';
+import type { Route } from '../routes.js';
+
+export interface AgentTokenDeps {
+  readonly tokens: AgentTokens;
+  readonly nodeName: string;
+  readonly log: Logger;
+}
+
+const PREFIX = 'Request decode failed';
+const decodeAgentToken = jsonObjectDecoder({ prefix: PREFIX, typeName: 'api.AgentToken', fields: ['Token'] });
+
+/** Consul's names for each kind, the legacy ones included. */
+const KIND_BY_NAME: ReadonlyMap<string, AgentTokenKind> = new Map([
+  ['default', 'default'],
+  ['acl_token', 'default'],
+  ['agent', 'agent'],
+  ['acl_agent_token', 'agent'],
+]);
+
+export function agentTokenRoutes({ tokens, nodeName, log }: AgentTokenDeps): Route[] {
+  return [
+    {
+      path: '/v1/agent/token/',
+      prefix: true,
+      aclApi: true,
+      methods: {
+        PUT: {
+          acl: { resource: 'agent', access: 'write', name: () => nodeName },
+          handler: (req) => {
+            const token = new GoFields(PREFIX, 'AgentToken').string(decodeAgentToken(req.body).Token, 'Token') ?? '';
+            const kind = KIND_BY_NAME.get(req.rest);
+            if (kind === undefined) throw agentError('AGENT_TOKEN_UNKNOWN', { name: req.rest });
+            tokens.set(kind, token);
+            log.info({ kind: req.rest }, "Updated agent's ACL token");
+            return EMPTY_OK;
+          },
+        },
+      },
+    },
+  ];
+}
