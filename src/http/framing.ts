@@ -2,7 +2,8 @@
 // length, stated one way. Anything else could let a hidden second request through (smuggling),
 // so it is answered 400 (501 for a transfer coding the agent cannot decode) and the connection
 // closed. The uWS adapter needs all of it; llhttp (node:http) already refuses all but codings.
-import { textReply, type Reply } from './reply.js';
+import { agentError } from '../core/errors.js';
+import { errorTextReply, type Reply } from './reply.js';
 
 /** What a transport saw of the framing headers, every line counted. */
 export interface FramingHeaders {
@@ -40,18 +41,18 @@ export function framingProblem(f: FramingHeaders): Reply | undefined {
   const te = f.transferEncoding;
   if (te === undefined) {
     if (f.contentLengths === 0) return undefined;
-    if (f.contentLengths > 1) return textReply(400, 'Bad request framing: more than one Content-Length header\n');
-    if (!DIGITS.test(f.contentLength)) return textReply(400, `Bad request framing: invalid Content-Length ${JSON.stringify(f.contentLength)}\n`);
+    if (f.contentLengths > 1) return errorTextReply(agentError('FRAMING_CONTENT_LENGTHS'));
+    if (!DIGITS.test(f.contentLength)) return errorTextReply(agentError('FRAMING_BAD_CONTENT_LENGTH', { value: f.contentLength }));
     return undefined;
   }
-  if (f.contentLengths > 0) return textReply(400, 'Bad request framing: both Content-Length and Transfer-Encoding\n');
+  if (f.contentLengths > 0) return errorTextReply(agentError('FRAMING_BOTH_LENGTHS'));
   const codings = te.split(',').map((c) => c.trim().toLowerCase());
   if (codings.length === 1 && codings[0] === 'chunked') return undefined;
   const chunkedAt = codings.indexOf('chunked');
   if (chunkedAt !== codings.length - 1 || codings.some((c) => c === '')) {
-    return textReply(400, `Bad request framing: Transfer-Encoding ${JSON.stringify(te)} must end in chunked, applied once\n`);
+    return errorTextReply(agentError('FRAMING_BAD_TRANSFER_ENCODING', { value: te }));
   }
-  return textReply(501, `Transfer-Encoding ${JSON.stringify(te)} is not supported: send the body with chunked alone\n`);
+  return errorTextReply(agentError('FRAMING_TRANSFER_ENCODING_UNSUPPORTED', { value: te }));
 }
 
 const DIGITS = /^\d+$/;

@@ -5,12 +5,13 @@
 // hands it here, and implements TransportIo: it only moves bytes, under its transport's rules.
 // Per request this allocates what the handler needs and nothing more; the hot path (authorize:
 // a body, then a reply with no await) is guarded by bench/http/authorize.ts.
+import { agentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { RequestRecorder } from '../core/prometheus.js';
 import { Parked, type Deliver } from './blocking.js';
 import { decodePathRest, errorReply, methodReply, redirectReply, unmatchedPathReply } from './dispatch.js';
 import { emptyFraming, framingProblem, OVERSIZE_DRAIN_BYTES } from './framing.js';
-import { textReply, type Reply } from './reply.js';
+import { errorTextReply, type Reply } from './reply.js';
 import { ApiRequest, type RequestHead } from './request.js';
 import { RequestLog, type RequestTrace } from './request-log.js';
 import { BODY_METHODS, type CompiledRoute, type Outcome, type RequestHandler } from './routes.js';
@@ -39,7 +40,6 @@ export interface TransportIo<H, C extends { readonly byteLength: number }> {
 export const UNMATCHED_ROUTE = 'unmatched';
 
 const EMPTY_BODY = Buffer.alloc(0);
-const MALFORMED_PATH = 'Invalid URL path: malformed percent-encoding';
 
 export class RequestFlow<H, C extends { readonly byteLength: number }> {
   /** The per-request debug line and Prometheus record; the adapter starts a trace, the flow finishes it. */
@@ -74,7 +74,7 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
     if (route.prefix) {
       const decoded = decodePathRest(head.path.slice(route.path.length));
       if (decoded === undefined) {
-        this.answer(handle, textReply(400, MALFORMED_PATH), false, head.closeConnection, trace);
+        this.answer(handle, errorTextReply(agentError('HTTP_BAD_PATH_ESCAPE')), false, head.closeConnection, trace);
         return;
       }
       rest = decoded;
@@ -132,7 +132,7 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
     const length = this.framing.contentLength;
     const declared = length === '' ? -1 : Number(length); // digits only: framingProblem checked it
     if (declared > max + OVERSIZE_DRAIN_BYTES) {
-      this.answer(handle, textReply(413, route.bodyTooLarge(declared, max)), false, true, trace);
+      this.answer(handle, errorTextReply(route.bodyTooLarge(declared, max)), false, true, trace);
       return;
     }
     if (declared <= 0 && this.framing.transferEncoding === undefined) {
@@ -148,11 +148,11 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
     const chunks: Buffer[] = [];
     let size = 0;
     /** Set once the body is over its cap: the rest is read and dropped, then this is the answer. */
-    let tooLarge: Reply | undefined = declared > max ? textReply(413, route.bodyTooLarge(declared, max)) : undefined;
+    let tooLarge: Reply | undefined = declared > max ? errorTextReply(route.bodyTooLarge(declared, max)) : undefined;
     this.io.readBody(handle, (chunk, isLast) => {
       if (gone) return;
       size += chunk.byteLength;
-      if (size > max && tooLarge === undefined) tooLarge = textReply(413, route.bodyTooLarge(size, max));
+      if (size > max && tooLarge === undefined) tooLarge = errorTextReply(route.bodyTooLarge(size, max));
       if (tooLarge !== undefined) {
         const overflow = size > max + OVERSIZE_DRAIN_BYTES;
         if (!isLast && !overflow) return;

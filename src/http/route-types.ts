@@ -2,6 +2,7 @@
 // handler) and what a request becomes (an Outcome). Shared by the table (routes.ts) and the one
 // enforcement point (guard.ts); apart from `parsedMethod`, types only.
 import type { Identity } from '../acl/identity.js';
+import type { AgentError } from '../core/errors.js';
 import type { Access, Resource } from '../acl/types.js';
 import type { Parked } from './blocking.js';
 import type { ApiRequest } from './request.js';
@@ -73,5 +74,5 @@ export interface Route {
   /** Body cap in bytes for PUT/POST; the agent's `limits.http_max_body_bytes` when absent. */
   readonly maxBodyBytes?: number | (() => number);
   /** The 413 text for a body over the cap (KV words it as Consul does). */
-  readonly bodyTooLarge?: (size: number, max: number) => string;
+  readonly bodyTooLarge?: (size: number, max: number) => AgentError;
 }

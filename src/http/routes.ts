@@ -2,7 +2,7 @@
 // its handler (route-types.ts), and compiling wraps the handler in the one enforcement mechanism
 // (guard.ts), so no endpoint can forget its check. Everything a request needs from its route
 // (guarded handler per method, the Allow header, the body cap) is decided here, at start-up.
-import { renderMessage } from '../core/errors.js';
+import { agentError, type AgentError } from '../core/errors.js';
 import { guard, type AclGate } from './guard.js';
 import type { Method, MethodSpec, ParsedMethod, RequestHandler, Route } from './route-types.js';
 
@@ -24,10 +24,10 @@ export interface CompiledRoute {
   /** `OPTIONS,GET,PUT,DELETE`: OPTIONS first, then the declared methods. */
   readonly allow: string;
   readonly maxBodyBytes: number;
-  readonly bodyTooLarge: (size: number, max: number) => string;
+  readonly bodyTooLarge: (size: number, max: number) => AgentError;
 }
 
-const defaultTooLarge = (size: number, max: number): string => renderMessage('HTTP_BODY_TOO_LARGE', { size, max });
+const defaultTooLarge = (size: number, max: number): AgentError => agentError('HTTP_BODY_TOO_LARGE', { size, max });
 
 /** `defaultMaxBodyBytes` as a function: read per request, so a reload can change it. */
 export function compileRoutes(routes: readonly Route[], gate: AclGate, defaultMaxBodyBytes: number | (() => number)): CompiledRoute[] {

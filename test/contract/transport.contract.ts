@@ -144,7 +144,7 @@ function route(path: string, prefix: boolean, handlers: Record<string, RequestHa
     handlers: map,
     allow: ['OPTIONS', ...map.keys()].join(','),
     maxBodyBytes: MAX_BODY,
-    bodyTooLarge: (size, max) => `Request body(${size} bytes) too large, max size: ${max} bytes.`,
+    bodyTooLarge: (size, max) => agentError('HTTP_BODY_TOO_LARGE', { size, max }),
   };
 }
 

@@ -2,7 +2,7 @@
 // DELETE (?recurse, ?cas), blocking on the key or prefix. Shapes, texts: docs/decisions.md#kv-api.
 import { permissionDenied } from '../../acl/errors.js';
 import type { Identity } from '../../acl/identity.js';
-import { agentError, renderMessage } from '../../core/errors.js';
+import { agentError } from '../../core/errors.js';
 import { parseUint64 } from '../../core/uint.js';
 import { KV_TABLE, kvReadIndex, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
 import type { RangeTarget, ReadConsistency, Row, StateStore, WriteOp } from '../../state/types.js';
@@ -167,7 +167,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
         DELETE: { handler: del, acl: (req) => (req.query.has('recurse') ? 'resolved' : writeKey) },
       },
       maxBodyBytes: deps.kvMaxValueSize,
-      bodyTooLarge: (size, max) => renderMessage('KV_VALUE_TOO_LARGE', { size, max }),
+      bodyTooLarge: (size, max) => agentError('KV_VALUE_TOO_LARGE', { size, max }),
     },
   ];
 }

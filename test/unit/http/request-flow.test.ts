@@ -8,6 +8,7 @@ import { BlockingQueries, type WatchedRead } from '../../../src/http/blocking.js
 import { errorReply } from '../../../src/http/dispatch.js';
 import { noteFramingHeader, resetFraming } from '../../../src/http/framing.js';
 import { textReply, type Reply } from '../../../src/http/reply.js';
+import { agentError } from '../../../src/core/errors.js';
 import { RequestFlow, type TransportIo } from '../../../src/http/request-flow.js';
 import type { RequestHead } from '../../../src/http/request.js';
 import type { CompiledRoute, RequestHandler } from '../../../src/http/routes.js';
@@ -54,7 +55,7 @@ function route(handler: RequestHandler, maxBodyBytes = 8): CompiledRoute {
     ]),
     allow: 'OPTIONS,GET,PUT',
     maxBodyBytes,
-    bodyTooLarge: (size, max) => `${size} > ${max}`,
+    bodyTooLarge: (size, max) => agentError('HTTP_BODY_TOO_LARGE', { size, max }),
   };
 }
 
@@ -152,6 +153,6 @@ describe('RequestFlow', () => {
     send(over, echo, head('PUT', true), { 'transfer-encoding': 'chunked' });
     for (const piece of ['abcde', 'fghij', 'k', '']) over.piece?.(Buffer.from(piece), piece === '');
     expect(bodies).toEqual(['abcd']);
-    expect(over.writes.map((w) => [w.reply.status, w.reply.body, w.late, w.close])).toEqual([[413, '10 > 8', true, true]]);
+    expect(over.writes.map((w) => [w.reply.status, w.reply.body, w.late, w.close])).toEqual([[413, 'Request body(10 bytes) too large, max size: 8 bytes.', true, true]]);
   });
 });

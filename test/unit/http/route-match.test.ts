@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { agentError } from '../../../src/core/errors.js';
 import { RouteMatcher } from '../../../src/http/route-match.js';
 import type { CompiledRoute } from '../../../src/http/routes.js';
 
 function route(path: string, prefix = false): CompiledRoute {
-  return { path, prefix, handlers: new Map(), allow: 'OPTIONS', maxBodyBytes: 1, bodyTooLarge: () => '' };
+  return { path, prefix, handlers: new Map(), allow: 'OPTIONS', maxBodyBytes: 1, bodyTooLarge: () => agentError('HTTP_BODY_TOO_LARGE', { size: 0, max: 0 }) };
 }
 
 describe('RouteMatcher', () => {

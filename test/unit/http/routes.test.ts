@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { agentError, type AgentError } from '../../../src/core/errors.js';
 import { BODY_METHODS, compileRoutes as compile, parsedMethod, type MethodSpec, type Route } from '../../../src/http/routes.js';
 import { request, testGate } from './support.js';
 
@@ -52,7 +53,7 @@ describe('compileRoutes', () => {
   });
 
   it('has a default 413 text, and keeps a route-specific one', () => {
-    const custom = (size: number, max: number): string => `kv ${size}/${max}`;
+    const custom = (size: number, max: number): AgentError => agentError('KV_VALUE_TOO_LARGE', { size, max });
     const [a, b] = compileRoutes(
       [
         { path: '/a', methods: { PUT: h } },
@@ -60,8 +61,9 @@ describe('compileRoutes', () => {
       ],
       10,
     );
-    expect(a?.bodyTooLarge(20, 10)).toBe('Request body(20 bytes) too large, max size: 10 bytes.');
-    expect(b?.bodyTooLarge(20, 10)).toBe('kv 20/10');
+    expect(a?.bodyTooLarge(20, 10).message).toBe('Request body(20 bytes) too large, max size: 10 bytes.');
+    expect(a?.bodyTooLarge(20, 10).code).toBe('HTTP_BODY_TOO_LARGE');
+    expect(b?.bodyTooLarge(20, 10).code).toBe('KV_VALUE_TOO_LARGE');
   });
 
   it('throws on a path declared twice', () => {

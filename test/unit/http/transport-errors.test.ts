@@ -33,6 +33,6 @@ describe('transport refusals by code', () => {
     expect(textReply(400, 'Bad request: missing required Host header\n')).toEqual(errorTextReply(agentError('HTTP_MISSING_HOST')));
     const ok = { handler: () => ({ status: 200 }), acl: 'none' as const };
     const [route] = compileRoutes([{ path: '/v1/x', methods: { PUT: ok } }], testGate(), 1024);
-    expect(textReply(413, route!.bodyTooLarge(2048, 1024))).toEqual(errorTextReply(agentError('HTTP_BODY_TOO_LARGE', { size: 2048, max: 1024 })));
+    expect(errorTextReply(route!.bodyTooLarge(2048, 1024))).toEqual(errorTextReply(agentError('HTTP_BODY_TOO_LARGE', { size: 2048, max: 1024 })));
   });
 });
