@@ -1,23 +1,10 @@
-// Validation of raw config against the schema: unknown keys per source, each key's value, then
-// the rules that span keys. Pure (no I/O); every problem is collected as "<key>: <what is wrong>".
+// Validation of raw config against the schema: each key's value, then the rules that span keys
+// (unknown keys are known-keys.ts's). Pure (no I/O); every problem is collected as "<key>: <what is wrong>".
 import { formatDuration } from '../core/duration.js';
 import { caConfigProblems, defaultKeyBits } from './ca-rules.js';
 import { show } from './fields.js';
 import { isPlainObject, type PlainObject } from './object.js';
 import { CONFIG_SCHEMA, ConfigKey, type ConfigTree, type ConfigValues, type DefaultContext } from './schema.js';
-
-/** Keys in `raw` that the schema does not define, as Consul reports them: "invalid config key a.b". */
-export function unknownKeys(raw: PlainObject, tree: ConfigTree = CONFIG_SCHEMA, prefix = ''): string[] {
-  const found: string[] = [];
-  for (const [name, value] of Object.entries(raw)) {
-    const path = prefix + name;
-    const node = Object.hasOwn(tree, name) ? tree[name] : undefined;
-    if (node === undefined) found.push(`invalid config key ${path}`);
-    // A non-object where a group belongs is a type error, reported by validateValues.
-    else if (!(node instanceof ConfigKey) && isPlainObject(value)) found.push(...unknownKeys(value, node, `${path}.`));
-  }
-  return found;
-}
 
 export interface ValidationContext extends DefaultContext {
   /** -dev: state lives in memory, so data_dir may be absent. */
@@ -30,7 +17,7 @@ export type ValidationResult =
 
 /**
  * Validates the merged raw config: fills defaults, converts every key through its schema, then
- * checks the rules between keys. Unknown keys are ignored here (see unknownKeys).
+ * checks the rules between keys. Unknown keys are ignored here (see known-keys.ts).
  */
 export function validateValues(merged: PlainObject, ctx: ValidationContext): ValidationResult {
   const problems: string[] = [];
