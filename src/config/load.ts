@@ -4,6 +4,7 @@
 // Consul key the agent does not implement (known-keys.ts) are warnings, not problems.
 import { readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { describeFsError } from '../core/fs-error.js';
 import { resolveAliases } from './aliases.js';
 import { toAgentConfig } from './convert.js';
 import { dropDeprecated } from './deprecated.js';
@@ -11,7 +12,7 @@ import { ConfigError } from './errors.js';
 import { checkKeys, ignoredWarning } from './known-keys.js';
 import { moveConsulRenames } from './consul-renames.js';
 import { deepFreeze, deepMerge, isPlainObject, type PlainObject } from './object.js';
-import { describeFsError, parseJsonConfig, type ConfigSource } from './sources.js';
+import { parseJsonConfig, type ConfigSource } from './sources.js';
 import type { RawConfig } from './schema.js';
 import type { AgentConfig } from './types.js';
 import { validateValues } from './validate.js';
