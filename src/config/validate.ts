@@ -151,13 +151,15 @@ function listenerProblems(v: ConfigValues, ok: (...paths: string[]) => boolean):
   if (ok('ports.http', 'ports.https') && v.ports.http === -1 && v.ports.https === -1) {
     problems.push('ports.http: -1 disables plain HTTP, and ports.https is not set: the agent would serve nothing');
   }
-  const tls = v.tls.defaults;
+  // What the HTTPS API gets: tls.https over tls.defaults, as in Consul.
+  const { defaults, https } = v.tls;
   if (ok('ports.https') && v.ports.https !== -1) {
-    if (tls.cert_file === undefined) problems.push('tls.defaults.cert_file: required with ports.https');
-    if (tls.key_file === undefined) problems.push('tls.defaults.key_file: required with ports.https');
+    if ((https.cert_file ?? defaults.cert_file) === undefined) problems.push('tls.defaults.cert_file: required with ports.https');
+    if ((https.key_file ?? defaults.key_file) === undefined) problems.push('tls.defaults.key_file: required with ports.https');
   }
-  if (ok('tls.defaults.verify_incoming') && tls.verify_incoming && tls.ca_file === undefined) {
-    problems.push('tls.defaults.ca_file: required with tls.defaults.verify_incoming');
+  const verify = https.verify_incoming === undefined ? 'tls.defaults.verify_incoming' : 'tls.https.verify_incoming';
+  if (ok(verify) && (https.verify_incoming ?? defaults.verify_incoming) && (https.ca_file ?? defaults.ca_file) === undefined) {
+    problems.push(`tls.defaults.ca_file: required with ${verify}`);
   }
   return problems;
 }
