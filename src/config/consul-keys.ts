@@ -6,8 +6,8 @@
 // consul-renames.ts, which moves them to these keys before they are checked.
 
 /** `VALUE`: a key holding a value. `FREE`: a key whose contents Consul does not fix (maps, lists of definitions). */
-export const VALUE = 'value';
-export const FREE = 'free';
+const VALUE = 'value';
+const FREE = 'free';
 
 export interface ConsulKeyTree {
   readonly [name: string]: typeof VALUE | typeof FREE | ConsulKeyTree;

@@ -18,7 +18,7 @@ export function nearestKey(name: string, known: Iterable<string>): string | unde
 }
 
 /** Optimal string alignment distance: Levenshtein plus the swap of two neighbouring characters. */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
   const row0 = rows[0] as number[];
   for (let j = 0; j <= b.length; j++) row0[j] = j;
