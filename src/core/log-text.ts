@@ -45,7 +45,8 @@ export function formatTextLine(json: string): string {
     }
     add(key, render(value));
   }
-  if (fields.length > 0) line += `${msg === '' ? '' : ':'} ${fields.join(' ')}`;
+  if (msg !== '' && fields.length + blocks.length > 0) line += ':';
+  if (fields.length > 0) line += ` ${fields.join(' ')}`;
   line += blocks.join('');
   if (stack !== undefined) line += `\n${stack.split('\n').map((l) => `  ${l}`).join('\n')}`;
   return `${line}\n`;

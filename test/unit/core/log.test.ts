@@ -111,5 +111,6 @@ describe('formatTextLine', () => {
     expect(line({ level: 'error', msg: 'config reload failed', err: { message: 'a.json: x: bad\nb.json: y: bad' }, n: 1 })).toBe(
       'T [ERROR] x: config reload failed: n=1\n  error=\n  | a.json: x: bad\n  | b.json: y: bad\n',
     );
+    expect(line({ level: 'error', msg: 'failed', err: { message: 'a\nb' } })).toBe('T [ERROR] x: failed:\n  error=\n  | a\n  | b\n');
   });
 });
