@@ -66,6 +66,13 @@ services {
     interval = "10s"
   }
 }
+checks = [
+  {
+    id = "disk"
+    args = ["/usr/local/bin/check-disk"]
+    interval = "30s"
+  }
+]
 `;
 
 const CONSUL_JSON = {
@@ -94,6 +101,7 @@ const CONSUL_JSON = {
   enable_script_checks: false,
   leave_on_terminate: true,
   services: [{ name: 'web', port: 8080, check: { http: 'http://localhost:8080/health', interval: '10s' } }],
+  checks: [{ id: 'disk', args: ['/usr/local/bin/check-disk'], interval: '30s' }],
 };
 
 const IGNORED = [
@@ -112,6 +120,7 @@ const IGNORED = [
   'enable_script_checks',
   'leave_on_terminate',
   'services',
+  'checks',
 ];
 
 const MOVED = [
