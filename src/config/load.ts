@@ -6,6 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { describeFsError } from '../core/fs-error.js';
 import { resolveAliases } from './aliases.js';
+import { apiAddressProblems } from './api-addresses.js';
 import { toAgentConfig } from './convert.js';
 import { dropDeprecated } from './deprecated.js';
 import { ConfigError } from './errors.js';
@@ -95,6 +96,8 @@ export function loadConfig(input: LoadInput): AgentConfig {
   if (typeof dataDir === 'string' && dataDir !== '' && env.isDirectory(dataDir) === false) {
     problems.push(`data_dir: ${JSON.stringify(dataDir)} is not a directory`);
   }
+
+  if (result.ok) problems.push(...apiAddressProblems(merged, result.values).map((problem) => withSource(problem, layers, flags)));
 
   // The TLS files are read at start-up; one that cannot be read is named now, with its key.
   if (result.ok) {

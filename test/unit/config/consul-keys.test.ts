@@ -199,6 +199,20 @@ describe("a Consul agent's config file", () => {
   });
 });
 
+describe("Consul's addresses.http and addresses.https", () => {
+  it('are refused where ignoring them would serve an API on another address than the file asks', async () => {
+    const file = tmp.file('addresses.hcl', 'data_dir = "/opt/consul"\nclient_addr = "0.0.0.0"\naddresses {\n  http = "127.0.0.1"\n}\n');
+    expect(await problemsOf(file)).toEqual([
+      `${file}: addresses.http: svc-agent serves its HTTP and HTTPS APIs on client_addr (0.0.0.0) only; set client_addr to "127.0.0.1" or remove addresses.http`,
+    ]);
+  });
+
+  it('are ignored with a warning where they name client_addr, or their API is off', async () => {
+    const same = tmp.file('same.json', { data_dir: '/opt/consul', client_addr: '10.0.0.5', addresses: { http: '10.0.0.5', https: '127.0.0.1' } });
+    expect((await loadFiles(same)).warnings).toEqual([`${same}: addresses is ignored: svc-agent does not implement this Consul setting`]);
+  });
+});
+
 describe("Consul's deprecated keys", () => {
   it('move where Consul moves them, with its warning; the new key wins when a file sets both', async () => {
     const file = tmp.file('old.json', {
