@@ -105,16 +105,11 @@ log_level = "INFO"
 node_name = "consul-server-1"
 server = true
 bootstrap_expect = 1
-ui_config {
-  enabled = true
-}
+ui_config { enabled = true }
 retry_join = ["127.0.0.1"]
 bind_addr = "127.0.0.1"
 client_addr = "127.0.0.1"
-ports {
-  grpc = 8502
-  dns = 8600
-}
+ports { grpc = 8502, dns = 8600 }
 connect {
   enabled = true
 }
@@ -125,10 +120,7 @@ acl {
     initial_management = "5e2a4c1b-7d3f-4a6e-9b8c-0d1e2f3a4b5c"
   }
 }
-telemetry {
-  disable_hostname = true
-  prometheus_retention_time = "60s"
-}
+telemetry { disable_hostname = true, prometheus_retention_time = "60s" }
 performance {
   raft_multiplier = 1
 }
