@@ -5,7 +5,8 @@ import { createAgent, type Agent } from '../agent.js';
 import { ConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import { readConfigSources } from '../config/sources.js';
-import { describeFsError } from '../core/fs-error.js';
+import { describeFsError, errorText } from '../core/error-text.js';
+import { AgentError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
 import { RotatingLogFile } from '../core/log-file.js';
 import { openFilesReport, readOpenFilesLimit } from '../core/open-files.js';
@@ -68,19 +69,22 @@ export async function runAgent(args: AgentArgs): Promise<number> {
     log.info({ signal: 'SIGHUP' }, 'reloading config');
     agent.reload().catch(() => undefined);
   };
-  // A start-up failure is one `==>` line saying what and where; its stack is a debug line.
+  // A start-up failure is one `==>` line saying what and where (with its causes' reasons); its
+  // stack is a debug line.
+  const startFailed = (err: unknown): number => {
+    log.debug({ err }, 'start-up failed');
+    return fail(err instanceof AgentError ? new AgentError(err.code, errorText(err)) : err);
+  };
   try {
     agent = await createAgent(config, { log, acceptStateLoss: args.acceptStateLoss, reloadConfig: load });
   } catch (err) {
-    log.debug({ err }, 'start-up failed');
-    return fail(err);
+    return startFailed(err);
   }
   try {
     await agent.listen();
   } catch (err) {
-    log.debug({ err }, 'start-up failed');
     await agent.close().catch(() => {}); // the store's lock and the member record go with it
-    return fail(err);
+    return startFailed(err);
   }
   const listening = agent.listening!;
   const address = (port: number | undefined): string | null => (port === undefined ? null : config.clientAddr.includes(':') ? `[${config.clientAddr}]:${port}` : `${config.clientAddr}:${port}`);

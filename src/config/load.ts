@@ -4,7 +4,7 @@
 // Consul key the agent does not implement (known-keys.ts) are warnings, not problems.
 import { readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { describeFsError } from '../core/fs-error.js';
+import { describeFsError } from '../core/error-text.js';
 import { resolveAliases } from './aliases.js';
 import { apiAddressProblems } from './api-addresses.js';
 import { toAgentConfig } from './convert.js';

@@ -4,7 +4,7 @@
 // back into objects, so both formats give the same tree. Problems name the file.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describeFsError } from '../core/fs-error.js';
+import { describeFsError } from '../core/error-text.js';
 import { HclSyntaxError, hclToObject } from '../core/hcl.js';
 import { findJsonSyntaxError } from './json-error.js';
 import { deepMerge, isPlainObject, type PlainObject } from './object.js';

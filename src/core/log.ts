@@ -5,7 +5,7 @@
 // under `err` is one line, its message; its stack (and its causes') only at debug and trace, as
 // an operator needs what went wrong and where, and a developer turns the stack on.
 import { pino, type Logger as PinoLogger } from 'pino';
-import { describeFsError } from './fs-error.js';
+import { describeFsError, errorText } from './error-text.js';
 import { formatTextLine } from './log-text.js';
 
 export interface Logger {
@@ -90,13 +90,13 @@ export function createLogger(level: LogLevel, destination: NodeJS.WritableStream
   return new Root(family, base);
 }
 
-/** What a line shows of an error: its message and code, and its stack and causes only when asked. */
+/** What a line shows of an error: its message with its causes' reasons and its code; its stacks only when asked. */
 function errorFields(err: unknown, withStack: boolean): unknown {
   if (!(err instanceof Error)) return err;
   const code = (err as { code?: unknown }).code;
   return {
     type: err.name,
-    message: err.message,
+    message: errorText(err),
     ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
     ...(withStack ? { stack: stackWithCauses(err) } : {}),
   };

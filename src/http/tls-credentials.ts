@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureVersion } from 'node:tls';
 import { agentError } from '../core/errors.js';
-import { describeFsError } from '../core/fs-error.js';
+import { describeFsError } from '../core/error-text.js';
 import type { TlsConfig, TlsVersionName } from '../config/types.js';
 
 /** What node:https takes, ready for `createServer` and `setSecureContext`. */

@@ -40,19 +40,20 @@ describe('createLogger', () => {
   it('writes an error as one line, its stack (and causes) only at debug level, in text and JSON', () => {
     const text = capture('text');
     const json = capture('json');
-    const err = new Error('cannot create directory /x', { cause: new Error('EACCES') });
+    const cause = Object.assign(new Error("EACCES: permission denied, mkdir '/x'"), { code: 'EACCES' });
+    const err = new Error('cannot create directory /x', { cause });
     for (const { log } of [text, json]) {
       log.error({ err }, 'start-up failed');
       log.setLevel('debug');
       log.error({ err }, 'start-up failed');
     }
     const [terse, verbose] = text.lines;
-    expect(terse).toMatch(/ \[ERROR\] agent: start-up failed: error="cannot create directory \/x"\n$/);
+    expect(terse).toMatch(/ \[ERROR\] agent: start-up failed: error="cannot create directory \/x: permission denied"\n$/);
     expect(terse).not.toMatch(/\n\s+at /);
-    expect(verbose).toMatch(/^.* \[ERROR\] agent: start-up failed: error="cannot create directory \/x"\n  Error: cannot create directory \/x\n\s+at /);
-    expect(verbose).toContain('caused by: Error: EACCES');
+    expect(verbose).toMatch(/^.* \[ERROR\] agent: start-up failed: error="cannot create directory \/x: permission denied"\n  Error: cannot create directory \/x\n\s+at /);
+    expect(verbose).toContain("caused by: Error: EACCES: permission denied, mkdir '/x'");
     const [plain, full] = json.lines.map((l) => JSON.parse(l) as { err: Record<string, unknown> });
-    expect(plain?.err).toEqual({ type: 'Error', message: 'cannot create directory /x' });
+    expect(plain?.err).toEqual({ type: 'Error', message: 'cannot create directory /x: permission denied' });
     expect(full?.err.stack).toMatch(/^Error: cannot create directory \/x\n\s+at /);
   });
 
