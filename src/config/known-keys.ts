@@ -7,7 +7,7 @@ import { nearestKey } from './did-you-mean.js';
 import { isPlainObject, type PlainObject } from './object.js';
 import { CONFIG_SCHEMA, ConfigKey, type ConfigTree } from './schema.js';
 
-export interface KeyCheck {
+interface KeyCheck {
   /** Keys neither svc-agent nor Consul has: `invalid config key a.b (did you mean a.c?)`. */
   readonly problems: readonly string[];
   /** Consul keys the agent does not implement, each by its outermost dotted path. */
