@@ -3,7 +3,9 @@
 // and a key neither has is refused with the nearest known key offered.
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/errors.js';
+import { CONSUL_KEYS, type ConsulKeyTree } from '../../../src/config/consul-keys.js';
 import { nearestKey } from '../../../src/config/did-you-mean.js';
+import { checkKeys } from '../../../src/config/known-keys.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { readConfigSources } from '../../../src/config/sources.js';
 import { tempDir, testEnv } from './helpers.js';
@@ -196,6 +198,17 @@ describe("a Consul agent's config file", () => {
     ]);
     const ca = tmp.file('ca.json', { data_dir: '/opt/consul', connect: { ca_config: { leaf_cert_tll: '72h' } } });
     expect(await problemsOf(ca)).toEqual([`${ca}: invalid config key connect.ca_config.leaf_cert_tll (did you mean connect.ca_config.leaf_cert_ttl?)`]);
+  });
+});
+
+describe('every key of Consul', () => {
+  it('is read or ignored, never refused', () => {
+    const everything = (tree: ConsulKeyTree): Record<string, unknown> =>
+      Object.fromEntries(Object.entries(tree).map(([name, node]) => [name, typeof node === 'object' ? everything(node) : node === 'free' ? {} : 1]));
+    const { problems, ignored } = checkKeys(everything(CONSUL_KEYS));
+    expect(problems).toEqual([]);
+    expect(ignored).toContain('ui_config');
+    expect(ignored).not.toContain('datacenter');
   });
 });
 
