@@ -2,8 +2,11 @@
 // same files and flags, re-read), and stops it gracefully on SIGINT/SIGTERM. Loaded only for the
 // agent command, so the client commands start without the agent's modules.
 import { createAgent, type Agent } from '../agent.js';
+import { ConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import { readConfigSources } from '../config/sources.js';
+import { describeFsError, errorText } from '../core/error-text.js';
+import { AgentError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
 import { RotatingLogFile } from '../core/log-file.js';
 import { openFilesReport, readOpenFilesLimit } from '../core/open-files.js';
@@ -48,7 +51,7 @@ export async function runAgent(args: AgentArgs): Promise<number> {
     const f = config.logFile;
     file = f.path === undefined ? undefined : new RotatingLogFile({ path: f.path, maxBytes: f.rotateBytes, maxAgeMs: f.rotateDurationMs, maxFiles: f.rotateMaxFiles });
   } catch (err) {
-    return fail(new Error(`cannot open log_file ${config.logFile.path}: ${(err as Error).message}`));
+    return fail(new ConfigError([`log_file: cannot open ${config.logFile.path}: ${describeFsError(err)}`]));
   }
   const log = createLogger(config.logLevel, process.stdout, config.logJson ? 'json' : 'text', file);
   for (const message of warnings) log.warn({}, message);
@@ -66,18 +69,22 @@ export async function runAgent(args: AgentArgs): Promise<number> {
     log.info({ signal: 'SIGHUP' }, 'reloading config');
     agent.reload().catch(() => undefined);
   };
+  // A start-up failure is one `==>` line saying what and where (with its causes' reasons); its
+  // stack is a debug line.
+  const startFailed = (err: unknown): number => {
+    log.debug({ err }, 'start-up failed');
+    return fail(err instanceof AgentError ? new AgentError(err.code, errorText(err)) : err);
+  };
   try {
     agent = await createAgent(config, { log, acceptStateLoss: args.acceptStateLoss, reloadConfig: load });
   } catch (err) {
-    log.error({ err }, 'start-up failed');
-    return fail(err);
+    return startFailed(err);
   }
   try {
     await agent.listen();
   } catch (err) {
-    log.error({ err }, 'start-up failed');
     await agent.close().catch(() => {}); // the store's lock and the member record go with it
-    return fail(err);
+    return startFailed(err);
   }
   const listening = agent.listening!;
   const address = (port: number | undefined): string | null => (port === undefined ? null : config.clientAddr.includes(':') ? `[${config.clientAddr}]:${port}` : `${config.clientAddr}:${port}`);

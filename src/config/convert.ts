@@ -13,12 +13,13 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
     nodeId: v.node_id,
     clientAddr: v.client_addr,
     ports: { http: v.ports.http, https: v.ports.https },
+    // As in Consul, a tls.https setting wins over tls.defaults for the HTTPS API.
     tls: {
-      caFile: v.tls.defaults.ca_file,
-      certFile: v.tls.defaults.cert_file,
-      keyFile: v.tls.defaults.key_file,
-      verifyIncoming: v.tls.defaults.verify_incoming,
-      minVersion: v.tls.defaults.tls_min_version,
+      caFile: v.tls.https.ca_file ?? v.tls.defaults.ca_file,
+      certFile: v.tls.https.cert_file ?? v.tls.defaults.cert_file,
+      keyFile: v.tls.https.key_file ?? v.tls.defaults.key_file,
+      verifyIncoming: v.tls.https.verify_incoming ?? v.tls.defaults.verify_incoming,
+      minVersion: v.tls.https.tls_min_version ?? v.tls.defaults.tls_min_version,
     },
     dataDir: v.data_dir,
     logLevel: v.log_level,

@@ -1,7 +1,7 @@
 // Keys and values the agent took once and takes no more. A layer that still sets one loads: the
 // setting is dropped (or mapped to what replaced it) with a warning naming it and its replacement,
 // as Consul treats its deprecated keys, so an upgrade does not stop an agent over a tuning knob.
-import { isPlainObject, type PlainObject } from './object.js';
+import { getPath, withPath, withoutPath, type PlainObject } from './object.js';
 
 const CPU_POLICY = 'CPU policy for the whole service is the operator\'s to set (README, "CPU policy")';
 
@@ -27,37 +27,15 @@ export function dropDeprecated(layer: PlainObject): { values: PlainObject; warni
   let values = layer;
   for (const { path, instead } of REMOVED_KEYS) {
     const parts = path.split('.');
-    if (lookup(values, parts) === undefined) continue;
-    values = without(values, parts);
+    if (getPath(values, parts) === undefined) continue;
+    values = withoutPath(values, parts);
     warnings.push(`${path} is deprecated and has no effect: ${instead}`);
   }
   for (const { path, value, becomes, why } of RETIRED_VALUES) {
     const parts = path.split('.');
-    if (lookup(values, parts) !== value) continue;
-    values = replaced(values, parts, becomes);
+    if (getPath(values, parts) !== value) continue;
+    values = withPath(values, parts, becomes);
     warnings.push(`${path} ${JSON.stringify(value)} is deprecated and means ${JSON.stringify(becomes)}: ${why}`);
   }
   return { values, warnings };
-}
-
-function lookup(object: PlainObject, [head, ...rest]: readonly string[]): unknown {
-  if (head === undefined || !Object.hasOwn(object, head)) return undefined;
-  const value = object[head];
-  if (rest.length === 0) return value;
-  return isPlainObject(value) ? lookup(value, rest) : undefined;
-}
-
-/** A copy of `object` without the key at `parts`; a group left empty by it goes too. */
-function without(object: PlainObject, [head, ...rest]: readonly string[]): PlainObject {
-  if (head === undefined) return object;
-  const { [head]: child, ...others } = object;
-  if (rest.length === 0 || !isPlainObject(child)) return others;
-  const kept = without(child, rest);
-  return Object.keys(kept).length === 0 ? others : { ...others, [head]: kept };
-}
-
-function replaced(object: PlainObject, [head, ...rest]: readonly string[], value: unknown): PlainObject {
-  if (head === undefined) return object;
-  const child = object[head];
-  return { ...object, [head]: rest.length === 0 || !isPlainObject(child) ? value : replaced(child, rest, value) };
 }

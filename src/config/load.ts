@@ -1,17 +1,22 @@
 // Start-up config loading: read the JSON files, stack defaults < files (in order) < command-line
 // flags, validate once, and hand back a deep-frozen AgentConfig. Every problem found is reported
-// together in one ConfigError; a deprecated setting is a warning, not a problem (deprecated.ts).
+// together in one ConfigError; a deprecated setting (deprecated.ts, consul-renames.ts) and a
+// Consul key the agent does not implement (known-keys.ts) are warnings, not problems.
 import { readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { describeFsError } from '../core/error-text.js';
 import { resolveAliases } from './aliases.js';
+import { apiAddressProblems } from './api-addresses.js';
 import { toAgentConfig } from './convert.js';
 import { dropDeprecated } from './deprecated.js';
 import { ConfigError } from './errors.js';
+import { checkKeys, ignoredWarning } from './known-keys.js';
+import { moveConsulRenames } from './consul-renames.js';
 import { deepFreeze, deepMerge, isPlainObject, type PlainObject } from './object.js';
-import { describeFsError, parseJsonConfig, type ConfigSource } from './sources.js';
+import { parseJsonConfig, type ConfigSource } from './sources.js';
 import type { RawConfig } from './schema.js';
 import type { AgentConfig } from './types.js';
-import { unknownKeys, validateValues } from './validate.js';
+import { validateValues } from './validate.js';
 
 /** The machine as the loader sees it; tests hand in their own. */
 export interface LoadEnv {
@@ -39,8 +44,8 @@ export interface LoadInput {
   readonly dev: boolean;
   readonly env?: LoadEnv;
   /**
-   * Receives each warning about a deprecated setting, prefixed with where it was set; without it,
-   * warnings go to process.emitWarning as DeprecationWarning.
+   * Receives each warning about a deprecated or ignored setting, prefixed with where it was set;
+   * without it, warnings go to process.emitWarning as DeprecationWarning.
    */
   readonly warn?: (message: string) => void;
 }
@@ -64,8 +69,9 @@ export function loadConfig(input: LoadInput): AgentConfig {
     const path = source.path;
     const { values, problems } = resolveAliases(source.values);
     fileProblems.push(...problems.map((p) => `${path}: ${p}`));
-    const current = dropDeprecated(values);
-    warnings.push(...current.warnings.map((w) => `${path}: ${w}`));
+    const moved = moveConsulRenames(values);
+    const current = dropDeprecated(moved.values);
+    warnings.push(...[...moved.warnings, ...current.warnings].map((w) => `${path}: ${w}`));
     layers.push({ path, values: current.values });
   }
   // A file that could not be read leaves the merged view incomplete, so judging the values would
@@ -75,10 +81,12 @@ export function loadConfig(input: LoadInput): AgentConfig {
   const currentFlags = dropDeprecated(input.flags as PlainObject);
   warnings.push(...currentFlags.warnings.map((w) => `command line: ${w}`));
   const flags = currentFlags.values;
-  const problems = [
-    ...layers.flatMap((layer) => unknownKeys(layer.values).map((p) => `${layer.path}: ${p}`)),
-    ...unknownKeys(flags).map((p) => `command line: ${p}`),
-  ];
+  const problems: string[] = [];
+  for (const [source, values] of [...layers.map((l) => [l.path, l.values] as const), ['command line', flags] as const]) {
+    const keys = checkKeys(values);
+    problems.push(...keys.problems.map((p) => `${source}: ${p}`));
+    warnings.push(...keys.ignored.map((key) => `${source}: ${ignoredWarning(key)}`));
+  }
   const merged = deepMerge(...layers.map((layer) => layer.values), flags);
   const result = validateValues(merged, { hostname: env.hostname(), dev: input.dev });
   if (!result.ok) problems.push(...result.problems.map((problem) => withSource(problem, layers, flags)));
@@ -88,6 +96,8 @@ export function loadConfig(input: LoadInput): AgentConfig {
   if (typeof dataDir === 'string' && dataDir !== '' && env.isDirectory(dataDir) === false) {
     problems.push(`data_dir: ${JSON.stringify(dataDir)} is not a directory`);
   }
+
+  if (result.ok) problems.push(...apiAddressProblems(merged, result.values).map((problem) => withSource(problem, layers, flags)));
 
   // The TLS files are read at start-up; one that cannot be read is named now, with its key.
   if (result.ok) {

@@ -34,3 +34,27 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/** The value at `parts` in `object`, or undefined where the path leaves the tree. */
+export function getPath(object: PlainObject, [head, ...rest]: readonly string[]): unknown {
+  if (head === undefined || !Object.hasOwn(object, head)) return undefined;
+  const value = object[head];
+  if (rest.length === 0) return value;
+  return isPlainObject(value) ? getPath(value, rest) : undefined;
+}
+
+/** A copy of `object` without the key at `parts`; a group left empty by it goes too. */
+export function withoutPath(object: PlainObject, [head, ...rest]: readonly string[]): PlainObject {
+  if (head === undefined) return object;
+  const { [head]: child, ...others } = object;
+  if (rest.length === 0 || !isPlainObject(child)) return others;
+  const kept = withoutPath(child, rest);
+  return Object.keys(kept).length === 0 ? others : { ...others, [head]: kept };
+}
+
+/** A copy of `object` with `value` at `parts`, groups made where missing (a non-object in the way is replaced). */
+export function withPath(object: PlainObject, [head, ...rest]: readonly string[], value: unknown): PlainObject {
+  if (head === undefined) return object;
+  const child = object[head];
+  return { ...object, [head]: rest.length === 0 ? value : withPath(isPlainObject(child) ? child : {}, rest, value) };
+}

@@ -72,6 +72,14 @@ export const CONFIG_SCHEMA = {
       verify_incoming: key(bool(), false, 'Require HTTPS clients to present a certificate signed by ca_file.'),
       tls_min_version: key(oneOf(['TLSv1_0', 'TLSv1_1', 'TLSv1_2', 'TLSv1_3']), 'TLSv1_2', 'Oldest TLS version the HTTPS API accepts.'),
     },
+    // Consul's settings for its HTTPS API alone, over tls.defaults; the agent serves no other TLS.
+    https: {
+      ca_file: optionalKey(text(), 'For the HTTPS API, in place of tls.defaults.ca_file.'),
+      cert_file: optionalKey(text(), 'For the HTTPS API, in place of tls.defaults.cert_file.'),
+      key_file: optionalKey(text(), 'For the HTTPS API, in place of tls.defaults.key_file.'),
+      verify_incoming: optionalKey(bool(), 'For the HTTPS API, in place of tls.defaults.verify_incoming.'),
+      tls_min_version: optionalKey(oneOf(['TLSv1_0', 'TLSv1_1', 'TLSv1_2', 'TLSv1_3']), 'For the HTTPS API, in place of tls.defaults.tls_min_version.'),
+    },
   },
   data_dir: optionalKey(text(), 'Directory for persistent state; required unless -dev.', 'none (required unless -dev)'),
   log_level: key(logLevel(), 'info', 'Log level: trace, debug, info, warn or error (any case; "err" means error); changes on reload.'),

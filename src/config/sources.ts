@@ -4,6 +4,7 @@
 // back into objects, so both formats give the same tree. Problems name the file.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { describeFsError } from '../core/error-text.js';
 import { HclSyntaxError, hclToObject } from '../core/hcl.js';
 import { findJsonSyntaxError } from './json-error.js';
 import { deepMerge, isPlainObject, type PlainObject } from './object.js';
@@ -84,13 +85,4 @@ export function foldBlocks(value: unknown): unknown {
   }
   if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, foldBlocks(v)]));
   return value;
-}
-
-export function describeFsError(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (code === 'ENOENT') return 'no such file';
-  if (code === 'EACCES') return 'permission denied';
-  if (code === 'EISDIR') return 'is a directory';
-  if (code === 'ENOTDIR') return 'not a directory';
-  return err instanceof Error ? err.message : String(err);
 }

@@ -1,23 +1,10 @@
-// Validation of raw config against the schema: unknown keys per source, each key's value, then
-// the rules that span keys. Pure (no I/O); every problem is collected as "<key>: <what is wrong>".
+// Validation of raw config against the schema: each key's value, then the rules that span keys
+// (unknown keys are known-keys.ts's). Pure (no I/O); every problem is collected as "<key>: <what is wrong>".
 import { formatDuration } from '../core/duration.js';
 import { caConfigProblems, defaultKeyBits } from './ca-rules.js';
 import { show } from './fields.js';
 import { isPlainObject, type PlainObject } from './object.js';
 import { CONFIG_SCHEMA, ConfigKey, type ConfigTree, type ConfigValues, type DefaultContext } from './schema.js';
-
-/** Keys in `raw` that the schema does not define, as Consul reports them: "invalid config key a.b". */
-export function unknownKeys(raw: PlainObject, tree: ConfigTree = CONFIG_SCHEMA, prefix = ''): string[] {
-  const found: string[] = [];
-  for (const [name, value] of Object.entries(raw)) {
-    const path = prefix + name;
-    const node = Object.hasOwn(tree, name) ? tree[name] : undefined;
-    if (node === undefined) found.push(`invalid config key ${path}`);
-    // A non-object where a group belongs is a type error, reported by validateValues.
-    else if (!(node instanceof ConfigKey) && isPlainObject(value)) found.push(...unknownKeys(value, node, `${path}.`));
-  }
-  return found;
-}
 
 export interface ValidationContext extends DefaultContext {
   /** -dev: state lives in memory, so data_dir may be absent. */
@@ -30,7 +17,7 @@ export type ValidationResult =
 
 /**
  * Validates the merged raw config: fills defaults, converts every key through its schema, then
- * checks the rules between keys. Unknown keys are ignored here (see unknownKeys).
+ * checks the rules between keys. Unknown keys are ignored here (see known-keys.ts).
  */
 export function validateValues(merged: PlainObject, ctx: ValidationContext): ValidationResult {
   const problems: string[] = [];
@@ -164,13 +151,15 @@ function listenerProblems(v: ConfigValues, ok: (...paths: string[]) => boolean):
   if (ok('ports.http', 'ports.https') && v.ports.http === -1 && v.ports.https === -1) {
     problems.push('ports.http: -1 disables plain HTTP, and ports.https is not set: the agent would serve nothing');
   }
-  const tls = v.tls.defaults;
+  // What the HTTPS API gets: tls.https over tls.defaults, as in Consul.
+  const { defaults, https } = v.tls;
   if (ok('ports.https') && v.ports.https !== -1) {
-    if (tls.cert_file === undefined) problems.push('tls.defaults.cert_file: required with ports.https');
-    if (tls.key_file === undefined) problems.push('tls.defaults.key_file: required with ports.https');
+    if ((https.cert_file ?? defaults.cert_file) === undefined) problems.push('tls.defaults.cert_file: required with ports.https');
+    if ((https.key_file ?? defaults.key_file) === undefined) problems.push('tls.defaults.key_file: required with ports.https');
   }
-  if (ok('tls.defaults.verify_incoming') && tls.verify_incoming && tls.ca_file === undefined) {
-    problems.push('tls.defaults.ca_file: required with tls.defaults.verify_incoming');
+  const verify = https.verify_incoming === undefined ? 'tls.defaults.verify_incoming' : 'tls.https.verify_incoming';
+  if (ok(verify) && (https.verify_incoming ?? defaults.verify_incoming) && (https.ca_file ?? defaults.ca_file) === undefined) {
+    problems.push(`tls.defaults.ca_file: required with ${verify}`);
   }
   return problems;
 }

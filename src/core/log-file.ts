@@ -46,11 +46,15 @@ export class RotatingLogFile {
     closeSync(this.fd);
     const ext = extname(this.o.path);
     const stem = basename(this.o.path, ext);
-    renameSync(this.o.path, join(dirname(this.o.path), `${stem}-${this.now()}${ext}`));
-    this.prune(stem, ext);
-    this.fd = openSync(this.o.path, 'a', 0o640);
-    this.bytes = 0;
-    this.openedAt = this.now();
+    // The live file is open again whatever fails here, so a failed rename costs one rotation, not the log.
+    try {
+      renameSync(this.o.path, join(dirname(this.o.path), `${stem}-${this.now()}${ext}`));
+      this.prune(stem, ext);
+    } finally {
+      this.fd = openSync(this.o.path, 'a', 0o640);
+      this.bytes = fstatSync(this.fd).size;
+      this.openedAt = this.now();
+    }
   }
 
   private prune(stem: string, ext: string): void {

@@ -1,7 +1,11 @@
 // Consul's (hclog's) text line, made from the JSON line pino writes:
 // `2026-11-24T10:00:00.000Z [INFO]  agent: svc-agent started: address=127.0.0.1:8500 node=n1`.
-// Values with spaces or quotes are quoted; objects are written as JSON; an error shows its
-// message (and at error level its stack, indented, on the lines below).
+// Values as hclog writes them: a string as it is unless it holds a character outside `-`..`~`
+// (a space, a quote, a comma, non-ASCII), then quoted; an empty string as `""`; a list as
+// `[a, b]`, an item quoted only when it holds white space (`applied=[log_level]`); a value of
+// several lines below the line, each behind `  | `. Objects, which Go would print in its own
+// syntax, are written as compact JSON, unquoted. An error shows its message, and its stack (which
+// log.ts keeps at debug level only) on the lines below.
 
 const LEVELS: Readonly<Record<string, string>> = {
   trace: '[TRACE] ',
@@ -26,17 +30,24 @@ export function formatTextLine(json: string): string {
   const msg = typeof entry.msg === 'string' ? entry.msg : '';
   let line = `${String(entry.time)} ${LEVELS[level] ?? `[${level.toUpperCase()}] `}${component}:${msg === '' ? '' : ` ${msg}`}`;
   const fields: string[] = [];
+  const blocks: string[] = [];
   let stack: string | undefined;
+  const add = (key: string, value: string): void => {
+    if (value.includes('\n')) blocks.push(`\n  ${key}=\n${value.split('\n').map((l) => `  | ${l}`).join('\n')}`);
+    else fields.push(`${key}=${value}`);
+  };
   for (const [key, value] of Object.entries(entry)) {
     if (OWN_KEYS.has(key) || value === undefined) continue;
     if (key === 'err' && isErrorLike(value)) {
-      fields.push(`error=${quote(value.message)}`);
-      if (level === 'error' && typeof value.stack === 'string') stack = value.stack;
+      add('error', text(value.message));
+      if (typeof value.stack === 'string') stack = value.stack;
       continue;
     }
-    fields.push(`${key}=${render(value)}`);
+    add(key, render(value));
   }
-  if (fields.length > 0) line += `${msg === '' ? '' : ':'} ${fields.join(' ')}`;
+  if (msg !== '' && fields.length + blocks.length > 0) line += ':';
+  if (fields.length > 0) line += ` ${fields.join(' ')}`;
+  line += blocks.join('');
   if (stack !== undefined) line += `\n${stack.split('\n').map((l) => `  ${l}`).join('\n')}`;
   return `${line}\n`;
 }
@@ -46,11 +57,20 @@ function isErrorLike(value: unknown): value is { message: string; stack?: unknow
 }
 
 function render(value: unknown): string {
-  if (typeof value === 'string') return quote(value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  return quote(JSON.stringify(value));
+  if (typeof value === 'string') return text(value);
+  if (Array.isArray(value)) return `[${value.map(item).join(', ')}]`;
+  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
+  return String(value);
 }
 
-function quote(text: string): string {
-  return text === '' || /[\s"=\\]/.test(text) ? JSON.stringify(text) : text;
+/** hclog's rule for a string value; one of several lines is left for the block form. */
+function text(value: string): string {
+  if (value === '') return '""';
+  if (value.includes('\n')) return value;
+  return /[^\x2D-\x7E]/.test(value) ? JSON.stringify(value) : value;
+}
+
+function item(value: unknown): string {
+  const shown = typeof value === 'string' ? value : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+  return /[\s]/.test(shown) ? JSON.stringify(shown) : shown;
 }

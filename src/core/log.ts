@@ -1,8 +1,11 @@
 // Structured logging. pino is imported here and nowhere else; domain code depends on the small
 // Logger interface so that tests can hand in a recording logger. Lines go out as JSON (`-log-json`,
 // library use) or in Consul's text format (`2026-11-24T10:00:00.000Z [INFO]  agent: msg: k=v`),
-// and the level of every logger made from the root changes at once on reload.
+// and the level of every logger made from the root changes at once on reload. An error logged
+// under `err` is one line, its message; its stack (and its causes') only at debug and trace, as
+// an operator needs what went wrong and where, and a developer turns the stack on.
 import { pino, type Logger as PinoLogger } from 'pino';
+import { describeFsError, errorText } from './error-text.js';
 import { formatTextLine } from './log-text.js';
 
 export interface Logger {
@@ -53,24 +56,58 @@ const REDACT = [
  */
 export function createLogger(level: LogLevel, destination: NodeJS.WritableStream = process.stdout, format: LogFormat = 'json', file?: { write(line: string): void }): RootLogger {
   const shape = format === 'json' ? (line: string) => line : formatTextLine;
+  let fileFailing = false;
   const stream = {
     write(line: string): void {
       const out = shape(line);
       destination.write(out);
-      file?.write(out);
+      if (file === undefined) return;
+      // A log file that cannot be written (disk full, say) must not fail the call that logged: the
+      // line still went to the console, and the first failure of a run is said there, once.
+      try {
+        file.write(out);
+        fileFailing = false;
+      } catch (err) {
+        if (fileFailing) return;
+        fileFailing = true;
+        const entry = { level: 'error', time: new Date().toISOString(), component: 'agent', msg: 'cannot write to log_file; lines go to the console only', err: { message: describeFsError(err) } };
+        destination.write(shape(`${JSON.stringify(entry)}\n`));
+      }
     },
   };
+  const family = new Family(level);
   const base = pino(
     {
       level,
       base: null, // no pid or hostname: the start-up line says where the agent runs
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      serializers: { err: (err: unknown) => errorFields(err, family.level === 'debug' || family.level === 'trace') },
       redact: { paths: REDACT, censor: '[redacted]' },
     },
     stream as NodeJS.WritableStream,
   );
-  return new Root(base, level);
+  return new Root(family, base);
+}
+
+/** What a line shows of an error: its message with its causes' reasons and its code; its stacks only when asked. */
+function errorFields(err: unknown, withStack: boolean): unknown {
+  if (!(err instanceof Error)) return err;
+  const code = (err as { code?: unknown }).code;
+  return {
+    type: err.name,
+    message: errorText(err),
+    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+    ...(withStack ? { stack: stackWithCauses(err) } : {}),
+  };
+}
+
+function stackWithCauses(err: Error): string {
+  let text = err.stack ?? `${err.name}: ${err.message}`;
+  for (let cause = err.cause, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    text += `\ncaused by: ${cause.stack ?? cause.message}`;
+  }
+  return text;
 }
 
 /** Every pino logger made from one root, so that a level change reaches the children too. */
@@ -132,8 +169,7 @@ class Scoped implements Logger {
 }
 
 class Root extends Scoped implements RootLogger {
-  constructor(base: PinoLogger, level: LogLevel) {
-    const family = new Family(level);
+  constructor(family: Family, base: PinoLogger) {
     family.add(base);
     const bindings = { component: 'agent' };
     super(family, base, family.add(base.child(bindings)), bindings);

@@ -21,7 +21,7 @@ export async function makeDir(path: string): Promise<void> {
       (s) => s.isDirectory(),
       () => undefined,
     );
-    if (parentIsDir === true) throw agentError('DIR_CREATE_FAILED', { path, reason: `${parent} does not take new directories`, cause: err });
+    if (parentIsDir === true) throw agentError('DIR_CREATE_FAILED', { path, reason: `${parent} does not take new directories` });
     if (parentIsDir === false) throw agentError('DIR_CREATE_FAILED', { path, reason: `${parent} is not a directory` });
   }
   await makeDir(dirname(path));

@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureVersion } from 'node:tls';
 import { agentError } from '../core/errors.js';
+import { describeFsError } from '../core/error-text.js';
 import type { TlsConfig, TlsVersionName } from '../config/types.js';
 
 /** What node:https takes, ready for `createServer` and `setSecureContext`. */
@@ -57,14 +58,17 @@ async function readPem(name: string, path: string | undefined): Promise<Buffer> 
   try {
     buf = await readFile(path);
   } catch (err) {
-    throw agentError('TLS_FILES_INVALID', { detail: `tls.defaults.${name} ${path}: ${describe(err)}` });
+    throw agentError('TLS_FILES_INVALID', { detail: `tls.defaults.${name} ${path}: ${describeFsError(err)}` });
   }
   if (!buf.includes('-----BEGIN ')) throw agentError('TLS_FILES_INVALID', { detail: `tls.defaults.${name} ${path}: not a PEM file` });
   return buf;
 }
 
+/** OpenSSL's reason, without its numeric prefix (`error:05800074:x509 certificate routines::`). */
 function describe(err: unknown): string {
   const code = (err as { code?: unknown }).code;
+  if (code === 'ERR_OSSL_X509_KEY_VALUES_MISMATCH') return 'the private key does not match the certificate';
   const message = err instanceof Error ? err.message : String(err);
-  return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
+  const reason = message.replace(/^error:[0-9A-Fa-f]+:[^:]*::?/, '');
+  return typeof code === 'string' && !reason.includes(code) ? `${code}: ${reason}` : reason;
 }

@@ -191,11 +191,11 @@ describe('config files', () => {
   });
 
   it('names unknown keys with their file, at any depth', () => {
-    const f = tmp.file('unknown.json', { colour: 'red', acl: { enabeld: true, tokens: { master: 'x' } } });
+    const f = tmp.file('unknown.json', { colour: 'red', acl: { enabeld: true, tokens: { secret: 'x' } } });
     expect(problemsOf({ files: [f] })).toEqual([
       `${f}: invalid config key colour`,
-      `${f}: invalid config key acl.enabeld`,
-      `${f}: invalid config key acl.tokens.master`,
+      `${f}: invalid config key acl.enabeld (did you mean acl.enabled?)`,
+      `${f}: invalid config key acl.tokens.secret`,
     ]);
   });
 
@@ -302,8 +302,8 @@ describe('deprecated settings', () => {
   });
 
   it('still reports an unknown key beside a removed one', () => {
-    const file = tmp.file('performance-other.json', { performance: { v8_threads: 'normal', raft_multiplier: 1 } });
-    expect(problemsOf({ files: [file] })).toEqual([`${file}: invalid config key performance`]);
+    const file = tmp.file('performance-other.json', { performance: { v8_threads: 'normal', raft_multipler: 1 } });
+    expect(problemsOf({ files: [file] })).toEqual([`${file}: invalid config key performance.raft_multipler (did you mean performance.raft_multiplier?)`]);
   });
 
   it('takes signing_priority "idle" as "low", with a warning', () => {

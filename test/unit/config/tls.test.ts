@@ -30,6 +30,24 @@ describe('HTTPS config', () => {
     expect(c.tls).toEqual({ caFile: '/etc/ca.pem', certFile: '/etc/a.pem', keyFile: '/etc/a.key', verifyIncoming: true, minVersion: 'TLSv1_3' });
   });
 
+  it("lets Consul's tls.https settings win over tls.defaults for the HTTPS API, verify_incoming included", () => {
+    const c = load({
+      files: [
+        file({
+          tls: {
+            defaults: { ca_file: '/etc/ca.pem', cert_file: '/etc/a.pem', key_file: '/etc/a.key', verify_incoming: false },
+            https: { cert_file: '/etc/https.pem', key_file: '/etc/https.key', verify_incoming: true, tls_min_version: 'TLSv1_3' },
+          },
+        }),
+      ],
+    });
+    expect(c.tls).toEqual({ caFile: '/etc/ca.pem', certFile: '/etc/https.pem', keyFile: '/etc/https.key', verifyIncoming: true, minVersion: 'TLSv1_3' });
+    // Consul 1.11's spelling of the same setting moves there too.
+    expect(load({ files: [file({ tls: { defaults: { ca_file: '/etc/ca.pem' } }, verify_incoming_https: true })], warn: () => {} }).tls.verifyIncoming).toBe(true);
+    expect(problems({ tls: { https: { verify_incoming: true } } })).toEqual(['tls.defaults.ca_file: required with tls.https.verify_incoming']);
+    expect(load({ files: [file({ ports: { https: 8501 }, tls: { https: { cert_file: '/etc/https.pem', key_file: '/etc/https.key' } } })] }).tls.certFile).toBe('/etc/https.pem');
+  });
+
   it.each([
     [{ ports: { https: 8501 } }, ['tls.defaults.cert_file: required with ports.https', 'tls.defaults.key_file: required with ports.https']],
     [{ tls: { defaults: { verify_incoming: true } } }, ['tls.defaults.ca_file: required with tls.defaults.verify_incoming']],

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -48,5 +48,21 @@ describe('RotatingLogFile', () => {
     file.write('67890\n');
     file.close();
     expect(readdirSync(d)).toEqual(['a.log']);
+  });
+
+  it('keeps the live file open when a rotation fails, and rotates at a later line', () => {
+    const d = dir();
+    let now = 1000;
+    mkdirSync(join(d, 'agent-2000.log')); // the rotated name is taken by a directory
+    const file = new RotatingLogFile({ path: join(d, 'agent.log'), maxBytes: 10, maxAgeMs: 0, maxFiles: 0, now: () => now });
+    file.write('aaaa\n');
+    file.write('bbbb\n');
+    now = 2000;
+    expect(() => file.write('cccc\n')).toThrow();
+    now = 3000;
+    file.write('dddd\n');
+    file.close();
+    expect(readFileSync(join(d, 'agent-3000.log'), 'utf8')).toBe('aaaa\nbbbb\n');
+    expect(readFileSync(join(d, 'agent.log'), 'utf8')).toBe('dddd\n');
   });
 });

@@ -37,6 +37,48 @@ describe('createLogger', () => {
     expect(lines).toHaveLength(3);
   });
 
+  it('writes an error as one line, its stack (and causes) only at debug level, in text and JSON', () => {
+    const text = capture('text');
+    const json = capture('json');
+    const cause = Object.assign(new Error("EACCES: permission denied, mkdir '/x'"), { code: 'EACCES' });
+    const err = new Error('cannot create directory /x', { cause });
+    for (const { log } of [text, json]) {
+      log.error({ err }, 'start-up failed');
+      log.setLevel('debug');
+      log.error({ err }, 'start-up failed');
+    }
+    const [terse, verbose] = text.lines;
+    expect(terse).toMatch(/ \[ERROR\] agent: start-up failed: error="cannot create directory \/x: permission denied"\n$/);
+    expect(terse).not.toMatch(/\n\s+at /);
+    expect(verbose).toMatch(/^.* \[ERROR\] agent: start-up failed: error="cannot create directory \/x: permission denied"\n  Error: cannot create directory \/x\n\s+at /);
+    expect(verbose).toContain("caused by: Error: EACCES: permission denied, mkdir '/x'");
+    const [plain, full] = json.lines.map((l) => JSON.parse(l) as { err: Record<string, unknown> });
+    expect(plain?.err).toEqual({ type: 'Error', message: 'cannot create directory /x: permission denied' });
+    expect(full?.err.stack).toMatch(/^Error: cannot create directory \/x\n\s+at /);
+  });
+
+  it('keeps logging to the console when the log file cannot be written, saying so once', () => {
+    const lines: string[] = [];
+    const sink = { write: (s: string) => lines.push(s) } as unknown as NodeJS.WritableStream;
+    let full = true;
+    const file = {
+      write: (): void => {
+        if (full) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      },
+    };
+    const log = createLogger('info', sink, 'json', file);
+    log.info({}, 'one');
+    log.info({}, 'two');
+    full = false;
+    log.info({}, 'three');
+    expect(lines.map((l) => JSON.parse(l) as { msg: string; err?: { message: string } })).toEqual([
+      expect.objectContaining({ msg: 'one' }),
+      expect.objectContaining({ msg: 'cannot write to log_file; lines go to the console only', err: { message: 'no space left on device' } }),
+      expect.objectContaining({ msg: 'two' }),
+      expect.objectContaining({ msg: 'three' }),
+    ]);
+  });
+
   it('text: Consul\'s line format', () => {
     const { log, lines } = capture('text');
     log.info({ address: '127.0.0.1:8500', note: 'two words', n: 3, none: null }, 'svc-agent started');
@@ -47,12 +89,29 @@ describe('createLogger', () => {
 });
 
 describe('formatTextLine', () => {
-  it('writes levels padded as hclog does, objects as quoted JSON, and an error\'s stack at error level', () => {
-    const line = (o: object) => formatTextLine(JSON.stringify({ time: 'T', component: 'x', ...o }));
+  const line = (o: object) => formatTextLine(JSON.stringify({ time: 'T', component: 'x', ...o }));
+
+  it('writes levels padded as hclog does, and an error as its message, with a stack only when the line has one', () => {
     expect(line({ level: 'debug', msg: 'm' })).toBe('T [DEBUG] x: m\n');
-    expect(line({ level: 'error', msg: 'm', list: [1, 2], o: { a: 'b c' } })).toBe('T [ERROR] x: m: list=[1,2] o="{\\"a\\":\\"b c\\"}"\n');
     expect(line({ level: 'info', msg: '', k: 'v' })).toBe('T [INFO]  x: k=v\n');
-    expect(line({ level: 'error', msg: 'boom', err: { message: 'bad', stack: 'Error: bad\n    at f' } })).toBe('T [ERROR] x: boom: error=bad\n  Error: bad\n      at f\n');
+    expect(line({ level: 'error', msg: 'boom', err: { message: 'bad' } })).toBe('T [ERROR] x: boom: error=bad\n');
+    expect(line({ level: 'warn', msg: 'boom', err: { message: 'bad', stack: 'Error: bad\n    at f' } })).toBe('T [WARN]  x: boom: error=bad\n  Error: bad\n      at f\n');
     expect(formatTextLine('not json\n')).toBe('not json\n');
+  });
+
+  it('shows values unescaped as hclog does: quotes only where a value holds a space, a quote or the like', () => {
+    expect(line({ level: 'info', msg: 'config reloaded', applied: ['log_level'], restartNeeded: [] })).toBe('T [INFO]  x: config reloaded: applied=[log_level] restartNeeded=[]\n');
+    expect(line({ level: 'info', msg: 'm', keys: ['a.b', 'two words', 3], n: 3, ok: true, none: null })).toBe('T [INFO]  x: m: keys=[a.b, "two words", 3] n=3 ok=true none=null\n');
+    expect(line({ level: 'info', msg: 'm', addr: '127.0.0.1:8500', path: '/tmp/a_b-c', eq: 'a=b', empty: '', q: 'say "hi"', comma: 'a,b' })).toBe(
+      'T [INFO]  x: m: addr=127.0.0.1:8500 path=/tmp/a_b-c eq=a=b empty="" q="say \\"hi\\"" comma="a,b"\n',
+    );
+    expect(line({ level: 'info', msg: 'm', recovery: { snapshotIndex: 0, replayedRecords: 2 } })).toBe('T [INFO]  x: m: recovery={"snapshotIndex":0,"replayedRecords":2}\n');
+  });
+
+  it('writes a value of several lines below the line, as hclog does', () => {
+    expect(line({ level: 'error', msg: 'config reload failed', err: { message: 'a.json: x: bad\nb.json: y: bad' }, n: 1 })).toBe(
+      'T [ERROR] x: config reload failed: n=1\n  error=\n  | a.json: x: bad\n  | b.json: y: bad\n',
+    );
+    expect(line({ level: 'error', msg: 'failed', err: { message: 'a\nb' } })).toBe('T [ERROR] x: failed:\n  error=\n  | a\n  | b\n');
   });
 });
