@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { describeFsError } from '../core/error-text.js';
 import { resolveAliases } from './aliases.js';
-import { apiAddressProblems } from './api-addresses.js';
+import { accessSettingProblems } from './access-settings.js';
 import { toAgentConfig } from './convert.js';
 import { dropDeprecated } from './deprecated.js';
 import { ConfigError } from './errors.js';
@@ -97,7 +97,7 @@ export function loadConfig(input: LoadInput): AgentConfig {
     problems.push(`data_dir: ${JSON.stringify(dataDir)} is not a directory`);
   }
 
-  if (result.ok) problems.push(...apiAddressProblems(merged, result.values).map((problem) => withSource(problem, layers, flags)));
+  if (result.ok) problems.push(...accessSettingProblems(merged, result.values).map((problem) => withSource(problem, layers, flags)));
 
   // The TLS files are read at start-up; one that cannot be read is named now, with its key.
   if (result.ok) {

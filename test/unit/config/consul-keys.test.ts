@@ -226,6 +226,24 @@ describe("Consul's addresses.http and addresses.https", () => {
   });
 });
 
+describe("Consul's http_config restrictions", () => {
+  it('are refused when they restrict, since ignoring them would open what the file closes', async () => {
+    const file = tmp.file('restrict.hcl', 'data_dir = "/opt/consul"\nhttp_config {\n  block_endpoints = ["/v1/agent/reload"]\n  allow_write_http_from = ["127.0.0.0/8"]\n}\n');
+    expect(await problemsOf(file)).toEqual([
+      `${file}: http_config.block_endpoints: svc-agent does not implement this Consul restriction and will not serve without it; block these paths in a proxy in front of the agent, or with ACLs`,
+      `${file}: http_config.allow_write_http_from: svc-agent does not implement this Consul restriction and will not serve without it; allow writes by ACL token instead, or filter addresses in front of the agent`,
+    ]);
+  });
+
+  it('are ignored with a warning when empty', async () => {
+    const file = tmp.file('empty.json', { data_dir: '/opt/consul', http_config: { block_endpoints: [], allow_write_http_from: [] } });
+    expect((await loadFiles(file)).warnings).toEqual([
+      `${file}: http_config.block_endpoints is ignored: svc-agent does not implement this Consul setting`,
+      `${file}: http_config.allow_write_http_from is ignored: svc-agent does not implement this Consul setting`,
+    ]);
+  });
+});
+
 describe("Consul's deprecated keys", () => {
   it('move where Consul moves them, with its warning; the new key wins when a file sets both', async () => {
     const file = tmp.file('old.json', {
