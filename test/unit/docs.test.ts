@@ -34,7 +34,7 @@ const ALLOWED = [
 
 const RULES: readonly { readonly pattern: RegExp; readonly why: string }[] = [
   { pattern: /§/g, why: `cites a section of a document outside the repository (cite ${DECISIONS})` },
-  { pattern: /\bD(?:[1-9]|1\d)\b/g, why: `cites a decision without ${DECISIONS}` },
+  { pattern: /\bD[1-9]\d?\b/g, why: `cites a decision without ${DECISIONS}` },
   { pattern: /\b(?:consul-behavior|decisions)\.md\b/g, why: `names a document outside docs/ (cite ${DECISIONS})` },
   { pattern: /\bthe spec\b|\bspec's\b|\bissue: /g, why: 'cites a document outside the repository' },
   { pattern: /\bsession \d+\b/gi, why: 'is a benchmark diary (bench/HISTORY.md holds the history)' },
@@ -84,8 +84,10 @@ describe('comments', () => {
 });
 
 describe('docs/', () => {
-  it('decisions.md numbers D1 to D19, each once, as comments cite them', () => {
-    expect([...decisionsText.matchAll(/^### (D\d+) /gm)].map((m) => m[1])).toEqual(Array.from({ length: 19 }, (_, i) => `D${i + 1}`));
+  it('decisions.md numbers its decisions D1, D2, ... in order, each once, as comments cite them', () => {
+    const numbers = [...decisionsText.matchAll(/^### (D\d+) /gm)].map((m) => m[1]);
+    expect(numbers.length).toBeGreaterThanOrEqual(22);
+    expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => `D${i + 1}`));
   });
 
   it.each(['docs/README.md', 'docs/decisions.md'])('%s names and links only files that exist', (doc) => {
