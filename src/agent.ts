@@ -38,7 +38,7 @@ import { readTlsCredentials } from './http/tls-credentials.js';
 import { DescriptorWatch } from './core/descriptor-watch.js';
 import { processDescriptors } from './core/open-files.js';
 import { resolveNodeId } from './node-id.js';
-import { openEmbeddedStore } from './state/embedded-store.js';
+import { openEmbeddedStore } from './state/embedded/embedded-store.js';
 import { openClusterState, type ClusterState } from './cluster/open.js';
 import { clusterCa, type ClusterCa } from './connect/ca/cluster-ca.js';
 

@@ -25,7 +25,7 @@ import type { SignTask } from '../../src/connect/ca/signer.js';
 import { createRootCertificate, generateCaKey } from '../../src/connect/ca/x509.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
-import { openEmbeddedStore } from '../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../src/state/embedded/embedded-store.js';
 import { isEntryPoint, runMain } from '../support/main.js';
 import { peculiarIssuer, pkijsIssuer, type IssueLeaf } from './leaf-baselines.js';
 import { watchStalls, type Stall } from '../support/loop-stalls.js';

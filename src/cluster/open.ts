@@ -6,8 +6,8 @@ import { rootCertificates } from 'node:tls';
 import type { AgentConfig } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { connectEtcd, shareConnection, type EtcdConnection, type EtcdConnectionOptions } from '../state/etcd-client.js';
-import { openEtcdStore, type EtcdStore } from '../state/etcd-store.js';
+import { connectEtcd, shareConnection, type EtcdConnection, type EtcdConnectionOptions } from '../state/etcd/etcd-client.js';
+import { openEtcdStore, type EtcdStore } from '../state/etcd/etcd-store.js';
 import { EtcdLeadership } from './leadership.js';
 import { ClusterMembers, type MemberRecord } from './members.js';
 

@@ -11,10 +11,10 @@ import { RemoteLeafSource, serveSigningRequests } from '../../src/connect/ca/rem
 import { LocalSigner } from '../../src/connect/ca/signer.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
-import { connectEtcd } from '../../src/state/etcd-client.js';
-import { openEtcdPrivateRange } from '../../src/state/etcd-private.js';
-import { openEtcdSignChannel } from '../../src/state/etcd-sign-channel.js';
-import { openEtcdStore, type EtcdStore } from '../../src/state/etcd-store.js';
+import { connectEtcd } from '../../src/state/etcd/etcd-client.js';
+import { openEtcdPrivateRange } from '../../src/state/etcd/etcd-private.js';
+import { openEtcdSignChannel } from '../../src/state/etcd/etcd-sign-channel.js';
+import { openEtcdStore, type EtcdStore } from '../../src/state/etcd/etcd-store.js';
 import { handshake, type LeafKeys } from '../integration/support/mtls.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { DEFAULT_CA } from '../unit/connect/ca/support.js';

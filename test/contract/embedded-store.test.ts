@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/core/log.js';
-import { openEmbeddedStore } from '../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../src/state/embedded/embedded-store.js';
 import { describeStateStoreContract } from './state-store.contract.js';
 
 describeStateStoreContract('embedded, memory only', async () => {

@@ -5,8 +5,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isAgentError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
-import { connectEtcd } from '../../src/state/etcd-client.js';
-import { openEtcdStore, type EtcdStore, type EtcdStoreOptions } from '../../src/state/etcd-store.js';
+import { connectEtcd } from '../../src/state/etcd/etcd-client.js';
+import { openEtcdStore, type EtcdStore, type EtcdStoreOptions } from '../../src/state/etcd/etcd-store.js';
 import type { RangeTarget, ReadThroughTables, WatchTarget, WriteOp } from '../../src/state/types.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';

@@ -2,9 +2,9 @@
 // private range, which the shared view never holds, and signs the leaves client agents ask for; a
 // client generates its leaf keys locally and has their public keys signed by a server.
 import type { Logger } from '../../core/log.js';
-import type { EtcdConnection } from '../../state/etcd-client.js';
-import { openEtcdPrivateRange } from '../../state/etcd-private.js';
-import { openEtcdSignChannel } from '../../state/etcd-sign-channel.js';
+import type { EtcdConnection } from '../../state/etcd/etcd-client.js';
+import { openEtcdPrivateRange } from '../../state/etcd/etcd-private.js';
+import { openEtcdSignChannel } from '../../state/etcd/etcd-sign-channel.js';
 import type { CaManager, CaManagerOptions } from './ca-manager.js';
 import { EtcdKeyStore } from './etcd-key-store.js';
 import { RemoteLeafSource, serveSigningRequests } from './remote-signer.js';

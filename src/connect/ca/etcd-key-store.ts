@@ -1,7 +1,7 @@
 // The cluster's CA key store: each root's private material at `<prefix>private/ca/keys/<rootId>`,
 // outside the view every agent watches (etcd-private.ts). Only server agents open it; a key is
 // written before the commit that publishes its root, so a server that sees the root can load it.
-import type { EtcdPrivateRange } from '../../state/etcd-private.js';
+import type { EtcdPrivateRange } from '../../state/etcd/etcd-private.js';
 import type { CaKeyStore, StagedKey } from './key-store.js';
 import type { StoredProvider } from './model.js';
 

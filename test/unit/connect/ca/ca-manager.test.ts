@@ -9,7 +9,7 @@ import { LocalSigner } from '../../../../src/connect/ca/signer.js';
 import { createRootCertificate, generateCaKey, keyIdOf } from '../../../../src/connect/ca/x509.js';
 import { FakeClock } from '../../../../src/core/clock.js';
 import { silentLogger } from '../../../../src/core/log.js';
-import { openEmbeddedStore } from '../../../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
 import { DEFAULT_CA, HOUR, START, caFixture, seededRandom, settle } from './support.js';
 
 const certs = (pem: string): X509Certificate[] => pemBlocks(pem, 'CERTIFICATE').map((der) => new X509Certificate(der));

@@ -17,7 +17,7 @@ import { connectCaRoutes } from '../../../../src/http/handlers/connect-ca.js';
 import type { Reply } from '../../../../src/http/reply.js';
 import type { StateStore } from '../../../../src/state/types.js';
 import { request } from '../../http/support.js';
-import { openEmbeddedStore } from '../../../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
 import { DEFAULT_CA, FailingStore, HOUR, START, caFixture, seededRandom, settle } from './support.js';
 import type { MethodSpec } from '../../../../src/http/routes.js';
 

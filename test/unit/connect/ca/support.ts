@@ -8,7 +8,7 @@ import { CaManager } from '../../../../src/connect/ca/ca-manager.js';
 import { ROOTS_TABLE } from '../../../../src/connect/ca/model.js';
 import { RootsCache } from '../../../../src/connect/ca/roots-cache.js';
 import { LocalSigner } from '../../../../src/connect/ca/signer.js';
-import { openEmbeddedStore } from '../../../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
 import type { StateStore } from '../../../../src/state/types.js';
 
 export const HOUR = 3_600_000;

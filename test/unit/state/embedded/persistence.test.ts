@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/core/log.js';
-import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
-import type { WriteOp } from '../../../src/state/types.js';
-import { observe, tempDirs } from './support.js';
+import { silentLogger } from '../../../../src/core/log.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
+import type { WriteOp } from '../../../../src/state/types.js';
+import { observe, tempDirs } from '../support.js';
 
 const set = (key: string, value: unknown, table = 'kv'): WriteOp => ({ op: 'set', table, key, value });
 const del = (key: string): WriteOp => ({ op: 'delete', table: 'kv', key });

@@ -1,7 +1,7 @@
 // One etcd client shared by an agent's parts: each part closes its own handle, and the client
 // closes with the last one, never before and never twice.
 import { describe, expect, it } from 'vitest';
-import { shareConnection, type EtcdConnection } from '../../../src/state/etcd-client.js';
+import { shareConnection, type EtcdConnection } from '../../../../src/state/etcd/etcd-client.js';
 
 function fakeClient(): { client: EtcdConnection; closes: () => number; calls: string[] } {
   let closes = 0;

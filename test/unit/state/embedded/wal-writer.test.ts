@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/core/log.js';
-import type { AgentError } from '../../../src/core/errors.js';
-import { encodeRecord } from '../../../src/state/record-codec.js';
-import { listSegments } from '../../../src/state/state-files.js';
-import { WalWriter } from '../../../src/state/wal-writer.js';
-import type { PendingWrite } from '../../../src/state/wal-writer.js';
-import { recordingLogger, tempDirs } from './support.js';
+import { silentLogger } from '../../../../src/core/log.js';
+import type { AgentError } from '../../../../src/core/errors.js';
+import { encodeRecord } from '../../../../src/state/record-codec.js';
+import { listSegments } from '../../../../src/state/state-files.js';
+import { WalWriter } from '../../../../src/state/embedded/wal-writer.js';
+import type { PendingWrite } from '../../../../src/state/embedded/wal-writer.js';
+import { recordingLogger, tempDirs } from '../support.js';
 
 const dirs = tempDirs();
 afterEach(dirs.cleanupDirs);

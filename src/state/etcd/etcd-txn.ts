@@ -3,8 +3,8 @@
 // key twice, or puts a key inside a range it deletes), and a failed guard still writes the clock
 // key so that it takes a revision like any other commit. One difference from the embedded store
 // follows: a key deleted and set again by one commit keeps its createIndex (one put in etcd).
-import { agentError } from '../core/errors.js';
-import type { WriteOp } from './types.js';
+import { agentError } from '../../core/errors.js';
+import type { WriteOp } from '../types.js';
 import type { EtcdCompare, EtcdTxn, EtcdTxnOp } from './etcd-client.js';
 import { prefixEnd } from './etcd-client.js';
 import type { EtcdKeyLayout } from './etcd-keys.js';

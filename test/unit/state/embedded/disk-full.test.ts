@@ -3,10 +3,10 @@
 // store opened on a full disk starts read-only.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
-import type { EmbeddedStore } from '../../../src/state/embedded-store.js';
-import { cannotMount, mountSmallFilesystem, type SmallFilesystem } from '../../support/small-filesystem.js';
-import { recordingLogger, type RecordingLogger } from './support.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
+import type { EmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
+import { cannotMount, mountSmallFilesystem, type SmallFilesystem } from '../../../support/small-filesystem.js';
+import { recordingLogger, type RecordingLogger } from '../support.js';
 
 const mounted: SmallFilesystem[] = [];
 afterEach(async () => {

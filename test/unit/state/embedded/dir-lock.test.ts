@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/core/log.js';
-import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
-import { tempDirs } from './support.js';
+import { silentLogger } from '../../../../src/core/log.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
+import { tempDirs } from '../support.js';
 
 const dirs = tempDirs();
 afterEach(dirs.cleanupDirs);

@@ -7,21 +7,22 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/core/log.js';
-import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
-import { tempDirs } from './support.js';
+import { silentLogger } from '../../../../src/core/log.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
+import { tempDirs } from '../support.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('./fixtures/commit-until-killed.mjs', import.meta.url));
 const dirs = tempDirs();
 afterEach(dirs.cleanupDirs);
 
-/** The sources the child runs: every file of src/state and the src/core files they import at runtime. */
+/** The sources the child runs: every file of src/state (its folders too) and the src/core files they import at runtime. */
 async function childSources(): Promise<string[]> {
-  const state = (await readdir(`${ROOT}src/state`)).filter((f) => f.endsWith('.ts')).map((f) => `src/state/${f}`);
+  const entries = await readdir(`${ROOT}src/state`, { recursive: true });
+  const state = entries.filter((f) => f.endsWith('.ts')).map((f) => `src/state/${f}`);
   const core = new Set<string>();
   for (const file of state) {
-    for (const m of (await readFile(ROOT + file, 'utf8')).matchAll(/^import (?!type )[^;]*from '\.\.\/core\/([\w-]+)\.js';/gm)) {
+    for (const m of (await readFile(ROOT + file, 'utf8')).matchAll(/^import (?!type )[^;]*from '(?:\.\.\/)+core\/([\w-]+)\.js';/gm)) {
       core.add(`src/core/${m[1]}.ts`);
     }
   }

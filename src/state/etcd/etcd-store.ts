@@ -6,10 +6,10 @@
 // revision, or re-reading everything if etcd compacted that revision away). With a data dir, the
 // view is also kept on disk (etcd-view-file.ts), and opening while etcd is unreachable starts from
 // it: stale reads, `connected` false, until a full read replaces it.
-import type { Clock, TimerHandle } from '../core/clock.js';
-import { systemClock } from '../core/clock.js';
-import { agentError, type AgentError } from '../core/errors.js';
-import type { Logger } from '../core/log.js';
+import type { Clock, TimerHandle } from '../../core/clock.js';
+import { systemClock } from '../../core/clock.js';
+import { agentError, type AgentError } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
 import type { EtcdConnection, EtcdTarget, EtcdTxn, EtcdWatch } from './etcd-client.js';
 import { etcdFailure, openConnection } from './etcd-client.js';
 import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from './backoff.js';
@@ -18,8 +18,8 @@ import { EtcdReadThrough } from './etcd-read-through.js';
 import { commitTxn, DEFAULT_MAX_TXN_OPS } from './etcd-txn.js';
 import { EtcdView } from './etcd-view.js';
 import { EtcdViewFile } from './etcd-view-file.js';
-import type { CommitResult, Row, StateStore, WatchTarget, WriteOp } from './types.js';
-import { canonicalOps } from './write-ops.js';
+import type { CommitResult, Row, StateStore, WatchTarget, WriteOp } from '../types.js';
+import { canonicalOps } from '../write-ops.js';
 
 export interface EtcdStoreOptions {
   readonly etcd: EtcdTarget;

@@ -2,14 +2,14 @@
 // fed by watch events one revision at a time, and by full reads (start-up, and resync after the
 // watch's revision was compacted) that are diffed against the view so that exactly the watchers
 // whose rows changed wake up. Revisions only move forward.
-import type { Clock } from '../core/clock.js';
-import type { Logger } from '../core/log.js';
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/log.js';
 import type { EtcdKeyValue, EtcdRangeResult, EtcdWatchEvent } from './etcd-client.js';
 import type { EtcdKeyLayout } from './etcd-keys.js';
-import { MemoryTables } from './memory-tables.js';
-import type { TableImage, Tombstone } from './memory-tables.js';
-import type { Row, WriteOp } from './types.js';
-import { WatchHub } from './watch-hub.js';
+import { MemoryTables } from '../memory-tables.js';
+import type { TableImage, Tombstone } from '../memory-tables.js';
+import type { Row, WriteOp } from '../types.js';
+import { WatchHub } from '../watch-hub.js';
 
 interface Waiter {
   readonly revision: number;

@@ -5,8 +5,8 @@
 // same lease, so that nothing outlives the request. etcd authenticates each side (its users and
 // RBAC, docs/cluster-security.md); the handler decides what a request may obtain.
 import { randomUUID } from 'node:crypto';
-import { agentError } from '../core/errors.js';
-import type { Logger } from '../core/log.js';
+import { agentError } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
 import type { EtcdConnection, EtcdTarget, EtcdWatch, EtcdWatchEvent } from './etcd-client.js';
 import { etcdFailure, openConnection, prefixEnd } from './etcd-client.js';
 import { EtcdKeyLayout } from './etcd-keys.js';

@@ -1,28 +1,28 @@
 // The embedded StateStore: the in-memory view, the index clock and the watch hub, plus (with a
 // data directory) the group-committed WAL, snapshots with compaction, and crash recovery.
 // Without a data directory it is a pure memory store with the same behaviour minus durability.
-import { makeDir } from '../core/make-dir.js';
+import { makeDir } from '../../core/make-dir.js';
 import { join } from 'node:path';
-import type { Clock } from '../core/clock.js';
-import { systemClock } from '../core/clock.js';
-import { agentError } from '../core/errors.js';
-import type { Logger } from '../core/log.js';
-import type { CommitResult, Row, StateStore, WatchTarget, WriteOp } from './types.js';
+import type { Clock } from '../../core/clock.js';
+import { systemClock } from '../../core/clock.js';
+import { agentError } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import type { CommitResult, Row, StateStore, WatchTarget, WriteOp } from '../types.js';
 import type { DirLock } from './dir-lock.js';
 import { acquireDirLock } from './dir-lock.js';
-import { IndexClock } from './index-clock.js';
-import { MemoryTables } from './memory-tables.js';
-import type { ReapPlan, ViewImage } from './memory-tables.js';
+import { IndexClock } from '../index-clock.js';
+import { MemoryTables } from '../memory-tables.js';
+import type { ReapPlan, ViewImage } from '../memory-tables.js';
 import type { RecoveryStats } from './recovery.js';
 import { recoverState } from './recovery.js';
-import { writeSnapshot } from './snapshot-file.js';
-import type { SegmentFile } from './state-files.js';
+import { writeSnapshot } from '../snapshot-file.js';
+import type { SegmentFile } from '../state-files.js';
 import { DurableMarkWriter } from './durable-mark.js';
 import { WalWriter, diskIsFull } from './wal-writer.js';
 import type { PendingWrite } from './wal-writer.js';
-import { WatchHub } from './watch-hub.js';
+import { WatchHub } from '../watch-hub.js';
 import { encodeCommitRecord } from './wal-record.js';
-import { canonicalOps } from './write-ops.js';
+import { canonicalOps } from '../write-ops.js';
 
 export interface EmbeddedStoreOptions {
   /** Directory for `state/` (WAL and snapshot); without it the store lives in memory only. */

@@ -4,14 +4,14 @@
 // (docs/decisions.md D17). Nothing is deleted or cut until the whole directory has been judged.
 import { readFile, truncate, unlink, open } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { agentError, type AgentError } from '../core/errors.js';
-import type { Logger } from '../core/log.js';
-import type { MemoryTables } from './memory-tables.js';
+import { agentError, type AgentError } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import type { MemoryTables } from '../memory-tables.js';
 import { readDurableMark, type MarkReading } from './durable-mark.js';
-import { decodeRecords } from './record-codec.js';
-import { readSnapshot } from './snapshot-file.js';
-import type { SegmentFile } from './state-files.js';
-import { DURABLE_MARK_FILE, SNAPSHOT_FILE, SNAPSHOT_TEMP_FILE, fsyncDir, listSegments, segmentPath } from './state-files.js';
+import { decodeRecords } from '../record-codec.js';
+import { readSnapshot } from '../snapshot-file.js';
+import type { SegmentFile } from '../state-files.js';
+import { DURABLE_MARK_FILE, SNAPSHOT_FILE, SNAPSHOT_TEMP_FILE, fsyncDir, listSegments, segmentPath } from '../state-files.js';
 import { asCommitRecord, commitRecordFollows } from './wal-record.js';
 
 export interface RecoveryStats {

@@ -2,10 +2,10 @@
 import { appendFile, readFile, readdir, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/core/log.js';
-import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
-import { segmentPath } from '../../../src/state/state-files.js';
-import { recordingLogger, setDurableMark, tempDirs } from './support.js';
+import { silentLogger } from '../../../../src/core/log.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
+import { segmentPath } from '../../../../src/state/state-files.js';
+import { recordingLogger, setDurableMark, tempDirs } from '../support.js';
 
 const dirs = tempDirs();
 afterEach(dirs.cleanupDirs);

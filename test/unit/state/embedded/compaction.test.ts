@@ -3,13 +3,13 @@
 import { copyFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../../src/core/clock.js';
-import { silentLogger } from '../../../src/core/log.js';
-import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
-import type { EmbeddedStore } from '../../../src/state/embedded-store.js';
-import type { WriteOp } from '../../../src/state/types.js';
-import { segmentPath } from '../../../src/state/state-files.js';
-import { observe, tempDirs } from './support.js';
+import { FakeClock } from '../../../../src/core/clock.js';
+import { silentLogger } from '../../../../src/core/log.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
+import type { EmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
+import type { WriteOp } from '../../../../src/state/types.js';
+import { segmentPath } from '../../../../src/state/state-files.js';
+import { observe, tempDirs } from '../support.js';
 
 const set = (key: string, value: unknown): WriteOp => ({ op: 'set', table: 'kv', key, value });
 const del = (key: string): WriteOp => ({ op: 'delete', table: 'kv', key });

@@ -3,10 +3,10 @@
 // batch boundaries, and removal of segments a durable snapshot has made obsolete.
 import { open, statfs, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { agentError, type AgentError } from '../core/errors.js';
-import type { Logger } from '../core/log.js';
-import type { SegmentFile } from './state-files.js';
-import { fsyncDir, segmentPath } from './state-files.js';
+import { agentError, type AgentError } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import type { SegmentFile } from '../state-files.js';
+import { fsyncDir, segmentPath } from '../state-files.js';
 
 /** One commit on its way to disk. `record` is its framed WAL record. */
 export interface PendingWrite {

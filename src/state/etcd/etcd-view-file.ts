@@ -3,13 +3,13 @@
 // most once per interval (longer for a view slow to write) while the revision moves. An agent
 // restarting while etcd is unreachable starts from it and serves stale reads instead of failing.
 import { stat } from 'node:fs/promises';
-import { makeDir } from '../core/make-dir.js';
+import { makeDir } from '../../core/make-dir.js';
 import { join } from 'node:path';
-import type { Clock, TimerHandle } from '../core/clock.js';
-import type { Logger } from '../core/log.js';
-import type { ViewImage } from './memory-tables.js';
-import { readSnapshot, writeSnapshot } from './snapshot-file.js';
-import { SNAPSHOT_FILE } from './state-files.js';
+import type { Clock, TimerHandle } from '../../core/clock.js';
+import type { Logger } from '../../core/log.js';
+import type { ViewImage } from '../memory-tables.js';
+import { readSnapshot, writeSnapshot } from '../snapshot-file.js';
+import { SNAPSHOT_FILE } from '../state-files.js';
 
 /** Beside the embedded store's `state/`, so the two never read each other's snapshot. */
 export const ETCD_VIEW_DIR = 'etcd-view';

@@ -11,7 +11,7 @@
 // are not shared with every agent. `<prefix>private/` holds what only server agents may read (the
 // CA keys; etcd RBAC enforces it, docs/cluster-security.md) and `<prefix>sign/` the leaf signing
 // requests of client agents and the servers' responses.
-import { agentError } from '../core/errors.js';
+import { agentError } from '../../core/errors.js';
 
 export type ParsedKey =
   | { readonly kind: 'row'; readonly table: string; readonly key: string }

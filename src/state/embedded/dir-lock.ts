@@ -2,8 +2,8 @@
 // agents never write one WAL; a lock left by a process that no longer runs is taken over.
 import { readFile, readlink, symlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AgentError, agentError } from '../core/errors.js';
-import { LOCK_FILE } from './state-files.js';
+import { AgentError, agentError } from '../../core/errors.js';
+import { LOCK_FILE } from '../state-files.js';
 
 export interface DirLock {
   release(): Promise<void>;

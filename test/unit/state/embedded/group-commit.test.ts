@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/core/log.js';
-import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
-import type { WriteOp } from '../../../src/state/types.js';
-import { tempDirs } from './support.js';
+import { silentLogger } from '../../../../src/core/log.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
+import type { WriteOp } from '../../../../src/state/types.js';
+import { tempDirs } from '../support.js';
 
 const set = (key: string, value: unknown): WriteOp => ({ op: 'set', table: 'kv', key, value });
 const dirs = tempDirs();

@@ -3,11 +3,11 @@
 import { readdir, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/core/log.js';
-import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
-import type { EmbeddedStore } from '../../../src/state/embedded-store.js';
-import { segmentPath } from '../../../src/state/state-files.js';
-import { recordingLogger, tempDirs } from './support.js';
+import { silentLogger } from '../../../../src/core/log.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
+import type { EmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
+import { segmentPath } from '../../../../src/state/state-files.js';
+import { recordingLogger, tempDirs } from '../support.js';
 
 const dirs = tempDirs();
 afterEach(dirs.cleanupDirs);

@@ -1,7 +1,7 @@
 // The WAL's record for one commit: `{"i":<index>,"t":<clock ms>,"ops":[...]}`, framed by the record
 // codec. The clock time travels with the ops so that replay rebuilds tombstones of the same age.
-import type { WriteOp } from './types.js';
-import { FRAME_HEADER_BYTES, decodeAt, encodeRecord } from './record-codec.js';
+import type { WriteOp } from '../types.js';
+import { FRAME_HEADER_BYTES, decodeAt, encodeRecord } from '../record-codec.js';
 
 export interface CommitRecord {
   readonly i: number;

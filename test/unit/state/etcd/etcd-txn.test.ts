@@ -1,10 +1,10 @@
 // The etcd transaction a commit becomes: guards as compares, the last write per key, deletes of a
 // prefix split around keys the same commit puts, the clock key on failure, and the size limit.
 import { describe, expect, it } from 'vitest';
-import { isAgentError } from '../../../src/core/errors.js';
-import type { EtcdTxnOp } from '../../../src/state/etcd-client.js';
-import { EtcdKeyLayout } from '../../../src/state/etcd-keys.js';
-import { commitTxn } from '../../../src/state/etcd-txn.js';
+import { isAgentError } from '../../../../src/core/errors.js';
+import type { EtcdTxnOp } from '../../../../src/state/etcd/etcd-client.js';
+import { EtcdKeyLayout } from '../../../../src/state/etcd/etcd-keys.js';
+import { commitTxn } from '../../../../src/state/etcd/etcd-txn.js';
 
 const layout = new EtcdKeyLayout('/p/');
 

@@ -7,8 +7,8 @@ import { open, readFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import type { Logger } from '../core/log.js';
-import { DURABLE_MARK_FILE, fsyncDir } from './state-files.js';
+import type { Logger } from '../../core/log.js';
+import { DURABLE_MARK_FILE, fsyncDir } from '../state-files.js';
 
 const MARK_BYTES = 12;
 /** How long a durable index may wait before it is marked: the window a cut can go unnoticed. */

@@ -4,11 +4,11 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../../src/core/clock.js';
-import { silentLogger } from '../../../src/core/log.js';
-import { ETCD_VIEW_DIR, EtcdViewFile } from '../../../src/state/etcd-view-file.js';
-import { MemoryTables } from '../../../src/state/memory-tables.js';
-import { SNAPSHOT_FILE } from '../../../src/state/state-files.js';
+import { FakeClock } from '../../../../src/core/clock.js';
+import { silentLogger } from '../../../../src/core/log.js';
+import { ETCD_VIEW_DIR, EtcdViewFile } from '../../../../src/state/etcd/etcd-view-file.js';
+import { MemoryTables } from '../../../../src/state/memory-tables.js';
+import { SNAPSHOT_FILE } from '../../../../src/state/state-files.js';
 
 let dataDir: string;
 let tables: MemoryTables;

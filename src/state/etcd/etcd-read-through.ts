@@ -5,13 +5,13 @@
 // many other writes move the store's revision meanwhile. etcd catches a watch from a past revision
 // up in a loop that runs every 100 ms: a write landing while a wait's watch is being created can
 // take that long to arrive (bench/http/cluster.ts waits for the watch before it writes).
-import type { Clock, TimerHandle } from '../core/clock.js';
-import type { AgentError } from '../core/errors.js';
+import type { Clock, TimerHandle } from '../../core/clock.js';
+import type { AgentError } from '../../core/errors.js';
 import { backoffDelay, type Backoff } from './backoff.js';
 import type { EtcdConnection, EtcdWatch } from './etcd-client.js';
 import { prefixEnd } from './etcd-client.js';
 import type { EtcdKeyLayout } from './etcd-keys.js';
-import type { RangeTarget, ReadConsistency, ReadThroughResult, ReadThroughTables, Row } from './types.js';
+import type { RangeTarget, ReadConsistency, ReadThroughResult, ReadThroughTables, Row } from '../types.js';
 
 export interface EtcdReadThroughOptions {
   readonly connection: EtcdConnection;

@@ -1,7 +1,7 @@
 // Keys under `<prefix>private/`, outside the shared view (etcd-keys.ts): read through from etcd on
 // demand, never watched, so an agent that does not ask never holds them. Server agents keep the
 // CA keys here; etcd's RBAC denies the range to client agents (docs/cluster-security.md).
-import { agentError, type AgentError } from '../core/errors.js';
+import { agentError, type AgentError } from '../../core/errors.js';
 import type { EtcdConnection, EtcdTarget } from './etcd-client.js';
 import { etcdFailure, openConnection } from './etcd-client.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
