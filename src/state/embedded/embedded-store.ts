@@ -7,13 +7,14 @@ import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
 import { agentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import type { CommitResult, Row, StateStore, WatchTarget, WriteOp } from '../types.js';
+import { ALWAYS_CONNECTED } from '../backend-health.js';
+import type { StoreHealth, CommitResult, EmbeddedStoreStats, RangeTarget, ReadResult, RecoveryStats, Row, StateStore, WatchTarget, WriteOp } from '../types.js';
+import { readView, viewChangedAfter, watchView } from '../view-reads.js';
 import type { DirLock } from './dir-lock.js';
 import { acquireDirLock } from './dir-lock.js';
 import { IndexClock } from '../index-clock.js';
 import { MemoryTables } from '../memory-tables.js';
 import type { ReapPlan, ViewImage } from '../memory-tables.js';
-import type { RecoveryStats } from './recovery.js';
 import { recoverState } from './recovery.js';
 import { writeSnapshot } from '../snapshot-file.js';
 import type { SegmentFile } from '../state-files.js';
@@ -41,20 +42,7 @@ export interface EmbeddedStoreOptions {
   readonly onWalSync?: ((seconds: number) => void) | undefined;
 }
 
-export interface EmbeddedStoreStats {
-  /** Commits applied (guard failures included). */
-  readonly commits: number;
-  /** WAL batches made durable: one write and one fdatasync each (0 in memory mode). */
-  readonly walBatches: number;
-  /** Snapshots written (disk) or tombstone reaps run (memory). */
-  readonly compactions: number;
-  /** The index the durable mark holds (-1 before its first write; memory mode: -1). */
-  readonly durableMark: number;
-}
-
 export interface EmbeddedStore extends StateStore {
-  /** What opening found on disk, for the start-up log line. */
-  readonly recovery: RecoveryStats;
   readonly stats: EmbeddedStoreStats;
   /** Rotates the WAL and writes a snapshot now (disk), or reaps old tombstones (memory). */
   compact(): Promise<void>;
@@ -123,7 +111,8 @@ interface Disk {
 const SNAPSHOT_RETRY_MS = 30_000;
 
 class EmbeddedStateStore implements EmbeddedStore {
-  readonly recovery: RecoveryStats;
+  readonly health: StoreHealth = ALWAYS_CONNECTED;
+  private readonly recovery: RecoveryStats;
   private readonly hub: WatchHub;
   private wal: WalWriter<PendingCommit> | undefined;
   private snapshotting: Promise<void> | undefined;
@@ -178,7 +167,22 @@ class EmbeddedStateStore implements EmbeddedStore {
   }
 
   get stats(): EmbeddedStoreStats {
-    return { commits: this.commits, walBatches: this.wal?.batches ?? 0, compactions: this.compactions, durableMark: this.disk?.mark.index ?? -1 };
+    return {
+      backend: 'embedded',
+      commits: this.commits,
+      walBatches: this.wal?.batches ?? 0,
+      compactions: this.compactions,
+      durableMark: this.disk?.mark.index ?? -1,
+      recovery: this.recovery,
+    };
+  }
+
+  read<V>(target: RangeTarget): Promise<ReadResult<V>> {
+    return Promise.resolve(readView<V>(this.tables, target));
+  }
+
+  changedAfter(target: RangeTarget, revision: number, fn: () => void): () => void {
+    return viewChangedAfter(this.tables, this.hub, target, revision, fn);
   }
 
   get<V>(table: string, key: string): Row<V> | undefined {
@@ -229,9 +233,7 @@ class EmbeddedStateStore implements EmbeddedStore {
   }
 
   watchOnce(target: WatchTarget, fn: () => void): () => void {
-    if ('key' in target) return this.hub.watchKey(target.table, target.key, fn);
-    if ('prefix' in target) return this.hub.watchPrefix(target.table, target.prefix, fn);
-    return this.hub.watchTable(target.table, fn);
+    return watchView(this.hub, target, fn);
   }
 
   async compact(): Promise<void> {

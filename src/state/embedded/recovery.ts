@@ -7,21 +7,13 @@ import { basename, join } from 'node:path';
 import { agentError, type AgentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { MemoryTables } from '../memory-tables.js';
+import type { RecoveryStats } from '../types.js';
 import { readDurableMark, type MarkReading } from './durable-mark.js';
 import { decodeRecords } from '../record-codec.js';
 import { readSnapshot } from '../snapshot-file.js';
 import type { SegmentFile } from '../state-files.js';
 import { DURABLE_MARK_FILE, SNAPSHOT_FILE, SNAPSHOT_TEMP_FILE, fsyncDir, listSegments, segmentPath } from '../state-files.js';
 import { asCommitRecord, commitRecordFollows } from './wal-record.js';
-
-export interface RecoveryStats {
-  /** Index of the snapshot loaded; 0 without one. */
-  readonly snapshotIndex: number;
-  /** WAL records applied after the snapshot. */
-  readonly replayedRecords: number;
-  /** Bytes cut off a torn tail of the last segment. */
-  readonly truncatedBytes: number;
-}
 
 export interface Recovered extends RecoveryStats {
   /** Highest index recovered (the snapshot's or the last replayed record's). */

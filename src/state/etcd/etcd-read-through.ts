@@ -11,7 +11,7 @@ import { backoffDelay, type Backoff } from './backoff.js';
 import type { EtcdConnection, EtcdWatch } from './etcd-client.js';
 import { prefixEnd } from './etcd-client.js';
 import type { EtcdKeyLayout } from './etcd-keys.js';
-import type { RangeTarget, ReadConsistency, ReadThroughResult, ReadThroughTables, Row } from '../types.js';
+import type { RangeTarget, ReadConsistency, ReadResult, Row } from '../types.js';
 
 export interface EtcdReadThroughOptions {
   readonly connection: EtcdConnection;
@@ -26,7 +26,8 @@ export interface EtcdReadThroughOptions {
   readonly contact: () => void;
 }
 
-export class EtcdReadThrough implements ReadThroughTables {
+/** The store's `read` and `changedAfter` for the tables it reads through. */
+export class EtcdReadThrough {
   /** Watches etcd has created and not yet ended: a write lands on them at once (metrics, benches). */
   liveWatches = 0;
 
@@ -36,7 +37,7 @@ export class EtcdReadThrough implements ReadThroughTables {
     return this.options.layout.isReadThrough(table);
   }
 
-  async read<V>(target: RangeTarget, consistency: ReadConsistency): Promise<ReadThroughResult<V>> {
+  async read<V>(target: RangeTarget, consistency: ReadConsistency): Promise<ReadResult<V>> {
     const { connection, layout } = this.options;
     const [start, end] = this.bounds(target);
     let result;

@@ -18,7 +18,8 @@ import { EtcdReadThrough } from './etcd-read-through.js';
 import { commitTxn, DEFAULT_MAX_TXN_OPS } from './etcd-txn.js';
 import { EtcdView } from './etcd-view.js';
 import { EtcdViewFile } from './etcd-view-file.js';
-import type { CommitResult, Row, StateStore, WatchTarget, WriteOp } from '../types.js';
+import type { StoreHealth, CommitResult, EtcdStoreStats, RangeTarget, ReadConsistency, ReadResult, Row, StateStore, WatchTarget, WriteOp } from '../types.js';
+import { readView, viewChangedAfter, watchView } from '../view-reads.js';
 import { canonicalOps } from '../write-ops.js';
 
 export interface EtcdStoreOptions {
@@ -47,12 +48,9 @@ export interface EtcdStoreOptions {
 }
 
 export interface EtcdStore extends StateStore {
-  /** Whether the last exchange with etcd succeeded (false while the watch is down or commits time out). */
-  readonly connected: boolean;
-  /** Clock time (ms) of the last successful exchange with etcd. */
-  readonly lastContact: number;
-  /** Full re-reads done since opening, beyond the first (a compaction, a broken watch, or replacing a view opened from disk). */
-  readonly resyncs: number;
+  /** `connected`: whether the last exchange with etcd succeeded (false while the watch is down or commits time out). */
+  readonly health: StoreHealth;
+  readonly stats: EtcdStoreStats;
 }
 
 export const DEFAULT_ETCD_PREFIX = '/svc/';
@@ -114,10 +112,11 @@ class EtcdStateStore implements EtcdStore {
   private attempts = 0;
   private closing: Promise<void> | undefined;
   private closed = false;
-  connected = false;
-  lastContact = 0;
-  resyncs = 0;
-  readonly readThrough: EtcdReadThrough | undefined;
+  private readonly live = { connected: false, lastContact: 0 };
+  readonly health: StoreHealth = this.live;
+  private commits = 0;
+  private resyncs = 0;
+  private readonly readThrough: EtcdReadThrough | undefined;
 
   constructor(
     options: EtcdStoreOptions,
@@ -183,7 +182,7 @@ class EtcdStateStore implements EtcdStore {
     if (stored === undefined || this.viewFile === undefined) return false;
     this.view.tables.load(stored.image);
     this.view.revision = stored.image.index;
-    this.lastContact = stored.savedAt;
+    this.live.lastContact = stored.savedAt;
     this.log.warn(
       { revision: stored.image.index, ageMs: Math.max(0, this.clock.now() - stored.savedAt), dir: this.viewFile.dir },
       'etcd unreachable at start-up: serving a stale view from disk until etcd answers',
@@ -195,6 +194,20 @@ class EtcdStateStore implements EtcdStore {
 
   get index(): number {
     return this.view.tables.index;
+  }
+
+  get stats(): EtcdStoreStats {
+    return { backend: 'etcd', commits: this.commits, resyncs: this.resyncs };
+  }
+
+  read<V>(target: RangeTarget, consistency: ReadConsistency): Promise<ReadResult<V>> {
+    if (this.readThrough?.has(target.table) === true) return this.readThrough.read<V>(target, consistency);
+    return Promise.resolve(readView<V>(this.view.tables, target));
+  }
+
+  changedAfter(target: RangeTarget, revision: number, fn: () => void): () => void {
+    if (this.readThrough?.has(target.table) === true) return this.readThrough.changedAfter(target, revision, fn);
+    return viewChangedAfter(this.view.tables, this.view.hub, target, revision, fn);
   }
 
   get watchCount(): number {
@@ -246,10 +259,7 @@ class EtcdStateStore implements EtcdStore {
   }
 
   watchOnce(target: WatchTarget, fn: () => void): () => void {
-    const hub = this.view.hub;
-    if ('key' in target) return hub.watchKey(target.table, target.key, fn);
-    if ('prefix' in target) return hub.watchPrefix(target.table, target.prefix, fn);
-    return hub.watchTable(target.table, fn);
+    return watchView(this.view.hub, target, fn);
   }
 
   close(): Promise<void> {
@@ -292,6 +302,7 @@ class EtcdStateStore implements EtcdStore {
     this.connection.txn(commit.txn, this.commitTimeoutMs).then(
       (res) => {
         this.inFlight.delete(commit);
+        this.commits++;
         this.contact();
         this.pump();
         // Read-your-writes: the caller hears back once the view shows the commit.
@@ -366,13 +377,13 @@ class EtcdStateStore implements EtcdStore {
   }
 
   private contact(): void {
-    this.connected = true;
-    this.lastContact = this.clock.now();
+    this.live.connected = true;
+    this.live.lastContact = this.clock.now();
   }
 
   private lost(err: unknown, message: string): void {
-    if (this.connected) this.log.warn({ err }, message);
-    this.connected = false;
+    if (this.live.connected) this.log.warn({ err }, message);
+    this.live.connected = false;
   }
 
   private failure(err: unknown): AgentError {

@@ -44,8 +44,8 @@ describe('snapshots and compaction', () => {
 
     const reopened = await openEmbeddedStore({ dataDir, log: silentLogger, snapshotEveryBytes: 4096 });
     expect(observe(reopened, KEYS)).toEqual(before);
-    expect(reopened.recovery.snapshotIndex).toBe(reopened.index);
-    expect(reopened.recovery.replayedRecords).toBe(0);
+    expect(reopened.stats.recovery.snapshotIndex).toBe(reopened.index);
+    expect(reopened.stats.recovery.replayedRecords).toBe(0);
     await reopened.close();
   });
 
@@ -65,8 +65,8 @@ describe('snapshots and compaction', () => {
     const reopened = await openEmbeddedStore({ dataDir, log: silentLogger });
     expect(observe(reopened, KEYS)).toEqual(before);
     expect(reopened.list('kv', 'during')).toEqual(duringRows);
-    expect(reopened.recovery.snapshotIndex).toBeGreaterThanOrEqual(100);
-    expect(reopened.recovery.replayedRecords).toBe(reopened.index - reopened.recovery.snapshotIndex);
+    expect(reopened.stats.recovery.snapshotIndex).toBeGreaterThanOrEqual(100);
+    expect(reopened.stats.recovery.replayedRecords).toBe(reopened.index - reopened.stats.recovery.snapshotIndex);
     await reopened.close();
   });
 
@@ -87,8 +87,8 @@ describe('snapshots and compaction', () => {
 
     const reopened = await openEmbeddedStore({ dataDir, log: silentLogger });
     expect(observe(reopened, KEYS)).toEqual(before);
-    expect(reopened.recovery.snapshotIndex).toBe(60);
-    expect(reopened.recovery.replayedRecords).toBe(30);
+    expect(reopened.stats.recovery.snapshotIndex).toBe(60);
+    expect(reopened.stats.recovery.replayedRecords).toBe(30);
     expect(await walFiles(dataDir)).not.toContain(oldSegments[0]);
     await reopened.close();
   });
@@ -110,7 +110,7 @@ describe('snapshots and compaction', () => {
 
     const reopened = await openEmbeddedStore({ dataDir: dirA, log: silentLogger, clock: new FakeClock(5) });
     expect(observe(reopened, KEYS)).toEqual(before);
-    expect(reopened.recovery).toEqual({ snapshotIndex: 40, replayedRecords: 20, truncatedBytes: 0 });
+    expect(reopened.stats.recovery).toEqual({ snapshotIndex: 40, replayedRecords: 20, truncatedBytes: 0 });
     await reopened.close();
   });
 
@@ -127,7 +127,7 @@ describe('snapshots and compaction', () => {
 
     const reopened = await openEmbeddedStore({ dataDir, log: silentLogger });
     expect(observe(reopened, KEYS)).toEqual(before);
-    expect(reopened.recovery).toEqual({ snapshotIndex: 0, replayedRecords: 60, truncatedBytes: 0 });
+    expect(reopened.stats.recovery).toEqual({ snapshotIndex: 0, replayedRecords: 60, truncatedBytes: 0 });
     expect((await readdir(stateDir)).includes('snapshot.tmp')).toBe(false);
     // New writes land in the empty segment and survive the next restart.
     await reopened.commit([set('after', 1)]);

@@ -85,7 +85,7 @@ describe('kill -9', () => {
 
     const store = await openEmbeddedStore({ dataDir, log: silentLogger, snapshotEveryBytes: 32 * 1024 });
     expect(store.index).toBeGreaterThanOrEqual(highest);
-    expect(store.recovery.snapshotIndex).toBeGreaterThan(0);
+    expect(store.stats.recovery.snapshotIndex).toBeGreaterThan(0);
     const missing = [...acked].filter(([key, index]) => {
       const row = store.get<string>('kv', key);
       return row === undefined || row.modifyIndex !== index || !row.value.startsWith(`${key}:`);

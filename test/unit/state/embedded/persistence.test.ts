@@ -22,7 +22,7 @@ describe('persistence', () => {
 
     const b = await openEmbeddedStore({ dataDir, log: silentLogger });
     expect(observe(b, ['a1', 'a2', 'b/1', 'b/2', 'never'])).toEqual(before);
-    expect(b.recovery).toEqual({ snapshotIndex: 0, replayedRecords: 4, truncatedBytes: 0 });
+    expect(b.stats.recovery).toEqual({ snapshotIndex: 0, replayedRecords: 4, truncatedBytes: 0 });
     expect((await b.commit([set('c', 1)])).index).toBe(5);
     await b.close();
   });

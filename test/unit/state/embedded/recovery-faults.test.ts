@@ -68,7 +68,7 @@ describe('torn tail of the WAL', () => {
     expect(store.index).toBe(9);
     expect(store.get('kv', 'k9')?.value).toBe('value-9');
     expect(store.get('kv', 'k10')).toBeUndefined();
-    expect(store.recovery).toEqual({ snapshotIndex: 0, replayedRecords: 9, truncatedBytes: cut - lastStart });
+    expect(store.stats.recovery).toEqual({ snapshotIndex: 0, replayedRecords: 9, truncatedBytes: cut - lastStart });
     const warn = log.entries.find((e) => e.level === 'warn');
     expect(warn?.obj).toMatchObject({ offset: lastStart, droppedBytes: cut - lastStart, segment: wal });
     expect((await stat(wal)).size).toBe(lastStart);
@@ -77,7 +77,7 @@ describe('torn tail of the WAL', () => {
     await store.close();
     const again = await openEmbeddedStore({ dataDir, log: silentLogger });
     expect(again.get('kv', 'k10')?.value).toBe('again');
-    expect(again.recovery.truncatedBytes).toBe(0);
+    expect(again.stats.recovery.truncatedBytes).toBe(0);
     await again.close();
   });
 
@@ -86,7 +86,7 @@ describe('torn tail of the WAL', () => {
     await appendFile(wal, Buffer.from('this is not a record at all, just noise'));
     const store = await openEmbeddedStore({ dataDir, log: silentLogger });
     expect(store.index).toBe(5);
-    expect(store.recovery.truncatedBytes).toBe(39);
+    expect(store.stats.recovery.truncatedBytes).toBe(39);
     expect((await stat(wal)).size).toBe(ends[4]);
     await store.close();
   });
@@ -96,7 +96,7 @@ describe('torn tail of the WAL', () => {
     await appendFile(wal, Buffer.alloc(4096));
     const store = await openEmbeddedStore({ dataDir, log: silentLogger });
     expect(store.index).toBe(3);
-    expect(store.recovery.truncatedBytes).toBe(4096);
+    expect(store.stats.recovery.truncatedBytes).toBe(4096);
     await store.close();
   });
 

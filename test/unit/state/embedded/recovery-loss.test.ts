@@ -119,7 +119,7 @@ describe('a segment cut before its last acknowledged record', () => {
     const left = store.index;
     expect(left).toBeGreaterThan(10);
     expect(left).toBeLessThan(100);
-    expect(store.recovery.truncatedBytes).toBeGreaterThan(0);
+    expect(store.stats.recovery.truncatedBytes).toBeGreaterThan(0);
     expect((await store.commit([{ op: 'set', table: 'kv', key: 'after', value: 1 }])).index).toBe(left + 1);
     await store.close();
     const again = await openEmbeddedStore({ dataDir, log: silentLogger });

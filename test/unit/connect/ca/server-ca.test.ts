@@ -4,12 +4,12 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CA_TABLE, PROVIDER_KEY, ROOTS_TABLE, SERIAL_KEY, type StoredRoot } from '../../../../src/connect/ca/model.js';
 import { pemBlocks } from '../../../../src/connect/ca/encoding.js';
-import { CaManager } from '../../../../src/connect/ca/ca-manager.js';
+import { ServerCa } from '../../../../src/connect/ca/server-ca.js';
 import { LocalSigner } from '../../../../src/connect/ca/signer.js';
 import { createRootCertificate, generateCaKey, keyIdOf } from '../../../../src/connect/ca/x509.js';
 import { FakeClock } from '../../../../src/core/clock.js';
 import { silentLogger } from '../../../../src/core/log.js';
-import { openEmbeddedStore } from '../../../../src/state/embedded/embedded-store.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/index.js';
 import { DEFAULT_CA, HOUR, START, caFixture, seededRandom, settle } from './support.js';
 
 const certs = (pem: string): X509Certificate[] => pemBlocks(pem, 'CERTIFICATE').map((der) => new X509Certificate(der));
@@ -35,14 +35,14 @@ describe('bootstrap', () => {
 
   it('uses a configured trust domain (D9) for the roots and every leaf', async () => {
     const store = await openEmbeddedStore({ log: silentLogger });
-    const manager = await CaManager.open({ store, signer: new LocalSigner(), clock: new FakeClock(START), random: seededRandom(), log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, trustDomain: 'mesh.example' });
+    const manager = await ServerCa.open({ store, signer: new LocalSigner(), clock: new FakeClock(START), random: seededRandom(), log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, trustDomain: 'mesh.example' });
     expect(manager.trustDomain).toBe('mesh.example');
     expect(manager.roots().trustDomain).toBe('mesh.example');
     expect(certs(manager.roots().roots[0]!.value.RootCert)[0]!.subjectAltName).toBe('URI:spiffe://mesh.example');
     const leaf = await manager.signLeaf('default', 'web');
     expect(leaf.uri).toBe('spiffe://mesh.example/ns/default/dc/dc1/svc/web');
     // Fixed once created: a later start with another setting keeps the stored one.
-    const again = await CaManager.open({ store, signer: new LocalSigner(), clock: new FakeClock(START), random: seededRandom(), log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, trustDomain: 'other.example' });
+    const again = await ServerCa.open({ store, signer: new LocalSigner(), clock: new FakeClock(START), random: seededRandom(), log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, trustDomain: 'other.example' });
     expect(again.trustDomain).toBe('mesh.example');
   });
 
@@ -66,7 +66,7 @@ describe('bootstrap', () => {
   it('loads the same CA from a store that already holds one', async () => {
     const f = await caFixture();
     await f.manager.signLeaf('default', 'web');
-    const again = await CaManager.open({ store: f.store, signer: new LocalSigner(), clock: f.clock, random: seededRandom(7), log: silentLogger, datacenter: 'dc1', bootstrap: { ...DEFAULT_CA, privateKeyType: 'rsa', privateKeyBits: 2048 } });
+    const again = await ServerCa.open({ store: f.store, signer: new LocalSigner(), clock: f.clock, random: seededRandom(7), log: silentLogger, datacenter: 'dc1', bootstrap: { ...DEFAULT_CA, privateKeyType: 'rsa', privateKeyBits: 2048 } });
     expect(again.roots().activeRootId).toBe(f.manager.roots().activeRootId);
     const leaf = await again.signLeaf('default', 'web');
     expect(leaf.serial).toBe(3n); // root 1, first leaf 2

@@ -1,32 +1,36 @@
-// The built-in CA provider (Consul's `consul` provider): bootstraps the cluster ID and the first
-// root, keeps the CA key in a CaKeyStore (key-store.ts) and takes serials from the shared counter
-// (serial-allocator.ts), signs leaves through a CertSigner under the CSR rate limit, changes the
-// configuration (rotating and cross-signing the root when the key changes) and prunes rotated-out
-// roots after 2 x the leaf TTL. Several servers may share one store (a cluster): initialisation and
-// each rotation are guarded commits, so exactly one server's CA or rotation lands and the others
-// adopt it (initialisation) or get CA_CONFIG_CONFLICT (rotation).
+// A server agent's CA (Consul's built-in `consul` provider): bootstraps the cluster ID and the first
+// root, keeps the CA key and takes serials where its custody says (custody.ts), signs leaves through
+// a CertSigner under the CSR rate limit, changes the configuration (rotating and cross-signing the
+// root when the key changes) and prunes rotated-out roots after 2 x the leaf TTL. Several servers
+// may share one store (a cluster): initialisation and each rotation are guarded commits, so exactly
+// one server's CA or rotation lands and the others adopt it (initialisation) or get
+// CA_CONFIG_CONFLICT (rotation). A client agent's CA is client-ca.ts.
 import type { Metrics } from '../../core/metrics.js';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { CaMaterial } from './signing-protocol.js';
 import type { CaConfig } from '../../config/types.js';
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import { backendHealthOf } from '../../state/backend-health.js';
-import { agentError, type AgentError } from '../../core/errors.js';
+import { agentError } from '../../core/errors.js';
 import { generateId } from '../../core/ids.js';
 import type { Logger } from '../../core/log.js';
 import type { Row, StateStore, WriteOp } from '../../state/types.js';
+import type { CertificateAuthority, ConfigurationUpdate, IssuedLeaf } from './authority.js';
 import { bootstrapConfig, parseProviderConfig, type ProviderConfig } from './ca-config.js';
+import { CaRecords, notInitialized } from './ca-records.js';
 import { CsrLimiter } from './csr-limiter.js';
+import { localCustody, type CaCustody } from './custody.js';
 import { certificateId, colonHex, pemBlocks, rfc3339, serialColonHex, toPem, withTrailingNewline } from './encoding.js';
 import { CA_TABLE, CONFIG_KEY, ROOTS_TABLE, type CaSettings, type StoredCaConfig, type StoredProvider, type StoredRoot } from './model.js';
-import { TableKeyStore, type CaKeyStore } from './key-store.js';
-import { LocalSerials, SharedSerials, type SerialAllocator } from './serial-allocator.js';
-import { buildRootsSnapshot, type RootsSnapshot } from './roots-view.js';
+import type { CaKeyStore } from './key-store.js';
+import type { SerialAllocator } from './serial-allocator.js';
+import type { RootsSnapshot } from './roots-view.js';
 import type { CertSigner } from './signer.js';
 import { serviceUri, signingUri, trustDomainOf } from './spiffe-id.js';
 import { createIssuer, createRootCertificate, crossSign, generateCaKey, keySpecOf, parseCertificate, parsePrivateKey, signingKeyIdOf } from './x509.js';
 
-export interface CaManagerOptions {
+export type { ConfigurationUpdate, IssuedLeaf } from './authority.js';
+
+export interface ServerCaOptions {
   readonly store: StateStore;
   readonly signer: CertSigner;
   readonly clock: Clock;
@@ -39,51 +43,8 @@ export interface CaManagerOptions {
   readonly trustDomain?: string | undefined;
   /** Counts leaves signed and signings refused by the CSR rate limit (docs/decisions.md D11). */
   readonly metrics?: Metrics | undefined;
-  /**
-   * Where the CA's private material lives; default: the store's `connect-ca` table (a single agent).
-   * Given (a cluster's server: etcd-key-store.ts), the store is taken as shared with other servers,
-   * and serials are taken by guarded commits (serial-allocator.ts).
-   */
-  readonly keys?: CaKeyStore | undefined;
-  /**
-   * 'server' (default; a single agent is one) holds the key, initialises, rotates and signs; 'client'
-   * never touches the key: it reads the CA from the shared view and has `remote` sign its leaves.
-   */
-  readonly role?: CaRole | undefined;
-  /** A client agent's signer: a server signs the public key of a pair generated here (remote-signer.ts). */
-  readonly remote?: RemoteLeafSigner | undefined;
-}
-
-export type CaRole = 'server' | 'client';
-
-/** Signs leaves elsewhere (remote-signer.ts): a client agent's source of leaves. */
-export interface RemoteLeafSigner {
-  signLeaf(namespace: string, service: string): Promise<IssuedLeaf>;
-}
-
-/** A freshly signed leaf, as the leaf manager caches it. */
-export interface IssuedLeaf {
-  readonly serial: bigint;
-  /** Colon-hex serial, as the API shows it. */
-  readonly serialNumber: string;
-  /** The leaf followed by the active root's intermediates. */
-  readonly certPem: string;
-  readonly privateKeyPem: string;
-  readonly uri: string;
-  readonly validAfter: number;
-  readonly validBefore: number;
-  /** The index of the commit that recorded this signing (its CreateIndex and ModifyIndex). */
-  readonly index: number;
-  /** The key ID of the CA that signed it (the leaf's AKI), colon-hex. */
-  readonly signingKeyId: string;
-}
-
-/** The body of PUT /v1/connect/ca/configuration, decoded. */
-export interface ConfigurationUpdate {
-  readonly provider: string;
-  readonly config: Readonly<Record<string, unknown>>;
-  readonly state: unknown;
-  readonly forceWithoutCrossSigning: boolean;
+  /** Where the key lives and serials come from; default: the store is this agent's own (localCustody). */
+  readonly custody?: CaCustody | undefined;
 }
 
 export const ROOT_NAME = 'Consul CA Primary Cert';
@@ -106,15 +67,12 @@ interface NewRoot {
   readonly row: StoredRoot;
 }
 
-const notInitialized = (): AgentError => agentError('CA_NOT_INITIALIZED');
-
-export class CaManager {
+export class ServerCa implements CertificateAuthority {
   private readonly keys: CaKeyStore;
   readonly serials: SerialAllocator;
+  private readonly records: CaRecords;
   private active: ActiveCa | undefined;
   private loading: { readonly key: string; readonly ca: Promise<ActiveCa> } | undefined;
-  private rootsMemo: RootsSnapshot | undefined;
-  private settingsMemo: { readonly index: number; readonly settings: CaSettings } | undefined;
   private updating: Promise<unknown> = Promise.resolve();
   private pruneTimer: TimerHandle | undefined;
   /** The revision the previous key sweep read at: keys that existed then are old enough to judge. */
@@ -122,30 +80,28 @@ export class CaManager {
   private closed = false;
   readonly limiter: CsrLimiter;
 
-  private constructor(private readonly o: CaManagerOptions) {
+  private constructor(private readonly o: ServerCaOptions) {
+    this.records = new CaRecords(o.store, o.clock);
     this.limiter = new CsrLimiter(() => this.settings(), o.clock);
-    this.keys = o.keys ?? new TableKeyStore(o.store);
-    this.serials = o.keys === undefined ? new LocalSerials(o.store) : new SharedSerials(o.store);
+    const custody = o.custody ?? localCustody(o.store);
+    this.keys = custody.keys;
+    this.serials = custody.serials;
     // Listed from the start (at 0), so a scrape shows them before the first leaf.
     o.metrics?.counter('svc.connect.ca.leaf.issued');
     o.metrics?.counter('svc.connect.ca.leaf.rate_limited');
   }
 
   /** Loads the CA from the store, bootstrapping it on first start, and starts pruning. */
-  static async open(options: CaManagerOptions): Promise<CaManager> {
-    const manager = new CaManager(options);
-    if (options.role === 'client') {
-      if (options.remote === undefined) throw new Error('a client-role CaManager needs a remote signer');
-      return manager;
-    }
-    await manager.initialize();
-    manager.schedulePrune();
-    return manager;
+  static async open(options: ServerCaOptions): Promise<ServerCa> {
+    const ca = new ServerCa(options);
+    await ca.initialize();
+    ca.schedulePrune();
+    return ca;
   }
 
   private async initialize(): Promise<void> {
     const { store, log } = this.o;
-    if (store.get(CA_TABLE, CONFIG_KEY) !== undefined) return;
+    if (this.records.initialized()) return;
     const clusterId = generateId();
     const trustDomain = this.o.trustDomain ?? trustDomainOf(clusterId);
     const provider = bootstrapConfig(this.o.bootstrap);
@@ -163,81 +119,38 @@ export class CaManager {
       return;
     }
     await staged.discard();
-    log.info({ clusterId: this.config().value.ClusterID }, 'another server initialized the CA first; using it');
-  }
-
-  private config(): Row<StoredCaConfig> {
-    const row = this.o.store.get<StoredCaConfig>(CA_TABLE, CONFIG_KEY);
-    if (row === undefined) throw notInitialized();
-    return row;
+    log.info({ clusterId: this.records.configuration().value.ClusterID }, 'another server initialized the CA first; using it');
   }
 
   /** The settings in force (read per signing; cheap once memoised on the row's index). */
   settings(): CaSettings {
-    const row = this.config();
-    if (this.settingsMemo?.index !== row.modifyIndex) this.settingsMemo = { index: row.modifyIndex, settings: row.value.Settings };
-    return this.settingsMemo.settings;
+    return this.records.settings();
   }
 
   get trustDomain(): string {
-    const config = this.config().value;
-    return config.TrustDomain ?? trustDomainOf(config.ClusterID);
+    return this.records.trustDomain;
   }
 
-  /** The roots' own index: the roots table's. */
   rootsIndex(): number {
-    return this.o.store.tableIndex(ROOTS_TABLE);
+    return this.records.rootsIndex();
   }
 
-  /**
-   * Resolves once this agent's view holds the roots at `index` or later, or after `withinMs`: a
-   * client agent that saw a rotation first asks for a leaf of the new root (remote-signer.ts).
-   */
+  /** Resolves once this server's view holds the roots at `index` or later, or after `withinMs` (remote-signer.ts). */
   rootsReached(index: number, withinMs: number): Promise<void> {
-    if (this.rootsIndex() >= index) return Promise.resolve();
-    return new Promise((resolve) => {
-      let cancel = (): void => {};
-      const timer = this.o.clock.setTimer(withinMs, () => {
-        cancel();
-        resolve();
-      });
-      const check = (): void => {
-        if (this.rootsIndex() >= index) {
-          timer.cancel();
-          resolve();
-          return;
-        }
-        cancel = this.o.store.watchOnce({ table: ROOTS_TABLE }, check);
-      };
-      check();
-    });
+    return this.records.rootsReached(index, withinMs);
   }
 
-  /** The current roots, rebuilt only when the roots table changed. Throws if the store does. */
   roots(): RootsSnapshot {
-    const index = this.rootsIndex();
-    if (this.rootsMemo?.index === index) return this.rootsMemo;
-    const rows = this.o.store.list<StoredRoot>(ROOTS_TABLE, '');
-    this.rootsMemo = buildRootsSnapshot(rows, this.trustDomain, index);
-    return this.rootsMemo;
+    return this.records.roots();
   }
 
-  /** The stored configuration row (GET /v1/connect/ca/configuration). */
   configuration(): Row<StoredCaConfig> {
-    return this.config();
-  }
-
-  /** The active root's row (the one with Active set), read from the shared view. */
-  private activeRoot(): Row<StoredRoot> {
-    const rows = this.o.store.list<StoredRoot>(ROOTS_TABLE, '');
-    const root = rows.find((row) => row.value.Active);
-    if (root === undefined) throw notInitialized();
-    return root;
+    return this.records.configuration();
   }
 
   /** The active CA with its key, loaded from the key store once per root (and row change). */
   private activeCa(): Promise<ActiveCa> {
-    const root = this.activeRoot();
+    const root = this.records.activeRoot();
     const key = `${root.key}/${root.modifyIndex}`;
     if (this.active?.key === key) return Promise.resolve(this.active);
     if (this.loading?.key === key) return this.loading.ca;
@@ -265,11 +178,6 @@ export class CaManager {
    * shared by the leaves asked for meanwhile), whose index becomes the leaf's Create/ModifyIndex.
    */
   signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
-    if (this.o.role === 'client') {
-      // No server has made the CA yet: say so now rather than wait for a signer that cannot answer.
-      if (this.o.store.get(CA_TABLE, CONFIG_KEY) === undefined) return Promise.reject(notInitialized());
-      return (this.o.remote as RemoteLeafSigner).signLeaf(namespace, service);
-    }
     return this.issue(namespace, service, undefined);
   }
 
@@ -278,12 +186,11 @@ export class CaManager {
    * built here from this CA's trust domain and datacenter: a requester names only the service.
    */
   signPublicKey(namespace: string, service: string, spki: Uint8Array): Promise<IssuedLeaf> {
-    if (this.o.role === 'client') return Promise.reject(agentError('CA_SERVER_ONLY'));
     return this.issue(namespace, service, spki);
   }
 
   private async issue(namespace: string, service: string, spki: Uint8Array | undefined): Promise<IssuedLeaf> {
-    this.activeRoot(); // throws at once while the CA is not initialised
+    this.records.activeRoot(); // throws at once while the CA is not initialised
     const settings = this.settings();
     const uri = serviceUri({ trustDomain: this.trustDomain, namespace, datacenter: this.o.datacenter, service });
     const release = await this.limiter.acquire().catch((err: unknown) => {
@@ -390,7 +297,6 @@ export class CaManager {
 
   /** PUT /v1/connect/ca/configuration: one change at a time, in arrival order. */
   updateConfiguration(update: ConfigurationUpdate): Promise<void> {
-    if (this.o.role === 'client') return Promise.reject(agentError('CA_SERVER_ONLY'));
     const run = this.updating.then(() => this.applyUpdate(update));
     this.updating = run.catch(() => undefined);
     return run;
@@ -404,7 +310,7 @@ export class CaManager {
       throw agentError('CA_STATE_READ_ONLY');
     }
     const next = parseProviderConfig(update.config);
-    const configRow = this.config();
+    const configRow = this.records.configuration();
     const current = configRow.value;
     const activeKey = (await this.activeCa()).provider;
     const stored: StoredCaConfig = {
@@ -446,7 +352,7 @@ export class CaManager {
     // rotation through when servers rotate at once, and the others drop their staged key.
     const staged = await this.keys.stage(this.providerRow(root, provider));
     const ops: WriteOp[] = [configOp, ...staged.ops];
-    for (const row of this.o.store.list<StoredRoot>(ROOTS_TABLE, '')) {
+    for (const row of this.records.rootRows()) {
       if (!row.value.Active) continue;
       ops.push({ op: 'set', table: ROOTS_TABLE, key: row.key, value: { ...row.value, Active: false, RotatedOutAt: rfc3339(now) }, ifIndex: row.modifyIndex });
     }
@@ -475,7 +381,7 @@ export class CaManager {
     const ops: WriteOp[] = [];
     const removedIds: string[] = [];
     let removed = 0;
-    for (const row of this.o.store.list<StoredRoot>(ROOTS_TABLE, '')) {
+    for (const row of this.records.rootRows()) {
       const r = row.value;
       if (!r.Active && r.RotatedOutAt !== null && Date.parse(r.RotatedOutAt) + keepFor <= now) {
         ops.push({ op: 'delete', table: ROOTS_TABLE, key: row.key, ifIndex: row.modifyIndex });
@@ -504,8 +410,8 @@ export class CaManager {
    */
   async sweepKeys(): Promise<number> {
     // A view cut off from etcd may miss a root published meanwhile: judge only with a live one.
-    if (!backendHealthOf(this.o.store).connected) return 0;
-    const published = new Set(this.o.store.list<StoredRoot>(ROOTS_TABLE, '').map((row) => row.key));
+    if (!this.o.store.health.connected) return 0;
+    const published = new Set(this.records.rootRows().map((row) => row.key));
     const { removed, revision } = await this.keys.sweep(published, this.sweptAt);
     this.sweptAt = revision;
     if (removed > 0) this.o.log.info({ removed }, 'removed CA keys of roots never published');
@@ -513,7 +419,7 @@ export class CaManager {
   }
 
   private schedulePrune(): void {
-    if (this.closed || this.o.role === 'client') return;
+    if (this.closed) return;
     this.pruneTimer = this.o.clock.setTimer(PRUNE_INTERVAL_MS, () => {
       this.pruneRoots()
         .then(() => this.sweepKeys())

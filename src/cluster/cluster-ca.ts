@@ -1,0 +1,61 @@
+// The CA of a cluster agent (docs/cluster-security.md), wired from etcd's parts, its role chosen
+// here once from the config: a server keeps CA keys in etcd's private range, which the shared view
+// never holds, and signs the leaves client agents ask for over the signing channel; a client
+// generates its leaf keys locally and has their public keys signed by a server.
+import type { CertificateAuthority } from '../connect/ca/authority.js';
+import { CaRecords } from '../connect/ca/ca-records.js';
+import { ClientCa } from '../connect/ca/client-ca.js';
+import { ClusterKeyStore } from '../connect/ca/cluster-key-store.js';
+import { sharedCustody } from '../connect/ca/custody.js';
+import { RemoteLeafSource, serveSigningRequests } from '../connect/ca/remote-signer.js';
+import { ServerCa, type ServerCaOptions } from '../connect/ca/server-ca.js';
+import type { KeyGenerator } from '../connect/ca/signer.js';
+import { openEtcdPrivateRange, openEtcdSignChannel, type EtcdConnection } from '../state/etcd/index.js';
+
+export interface ClusterCaOptions extends Omit<ServerCaOptions, 'custody'> {
+  /** A handle on the agent's etcd client (one per part: each closes its own). */
+  readonly etcd: () => EtcdConnection;
+  readonly prefix: string;
+  /** A server holds the CA key and signs; a client never reads the key. */
+  readonly server: boolean;
+  readonly node: string;
+  /** The agent's signing pool: a client's leaf keys are made off the event loop there. */
+  readonly keys: KeyGenerator;
+}
+
+export interface ClusterCa {
+  readonly ca: CertificateAuthority;
+  /** Closes the CA and the etcd parts it was wired with. */
+  close(): void;
+}
+
+export async function openClusterCa(o: ClusterCaOptions): Promise<ClusterCa> {
+  const channel = openEtcdSignChannel({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log });
+  if (!o.server) {
+    const records = new CaRecords(o.store, o.clock);
+    const remote = new RemoteLeafSource({ channel, datacenter: o.datacenter, node: o.node, keys: o.keys, rootsIndex: () => records.rootsIndex() });
+    const ca = new ClientCa(records, remote);
+    return { ca, close: () => (ca.close(), channel.close()) };
+  }
+  const keysRange = openEtcdPrivateRange({ etcd: { shared: o.etcd() }, prefix: o.prefix });
+  const close = (): void => {
+    channel.close();
+    keysRange.close();
+  };
+  let ca: ServerCa;
+  try {
+    ca = await ServerCa.open({ ...o, custody: sharedCustody(o.store, new ClusterKeyStore(keysRange)) });
+  } catch (err) {
+    close();
+    throw err;
+  }
+  // Answers signing requests only once its CA is open.
+  serveSigningRequests(channel, ca, { datacenter: o.datacenter, log: o.log });
+  return {
+    ca,
+    close: () => {
+      ca.close();
+      close();
+    },
+  };
+}
