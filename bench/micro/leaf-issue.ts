@@ -1,4 +1,4 @@
-// Leaf issuance (src/connect/ca/x509.ts, leaf-work.ts, pool-signer.ts, ca-manager.ts), cold: a new
+// Leaf issuance (src/connect/ca/x509.ts, leaf-work.ts, pool-signer.ts, server-ca.ts), cold: a new
 // P-256 key, its CSR, the CSR check and the CA's signature every time.
 // - one thread in-process: the DER-template path, beside pkijs (precomputed per root) and
 //   @peculiar/x509 building the same leaf (bench/micro/leaf-baselines.ts), the libraries it replaced;

@@ -33,7 +33,8 @@ export async function openClusterCa(o: ClusterCaOptions): Promise<ClusterCa> {
   const channel = openEtcdSignChannel({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log });
   if (!o.server) {
     const records = new CaRecords(o.store, o.clock);
-    const remote = new RemoteLeafSource({ channel, datacenter: o.datacenter, node: o.node, keys: o.keys, rootsIndex: () => records.rootsIndex() });
+    const rootsIndex = (): number => records.rootsIndex();
+    const remote = new RemoteLeafSource({ channel, datacenter: o.datacenter, node: o.node, keys: o.keys, rootsIndex });
     const ca = new ClientCa(records, remote);
     return { ca, close: () => (ca.close(), channel.close()) };
   }

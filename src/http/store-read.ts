@@ -21,7 +21,13 @@ export interface StoreReadSpec<V> {
   render(result: ReadResult<V>): Reply;
 }
 
-export function answerStoreRead<V>(blocking: BlockingQueries, store: StoreReads, req: ApiRequest, params: BlockingParams, spec: StoreReadSpec<V>): Promise<Reply> | Parked {
+export function answerStoreRead<V>(
+  blocking: BlockingQueries,
+  store: StoreReads,
+  req: ApiRequest,
+  params: BlockingParams,
+  spec: StoreReadSpec<V>,
+): Promise<Reply> | Parked {
   if (params.minIndex === 0) return store.read<V>(spec.target, spec.consistency).then((result) => spec.render(result));
   const parked = blocking.answer(req, params, watchedStoreRead(store, params.minIndex, spec));
   // A read that does not know its data yet always parks (its index() is minIndex).
@@ -36,7 +42,8 @@ function watchedStoreRead<V>(store: StoreReads, minIndex: number, spec: StoreRea
   const read = (): Promise<ReadResult<V>> => store.read<V>(spec.target, spec.consistency);
   // After a change the store reported, the member that reported it has it: read its copy without a
   // round through the leader (a lagging member's older copy only re-arms the wait).
-  const reread = (): Promise<ReadResult<V>> => store.read<V>(spec.target, spec.consistency === 'consistent' ? 'consistent' : 'stale');
+  const reread = (): Promise<ReadResult<V>> =>
+    store.read<V>(spec.target, spec.consistency === 'consistent' ? 'consistent' : 'stale');
   return {
     shareKey: JSON.stringify([spec.shareKey, minIndex, spec.consistency]),
     target(fn) {

@@ -20,8 +20,15 @@ export function readView<V>(tables: MemoryTables, target: RangeTarget): ReadResu
   return { rows, index: own > 0 ? own : tables.tableIndex(target.table), revision: tables.index };
 }
 
-export function viewChangedAfter(tables: MemoryTables, hub: WatchHub, target: RangeTarget, revision: number, fn: () => void): () => void {
-  const own = 'key' in target ? tables.keyIndex(target.table, target.key) : tables.prefixIndex(target.table, target.prefix);
+export function viewChangedAfter(
+  tables: MemoryTables,
+  hub: WatchHub,
+  target: RangeTarget,
+  revision: number,
+  fn: () => void,
+): () => void {
+  const own =
+    'key' in target ? tables.keyIndex(target.table, target.key) : tables.prefixIndex(target.table, target.prefix);
   if (own <= revision) return watchView(hub, target, fn);
   // Already changed: told on a later turn, as a watch would be, never inside the caller.
   const pending = setImmediate(fn);

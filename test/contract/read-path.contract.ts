@@ -25,7 +25,8 @@ export function describeReadPathContract(name: string, open: () => Promise<Opene
     });
 
     /** Records changedAfter's calls; `next` resolves on the first. */
-    function changed(target: RangeTarget, revision: number): { calls: () => number; next: Promise<void>; cancel: () => void } {
+    type Told = { calls: () => number; next: Promise<void>; cancel: () => void };
+    function changed(target: RangeTarget, revision: number): Told {
       let calls = 0;
       let resolve!: () => void;
       const next = new Promise<void>((r) => (resolve = r));
@@ -68,7 +69,8 @@ export function describeReadPathContract(name: string, open: () => Promise<Opene
 
     it('gives the same rows in every consistency mode', async () => {
       await store.commit([set(T, 'm/1', 'one'), set(T, 'm/2', 'two')]);
-      const rows = async (consistency: 'default' | 'stale' | 'consistent'): Promise<unknown[]> => (await store.read({ table: T, prefix: 'm/' }, consistency)).rows;
+      const rows = async (consistency: 'default' | 'stale' | 'consistent'): Promise<unknown[]> =>
+        (await store.read({ table: T, prefix: 'm/' }, consistency)).rows;
       expect(await rows('stale')).toEqual(await rows('default'));
       expect(await rows('consistent')).toEqual(await rows('default'));
     });

@@ -33,7 +33,9 @@ export class CaRecords {
   /** The settings in force (read per signing; cheap once memoised on the row's index). */
   settings(): CaSettings {
     const row = this.configuration();
-    if (this.settingsMemo?.index !== row.modifyIndex) this.settingsMemo = { index: row.modifyIndex, settings: row.value.Settings };
+    if (this.settingsMemo?.index !== row.modifyIndex) {
+      this.settingsMemo = { index: row.modifyIndex, settings: row.value.Settings };
+    }
     return this.settingsMemo.settings;
   }
 

@@ -15,7 +15,7 @@ export function localCustody(store: StateStore): CaCustody {
   return { keys: new TableKeyStore(store), serials: new LocalSerials(store) };
 }
 
-/** A cluster server's: `keys` outside the shared view (cluster-key-store.ts), serials guarded against the other servers. */
+/** A cluster server's: `keys` outside the shared view (cluster-key-store.ts), serials guarded against other servers. */
 export function sharedCustody(store: StateStore, keys: CaKeyStore): CaCustody {
   return { keys, serials: new SharedSerials(store) };
 }

@@ -5,7 +5,7 @@
 // commits fail within their deadline, and the watch comes back with backoff (resuming at the view's
 // revision, or re-reading everything if etcd compacted that revision away). With a data dir, the
 // view is also kept on disk (etcd-view-file.ts), and opening while etcd is unreachable starts from
-// it: stale reads, `connected` false, until a full read replaces it.
+// it: stale reads, `health.connected` false, until a full read replaces it.
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
 import { agentError, type AgentError } from '../../core/errors.js';

@@ -9,7 +9,7 @@ import { LocalSigner } from '../../../../src/connect/ca/signer.js';
 import { silentLogger } from '../../../../src/core/log.js';
 import { CaRecords } from '../../../../src/connect/ca/ca-records.js';
 import { ClientCa } from '../../../../src/connect/ca/client-ca.js';
-import { caFixture, DEFAULT_CA, settle } from './support.js';
+import { caFixture, settle } from './support.js';
 
 /** Requests go straight to the one handler served, or get no answer when none is. */
 class MemoryChannel implements SigningChannel {
