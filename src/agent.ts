@@ -40,7 +40,8 @@ import { processDescriptors } from './core/open-files.js';
 import { resolveNodeId } from './node-id.js';
 import { openEmbeddedStore } from './state/embedded/index.js';
 import { openClusterState, type ClusterState } from './cluster/open.js';
-import { openClusterCa, type ClusterCa } from './cluster/cluster-ca.js';
+import { openClusterClientCa, openClusterServerCa, type ClusterCa } from './cluster/cluster-ca.js';
+import type { CertificateAuthority } from './connect/ca/authority.js';
 
 /** KV can be large: in a cluster it stays in etcd and each read goes there (docs/decisions.md D15). */
 const READ_THROUGH_TABLES = [KV_TABLE];
@@ -162,9 +163,14 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     const pool = (signer = new PoolSigner({ priority: config.connect.signingPriority, log }));
     reportSigningPolicy(pool, config.connect.signingPriority, log);
     const caOptions = { store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain, metrics };
-    // The CA's role is chosen here, once: a lone agent's own server CA, or the cluster's server or client CA.
-    const opening = cluster === undefined ? ServerCa.open(caOptions) : openClusterCa({ ...caOptions, etcd: cluster.connection, prefix: config.cluster.etcd.prefix, server: config.server, node: info.nodeName, keys: pool }).then((parts) => (clusterCaParts = parts).ca);
-    const manager = await opening.catch(async (err: unknown) => {
+    // The CA's role is chosen here, once: a lone agent's own server CA, or a cluster server's or client's.
+    const openCa = async (): Promise<CertificateAuthority> => {
+      if (cluster === undefined) return ServerCa.open(caOptions);
+      const parts = { ...caOptions, etcd: cluster.connection, prefix: config.cluster.etcd.prefix, node: info.nodeName };
+      clusterCaParts = config.server ? await openClusterServerCa(parts) : openClusterClientCa({ ...parts, keys: pool });
+      return clusterCaParts.ca;
+    };
+    const manager = await openCa().catch(async (err: unknown) => {
       await pool.close(); // a CA that cannot start (a supplied root without its key, say) leaves no threads behind
       throw err;
     });

@@ -1,5 +1,5 @@
-// The CA of a cluster agent (docs/cluster-security.md), wired from etcd's parts, its role chosen
-// here once from the config: a server keeps CA keys in etcd's private range, which the shared view
+// The CA of a cluster agent (docs/cluster-security.md), wired from etcd's parts; the composition
+// root picks the role once. A server keeps CA keys in etcd's private range, which the shared view
 // never holds, and signs the leaves client agents ask for over the signing channel; a client
 // generates its leaf keys locally and has their public keys signed by a server.
 import type { CertificateAuthority } from '../connect/ca/authority.js';
@@ -16,9 +16,10 @@ export interface ClusterCaOptions extends Omit<ServerCaOptions, 'custody'> {
   /** A handle on the agent's etcd client (one per part: each closes its own). */
   readonly etcd: () => EtcdConnection;
   readonly prefix: string;
-  /** A server holds the CA key and signs; a client never reads the key. */
-  readonly server: boolean;
   readonly node: string;
+}
+
+export interface ClusterClientCaOptions extends ClusterCaOptions {
   /** The agent's signing pool: a client's leaf keys are made off the event loop there. */
   readonly keys: KeyGenerator;
 }
@@ -29,17 +30,11 @@ export interface ClusterCa {
   close(): void;
 }
 
-export async function openClusterCa(o: ClusterCaOptions): Promise<ClusterCa> {
+/** A server agent's: the key in etcd's private range, and it answers client agents' signing requests. */
+export async function openClusterServerCa(o: ClusterCaOptions): Promise<ClusterCa> {
   const channel = openEtcdSignChannel({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log });
-  if (!o.server) {
-    const records = new CaRecords(o.store, o.clock);
-    const rootsIndex = (): number => records.rootsIndex();
-    const remote = new RemoteLeafSource({ channel, datacenter: o.datacenter, node: o.node, keys: o.keys, rootsIndex });
-    const ca = new ClientCa(records, remote);
-    return { ca, close: () => (ca.close(), channel.close()) };
-  }
   const keysRange = openEtcdPrivateRange({ etcd: { shared: o.etcd() }, prefix: o.prefix });
-  const close = (): void => {
+  const closeParts = (): void => {
     channel.close();
     keysRange.close();
   };
@@ -47,7 +42,7 @@ export async function openClusterCa(o: ClusterCaOptions): Promise<ClusterCa> {
   try {
     ca = await ServerCa.open({ ...o, custody: sharedCustody(o.store, new ClusterKeyStore(keysRange)) });
   } catch (err) {
-    close();
+    closeParts();
     throw err;
   }
   // Answers signing requests only once its CA is open.
@@ -56,7 +51,23 @@ export async function openClusterCa(o: ClusterCaOptions): Promise<ClusterCa> {
     ca,
     close: () => {
       ca.close();
-      close();
+      closeParts();
+    },
+  };
+}
+
+/** A client agent's: no key; a server signs its leaves over the signing channel. */
+export function openClusterClientCa(o: ClusterClientCaOptions): ClusterCa {
+  const channel = openEtcdSignChannel({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log });
+  const records = new CaRecords(o.store, o.clock);
+  const rootsIndex = (): number => records.rootsIndex();
+  const remote = new RemoteLeafSource({ channel, datacenter: o.datacenter, node: o.node, keys: o.keys, rootsIndex });
+  const ca = new ClientCa(records, remote);
+  return {
+    ca,
+    close: () => {
+      ca.close();
+      channel.close();
     },
   };
 }
