@@ -11,7 +11,7 @@ import type { Reply } from './reply.js';
 import type { ApiRequest } from './request.js';
 
 /** The store's read path, as this file uses it. */
-export type StoreReads = Pick<StateStore, 'read' | 'changedAfter'>;
+type StoreReads = Pick<StateStore, 'read' | 'changedAfter'>;
 
 export interface StoreReadSpec<V> {
   readonly target: RangeTarget;

@@ -3,7 +3,7 @@
 import type { Clock } from '../core/clock.js';
 import type { StoreHealth } from './types.js';
 
-export type { BackendHealth, StoreHealth } from './types.js';
+export type { BackendHealth } from './types.js';
 
 /** The embedded store lives in this process: it is never out of reach. */
 export const ALWAYS_CONNECTED: StoreHealth = Object.freeze({ connected: true, lastContact: 0 });

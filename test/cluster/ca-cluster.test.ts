@@ -4,8 +4,8 @@
 // key) signed by a server through etcd, proven by a mutual-TLS handshake.
 import { X509Certificate } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ServerCa, type IssuedLeaf } from '../../src/connect/ca/server-ca.js';
-import type { CertificateAuthority } from '../../src/connect/ca/authority.js';
+import { ServerCa } from '../../src/connect/ca/server-ca.js';
+import type { CertificateAuthority, IssuedLeaf } from '../../src/connect/ca/authority.js';
 import { CaRecords } from '../../src/connect/ca/ca-records.js';
 import { ClientCa } from '../../src/connect/ca/client-ca.js';
 import { ClusterKeyStore } from '../../src/connect/ca/cluster-key-store.js';

@@ -28,8 +28,6 @@ import type { CertSigner } from './signer.js';
 import { serviceUri, signingUri, trustDomainOf } from './spiffe-id.js';
 import { createIssuer, createRootCertificate, crossSign, generateCaKey, keySpecOf, parseCertificate, parsePrivateKey, signingKeyIdOf } from './x509.js';
 
-export type { ConfigurationUpdate, IssuedLeaf } from './authority.js';
-
 export interface ServerCaOptions {
   readonly store: StateStore;
   readonly signer: CertSigner;
