@@ -12,7 +12,7 @@ export {
   type EtcdWatch,
   type EtcdWatchListener,
 } from './etcd-client.js';
-export { DEFAULT_ETCD_PREFIX, openEtcdStore, type EtcdStore, type EtcdStoreOptions } from './etcd-store.js';
-export { openEtcdPrivateRange, type EtcdPrivateRange } from './etcd-private.js';
-export { openEtcdSignChannel, type EtcdSignChannel } from './etcd-sign-channel.js';
+export { openEtcdStore, type EtcdStore, type EtcdStoreOptions } from './etcd-store.js';
+export { openEtcdPrivateRange } from './etcd-private.js';
+export { openEtcdSignChannel } from './etcd-sign-channel.js';
 export { ETCD_VIEW_DIR } from './etcd-view-file.js';
