@@ -109,7 +109,8 @@ export interface StateStore {
   read<V>(target: RangeTarget, consistency: ReadConsistency): Promise<ReadResult<V>>;
   /**
    * One-shot: `fn` runs once something in the target changed after `revision` (soon, never inside
-   * this call, when a change is already past it or the backend forgot that revision). Returns the
+   * this call, when a change is already past it or the backend forgot that revision; a local view
+   * also when the index its read reports is past it, as Consul's blocking rule). Returns the
    * cancel. With `read`, what a blocking read of any table waits on.
    */
   changedAfter(target: RangeTarget, revision: number, fn: () => void): () => void;

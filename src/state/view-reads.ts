@@ -7,19 +7,19 @@ import type { WatchHub } from './watch-hub.js';
 
 export function readView<V>(tables: MemoryTables, target: RangeTarget): ReadResult<V> {
   let rows: Row<V>[];
-  let own: number;
   if ('key' in target) {
     const row = tables.get(target.table, target.key) as Row<V> | undefined;
     rows = row === undefined ? [] : [row];
-    own = tables.keyIndex(target.table, target.key);
   } else {
     rows = tables.list(target.table, target.prefix) as Row<V>[];
-    own = tables.prefixIndex(target.table, target.prefix);
   }
-  // Nothing under the target was ever written: Consul reports the table's index (rather than 0).
-  return { rows, index: own > 0 ? own : tables.tableIndex(target.table), revision: tables.index };
+  return { rows, index: reportedIndex(tables, target), revision: tables.index };
 }
 
+/**
+ * Consul's blocking rule on a view: told at once when the index a read reports is already past
+ * `revision`, else on the target's next change.
+ */
 export function viewChangedAfter(
   tables: MemoryTables,
   hub: WatchHub,
@@ -27,12 +27,17 @@ export function viewChangedAfter(
   revision: number,
   fn: () => void,
 ): () => void {
-  const own =
-    'key' in target ? tables.keyIndex(target.table, target.key) : tables.prefixIndex(target.table, target.prefix);
-  if (own <= revision) return watchView(hub, target, fn);
-  // Already changed: told on a later turn, as a watch would be, never inside the caller.
+  if (reportedIndex(tables, target) <= revision) return watchView(hub, target, fn);
+  // Told on a later turn, as a watch would be, never inside the caller.
   const pending = setImmediate(fn);
   return () => clearImmediate(pending);
+}
+
+/** The target's own index, or its table's when nothing under it was ever written (as Consul reports, rather than 0). */
+function reportedIndex(tables: MemoryTables, target: RangeTarget): number {
+  const { table } = target;
+  const own = 'key' in target ? tables.keyIndex(table, target.key) : tables.prefixIndex(table, target.prefix);
+  return own > 0 ? own : tables.tableIndex(table);
 }
 
 export function watchView(hub: WatchHub, target: WatchTarget, fn: () => void): () => void {

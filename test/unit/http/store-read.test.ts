@@ -55,6 +55,13 @@ describe('answerStoreRead', () => {
     expect(blocking.parked).toBe(0);
   });
 
+  it('answers a blocking read of a key never written once its table moved past the index (as Consul does)', async () => {
+    const first = await store.commit([{ op: 'set', table: 'kv', key: 'a', value: 1 }]);
+    const second = await store.commit([{ op: 'set', table: 'kv', key: 'b', value: 1 }]);
+    const parked = answer({ table: 'kv', key: 'never' }, first.index) as Parked;
+    expect(body(await parked.wait())).toEqual({ keys: [], index: second.index });
+  });
+
   it('wakes a blocking read on a change of its own rows only', async () => {
     const first = await store.commit([{ op: 'set', table: 'kv', key: 'dir/a', value: 1 }]);
     const parked = answer({ table: 'kv', prefix: 'dir/' }, first.index) as Parked;
