@@ -1,7 +1,10 @@
 // The import rules `npm test` enforces (npm run check:imports): no cycle between files, and arrows
-// one way, http → domain (connect → acl, config, state; cluster → config, state; acl, kv → state) → core; workers import src,
-// never the reverse; src never imports bench/ or test/; the composition roots (src/cli/,
-// src/agent.ts, src/index.ts) may import anything in src, and nothing else in src imports them.
+// one way, http → domain (cluster → connect, config, state; connect → acl, config, state; acl, kv →
+// state; loadgen → none) → core; workers import src, never the reverse; src never imports bench/ or test/;
+// the composition roots (src/cli/, src/agent.ts, src/index.ts) may import anything in src, and
+// nothing else in src imports them. In state/, the two backends (embedded/, etcd/) sit on what
+// they share, never import each other, and are used only through their index.ts; connect/ knows
+// no etcd. The load generator (loadgen/) is the loadtest client's, apart from the agent.
 // test/unit/import-rules.test.ts proves each rule fails on a bad import.
 
 const ROOTS = '^src/(cli/|agent\\.ts$|index\\.ts$)';
@@ -38,7 +41,50 @@ module.exports = {
     layer('config', ['core'], 'config/ imports only core/.'),
     layer('acl', ['state', 'core'], 'acl/ imports only state/ and core/.'),
     layer('kv', ['state', 'core'], 'kv/ imports only state/ and core/.'),
-    layer('cluster', ['config', 'state', 'core'], 'cluster/ (membership, etcd leadership) imports only config/, state/ and core/.'),
+    layer('cluster', ['connect', 'config', 'state', 'core'], 'cluster/ (membership, etcd leadership, the CA wired to etcd) imports only connect/, config/, state/ and core/.'),
+    layer('loadgen', ['core'], 'loadgen/ (the load generator the loadtest client drives) imports only core/.'),
+    {
+      name: 'loadgen-for-loadtest-only',
+      severity: 'error',
+      comment: 'Only the loadtest client (src/cli/loadtest/, workers/loadtest.worker.ts) imports loadgen/: the agent never runs it.',
+      from: { path: '^(src|workers|bench)/', pathNot: '^(src/loadgen/|src/cli/loadtest/|workers/loadtest\\.worker\\.ts$)' },
+      to: { path: '^src/loadgen/' },
+    },
+    {
+      name: 'state-shared-below-backends',
+      severity: 'error',
+      comment: "state/'s shared files (interface types, memory tables, watch hub, snapshots) import neither backend.",
+      from: { path: '^src/state/[^/]+\\.ts$' },
+      to: { path: '^src/state/(embedded|etcd)/' },
+    },
+    {
+      name: 'backends-apart',
+      severity: 'error',
+      comment: 'The embedded store and the etcd store never import each other: what both need lives in src/state/.',
+      from: { path: '^src/state/(embedded|etcd)/' },
+      to: { path: '^src/state/(embedded|etcd)/', pathNot: '^src/state/$1/' },
+    },
+    {
+      name: 'etcd-internals',
+      severity: 'error',
+      comment: 'Outside src/state/etcd/, the etcd store is used through its public entry, src/state/etcd/index.ts.',
+      from: { path: '^(src|workers|bench)/', pathNot: '^src/state/etcd/' },
+      to: { path: '^src/state/etcd/', pathNot: '^src/state/etcd/index\\.ts$' },
+    },
+    {
+      name: 'embedded-internals',
+      severity: 'error',
+      comment: 'Outside src/state/embedded/, the embedded store is used through its public entry, src/state/embedded/index.ts.',
+      from: { path: '^(src|workers|bench)/', pathNot: '^src/state/embedded/' },
+      to: { path: '^src/state/embedded/', pathNot: '^src/state/embedded/index\\.ts$' },
+    },
+    {
+      name: 'connect-no-etcd',
+      severity: 'error',
+      comment: "connect/ knows no etcd: the CA's cluster parts declare the small interfaces they need, and src/cluster/ wires etcd's.",
+      from: { path: '^src/connect/' },
+      to: { path: '^src/state/etcd/' },
+    },
     layer('connect', ['acl', 'config', 'state', 'core'], 'connect/ imports only acl/, config/, state/ and core/.'),
     {
       name: 'connect-subfolders-below',

@@ -2,7 +2,7 @@
 // and /v1/status report it. The agent is a one-node cluster: its own server and leader.
 import type { MemberRecord } from './cluster/members.js';
 import type { AgentConfig } from './config/types.js';
-import { VERSION } from './version.js';
+import { CONSUL_API_VERSION, VERSION } from './version.js';
 
 /** Consul's default server RPC and LAN gossip ports, reported where clients expect them. */
 export const SERVER_PORT = 8300;
@@ -50,6 +50,15 @@ export function selfMember(info: AgentInfo): MemberView {
 }
 
 /**
+ * Consul's build tag: the version with its metadata, the prerelease, then `:` and the revision, as
+ * /v1/agent/self's Stats.build gives them (the Consul API version matched, `svc-agent-<version>`,
+ * no prerelease, no revision). `consul members` shows what precedes the `:` as the Build column.
+ */
+export function buildTag(agentVersion: string): string {
+  return `${CONSUL_API_VERSION}+svc-agent-${agentVersion}:`;
+}
+
+/**
  * Consul's member shape (docs/decisions.md#agent-endpoints); Status 1 is "alive"; Tags sorted.
  * Tags.role is Consul's: "consul" for a server, "node" for a client agent.
  */
@@ -60,7 +69,7 @@ export function memberJson(member: MemberView): Record<string, unknown> {
     Port: member.port,
     Tags: {
       acls: member.aclsEnabled ? '1' : '0',
-      build: `${member.version}:`,
+      build: buildTag(member.version),
       dc: member.datacenter,
       id: member.id,
       port: String(SERVER_PORT),

@@ -27,22 +27,23 @@ import { intentionsRoutes } from './http/handlers/intentions.js';
 import { kvRoutes } from './http/handlers/kv.js';
 import { KV_TABLE } from './kv/entries.js';
 import { connectCaRoutes, type ConnectCa } from './http/handlers/connect-ca.js';
-import { CaManager } from './connect/ca/ca-manager.js';
 import { LeafManager } from './connect/ca/leaf-manager.js';
 import { ROOTS_TABLE } from './connect/ca/model.js';
+import { ServerCa } from './connect/ca/server-ca.js';
 import { PoolSigner } from './connect/ca/pool-signer.js';
 import { RootsCache } from './connect/ca/roots-cache.js';
 import type { StateStore } from './state/types.js';
-import { backendContactOf, backendHealthOf } from './state/backend-health.js';
+import { backendContact } from './state/backend-health.js';
 import type { HttpServer, TransportName } from './http/server-types.js';
 import { chooseTransport, startHttpServer, startHttpsServer } from './http/transport.js';
 import { readTlsCredentials } from './http/tls-credentials.js';
 import { DescriptorWatch } from './core/descriptor-watch.js';
 import { processDescriptors } from './core/open-files.js';
 import { resolveNodeId } from './node-id.js';
-import { openEmbeddedStore } from './state/embedded-store.js';
+import { openEmbeddedStore } from './state/embedded/index.js';
 import { openClusterState, type ClusterState } from './cluster/open.js';
-import { clusterCa, type ClusterCa } from './connect/ca/cluster-ca.js';
+import { openClusterClientCa, openClusterServerCa, type ClusterCa } from './cluster/cluster-ca.js';
+import type { CertificateAuthority } from './connect/ca/authority.js';
 
 /** KV can be large: in a cluster it stays in etcd and each read goes there (docs/decisions.md D15). */
 const READ_THROUGH_TABLES = [KV_TABLE];
@@ -117,7 +118,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const prometheus = config.telemetry.prometheusRetentionTimeMs > 0 ? new PrometheusMetrics(metrics) : undefined;
   const embedded = options.store === undefined && cluster === undefined ? await openEmbeddedStore({ dataDir: config.dataDir, log, clock, acceptLoss: options.acceptStateLoss, onWalSync: prometheus?.recordWalSync }) : undefined;
   const store: StateStore = options.store ?? cluster?.store ?? (embedded as StateStore);
-  const brand = brandHeaders(config.httpConfig.headerBrand, cluster?.leadership ?? backendContactOf(store, clock));
+  const brand = brandHeaders(config.httpConfig.headerBrand, cluster?.leadership ?? backendContact(store.health, clock));
   const blocking = new BlockingQueries(store, clock, (err, path) => errorReply(err, log, path));
   metrics.gauge('svc.blocking.parked', () => blocking.parked);
   metrics.gauge('svc.state.watches', () => store.watchCount);
@@ -137,7 +138,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
 
   const resolver: AclResolver = new AclResolver(
     store,
-    { enabled: config.acl.enabled, defaultPolicy: config.acl.defaultPolicy, downPolicy: config.acl.downPolicy, health: backendHealthOf(store), datacenter: config.datacenter },
+    { enabled: config.acl.enabled, defaultPolicy: config.acl.defaultPolicy, downPolicy: config.acl.downPolicy, health: store.health, datacenter: config.datacenter },
     clock,
   );
   metrics.gauge('svc.acl.token_cache_entries', () => resolver.cachedTokens);
@@ -164,14 +165,18 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     const caStore = options.wrapCaStore?.(store) ?? store;
     const pool = (signer = new PoolSigner({ priority: config.connect.signingPriority, log }));
     reportSigningPolicy(pool, config.connect.signingPriority, log);
-    const inCluster = cluster === undefined ? undefined : clusterCa({ etcd: cluster.connection, prefix: config.cluster.etcd.prefix, server: config.server, datacenter: config.datacenter, node: info.nodeName, keys: pool, rootsIndex: () => caStore.tableIndex(ROOTS_TABLE), log });
-    const manager = await CaManager.open({ store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain, metrics, ...inCluster?.managerOptions }).catch(async (err: unknown) => {
-      inCluster?.close();
+    const caOptions = { store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain, metrics };
+    // The CA's role is chosen here, once: a lone agent's own server CA, or a cluster server's or client's.
+    const openCa = async (): Promise<CertificateAuthority> => {
+      if (cluster === undefined) return ServerCa.open(caOptions);
+      const parts = { ...caOptions, etcd: cluster.connection, prefix: config.cluster.etcd.prefix, node: info.nodeName };
+      clusterCaParts = config.server ? await openClusterServerCa(parts) : openClusterClientCa({ ...parts, keys: pool });
+      return clusterCaParts.ca;
+    };
+    const manager = await openCa().catch(async (err: unknown) => {
       await pool.close(); // a CA that cannot start (a supplied root without its key, say) leaves no threads behind
       throw err;
     });
-    inCluster?.serve(manager);
-    clusterCaParts = inCluster;
     const roots = new RootsCache({ roots: () => manager.roots(), watch: (fn) => caStore.watchOnce({ table: ROOTS_TABLE }, fn) }, clock, random, log);
     const leaves = new LeafManager({
       source: manager,
@@ -209,7 +214,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       cluster: cluster?.routes,
       stats: () => ({
         agent: { parked_queries: String(blocking.parked), watches: String(store.watchCount) },
-        raft: { applied_index: String(store.index), commits: String(embedded?.stats.commits ?? 0) },
+        raft: { applied_index: String(store.index), commits: String(store.stats.commits) },
         runtime: { arch: process.arch, os: process.platform, version: process.version },
       }),
     }),

@@ -12,7 +12,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startEtcdCluster, type EtcdCluster } from '../../test/support/etcd.js';
-import { connectEtcd, type EtcdConnection } from '../../src/state/etcd-client.js';
+import { connectEtcd, type EtcdConnection } from '../../src/state/etcd/index.js';
 import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
 import { parseHttpBenchArgs, type HttpBenchArgs } from '../support/args.js';
 import type { ServerProcess } from '../support/child.js';

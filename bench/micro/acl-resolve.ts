@@ -7,7 +7,7 @@ import { AclResolver } from '../../src/acl/resolver.js';
 import { createAclDomain } from '../../src/acl/domain.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
-import { openEmbeddedStore } from '../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../src/state/embedded/index.js';
 import { fiftyRules } from './acl-authorizer.js';
 import { isEntryPoint, runMain } from '../support/main.js';
 import { formatMicro, measure, type MicroResult } from '../support/micro.js';

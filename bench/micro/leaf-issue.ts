@@ -1,4 +1,4 @@
-// Leaf issuance (src/connect/ca/x509.ts, leaf-work.ts, pool-signer.ts, ca-manager.ts), cold: a new
+// Leaf issuance (src/connect/ca/x509.ts, leaf-work.ts, pool-signer.ts, server-ca.ts), cold: a new
 // P-256 key, its CSR, the CSR check and the CA's signature every time.
 // - one thread in-process: the DER-template path, beside pkijs (precomputed per root) and
 //   @peculiar/x509 building the same leaf (bench/micro/leaf-baselines.ts), the libraries it replaced;
@@ -15,7 +15,7 @@ import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf
 import { X509Certificate } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { CaManager } from '../../src/connect/ca/ca-manager.js';
+import { ServerCa } from '../../src/connect/ca/server-ca.js';
 import { DEFAULT_SETTINGS } from '../../src/connect/ca/ca-config.js';
 import { toPem } from '../../src/connect/ca/encoding.js';
 import { LeafWork } from '../../src/connect/ca/leaf-work.js';
@@ -25,7 +25,7 @@ import type { SignTask } from '../../src/connect/ca/signer.js';
 import { createRootCertificate, generateCaKey } from '../../src/connect/ca/x509.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
-import { openEmbeddedStore } from '../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../src/state/embedded/index.js';
 import { isEntryPoint, runMain } from '../support/main.js';
 import { peculiarIssuer, pkijsIssuer, type IssueLeaf } from './leaf-baselines.js';
 import { watchStalls, type Stall } from '../support/loop-stalls.js';
@@ -210,7 +210,7 @@ async function withManager(durable: boolean, count: number, inFlight: number): P
   const store = await openEmbeddedStore({ dataDir: dir, log: silentLogger });
   const signer = new PoolSigner();
   try {
-    const manager = await CaManager.open({
+    const manager = await ServerCa.open({
       store,
       signer,
       clock: systemClock,
@@ -220,7 +220,7 @@ async function withManager(durable: boolean, count: number, inFlight: number): P
       // The built-in defaults, without the CSR rate limit: the rows measure issuance itself.
       bootstrap: { ...DEFAULT_SETTINGS, csrMaxPerSecond: 0, privateKey: undefined, rootCert: undefined },
     });
-    const name = `CaManager.signLeaf: pool + serial commit (${durable ? 'durable store' : 'memory store'})`;
+    const name = `ServerCa.signLeaf: pool + serial commit (${durable ? 'durable store' : 'memory store'})`;
     const row = await throughPool(name, (i) => manager.signLeaf('default', `svc-${i}`), count, inFlight);
     const atTarget = await paced(`${name}, paced at ${MIN_PER_SECOND}/s`, (i) => manager.signLeaf('default', `paced-${i}`), 4);
     manager.close();

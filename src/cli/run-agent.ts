@@ -100,7 +100,7 @@ export async function runAgent(args: AgentArgs): Promise<number> {
       inMemory: config.dataDir === undefined,
       version: VERSION,
       index: agent.store.index,
-      recovery: 'recovery' in agent.store ? agent.store.recovery : null,
+      recovery: agent.store.stats.backend === 'embedded' ? agent.store.stats.recovery : null,
       etcd: config.cluster.etcd.endpoints.length > 0 ? config.cluster.etcd.endpoints : null,
       server: config.server,
     },

@@ -3,7 +3,7 @@
 // written; /v1/status/{leader,peers} and the X-*-KnownLeader / LastContact headers read it.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import type { EtcdConnection, EtcdMember } from '../state/etcd-client.js';
+import type { EtcdConnection, EtcdMember } from '../state/etcd/index.js';
 
 export interface LeadershipOptions {
   readonly connection: EtcdConnection;

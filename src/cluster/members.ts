@@ -3,7 +3,7 @@
 // keeps a local map of every record, fed by a read and a watch of the members range.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import type { EtcdConnection, EtcdLeasedKey, EtcdWatch } from '../state/etcd-client.js';
+import type { EtcdConnection, EtcdLeasedKey, EtcdWatch } from '../state/etcd/index.js';
 
 /** One agent as the cluster knows it. */
 export interface MemberRecord {

@@ -6,8 +6,7 @@ import { rootCertificates } from 'node:tls';
 import type { AgentConfig } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { connectEtcd, shareConnection, type EtcdConnection, type EtcdConnectionOptions } from '../state/etcd-client.js';
-import { openEtcdStore, type EtcdStore } from '../state/etcd-store.js';
+import { connectEtcd, openEtcdStore, shareConnection, type EtcdConnection, type EtcdConnectionOptions, type EtcdStore } from '../state/etcd/index.js';
 import { EtcdLeadership } from './leadership.js';
 import { ClusterMembers, type MemberRecord } from './members.js';
 
@@ -70,7 +69,7 @@ export async function openClusterState(config: AgentConfig, self: MemberRecord, 
   try {
     await leadership.start();
     // A store started from its view on disk (etcd unreachable) must not wait for etcd to register.
-    if (store.connected) await members.start(self);
+    if (store.health.connected) await members.start(self);
     else members.startLater(self);
   } catch (err) {
     leadership.close();

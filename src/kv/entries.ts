@@ -1,17 +1,9 @@
 // KV entries as stored and as Consul's API shows them (docs/decisions.md#kv-api): values kept
 // base64 so the log and snapshots stay JSON; flags are uint64, exact beyond 2^53.
-import type { Row, StateStore } from '../state/types.js';
+import type { Row } from '../state/types.js';
 import { Uint64 } from '../core/go-json.js';
 
 export const KV_TABLE = 'kv';
-
-/**
- * The index a read of `key` or a prefix reports: its own (docs/decisions.md D6), or, when nothing
- * under it was ever written, the KV table's, as Consul reports (rather than 0, written as 1).
- */
-export function kvReadIndex(store: StateStore, own: number): number {
-  return own > 0 ? own : store.tableIndex(KV_TABLE);
-}
 
 export interface StoredKv {
   /** Flags as a number when it is a safe integer, else its decimal digits. */

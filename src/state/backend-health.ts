@@ -1,19 +1,12 @@
 // Whether the state backend can be reached right now. Components whose behaviour changes while the
-// cluster store is down (the ACL down policy) take this instead of the whole store.
+// cluster store is down (the ACL down policy, the CA's key sweep) take this instead of the whole store.
 import type { Clock } from '../core/clock.js';
+import type { StoreHealth } from './types.js';
 
-export interface BackendHealth {
-  /** False while the cluster store (etcd) cannot be reached; reads then come from a stale view. */
-  readonly connected: boolean;
-}
+export type { BackendHealth } from './types.js';
 
 /** The embedded store lives in this process: it is never out of reach. */
-export const ALWAYS_CONNECTED: BackendHealth = Object.freeze({ connected: true });
-
-/** The store itself when it reports its reachability (the etcd store does), else always connected. */
-export function backendHealthOf(store: object): BackendHealth {
-  return typeof (store as Partial<BackendHealth>).connected === 'boolean' ? (store as BackendHealth) : ALWAYS_CONNECTED;
-}
+export const ALWAYS_CONNECTED: StoreHealth = Object.freeze({ connected: true, lastContact: 0 });
 
 /** Leader contact as the HTTP headers report it (KnownLeader, LastContact). */
 export interface BackendContact {
@@ -22,18 +15,16 @@ export interface BackendContact {
 }
 
 /**
- * A cluster store opened by the embedder (no leadership probe of its own): KnownLeader and
- * LastContact follow the store's own exchanges with etcd. Undefined for the embedded store.
+ * Leader contact that follows the store's own exchanges with its backend: for a store opened by the
+ * embedder (no leadership probe of its own), and the embedded store (always known, contact 0).
  */
-export function backendContactOf(store: object, clock: Clock): BackendContact | undefined {
-  const s = store as Partial<{ readonly connected: boolean; readonly lastContact: number }>;
-  if (typeof s.connected !== 'boolean') return undefined;
+export function backendContact(health: StoreHealth, clock: Clock): BackendContact {
   return {
     get knownLeader() {
-      return s.connected === true;
+      return health.connected;
     },
     get lastContactMs() {
-      return s.connected === true ? 0 : Math.max(0, clock.now() - (s.lastContact ?? 0));
+      return health.connected ? 0 : Math.max(0, clock.now() - health.lastContact);
     },
   };
 }

@@ -1,7 +1,7 @@
-// The contract every state backend implements: the embedded store today, an etcd-backed store
-// later. Reads are synchronous against a local materialised view (the hot paths never await a
-// read); writes are commands that take the next index of the one index clock and resolve once
-// they are durable and applied.
+// The contract every state backend implements: the embedded store (embedded/) and the etcd store
+// (etcd/). Reads of the tables held in a local view are synchronous (the hot paths never await a
+// read); `read` is the one async path for a table that a backend may read through; writes are
+// commands that take the next index of the one index clock and resolve once durable and applied.
 
 export interface Row<V = unknown> {
   readonly key: string;
@@ -34,39 +34,92 @@ export type WatchTarget =
 /** A key, or every key under a prefix, of one table. */
 export type RangeTarget = { readonly table: string; readonly key: string } | { readonly table: string; readonly prefix: string };
 
-/** How fresh a read-through read must be: Consul's `?stale` and `?consistent`. */
+/** How fresh a read must be: Consul's `?stale` and `?consistent` (a local view is what it is). */
 export type ReadConsistency = 'default' | 'stale' | 'consistent';
 
-export interface ReadThroughResult<V = unknown> {
+/** What `read` answers, whichever way the backend serves the table. */
+export interface ReadResult<V = unknown> {
   /** Rows of the target sorted by key: none or one for a key. */
   readonly rows: Row<V>[];
-  /** The index to report: the key's ModifyIndex when it exists, else the store's revision of the read. */
+  /**
+   * The index to report: the key's ModifyIndex when it exists, else one at or past every change of
+   * the target (a local view: the target's own index, or its table's when nothing under it was
+   * ever written, as Consul reports; a table read through: the backend's revision of the read).
+   */
   readonly index: number;
-  /** The store's revision the read saw (nothing in the target changed after it as of the read). */
+  /** The store's index as of the read: nothing in the target changed after it. */
   readonly revision: number;
 }
 
-/**
- * Tables kept out of the local view (a large KV): every read asks the backend, and blocking
- * reads learn of changes from a watch opened for as long as someone waits (docs/decisions.md D15).
- */
-export interface ReadThroughTables {
-  has(table: string): boolean;
-  read<V>(target: RangeTarget, consistency: ReadConsistency): Promise<ReadThroughResult<V>>;
-  /**
-   * One-shot: `fn` runs once something in the target changes after `revision` (at once when a
-   * change is already past it, or when the backend forgot that revision). Returns the cancel.
-   */
-  changedAfter(target: RangeTarget, revision: number, fn: () => void): () => void;
+/** Whether the state backend can be reached (backend-health.ts). */
+export interface BackendHealth {
+  /** False while the backend cannot be reached (etcd down); reads then come from a stale view. */
+  readonly connected: boolean;
 }
 
-export interface StateStore {
-  /** Set when some tables are read through (the etcd store's KV); their get/list are not served. */
-  readonly readThrough?: ReadThroughTables | undefined;
+/** A store's health: its reachability and when its backend last answered. */
+export interface StoreHealth extends BackendHealth {
+  /** Clock time (ms) of the backend's last answer; meaningful only while not connected. */
+  readonly lastContact: number;
+}
 
+/** What opening the embedded store found on disk, for the start-up log line. */
+export interface RecoveryStats {
+  /** Index of the snapshot loaded; 0 without one. */
+  readonly snapshotIndex: number;
+  /** WAL records applied after the snapshot. */
+  readonly replayedRecords: number;
+  /** Bytes cut off a torn tail of the last segment. */
+  readonly truncatedBytes: number;
+}
+
+export interface EmbeddedStoreStats {
+  readonly backend: 'embedded';
+  /** Commits applied (guard failures included). */
+  readonly commits: number;
+  /** WAL batches made durable: one write and one fdatasync each (0 in memory mode). */
+  readonly walBatches: number;
+  /** Snapshots written (disk) or tombstone reaps run (memory). */
+  readonly compactions: number;
+  /** The index the durable mark holds (-1 before its first write; memory mode: -1). */
+  readonly durableMark: number;
+  readonly recovery: RecoveryStats;
+}
+
+export interface EtcdStoreStats {
+  readonly backend: 'etcd';
+  /** Commits etcd acknowledged for this agent (guard failures included). */
+  readonly commits: number;
+  /** Full re-reads since opening, beyond the first (a compaction, a broken watch, a view opened from disk). */
+  readonly resyncs: number;
+}
+
+/** Each backend's counters, told apart by `backend`. */
+export type StoreStats = EmbeddedStoreStats | EtcdStoreStats;
+
+export interface StateStore {
   /** Index of the last applied commit; 0 only for a store that has never been written. */
   readonly index: number;
 
+  /**
+   * The one read path of a table that may live outside the local view: a key or a prefix, with the
+   * index to report. A backend serves it from its view, or asks its source for a table it reads
+   * through (the cluster's KV: docs/decisions.md D15); callers never tell the two apart.
+   */
+  read<V>(target: RangeTarget, consistency: ReadConsistency): Promise<ReadResult<V>>;
+  /**
+   * One-shot: `fn` runs once something in the target changed after `revision` (soon, never inside
+   * this call, when a change is already past it or the backend forgot that revision; a local view
+   * also when the index its read reports is past it, as Consul's blocking rule). Returns the
+   * cancel. With `read`, what a blocking read of any table waits on.
+   */
+  changedAfter(target: RangeTarget, revision: number, fn: () => void): () => void;
+
+  /** Reachability: always connected for the embedded store. */
+  readonly health: StoreHealth;
+  readonly stats: StoreStats;
+
+  /** A row of a table held in the local view (a table read through is absent from it: use `read`). */
   get<V>(table: string, key: string): Row<V> | undefined;
   /** Rows whose key starts with `prefix`, sorted by key (byte order). */
   list<V>(table: string, prefix: string): Row<V>[];

@@ -4,17 +4,18 @@
 // key) signed by a server through etcd, proven by a mutual-TLS handshake.
 import { X509Certificate } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CaManager, type IssuedLeaf } from '../../src/connect/ca/ca-manager.js';
-import { EtcdKeyStore } from '../../src/connect/ca/etcd-key-store.js';
+import { ServerCa } from '../../src/connect/ca/server-ca.js';
+import type { CertificateAuthority, IssuedLeaf } from '../../src/connect/ca/authority.js';
+import { CaRecords } from '../../src/connect/ca/ca-records.js';
+import { ClientCa } from '../../src/connect/ca/client-ca.js';
+import { ClusterKeyStore } from '../../src/connect/ca/cluster-key-store.js';
+import { sharedCustody } from '../../src/connect/ca/custody.js';
 import { ROOTS_TABLE } from '../../src/connect/ca/model.js';
 import { RemoteLeafSource, serveSigningRequests } from '../../src/connect/ca/remote-signer.js';
 import { LocalSigner } from '../../src/connect/ca/signer.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
-import { connectEtcd } from '../../src/state/etcd-client.js';
-import { openEtcdPrivateRange } from '../../src/state/etcd-private.js';
-import { openEtcdSignChannel } from '../../src/state/etcd-sign-channel.js';
-import { openEtcdStore, type EtcdStore } from '../../src/state/etcd-store.js';
+import { connectEtcd, type EtcdStore, openEtcdPrivateRange, openEtcdSignChannel, openEtcdStore } from '../../src/state/etcd/index.js';
 import { handshake, type LeafKeys } from '../integration/support/mtls.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { DEFAULT_CA } from '../unit/connect/ca/support.js';
@@ -42,17 +43,17 @@ async function openView(prefix: string): Promise<EtcdStore> {
   return store;
 }
 
-interface Agent {
+interface Agent<C extends CertificateAuthority = CertificateAuthority> {
   readonly store: EtcdStore;
-  readonly ca: CaManager;
+  readonly ca: C;
 }
 
 /** A server agent: the shared view, the key in the private range, and it answers signing requests. */
-async function startServer(prefix: string, bootstrap = DEFAULT_CA): Promise<Agent> {
+async function startServer(prefix: string, bootstrap = DEFAULT_CA): Promise<Agent<ServerCa>> {
   const store = await openView(prefix);
   const range = openEtcdPrivateRange({ etcd: etcd(), prefix });
   cleanups.push(() => range.close());
-  const ca = await CaManager.open({ store, signer: new LocalSigner(), clock: systemClock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap, keys: new EtcdKeyStore(range) });
+  const ca = await ServerCa.open({ store, signer: new LocalSigner(), clock: systemClock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap, custody: sharedCustody(store, new ClusterKeyStore(range)) });
   cleanups.push(() => ca.close());
   const channel = openEtcdSignChannel({ etcd: etcd(), prefix, log: silentLogger });
   cleanups.push(() => channel.close());
@@ -66,7 +67,7 @@ async function startClient(prefix: string, deadlineMs?: number): Promise<Agent> 
   const channel = openEtcdSignChannel({ etcd: etcd(), prefix, log: silentLogger });
   cleanups.push(() => channel.close());
   const remote = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'client-1', deadlineMs, keys: new LocalSigner() });
-  const ca = await CaManager.open({ store, signer: new LocalSigner(), clock: systemClock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, role: 'client', remote });
+  const ca = new ClientCa(new CaRecords(store, systemClock), remote);
   cleanups.push(() => ca.close());
   return { store, ca };
 }

@@ -8,16 +8,16 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CaManager } from '../../src/connect/ca/ca-manager.js';
-import { EtcdKeyStore } from '../../src/connect/ca/etcd-key-store.js';
+import { ServerCa } from '../../src/connect/ca/server-ca.js';
+import { CaRecords } from '../../src/connect/ca/ca-records.js';
+import { ClientCa } from '../../src/connect/ca/client-ca.js';
+import { ClusterKeyStore } from '../../src/connect/ca/cluster-key-store.js';
+import { sharedCustody } from '../../src/connect/ca/custody.js';
 import { RemoteLeafSource, serveSigningRequests } from '../../src/connect/ca/remote-signer.js';
 import { LocalSigner } from '../../src/connect/ca/signer.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
-import { connectEtcd, type EtcdConnectionOptions } from '../../src/state/etcd-client.js';
-import { openEtcdPrivateRange } from '../../src/state/etcd-private.js';
-import { openEtcdSignChannel } from '../../src/state/etcd-sign-channel.js';
-import { openEtcdStore } from '../../src/state/etcd-store.js';
+import { connectEtcd, type EtcdConnectionOptions, openEtcdPrivateRange, openEtcdSignChannel, openEtcdStore } from '../../src/state/etcd/index.js';
 import { ensureEtcd, startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { DEFAULT_CA } from '../unit/connect/ca/support.js';
 
@@ -62,7 +62,7 @@ describe('etcd RBAC keeps the CA key on the servers', () => {
     cleanups.push(() => serverStore.close());
     const range = openEtcdPrivateRange({ etcd: as('svc-server-1'), prefix: PREFIX });
     cleanups.push(() => range.close());
-    const server = await CaManager.open({ store: serverStore, signer: new LocalSigner(), clock: systemClock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, keys: new EtcdKeyStore(range) });
+    const server = await ServerCa.open({ store: serverStore, signer: new LocalSigner(), clock: systemClock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, custody: sharedCustody(serverStore, new ClusterKeyStore(range)) });
     cleanups.push(() => server.close());
     const serverChannel = openEtcdSignChannel({ etcd: as('svc-server-1'), prefix: PREFIX, log: silentLogger });
     cleanups.push(() => serverChannel.close());
@@ -73,11 +73,11 @@ describe('etcd RBAC keeps the CA key on the servers', () => {
     const clientStore = await openEtcdStore({ etcd: as('svc-client-1'), prefix: PREFIX, log: silentLogger, readThroughTables: ['kv'] });
     cleanups.push(() => clientStore.close());
     await clientStore.commit([{ op: 'set', table: 'kv', key: 'app/config', value: { Flags: 0, Value: null } }]);
-    expect((await clientStore.readThrough!.read({ table: 'kv', prefix: 'app/' }, 'default')).rows).toHaveLength(1);
+    expect((await clientStore.read({ table: 'kv', prefix: 'app/' }, 'default')).rows).toHaveLength(1);
     const clientChannel = openEtcdSignChannel({ etcd: as('svc-client-1'), prefix: PREFIX, log: silentLogger });
     cleanups.push(() => clientChannel.close());
     const remote = new RemoteLeafSource({ channel: clientChannel, datacenter: 'dc1', node: 'client-1', keys: new LocalSigner() });
-    const client = await CaManager.open({ store: clientStore, signer: new LocalSigner(), clock: systemClock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, role: 'client', remote });
+    const client = new ClientCa(new CaRecords(clientStore, systemClock), remote);
     cleanups.push(() => client.close());
 
     const leaf = await client.signLeaf('default', 'web');

@@ -1,15 +1,15 @@
-// Runs the StateStore contract against the etcd store on a real etcd (one member, a fresh prefix
+// Runs the StateStore and read path contracts against the etcd store on a real etcd (one member, a fresh prefix
 // per store), then what the contract cannot see: two agents sharing a prefix, an etcd restart, a
 // compaction while one agent was cut off, a hung (SIGSTOP) etcd, etcd's transaction size limit, and
 // read-through tables (KV, docs/decisions.md D15).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isAgentError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
-import { connectEtcd } from '../../src/state/etcd-client.js';
-import { openEtcdStore, type EtcdStore, type EtcdStoreOptions } from '../../src/state/etcd-store.js';
-import type { RangeTarget, ReadThroughTables, WatchTarget, WriteOp } from '../../src/state/types.js';
+import { connectEtcd, type EtcdStore, type EtcdStoreOptions, openEtcdStore } from '../../src/state/etcd/index.js';
+import type { RangeTarget, StateStore, WatchTarget, WriteOp } from '../../src/state/types.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { describeReadPathContract } from './read-path.contract.js';
 import { describeStateStoreContract } from './state-store.contract.js';
 
 let cluster: EtcdCluster;
@@ -41,6 +41,16 @@ describeStateStoreContract(
   },
   { disjointCommitsInCallOrder: false },
 );
+
+describeReadPathContract('etcd, a table in the view', async () => {
+  const store = await openStore(freshPrefix());
+  return { store, cleanup: () => store.close() };
+}, 'kv');
+
+describeReadPathContract('etcd, a table read through', async () => {
+  const store = await openStore(freshPrefix(), { readThroughTables: ['kv'] });
+  return { store, cleanup: () => store.close() };
+}, 'kv');
 
 const set = (key: string, value: unknown, table = 'kv'): WriteOp => ({ op: 'set', table, key, value });
 const del = (key: string, table = 'kv'): WriteOp => ({ op: 'delete', table, key });
@@ -149,7 +159,7 @@ describe('etcd store beyond the contract', () => {
     try {
       expect(await rejection(store.commit([set('a', 2)]))).toEqual(NO_LEADER);
       expect(store.get('kv', 'a')?.value).toBe(1);
-      expect(store.connected).toBe(false);
+      expect(store.health.connected).toBe(false);
     } finally {
       member.resume();
     }
@@ -221,7 +231,7 @@ describe('etcd store beyond the contract', () => {
       await Promise.all([changed.next, deleted.next, created.next]);
       await settle(cutOff, writer);
       expect(same.fired() || otherTable.fired() || neverWritten.fired()).toBe(false);
-      expect(cutOff.resyncs).toBe(1);
+      expect(cutOff.stats.resyncs).toBe(1);
       expect(cutOff.index).toBeGreaterThanOrEqual(indexBefore);
       expect(cutOff.index).toBe(writer.index);
       for (const key of ['changed', 'same', 'deleted', 'new/1', 'new/2', 'transient']) {
@@ -259,18 +269,21 @@ describe('etcd store on a three-member cluster', () => {
   });
 });
 
+/** The store's one read path, which a read-through table is served by. */
+type ReadPath = Pick<StateStore, 'read' | 'changedAfter'>;
+
 describe('read-through tables (the cluster\'s KV)', () => {
   afterEach(async () => {
     await Promise.all(open.splice(0).map((s) => s.close()));
   });
 
-  const openReadThrough = async (prefix = freshPrefix()): Promise<{ store: EtcdStore; kv: ReadThroughTables }> => {
+  const openReadThrough = async (prefix = freshPrefix()): Promise<{ store: EtcdStore; kv: ReadPath }> => {
     const store = await openStore(prefix, { readThroughTables: ['kv'], backoff: { initialMs: 20, maxMs: 200 } });
-    return { store, kv: store.readThrough! };
+    return { store, kv: store };
   };
 
   /** Resolves once `target` changed after `revision`, as changedAfter reports it. */
-  const changed = (kv: ReadThroughTables, target: RangeTarget, revision: number): { fired: () => boolean; next: Promise<void> } => {
+  const changed = (kv: ReadPath, target: RangeTarget, revision: number): { fired: () => boolean; next: Promise<void> } => {
     let fired = false;
     const next = new Promise<void>((resolve) =>
       kv.changedAfter(target, revision, () => {
@@ -287,7 +300,7 @@ describe('read-through tables (the cluster\'s KV)', () => {
     const other = await openStore(prefix, { readThroughTables: ['kv'] });
     const written = await store.commit([set('dir/a', 1), set('dir/b', 2), set('x', 1, 'intentions')]);
     expect(store.get('kv', 'dir/a')).toBeUndefined();
-    const key = await other.readThrough!.read({ table: 'kv', key: 'dir/a' }, 'default');
+    const key = await other.read({ table: 'kv', key: 'dir/a' }, 'default');
     expect(key).toEqual({ rows: [{ key: 'dir/a', value: 1, createIndex: written.index, modifyIndex: written.index }], index: written.index, revision: written.index });
     const later = await store.commit([set('y', 1, 'intentions')]);
     const listed = await kv.read({ table: 'kv', prefix: 'dir/' }, 'stale');

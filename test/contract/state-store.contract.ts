@@ -1,6 +1,7 @@
-// The StateStore contract: every backend (the embedded store today, an etcd store later) runs this
-// suite unchanged. It pins reads, ordering, guards, atomicity, indexes (deletes included), one-shot
-// watches with deferred delivery, watchCount and close.
+// The StateStore contract: every backend (the embedded store, the etcd store) runs this suite
+// unchanged. It pins health and stats, reads, ordering, guards, atomicity, indexes (deletes
+// included), one-shot watches with deferred delivery, watchCount and close. The read path
+// (`read`, `changedAfter`) has its own suite, read-path.contract.ts.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAgentError } from '../../src/core/errors.js';
 import type { StateStore, WatchTarget, WriteOp } from '../../src/state/types.js';
@@ -63,6 +64,17 @@ export function describeStateStoreContract(name: string, open: () => Promise<Ope
       await store.commit([set('tick', store.index, undefined, SENTINEL)]);
       await sentinel.next;
     }
+
+    describe('health and stats', () => {
+      it('is connected once open, and counts the commits it applied, failed guards included', async () => {
+        expect(store.health.connected).toBe(true);
+        const before = store.stats.commits;
+        await store.commit([set('a', 1)]);
+        expect((await store.commit([set('a', 2, 0)])).ok).toBe(false);
+        expect(store.stats.commits - before).toBe(2);
+        expect(['embedded', 'etcd']).toContain(store.stats.backend);
+      });
+    });
 
     describe('reads and writes', () => {
       it('starts empty', () => {

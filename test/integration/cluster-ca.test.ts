@@ -6,7 +6,7 @@
 // the client returns the CA key. Every wait is for an event; the test timeout is the hang guard.
 import { X509Certificate, createPublicKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectEtcd } from '../../src/state/etcd-client.js';
+import { connectEtcd } from '../../src/state/etcd/index.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
 import { handshake, uriOf, type Leaf, type Roots } from './support/mtls.js';

@@ -11,9 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../src/agent.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger, type Logger } from '../../src/core/log.js';
-import { openEtcdStore, type EtcdStore } from '../../src/state/etcd-store.js';
+import { ETCD_VIEW_DIR, openEtcdStore, type EtcdStore } from '../../src/state/etcd/index.js';
 import { readSnapshot } from '../../src/state/snapshot-file.js';
-import { ETCD_VIEW_DIR } from '../../src/state/etcd-view-file.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
@@ -160,7 +159,7 @@ describe.each<Failure>(['killed', 'paused', 'cut'])('etcd %s', (failure) => {
       expect({ path, status: res.status, text }).toEqual({ path, status: 503, text: 'No cluster leader' });
       expect(took).toBeLessThan(2_500);
     }
-    expect(a.store.connected).toBe(false);
+    expect(a.store.health.connected).toBe(false);
 
     // Reads from A's view: authorize, roots, the cached leaf, a known token. KV is read through
     // from etcd: it fails as a write does.
@@ -188,7 +187,7 @@ describe.each<Failure>(['killed', 'paused', 'cut'])('etcd %s', (failure) => {
     const answer = await parked;
     expect(answer.status).toBe(200);
     expect(Buffer.from(answer.body[0]!.Value, 'base64').toString()).toBe('v2');
-    await until(() => a.store.connected, 'agent A to reconnect');
+    await until(() => a.store.health.connected, 'agent A to reconnect');
     expect((await call(a.url, 'PUT', '/v1/kv/app/after', 'ok')).status).toBe(200);
   }, 90_000);
 });
@@ -203,13 +202,13 @@ describe('acl.down_policy on a cluster agent', () => {
 
     proxy.cut();
     cleanups.push(async () => proxy.restore());
-    await until(() => !a.store.connected, 'agent A to notice the cut');
+    await until(() => !a.store.health.connected, 'agent A to notice the cut');
     const denied = await authorize(a.url, secret, trustDomain);
     expect(denied.status).toBe(403);
     expect(await denied.text()).toContain('Permission denied');
 
     proxy.restore();
-    await until(() => a.store.connected, 'agent A to reconnect');
+    await until(() => a.store.health.connected, 'agent A to reconnect');
     expect((await authorize(a.url, secret, trustDomain)).status).toBe(200);
   }, 60_000);
 });
@@ -233,10 +232,10 @@ describe('the view on disk', () => {
     });
     const log = recordingLogger();
     const again = await startAgent({ endpoints: cluster.endpoints, prefix, name: 'a', dataDir, log });
-    expect(again.store.connected).toBe(false);
+    expect(again.store.health.connected).toBe(false);
     // The last contact it reports is when the view was written, not the epoch: LastContact stays meaningful.
-    expect(again.store.lastContact).toBeGreaterThan(0);
-    expect(again.store.lastContact).toBeLessThanOrEqual(Date.now());
+    expect(again.store.health.lastContact).toBeGreaterThan(0);
+    expect(again.store.health.lastContact).toBeLessThanOrEqual(Date.now());
     expect(again.store.index).toBeGreaterThanOrEqual(written);
     const warning = log.entries.find((e) => e.level === 'warn' && e.msg?.includes('stale view from disk'));
     expect(warning?.obj).toMatchObject({ revision: expect.any(Number), ageMs: expect.any(Number) });
@@ -255,8 +254,8 @@ describe('the view on disk', () => {
     const other = await startAgent({ endpoints: cluster.endpoints, prefix, name: 'b' });
     await writeOnceBack(other.url, '/v1/connect/intentions/exact?source=api&destination=db', JSON.stringify({ Action: 'deny' }));
     expect((await parked).map((i) => i.SourceName).sort()).toEqual(['api', 'web']);
-    await until(() => again.store.connected, 'the restarted agent to reconnect');
-    expect(again.store.resyncs).toBeGreaterThanOrEqual(1);
+    await until(() => again.store.health.connected, 'the restarted agent to reconnect');
+    expect(again.store.stats.resyncs).toBeGreaterThanOrEqual(1);
   }, 90_000);
 
   it('without a view on disk, opening with etcd unreachable fails as before', async () => {

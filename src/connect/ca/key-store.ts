@@ -2,7 +2,7 @@
 // from the shared view that every agent reads. A single agent keeps it in its own store's
 // `connect-ca` table, written in the same commit as the root it belongs to (TableKeyStore); a
 // cluster keeps it in etcd outside the watched range, readable by server agents only
-// (etcd-key-store.ts, docs/cluster-security.md).
+// (cluster-key-store.ts, docs/cluster-security.md).
 import type { StateStore, WriteOp } from '../../state/types.js';
 import { CA_TABLE, PROVIDER_KEY, type StoredProvider } from './model.js';
 

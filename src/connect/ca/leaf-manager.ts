@@ -8,7 +8,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { Logger } from '../../core/log.js';
-import type { IssuedLeaf } from './ca-manager.js';
+import type { IssuedLeaf } from './authority.js';
 import { IssueQueue } from './issue-queue.js';
 import { renewalTime } from './renewal.js';
 import type { RootsSnapshot } from './roots-view.js';

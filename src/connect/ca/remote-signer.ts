@@ -1,11 +1,11 @@
 // Leaf signing for client agents, which hold no CA key: the client generates the leaf's key pair
-// and asks a server, through a SigningChannel (etcd: src/state/etcd-sign-channel.ts), to sign its
+// and asks a server, through a SigningChannel (over etcd in src/state/etcd/), to sign its
 // public key; a server answers with the certificate. The private key never leaves the client and
 // the CA key never leaves the servers. The server builds the SPIFFE ID itself from its own trust
 // domain and datacenter, so a request names only a service.
 import { AgentError, agentError, isAgentError, type ErrorCode, type ErrorKind } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import type { CaManager, IssuedLeaf } from './ca-manager.js';
+import type { IssuedLeaf } from './authority.js';
 import type { LeafSource } from './leaf-manager.js';
 import { pemBlocks } from './encoding.js';
 import { p256PublicKey } from './p256.js';
@@ -41,7 +41,7 @@ export type SigningResponse =
     }
   | { readonly ok: false; readonly code: ErrorCode; readonly kind: ErrorKind; readonly message: string };
 
-/** The transport, declared by its consumer (src/state/etcd-sign-channel.ts implements it over etcd). */
+/** The transport, declared by its consumer (src/state/etcd/ implements it over etcd; src/cluster/ wires it). */
 export interface SigningChannel {
   /** Resolves undefined when no server answered within `deadlineMs`. */
   request(body: unknown, deadlineMs: number): Promise<unknown>;
@@ -107,8 +107,14 @@ export class RemoteLeafSource implements LeafSource {
   }
 }
 
+/** What answering a signing request takes of a server CA (server-ca.ts). */
+export interface SigningAuthority {
+  rootsReached(index: number, withinMs: number): Promise<void>;
+  signPublicKey(namespace: string, service: string, spki: Uint8Array): Promise<IssuedLeaf>;
+}
+
 /** Makes a server agent answer client agents' signing requests with its CA. */
-export function serveSigningRequests(channel: SigningChannel, ca: CaManager, options: { readonly datacenter: string; readonly log: Logger }): void {
+export function serveSigningRequests(channel: SigningChannel, ca: SigningAuthority, options: { readonly datacenter: string; readonly log: Logger }): void {
   channel.serve(async (body): Promise<SigningResponse> => {
     const req = body as Partial<SigningRequest>;
     try {

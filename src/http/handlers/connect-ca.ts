@@ -7,7 +7,7 @@ import type { Identity } from '../../acl/identity.js';
 import type { Clock } from '../../core/clock.js';
 import { agentError, type AgentError } from '../../core/errors.js';
 import { DEFAULT_NAMESPACE } from '../../core/namespace.js';
-import type { CaManager } from '../../connect/ca/ca-manager.js';
+import type { CertificateAuthority } from '../../connect/ca/authority.js';
 import { rfc3339 } from '../../connect/ca/encoding.js';
 import type { CachedLeaf, LeafManager } from '../../connect/ca/leaf-manager.js';
 import { ROOTS_TABLE } from '../../connect/ca/model.js';
@@ -26,7 +26,7 @@ import type { Outcome, Permission, Route } from '../routes.js';
 
 /** The CA's parts; all undefined when `connect.enabled` is false. */
 export interface ConnectCa {
-  readonly manager: CaManager;
+  readonly manager: CertificateAuthority;
   readonly roots: RootsCache;
   readonly leaves: LeafManager;
 }

@@ -4,13 +4,13 @@ import { permissionDenied } from '../../acl/errors.js';
 import type { Identity } from '../../acl/identity.js';
 import { agentError } from '../../core/errors.js';
 import { parseUint64 } from '../../core/uint.js';
-import { KV_TABLE, kvReadIndex, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
+import { KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
 import type { RangeTarget, ReadConsistency, Row, StateStore, WriteOp } from '../../state/types.js';
 import type { BlockingLimits, BlockingQueries, Parked } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
 import type { Query } from '../query.js';
-import { answerReadThrough } from '../read-through.js';
+import { answerStoreRead } from '../store-read.js';
 import { JSON_TYPE, jsonReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 import type { AclRequirement, Route } from '../routes.js';
@@ -48,20 +48,11 @@ export function kvRoutes(deps: KvDeps): Route[] {
     const query = req.query;
     const params = parseBlockingParams(query, deps.limits, deps.random);
     const read = kvRead(req, identity);
-    const through = store.readThrough;
-    if (through?.has(KV_TABLE)) {
-      return answerReadThrough<StoredKv>(deps.blocking, through, req, params, {
-        target: read.target,
-        consistency: consistencyOf(query),
-        shareKey: read.shareKey,
-        render: ({ rows, index }) => read.render(rows, index),
-      });
-    }
-    return deps.blocking.answer(req, params, {
+    return answerStoreRead<StoredKv>(deps.blocking, store, req, params, {
       target: read.target,
+      consistency: consistencyOf(query),
       shareKey: read.shareKey,
-      index: read.index,
-      render: (index) => read.render(read.rows(), index),
+      render: ({ rows, index }) => read.render(rows, index),
     });
   };
 
@@ -75,8 +66,6 @@ export function kvRoutes(deps: KvDeps): Route[] {
       return {
         target: { table: KV_TABLE, prefix: key },
         shareKey: JSON.stringify(['kv-keys', key, separator, pretty, identity.accessorId]),
-        index: () => kvReadIndex(store, store.prefixIndex(KV_TABLE, key)),
-        rows: () => store.list<StoredKv>(KV_TABLE, key),
         render(all, index) {
           const { rows, meta } = readable(all, identity, index);
           const keys = listKeys(rows, key, separator);
@@ -89,8 +78,6 @@ export function kvRoutes(deps: KvDeps): Route[] {
       return {
         target: { table: KV_TABLE, prefix: key },
         shareKey: JSON.stringify(['kv-list', key, pretty, identity.accessorId]),
-        index: () => kvReadIndex(store, store.prefixIndex(KV_TABLE, key)),
-        rows: () => store.list<StoredKv>(KV_TABLE, key),
         render(all, index) {
           const { rows, meta } = readable(all, identity, index);
           if (rows.length === 0) return { status: 404, headers: meta };
@@ -104,11 +91,6 @@ export function kvRoutes(deps: KvDeps): Route[] {
       target: { table: KV_TABLE, key },
       // The key:read check happened before parking, so every reader of the key sees the same.
       shareKey: JSON.stringify(['kv', key, pretty, raw]),
-      index: () => kvReadIndex(store, store.keyIndex(KV_TABLE, key)),
-      rows: () => {
-        const row = store.get<StoredKv>(KV_TABLE, key);
-        return row === undefined ? [] : [row];
-      },
       render(rows, index) {
         const meta = queryMetaHeaders(brand, index);
         const row = rows[0];
@@ -175,16 +157,11 @@ export function kvRoutes(deps: KvDeps): Route[] {
 interface KvRead {
   readonly target: RangeTarget;
   readonly shareKey: string;
-  /** The local view's index and rows (the embedded store); read-through stores answer both at once. */
-  index(): number;
-  rows(): Row<StoredKv>[];
   render(rows: Row<StoredKv>[], index: number): Reply;
 }
 
 async function kvExists(store: StateStore, key: string): Promise<boolean> {
-  const through = store.readThrough;
-  if (through?.has(KV_TABLE)) return (await through.read({ table: KV_TABLE, key }, 'default')).rows.length > 0;
-  return store.get(KV_TABLE, key) !== undefined;
+  return (await store.read({ table: KV_TABLE, key }, 'default')).rows.length > 0;
 }
 
 /** Consul's read modes: `?stale` may be served by any etcd member, `?consistent` as the default. */

@@ -7,7 +7,7 @@ import { initAclState } from '../../../src/acl/init.js';
 import { AclResolver, type AclDownPolicy } from '../../../src/acl/resolver.js';
 import { FakeClock } from '../../../src/core/clock.js';
 import { silentLogger } from '../../../src/core/log.js';
-import { openEmbeddedStore, type EmbeddedStore } from '../../../src/state/embedded-store.js';
+import { openEmbeddedStore, type EmbeddedStore } from '../../../src/state/embedded/index.js';
 import { agentErrorOf } from '../../support/errors.js';
 
 const MANAGEMENT = '0e6c1bb3-8a1a-4d0e-9b35-6f2a3c4d5e6f';

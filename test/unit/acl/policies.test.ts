@@ -12,7 +12,7 @@ import { parseRules } from '../../../src/acl/rules/parse.js';
 import { FakeClock } from '../../../src/core/clock.js';
 import { isUuid } from '../../../src/core/ids.js';
 import { silentLogger } from '../../../src/core/log.js';
-import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../../src/state/embedded/index.js';
 
 const MISSING_ID = 'cccccccc-1111-2222-3333-444444444444';
 const READ_KEYS = 'key_prefix "" { policy = "read" }';

@@ -8,7 +8,7 @@ import { ACLS_DISABLED_IDENTITY, AclResolver } from '../../../src/acl/resolver.j
 import { FakeClock } from '../../../src/core/clock.js';
 import { agentErrorOf } from '../../support/errors.js';
 import { silentLogger } from '../../../src/core/log.js';
-import { openEmbeddedStore, type EmbeddedStore } from '../../../src/state/embedded-store.js';
+import { openEmbeddedStore, type EmbeddedStore } from '../../../src/state/embedded/index.js';
 
 const MANAGEMENT = '0e6c1bb3-8a1a-4d0e-9b35-6f2a3c4d5e6f';
 

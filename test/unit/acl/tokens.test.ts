@@ -16,7 +16,7 @@ import { FakeClock } from '../../../src/core/clock.js';
 import { renderMessage } from '../../../src/core/errors.js';
 import { isUuid } from '../../../src/core/ids.js';
 import { silentLogger } from '../../../src/core/log.js';
-import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../../src/state/embedded/index.js';
 
 const START = Date.UTC(2024, 4, 1, 10, 0, 0);
 const MINUTE = 60_000;

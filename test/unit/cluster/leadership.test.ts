@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { EtcdLeadership } from '../../../src/cluster/leadership.js';
 import { FakeClock } from '../../../src/core/clock.js';
 import { silentLogger } from '../../../src/core/log.js';
-import type { EtcdConnection, EtcdMember, EtcdStatus } from '../../../src/state/etcd-client.js';
+import type { EtcdConnection, EtcdMember, EtcdStatus } from '../../../src/state/etcd/index.js';
 
 class FakeEtcd {
   answer: () => Promise<EtcdStatus> = () => Promise.resolve({ memberId: '1', leaderId: '2' });

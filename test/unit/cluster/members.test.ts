@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ClusterMembers, type MemberRecord } from '../../../src/cluster/members.js';
 import { FakeClock } from '../../../src/core/clock.js';
 import { silentLogger } from '../../../src/core/log.js';
-import type { EtcdConnection, EtcdKeyValue, EtcdWatchListener } from '../../../src/state/etcd-client.js';
+import type { EtcdConnection, EtcdKeyValue, EtcdWatchListener } from '../../../src/state/etcd/index.js';
 
 const record = (name: string, server = false): MemberRecord => ({
   name,

@@ -16,7 +16,7 @@ import { brandHeaders } from '../../../src/http/brand.js';
 import { errorReply } from '../../../src/http/dispatch.js';
 import { Query } from '../../../src/http/query.js';
 import { TEXT_TYPE, type Reply } from '../../../src/http/reply.js';
-import { openEmbeddedStore, type EmbeddedStore } from '../../../src/state/embedded-store.js';
+import { openEmbeddedStore, type EmbeddedStore } from '../../../src/state/embedded/index.js';
 import type { ApiRequest } from '../../../src/http/request.js';
 import { nextMacrotask, recordingLogger, request, type RecordingLogger } from './support.js';
 

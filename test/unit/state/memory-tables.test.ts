@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../src/core/clock.js';
 import { silentLogger } from '../../../src/core/log.js';
-import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../../src/state/embedded/embedded-store.js';
 import { MemoryTables } from '../../../src/state/memory-tables.js';
 import type { WriteOp } from '../../../src/state/types.js';
 

@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../../src/core/log.js';
-import { DurableMarkWriter } from '../../../src/state/durable-mark.js';
-import type { EmbeddedStore } from '../../../src/state/embedded-store.js';
+import { DurableMarkWriter } from '../../../src/state/embedded/durable-mark.js';
+import type { EmbeddedStore } from '../../../src/state/embedded/embedded-store.js';
 
 export { recordingLogger, type RecordingLogger } from '../../support/recording-logger.js';
 

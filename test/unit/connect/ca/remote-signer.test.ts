@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { RemoteLeafSource, serveSigningRequests, type SigningChannel } from '../../../../src/connect/ca/remote-signer.js';
 import { LocalSigner } from '../../../../src/connect/ca/signer.js';
 import { silentLogger } from '../../../../src/core/log.js';
-import { CaManager } from '../../../../src/connect/ca/ca-manager.js';
-import { caFixture, DEFAULT_CA, settle } from './support.js';
+import { CaRecords } from '../../../../src/connect/ca/ca-records.js';
+import { ClientCa } from '../../../../src/connect/ca/client-ca.js';
+import { caFixture, settle } from './support.js';
 
 /** Requests go straight to the one handler served, or get no answer when none is. */
 class MemoryChannel implements SigningChannel {
@@ -104,16 +105,19 @@ describe('remote signing', () => {
     await expect(new RemoteLeafSource({ channel: broken, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_NO_SERVER' });
   });
 
-  it('gives a client-role manager its leaves from the remote signer, and no way to sign or change the CA itself', async () => {
+  it('gives a client CA its leaves from the remote signer, and no way to sign or change the CA itself', async () => {
     const { manager, store, clock } = await caFixture();
     const channel = new MemoryChannel();
     serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger });
     const remote = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() });
-    const client = await CaManager.open({ store, signer: new LocalSigner(), clock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, role: 'client', remote });
+    const client = new ClientCa(new CaRecords(store, clock), remote);
     const leaf = await client.signLeaf('default', 'api');
     expect(channel.seen).toHaveLength(1);
     expect(leaf.signingKeyId).toBe(client.roots().roots[0]!.value.SigningKeyID);
-    await expect(client.signPublicKey('default', 'api', Buffer.alloc(0))).rejects.toMatchObject({ code: 'CA_SERVER_ONLY' });
+    // A client CA has no signing of other agents' keys to offer: serveSigningRequests cannot be given one.
+    expect('signPublicKey' in client).toBe(false);
+    // @ts-expect-error a client CA is not a SigningAuthority
+    expect(() => serveSigningRequests(new MemoryChannel(), client, { datacenter: 'dc1', log: silentLogger })).not.toThrow();
     await expect(client.updateConfiguration({ provider: 'consul', config: {}, state: null, forceWithoutCrossSigning: false })).rejects.toMatchObject({ code: 'CA_SERVER_ONLY' });
   });
 });

@@ -3,7 +3,7 @@
 // catches up once the backend answers again. Blocking reads of GET /v1/agent/connect/ca/roots park
 // in the agent's blocking queries on that watch (the route over BlockingQueries, fake clock).
 import { describe, expect, it } from 'vitest';
-import { CaManager } from '../../../../src/connect/ca/ca-manager.js';
+import { ServerCa } from '../../../../src/connect/ca/server-ca.js';
 import { ROOTS_TABLE } from '../../../../src/connect/ca/model.js';
 import { LeafManager } from '../../../../src/connect/ca/leaf-manager.js';
 import { RootsCache } from '../../../../src/connect/ca/roots-cache.js';
@@ -17,11 +17,11 @@ import { connectCaRoutes } from '../../../../src/http/handlers/connect-ca.js';
 import type { Reply } from '../../../../src/http/reply.js';
 import type { StateStore } from '../../../../src/state/types.js';
 import { request } from '../../http/support.js';
-import { openEmbeddedStore } from '../../../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/index.js';
 import { DEFAULT_CA, FailingStore, HOUR, START, caFixture, seededRandom, settle } from './support.js';
 import type { MethodSpec } from '../../../../src/http/routes.js';
 
-const rotate = (manager: CaManager, bits: number) =>
+const rotate = (manager: ServerCa, bits: number) =>
   manager.updateConfiguration({ provider: 'consul', config: { PrivateKeyBits: bits }, state: null, forceWithoutCrossSigning: false });
 
 describe('RootsCache', () => {
@@ -52,7 +52,7 @@ describe('RootsCache', () => {
     const clock = new FakeClock(START);
     const inner = await openEmbeddedStore({ log: silentLogger, clock });
     const store = new FailingStore(inner);
-    const manager = await CaManager.open({ store, signer: new LocalSigner(), clock, random: seededRandom(), log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA });
+    const manager = await ServerCa.open({ store, signer: new LocalSigner(), clock, random: seededRandom(), log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA });
     const roots = new RootsCache({ roots: () => manager.roots(), watch: (fn) => store.watchOnce({ table: ROOTS_TABLE }, fn) }, clock, seededRandom(), silentLogger);
     const good = roots.get().snapshot;
 
@@ -85,7 +85,7 @@ describe('RootsCache', () => {
   it('fails when the backend fails before the cache ever filled', async () => {
     const clock = new FakeClock(START);
     const store = new FailingStore(await openEmbeddedStore({ log: silentLogger, clock }));
-    const manager = await CaManager.open({ store, signer: new LocalSigner(), clock, random: seededRandom(), log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA });
+    const manager = await ServerCa.open({ store, signer: new LocalSigner(), clock, random: seededRandom(), log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA });
     const roots = new RootsCache({ roots: () => manager.roots(), watch: (fn) => store.watchOnce({ table: ROOTS_TABLE }, fn) }, clock, seededRandom(), silentLogger);
     store.failing = true;
     expect(() => roots.get()).toThrow('backend unavailable');
@@ -95,7 +95,7 @@ describe('RootsCache', () => {
 });
 
 /** GET /v1/agent/connect/ca/roots through the route and the agent's blocking queries. */
-function agentRootsRoute(roots: RootsCache, manager: CaManager, store: StateStore, clock: FakeClock) {
+function agentRootsRoute(roots: RootsCache, manager: ServerCa, store: StateStore, clock: FakeClock) {
   const leaves = new LeafManager({ source: manager, roots, clock, random: seededRandom(), log: silentLogger, maxEntries: 10, idleTtlMs: HOUR, rootChangeSpreadMs: 0 });
   const blocking = new BlockingQueries(store, clock, (err) => {
     throw err;

@@ -4,11 +4,11 @@
 import type { CaConfig } from '../../../../src/config/types.js';
 import { FakeClock } from '../../../../src/core/clock.js';
 import { silentLogger } from '../../../../src/core/log.js';
-import { CaManager } from '../../../../src/connect/ca/ca-manager.js';
+import { ServerCa } from '../../../../src/connect/ca/server-ca.js';
 import { ROOTS_TABLE } from '../../../../src/connect/ca/model.js';
 import { RootsCache } from '../../../../src/connect/ca/roots-cache.js';
 import { LocalSigner } from '../../../../src/connect/ca/signer.js';
-import { openEmbeddedStore } from '../../../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../../../src/state/embedded/index.js';
 import type { StateStore } from '../../../../src/state/types.js';
 
 export const HOUR = 3_600_000;
@@ -54,6 +54,14 @@ export class FailingStore implements StateStore {
   keyIndex: StateStore['keyIndex'] = (table, key) => (this.check(), this.inner.keyIndex(table, key));
   prefixIndex: StateStore['prefixIndex'] = (table, prefix) => (this.check(), this.inner.prefixIndex(table, prefix));
   tableIndex: StateStore['tableIndex'] = (table) => (this.check(), this.inner.tableIndex(table));
+  read: StateStore['read'] = (target, consistency) => (this.failing ? Promise.reject(new Error('backend unavailable')) : this.inner.read(target, consistency));
+  changedAfter: StateStore['changedAfter'] = (target, revision, fn) => this.inner.changedAfter(target, revision, fn);
+  get health(): StateStore['health'] {
+    return this.inner.health;
+  }
+  get stats(): StateStore['stats'] {
+    return this.inner.stats;
+  }
   commit: StateStore['commit'] = (ops) => this.inner.commit(ops);
   watchOnce: StateStore['watchOnce'] = (target, fn) => this.inner.watchOnce(target, fn);
   close = (): Promise<void> => this.inner.close();
@@ -63,7 +71,7 @@ export interface CaFixture {
   readonly clock: FakeClock;
   readonly store: StateStore;
   readonly signer: LocalSigner;
-  readonly manager: CaManager;
+  readonly manager: ServerCa;
   readonly roots: RootsCache;
 }
 
@@ -71,7 +79,7 @@ export async function caFixture(ca: Partial<CaConfig> = {}, random = seededRando
   const clock = new FakeClock(START);
   const store = await openEmbeddedStore({ log: silentLogger, clock });
   const signer = new LocalSigner();
-  const manager = await CaManager.open({ store, signer, clock, random, log: silentLogger, datacenter: 'dc1', bootstrap: { ...DEFAULT_CA, ...ca } });
+  const manager = await ServerCa.open({ store, signer, clock, random, log: silentLogger, datacenter: 'dc1', bootstrap: { ...DEFAULT_CA, ...ca } });
   const roots = new RootsCache({ roots: () => manager.roots(), watch: (fn) => store.watchOnce({ table: ROOTS_TABLE }, fn) }, clock, random, silentLogger);
   return { clock, store, signer, manager, roots };
 }

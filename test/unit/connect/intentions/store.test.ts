@@ -7,7 +7,7 @@ import type { SpiffeService } from '../../../../src/connect/spiffe.js';
 import { FakeClock } from '../../../../src/core/clock.js';
 import { AgentError } from '../../../../src/core/errors.js';
 import { silentLogger } from '../../../../src/core/log.js';
-import { openEmbeddedStore, type EmbeddedStore } from '../../../../src/state/embedded-store.js';
+import { openEmbeddedStore, type EmbeddedStore } from '../../../../src/state/embedded/index.js';
 import { nextMacrotask, tempDirs } from '../../state/support.js';
 
 const web: SpiffeService = { kind: 'service', host: 'td', partition: 'default', namespace: 'default', datacenter: 'dc1', service: 'web' };

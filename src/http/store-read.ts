@@ -1,0 +1,93 @@
+// Reads through the store's one read path (`read`, `changedAfter`), for a table a backend may hold
+// in its local view or read through from its source (the cluster's KV: docs/decisions.md D15): the
+// handler does not know which. A plain read is one store read. A blocking read parks at once and
+// waits on the store's change notice for its key or prefix from `?index`: a read-through table's
+// index also moves with unrelated writes, so comparing indexes would wake it for nothing, while the
+// notice wakes it only when its own rows changed (docs/decisions.md D6).
+import { agentError } from '../core/errors.js';
+import type { RangeTarget, ReadConsistency, ReadResult, StateStore } from '../state/types.js';
+import type { BlockingParams, BlockingQueries, Parked, WatchedRead } from './blocking.js';
+import type { Reply } from './reply.js';
+import type { ApiRequest } from './request.js';
+
+/** The store's read path, as this file uses it. */
+type StoreReads = Pick<StateStore, 'read' | 'changedAfter'>;
+
+export interface StoreReadSpec<V> {
+  readonly target: RangeTarget;
+  readonly consistency: ReadConsistency;
+  /** As WatchedRead.shareKey, without the index and consistency (added here). */
+  readonly shareKey: string;
+  render(result: ReadResult<V>): Reply;
+}
+
+export function answerStoreRead<V>(
+  blocking: BlockingQueries,
+  store: StoreReads,
+  req: ApiRequest,
+  params: BlockingParams,
+  spec: StoreReadSpec<V>,
+): Promise<Reply> | Parked {
+  if (params.minIndex === 0) return store.read<V>(spec.target, spec.consistency).then((result) => spec.render(result));
+  const parked = blocking.answer(req, params, watchedStoreRead(store, params.minIndex, spec));
+  // A read that does not know its data yet always parks (its index() is minIndex).
+  return parked as Parked;
+}
+
+function watchedStoreRead<V>(store: StoreReads, minIndex: number, spec: StoreReadSpec<V>): WatchedRead {
+  let latest: ReadResult<V> | undefined;
+  let failure: unknown;
+  // Changes at or below `since` are already in what the reader has (its ?index, then each re-read).
+  let since = minIndex;
+  const read = (): Promise<ReadResult<V>> => store.read<V>(spec.target, spec.consistency);
+  // After a change the store reported, the member that reported it has it: read its copy without a
+  // round through the leader (a lagging member's older copy only re-arms the wait).
+  const reread = (): Promise<ReadResult<V>> =>
+    store.read<V>(spec.target, spec.consistency === 'consistent' ? 'consistent' : 'stale');
+  return {
+    shareKey: JSON.stringify([spec.shareKey, minIndex, spec.consistency]),
+    target(fn) {
+      let live = true;
+      let cancel = (): void => {};
+      const wait = (): void => {
+        cancel = store.changedAfter(spec.target, since, () => {
+          reread().then(
+            (result) => {
+              if (!live) return;
+              latest = result;
+              since = Math.max(since, result.revision);
+              fn();
+            },
+            // The backend went away right after the change: wait again from the same revision, so
+            // the change wakes the read once it is back.
+            (err: unknown) => {
+              failure = err;
+              if (live) wait();
+            },
+          );
+        });
+      };
+      wait();
+      if (latest === undefined) {
+        // What a timeout answers with when nothing changed meanwhile.
+        read().then(
+          (result) => {
+            latest ??= result;
+          },
+          (err: unknown) => {
+            failure = err;
+          },
+        );
+      }
+      return () => {
+        live = false;
+        cancel();
+      };
+    },
+    index: () => (latest === undefined ? minIndex : latest.index),
+    render() {
+      if (latest !== undefined) return spec.render(latest);
+      throw failure ?? agentError('STATE_NO_LEADER');
+    },
+  };
+}

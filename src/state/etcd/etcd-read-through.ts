@@ -1,0 +1,129 @@
+// Tables read through from etcd instead of held in every agent's view (the KV, docs/decisions.md D15).
+// A read is one range request: linearizable by default and with `?consistent`, served by the
+// member asked with `?stale`. A blocking read waits on an etcd watch of its key or prefix from the
+// revision it last saw, so it wakes only when its own rows changed (docs/decisions.md D6), however
+// many other writes move the store's revision meanwhile. etcd catches a watch from a past revision
+// up in a loop that runs every 100 ms: a write landing while a wait's watch is being created can
+// take that long to arrive (bench/http/cluster.ts waits for the watch before it writes).
+import type { Clock, TimerHandle } from '../../core/clock.js';
+import type { AgentError } from '../../core/errors.js';
+import { backoffDelay, type Backoff } from './backoff.js';
+import type { EtcdConnection, EtcdWatch } from './etcd-client.js';
+import { prefixEnd } from './etcd-client.js';
+import type { EtcdKeyLayout } from './etcd-keys.js';
+import type { RangeTarget, ReadConsistency, ReadResult, Row } from '../types.js';
+
+export interface EtcdReadThroughOptions {
+  readonly connection: EtcdConnection;
+  readonly layout: EtcdKeyLayout;
+  readonly clock: Clock;
+  readonly readTimeoutMs: number;
+  readonly backoff: Backoff;
+  readonly random: () => number;
+  /** Maps an etcd error to the store's error (`No cluster leader` when etcd is unreachable). */
+  readonly failure: (err: unknown) => AgentError;
+  /** Tells the store that etcd just answered (KnownLeader, LastContact). */
+  readonly contact: () => void;
+}
+
+/** The store's `read` and `changedAfter` for the tables it reads through. */
+export class EtcdReadThrough {
+  /** Watches etcd has created and not yet ended: a write lands on them at once (metrics, benches). */
+  liveWatches = 0;
+
+  constructor(private readonly options: EtcdReadThroughOptions) {}
+
+  has(table: string): boolean {
+    return this.options.layout.isReadThrough(table);
+  }
+
+  async read<V>(target: RangeTarget, consistency: ReadConsistency): Promise<ReadResult<V>> {
+    const { connection, layout } = this.options;
+    const [start, end] = this.bounds(target);
+    let result;
+    try {
+      result = await connection.rangeKeys(start, end, this.options.readTimeoutMs, { serializable: consistency === 'stale' });
+    } catch (err) {
+      throw this.options.failure(err);
+    }
+    this.options.contact();
+    const root = layout.rowRoot(target.table).length;
+    const rows = result.kvs.map(
+      (kv): Row<V> => ({
+        key: kv.key.slice(root),
+        value: JSON.parse(kv.value.toString('utf8')) as V,
+        createIndex: kv.createRevision,
+        modifyIndex: kv.modRevision,
+      }),
+    );
+    const row = rows[0];
+    const index = 'key' in target && row !== undefined ? row.modifyIndex : result.revision;
+    return { rows, index, revision: result.revision };
+  }
+
+  changedAfter(target: RangeTarget, revision: number, fn: () => void): () => void {
+    const { connection, clock, backoff, random } = this.options;
+    const [start, end] = this.bounds(target);
+    let watch: EtcdWatch | undefined;
+    let retryTimer: TimerHandle | undefined;
+    let attempts = 0;
+    let done = false;
+    let live = false;
+    const setLive = (now: boolean): void => {
+      if (live !== now) this.liveWatches += now ? 1 : -1;
+      live = now;
+    };
+    const stop = (): void => {
+      done = true;
+      setLive(false);
+      watch?.cancel();
+      watch = undefined;
+      retryTimer?.cancel();
+      retryTimer = undefined;
+    };
+    const fire = (): void => {
+      if (done) return;
+      stop();
+      fn();
+    };
+    const open = (): void => {
+      retryTimer = undefined;
+      if (done) return;
+      watch = connection.watchRange(start, end, revision + 1, {
+        connected: () => {
+          attempts = 0;
+          setLive(true);
+          this.options.contact();
+        },
+        events: (events) => {
+          this.options.contact();
+          if (events.length > 0) fire();
+        },
+        // etcd gone: keep waiting, and resume from the same revision once it is back, so a change
+        // made meanwhile still wakes the read.
+        disconnected: () => {
+          watch = undefined;
+          setLive(false);
+          if (done) return;
+          retryTimer = clock.setTimer(backoffDelay(backoff, attempts++, random), open);
+        },
+        // Most often the revision was compacted away: the reader re-reads and sees for itself.
+        cancelled: fire,
+      });
+    };
+    open();
+    return stop;
+  }
+
+  private bounds(target: RangeTarget): [Buffer, Buffer] {
+    const layout = this.options.layout;
+    if ('key' in target) {
+      const key = Buffer.from(layout.rowKey(target.table, target.key), 'utf8');
+      return [key, Buffer.concat([key, ZERO])];
+    }
+    const start = Buffer.from(layout.rowKey(target.table, target.prefix), 'utf8');
+    return [start, prefixEnd(start)];
+  }
+}
+
+const ZERO = Buffer.from([0]);

@@ -1,0 +1,168 @@
+// A request/response mailbox through etcd, outside the shared view (etcd-keys.ts): client agents
+// ask for leaf signatures, server agents answer. A request is written at `<prefix>sign/requests/<id>`
+// under a short lease of its own; every server watches that range, and the one whose create of
+// `<prefix>sign/claims/<id>` succeeds handles it and writes `<prefix>sign/responses/<id>` under the
+// same lease, so that nothing outlives the request. etcd authenticates each side (its users and
+// RBAC, docs/cluster-security.md); the handler decides what a request may obtain.
+import { randomUUID } from 'node:crypto';
+import { agentError } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import type { EtcdConnection, EtcdTarget, EtcdWatch, EtcdWatchEvent } from './etcd-client.js';
+import { etcdFailure, openConnection, prefixEnd } from './etcd-client.js';
+import { EtcdKeyLayout } from './etcd-keys.js';
+import { DEFAULT_ETCD_PREFIX } from './etcd-store.js';
+
+export interface EtcdSignChannelOptions {
+  readonly etcd: EtcdTarget;
+  readonly prefix?: string | undefined;
+  readonly log: Logger;
+  /** Deadline of each etcd call (default 1500 ms, as a commit's). */
+  readonly callTimeoutMs?: number | undefined;
+}
+
+export interface EtcdSignChannel {
+  /**
+   * Writes a request and waits for its response. Resolves undefined when no server answered
+   * within `deadlineMs`; rejects with STATE_NO_LEADER when etcd cannot take the request.
+   */
+  request(body: unknown, deadlineMs: number): Promise<unknown>;
+  /** Answers requests (server agents): exactly one server's handler runs per request. */
+  serve(handler: (body: unknown) => Promise<unknown>): void;
+  close(): void;
+}
+
+export function openEtcdSignChannel(options: EtcdSignChannelOptions): EtcdSignChannel {
+  const layout = new EtcdKeyLayout(options.prefix ?? DEFAULT_ETCD_PREFIX);
+  return new SignChannel(openConnection(options.etcd), layout.signRoot, options.log.child({ component: 'ca-sign-channel' }), options.callTimeoutMs ?? 1_500);
+}
+
+/** Server watch restarts after a broken stream: fixed, short; a server that misses a request only delays a client's retry. */
+const REWATCH_MS = 500;
+
+class SignChannel implements EtcdSignChannel {
+  private readonly requests: Buffer;
+  private watch: EtcdWatch | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly connection: EtcdConnection,
+    private readonly root: string,
+    private readonly log: Logger,
+    private readonly timeoutMs: number,
+  ) {
+    this.requests = Buffer.from(`${root}requests/`, 'utf8');
+  }
+
+  private key(kind: 'requests' | 'claims' | 'responses', id: string): Buffer {
+    return Buffer.from(`${this.root}${kind}/${id}`, 'utf8');
+  }
+
+  async request(body: unknown, deadlineMs: number): Promise<unknown> {
+    const id = randomUUID();
+    // The lease outlives the wait a little, so a late server never writes after the client gave up for good.
+    const ttl = Math.max(5, Math.ceil(deadlineMs / 1000) + 2);
+    let lease: string;
+    let revision: number;
+    try {
+      lease = await this.connection.grantRequestLease(ttl, this.timeoutMs);
+      const value = Buffer.from(JSON.stringify(body), 'utf8');
+      revision = (await this.connection.txn({ compares: [], success: [{ op: 'put', key: this.key('requests', id), value, lease }], failure: [] }, this.timeoutMs)).revision;
+    } catch (err) {
+      throw failure(err);
+    }
+    try {
+      return await this.awaitResponse(this.key('responses', id), revision, deadlineMs);
+    } finally {
+      this.connection.revokeRequestLease(lease, this.timeoutMs).catch(() => undefined);
+    }
+  }
+
+  private awaitResponse(key: Buffer, fromRevision: number, deadlineMs: number): Promise<unknown> {
+    return new Promise((resolve) => {
+      let watch: EtcdWatch | undefined;
+      const done = (value: unknown): void => {
+        clearTimeout(timer);
+        watch?.cancel();
+        resolve(value);
+      };
+      const timer = setTimeout(() => done(undefined), deadlineMs);
+      const listen = (): void => {
+        watch = this.connection.watchRange(key, Buffer.concat([key, Buffer.from([0])]), fromRevision, {
+          connected: () => {},
+          events: (events) => {
+            const put = events.find((ev) => ev.type === 'put');
+            if (put !== undefined) done(JSON.parse(put.kv.value.toString('utf8')));
+          },
+          // Until the deadline, a broken watch is resumed from the request's revision.
+          disconnected: () => setTimeout(listen, REWATCH_MS).unref(),
+          cancelled: () => setTimeout(listen, REWATCH_MS).unref(),
+        });
+      };
+      listen();
+    });
+  }
+
+  serve(handler: (body: unknown) => Promise<unknown>): void {
+    const start = async (): Promise<void> => {
+      if (this.closed) return;
+      try {
+        // Requests written before this server watched are taken too.
+        const pending = await this.connection.rangeKeys(this.requests, prefixEnd(this.requests), this.timeoutMs);
+        for (const kv of pending.kvs) void this.handle(kv.key, kv.value, kv.lease, handler);
+        this.watchRequests(pending.revision + 1, handler, start);
+      } catch (err) {
+        this.log.warn({ err }, 'reading leaf signing requests failed; retrying');
+        this.timer = setTimeout(() => void start(), REWATCH_MS);
+      }
+    };
+    void start();
+  }
+
+  private watchRequests(from: number, handler: (body: unknown) => Promise<unknown>, restart: () => Promise<void>): void {
+    if (this.closed) return;
+    const again = (): void => {
+      this.watch = undefined;
+      if (!this.closed) this.timer = setTimeout(() => void restart(), REWATCH_MS);
+    };
+    this.watch = this.connection.watchRange(this.requests, prefixEnd(this.requests), from, {
+      connected: () => {},
+      events: (events: readonly EtcdWatchEvent[]) => {
+        for (const ev of events) if (ev.type === 'put') void this.handle(ev.kv.key, ev.kv.value, ev.kv.lease, handler);
+      },
+      disconnected: again,
+      cancelled: again,
+    });
+  }
+
+  /** Claims the request (one server wins the create), runs the handler, writes the response. */
+  private async handle(fullKey: string, value: Buffer, lease: string, handler: (body: unknown) => Promise<unknown>): Promise<void> {
+    const id = fullKey.slice(this.requests.length);
+    try {
+      const claim = this.key('claims', id);
+      const claimed = await this.connection.txn(
+        { compares: [{ key: claim, target: 'create', equals: 0 }], success: [{ op: 'put', key: claim, value: Buffer.from('1'), lease }], failure: [] },
+        this.timeoutMs,
+      );
+      if (!claimed.succeeded) return;
+      const response = await handler(JSON.parse(value.toString('utf8')));
+      const body = Buffer.from(JSON.stringify(response), 'utf8');
+      await this.connection.txn({ compares: [], success: [{ op: 'put', key: this.key('responses', id), value: body, lease }], failure: [] }, this.timeoutMs);
+    } catch (err) {
+      // Most often the client gave up and its lease took the request with it.
+      this.log.debug({ err, id }, 'leaf signing request not answered');
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.watch?.cancel();
+    this.connection.close();
+  }
+}
+
+function failure(err: unknown): Error {
+  if (etcdFailure(err) === 'unavailable') return agentError('STATE_NO_LEADER', { cause: err });
+  return agentError('STATE_ETCD_FAILED', { detail: (err as Error).message, cause: err });
+}

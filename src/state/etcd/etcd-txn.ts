@@ -1,0 +1,75 @@
+// One commit as one etcd transaction: `ifIndex` guards become compares (0 → create_revision == 0,
+// N → mod_revision == N), the ops become the final write per key (etcd refuses a txn that writes a
+// key twice, or puts a key inside a range it deletes), and a failed guard still writes the clock
+// key so that it takes a revision like any other commit. One difference from the embedded store
+// follows: a key deleted and set again by one commit keeps its createIndex (one put in etcd).
+import { agentError } from '../../core/errors.js';
+import type { WriteOp } from '../types.js';
+import type { EtcdCompare, EtcdTxn, EtcdTxnOp } from './etcd-client.js';
+import { prefixEnd } from './etcd-client.js';
+import type { EtcdKeyLayout } from './etcd-keys.js';
+
+/** etcd's default --max-txn-ops: the most compares, and the most ops per branch, of one txn. */
+export const DEFAULT_MAX_TXN_OPS = 128;
+
+const EMPTY = Buffer.alloc(0);
+
+/** Builds the txn for ops already validated by canonicalOps. */
+export function commitTxn(layout: EtcdKeyLayout, ops: readonly WriteOp[], maxTxnOps = DEFAULT_MAX_TXN_OPS): EtcdTxn {
+  const compares: EtcdCompare[] = [];
+  // The last write wins per key, as when the ops are applied one after another.
+  const finalWrite = new Map<string, Buffer | null>();
+  const deletedPrefixes: string[] = [];
+  const tables = new Set<string>();
+  for (const op of ops) {
+    tables.add(op.table);
+    if (op.op === 'delete-prefix') {
+      const start = layout.rowKey(op.table, op.prefix);
+      for (const key of finalWrite.keys()) if (key.startsWith(start)) finalWrite.set(key, null);
+      deletedPrefixes.push(start);
+      continue;
+    }
+    const key = layout.rowKey(op.table, op.key);
+    if (op.ifIndex !== undefined) {
+      compares.push({ key: Buffer.from(key), target: op.ifIndex === 0 ? 'create' : 'mod', equals: op.ifIndex });
+    }
+    finalWrite.set(key, op.op === 'set' ? Buffer.from(JSON.stringify(op.value)) : null);
+  }
+
+  const success: EtcdTxnOp[] = [];
+  const puts: Buffer[] = [];
+  for (const [key, value] of finalWrite) {
+    const k = Buffer.from(key);
+    if (value === null) {
+      success.push({ op: 'delete', key: k });
+    } else {
+      success.push({ op: 'put', key: k, value });
+      puts.push(k);
+    }
+  }
+  puts.sort(Buffer.compare);
+  for (const prefix of deletedPrefixes) success.push(...rangeDeletesAround(Buffer.from(prefix), puts));
+  for (const table of tables) success.push({ op: 'put', key: Buffer.from(layout.tableKey(table)), value: EMPTY });
+  const clock: EtcdTxnOp = { op: 'put', key: Buffer.from(layout.clock), value: EMPTY };
+  if (tables.size === 0) success.push(clock);
+
+  const needed = Math.max(compares.length, success.length);
+  if (needed > maxTxnOps) {
+    throw agentError('STATE_COMMIT_TOO_LARGE', { needed, max: maxTxnOps });
+  }
+  return { compares, success, failure: [clock] };
+}
+
+/** Deletes of [prefix, prefixEnd) minus the keys put by the same txn (sorted), as disjoint ranges. */
+function rangeDeletesAround(prefix: Buffer, sortedPuts: readonly Buffer[]): EtcdTxnOp[] {
+  const end = prefixEnd(prefix);
+  const ranges: EtcdTxnOp[] = [];
+  let from = prefix;
+  for (const put of sortedPuts) {
+    if (!put.subarray(0, prefix.length).equals(prefix)) continue;
+    if (Buffer.compare(from, put) < 0) ranges.push({ op: 'delete', key: from, end: put });
+    from = Buffer.concat([put, Buffer.from([0])]);
+  }
+  ranges.push({ op: 'delete', key: from, end });
+  return ranges;
+}

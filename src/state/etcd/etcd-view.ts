@@ -1,0 +1,169 @@
+// The local view behind the etcd store: the same MemoryTables and WatchHub as the embedded store,
+// fed by watch events one revision at a time, and by full reads (start-up, and resync after the
+// watch's revision was compacted) that are diffed against the view so that exactly the watchers
+// whose rows changed wake up. Revisions only move forward.
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/log.js';
+import type { EtcdKeyValue, EtcdRangeResult, EtcdWatchEvent } from './etcd-client.js';
+import type { EtcdKeyLayout } from './etcd-keys.js';
+import { MemoryTables } from '../memory-tables.js';
+import type { TableImage, Tombstone } from '../memory-tables.js';
+import type { Row, WriteOp } from '../types.js';
+import { WatchHub } from '../watch-hub.js';
+
+interface Waiter {
+  readonly revision: number;
+  readonly resolve: () => void;
+}
+
+export class EtcdView {
+  readonly tables = new MemoryTables();
+  readonly hub: WatchHub;
+  /**
+   * The etcd revision the view is complete up to: every change under the prefix at or below it is
+   * applied. Moves on events, progress notifications and full reads, never on a watch's creation
+   * (its header revision comes before the catch-up events).
+   */
+  revision = 0;
+  /** Commits waiting for the view to reach their revision, in revision order. */
+  private waiters: Waiter[] = [];
+  private nextReapAt: number;
+
+  constructor(
+    private readonly layout: EtcdKeyLayout,
+    private readonly log: Logger,
+    private readonly clock: Clock,
+    private readonly tombstoneTtlMs: number,
+  ) {
+    this.hub = new WatchHub(log);
+    this.nextReapAt = clock.now() + tombstoneTtlMs;
+  }
+
+  /** Resolves once the view has applied `revision` (read-your-writes for the store's own commits). */
+  reached(revision: number): Promise<void> {
+    if (revision <= this.revision) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiters = this.waiters;
+      let at = waiters.length;
+      while (at > 0 && (waiters[at - 1] as Waiter).revision > revision) at--;
+      waiters.splice(at, 0, { revision, resolve });
+    });
+  }
+
+  /** Resolves every waiter now (the store is closing and will never see their revisions). */
+  releaseWaiters(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.resolve();
+  }
+
+  /** One watch response: events in revision order, or none (a progress notification at `headerRevision`). */
+  applyEvents(events: readonly EtcdWatchEvent[], headerRevision: number): void {
+    const now = this.clock.now();
+    let i = 0;
+    while (i < events.length) {
+      const revision = (events[i] as EtcdWatchEvent).kv.modRevision;
+      const ops: WriteOp[] = [];
+      for (; i < events.length && (events[i] as EtcdWatchEvent).kv.modRevision === revision; i++) {
+        const op = this.opOf(events[i] as EtcdWatchEvent);
+        if (op !== undefined) ops.push(op);
+      }
+      // A revision already in the view came in again (a resumed watch overlapping a full read).
+      if (revision <= this.tables.index) continue;
+      this.tables.apply(revision, ops, now, this.hub);
+      if (revision > this.revision) this.revision = revision;
+    }
+    if (events.length === 0 && headerRevision > this.revision) this.revision = headerRevision;
+    this.hub.flush();
+    this.maybeReap(now);
+    this.releaseReached();
+  }
+
+  /** Replaces the view with a full read, waking the watchers of every row that differs. */
+  load(read: EtcdRangeResult): void {
+    const now = this.clock.now();
+    const fresh = new Map<string, Map<string, Row>>();
+    const floors = new Map<string, number>();
+    let top = 0;
+    for (const kv of read.kvs) {
+      if (kv.modRevision > top) top = kv.modRevision;
+      const parsed = this.layout.parse(kv.key);
+      if (parsed?.kind === 'table') floors.set(parsed.table, kv.modRevision);
+      if (parsed?.kind !== 'row') continue;
+      const value = this.decode(kv);
+      if (value === undefined) continue;
+      let rows = fresh.get(parsed.table);
+      if (rows === undefined) fresh.set(parsed.table, (rows = new Map()));
+      rows.set(parsed.key, { key: parsed.key, value: value.json, createIndex: kv.createRevision, modifyIndex: kv.modRevision });
+    }
+
+    const old = this.tables.capture();
+    const oldByName = new Map(old.tables.map((t) => [t.name, t]));
+    const names = new Set([...oldByName.keys(), ...fresh.keys(), ...floors.keys()]);
+    const changed: [string, string][] = [];
+    const images: TableImage[] = [];
+    for (const name of names) {
+      const before = oldByName.get(name);
+      const rows = fresh.get(name) ?? new Map<string, Row>();
+      const tombstones = new Map<string, Tombstone>();
+      for (const tomb of before?.tombstones ?? []) if (!rows.has(tomb.key)) tombstones.set(tomb.key, tomb);
+      for (const row of before?.rows ?? []) {
+        const current = rows.get(row.key);
+        if (current === undefined) {
+          // Deleted while we were not watching: etcd no longer knows when, so at the read's revision.
+          tombstones.set(row.key, { key: row.key, index: read.revision, deletedAt: now });
+          changed.push([name, row.key]);
+        } else if (current.modifyIndex !== row.modifyIndex) {
+          changed.push([name, row.key]);
+        }
+      }
+      const known = new Set(before?.rows.map((r) => r.key));
+      for (const key of rows.keys()) if (!known.has(key)) changed.push([name, key]);
+      // Deletes never seen (before this view existed, or compacted away) are below the table's mark.
+      const floor = Math.max(before?.reapedFloor ?? 0, floors.get(name) ?? 0);
+      let index = Math.max(before?.index ?? 0, floor);
+      for (const row of rows.values()) if (row.modifyIndex > index) index = row.modifyIndex;
+      for (const tomb of tombstones.values()) if (tomb.index > index) index = tomb.index;
+      images.push({ name, index, reapedFloor: floor, rows: [...rows.values()], tombstones: [...tombstones.values()] });
+    }
+    this.tables.load({ index: Math.max(old.index, top), tables: images });
+    if (read.revision > this.revision) this.revision = read.revision;
+    for (const [table, key] of changed) this.hub.changed(table, key);
+    this.hub.flush();
+    this.releaseReached();
+  }
+
+  private opOf(event: EtcdWatchEvent): WriteOp | undefined {
+    const parsed = this.layout.parse(event.kv.key);
+    if (parsed?.kind !== 'row') return undefined;
+    if (event.type === 'delete') return { op: 'delete', table: parsed.table, key: parsed.key };
+    const value = this.decode(event.kv);
+    return value === undefined ? undefined : { op: 'set', table: parsed.table, key: parsed.key, value: value.json };
+  }
+
+  private decode(kv: EtcdKeyValue): { json: unknown } | undefined {
+    try {
+      return { json: JSON.parse(kv.value.toString('utf8')) as unknown };
+    } catch (err) {
+      // Written under our prefix by something else: skipped rather than poisoning the view.
+      this.log.warn({ err, key: kv.key, revision: kv.modRevision }, 'etcd value under the store prefix is not JSON; ignored');
+      return undefined;
+    }
+  }
+
+  private releaseReached(): void {
+    const waiters = this.waiters;
+    let n = 0;
+    while (n < waiters.length && (waiters[n] as Waiter).revision <= this.revision) n++;
+    if (n === 0) return;
+    const due = waiters.splice(0, n);
+    for (const w of due) w.resolve();
+  }
+
+  /** Tombstones older than the TTL go, raising the table floors (as in the embedded memory store). */
+  private maybeReap(now: number): void {
+    if (now < this.nextReapAt) return;
+    this.tables.applyReap(this.tables.planReap(now - this.tombstoneTtlMs));
+    this.nextReapAt = now + this.tombstoneTtlMs;
+  }
+}
