@@ -14,7 +14,7 @@ import { textReply, type Header, type Reply } from '../../src/http/reply.js';
 import type { ApiRequest } from '../../src/http/request.js';
 import type { CompiledRoute, RequestHandler } from '../../src/http/routes.js';
 import type { HttpServer, HttpServerOptions } from '../../src/http/server-types.js';
-import { openEmbeddedStore } from '../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../src/state/embedded/index.js';
 import { silentLogger } from '../../src/core/log.js';
 import { recordingLogger, type LogEntry } from '../support/recording-logger.js';
 import { RawClient, request, type WireResponse } from './transport-client.js';

@@ -12,7 +12,7 @@ import { agentError } from '../../../src/core/errors.js';
 import { RequestFlow, type TransportIo } from '../../../src/http/request-flow.js';
 import type { RequestHead } from '../../../src/http/request.js';
 import type { CompiledRoute, RequestHandler } from '../../../src/http/routes.js';
-import { openEmbeddedStore } from '../../../src/state/embedded-store.js';
+import { openEmbeddedStore } from '../../../src/state/embedded/index.js';
 import type { StateStore } from '../../../src/state/types.js';
 
 /** One request's side of the transport: what the flow asked of it. */
