@@ -3,8 +3,8 @@
 // request flow (request-flow.ts), under uWS's rules: copy what a handler needs out of the request
 // before any await; register onAborted before returning from a handler that answers later; write
 // late answers inside cork; copy body chunks (uWS neuters them) for the flow to join once. Hot
-// path guarded by bench/http/authorize.ts and bench/http/kv.ts. What uWS's own parser lets
-// through unseen (HTTP/1.0, a chunk longer than its size) is in docs/decisions.md D18.
+// path guarded by bench/http/authorize.ts and bench/http/kv.ts. What uWS's own parser answers
+// itself, and what the adapter refuses for it (chunked bodies, unknown methods): docs/decisions.md D18.
 import { existsSync, readFileSync } from 'node:fs';
 import { METHODS } from 'node:http';
 import { createRequire } from 'node:module';
@@ -69,8 +69,8 @@ export function uwsBuild(): UwsBuild {
   const version = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
   const node = `Node ${process.versions.node}`;
   const file = join(dir, `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
-  const upstream = UPSTREAM_BY_ABI[process.versions.modules];
-  if (!existsSync(file) || upstream === undefined) {
+  const upstream = UPSTREAM_BY_ABI[process.versions.modules] ?? 'of an unlisted release';
+  if (!existsSync(file)) {
     const reason = `no native uWebSockets.js binary for ${node} (ABI ${process.versions.modules}) on ${process.platform}-${process.arch}`;
     return (build = { loaded: false, package: UWS_PACKAGE, version, reason, remedy: 'run Node 20 or 22 for uWS' });
   }
