@@ -104,6 +104,8 @@ export interface Listening {
   readonly https: number | undefined;
   readonly transport: TransportName;
   readonly transportReason: string;
+  /** The uWS build serving plain HTTP: package, version and upstream release; absent on node:http. */
+  readonly uws?: string;
 }
 
 export async function createAgent(config: AgentConfig, options: AgentOptions = {}): Promise<Agent> {
@@ -216,6 +218,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         agent: { parked_queries: String(blocking.parked), watches: String(store.watchCount) },
         raft: { applied_index: String(store.index), commits: String(store.stats.commits) },
         runtime: { arch: process.arch, os: process.platform, version: process.version },
+        ...(listening === undefined ? {} : { transport: { name: listening.transport, reason: listening.transportReason, uws: listening.uws ?? '' } }),
       }),
     }),
   ]);
@@ -236,7 +239,8 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       if (http) servers.push(http);
       const https = credentials === undefined ? undefined : await startHttpsServer({ ...serverOptions, port: config.ports.https }, credentials);
       if (https) servers.push((httpsServer = https));
-      return { http: http?.port, https: https?.port, transport: choice.name, transportReason: choice.reason };
+      const uws = choice.uws === undefined ? {} : { uws: choice.uws };
+      return { http: http?.port, https: https?.port, transport: choice.name, transportReason: choice.reason, ...uws };
     } catch (err) {
       for (const server of servers.splice(0)) server.close();
       throw err;

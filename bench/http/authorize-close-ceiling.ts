@@ -3,7 +3,7 @@
 // foundation's ceiling never closes, since uWS ignores a request's Connection: close). Nothing
 // over HTTP on uWS accepts connections faster on this machine.
 // Usage: node authorize-close-ceiling.js <port>
-import uWS from '@trufflesuite/uws-js-unofficial';
+import uWS from '@based/uws';
 import { LOOPBACK } from '../support/ports.js';
 
 const port = Number(process.argv[2]);

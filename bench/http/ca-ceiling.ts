@@ -2,7 +2,7 @@
 // the size the agent's roots or leaf response has, with the same Content-Type and an index header,
 // so a ratio compares the agent's own cost with uWS doing nothing but writing those bytes.
 // Usage: node ca-ceiling.js <port> <roots body bytes> <leaf body bytes>
-import uWS from '@trufflesuite/uws-js-unofficial';
+import uWS from '@based/uws';
 import { LOOPBACK } from '../support/ports.js';
 
 const [port, rootsBytes, leafBytes] = process.argv.slice(2).map(Number) as [number, number, number];

@@ -3,7 +3,7 @@
 // this machine, so agent figures are read as a fraction of it. A GET with `?index=` parks until
 // the next PUT, the least a blocking query can cost, which the fan-out bench compares with.
 // Usage: node ceiling-server.js <port>
-import uWS, { type HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import uWS, { type HttpResponse } from '@based/uws';
 import { CEILING_GET_BODY } from './fixtures.js';
 import { LOOPBACK } from './ports.js';
 

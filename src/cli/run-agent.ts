@@ -94,6 +94,7 @@ export async function runAgent(args: AgentArgs): Promise<number> {
       httpsAddress: address(listening.https),
       transport: listening.transport,
       transportReason: listening.transportReason,
+      uws: listening.uws ?? null,
       node: config.nodeName,
       datacenter: config.datacenter,
       dataDir: config.dataDir ?? null,

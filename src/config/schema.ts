@@ -140,8 +140,8 @@ export const CONFIG_SCHEMA = {
     ),
     transport: key(
       oneOf(['auto', 'uws', 'node']),
-      'node',
-      'HTTP server: "node" (node:http: strict framing, HTTP/1.0, any Node version), "uws" (uWebSockets.js: 1.6x the requests per second, HTTP/1.1 clients only), or "auto": uws on a loopback client_addr, node otherwise. Without a native uws binary for the running Node, node serves.',
+      'auto',
+      'HTTP server: "auto" (default) serves a loopback client_addr with uWebSockets.js and any other address with node:http; "uws" (uWebSockets.js, 1.6x the requests per second) or "node" (node:http: strict framing, HTTP/1.0, any Node version) on every address. Where the uWS binary does not load (Node 24+ on glibc before 2.38, Node 26+), node:http serves, with a warning. HTTPS is always node:https.',
     ),
   },
   limits: {

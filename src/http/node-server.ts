@@ -4,7 +4,13 @@
 // handler runs only once its whole body has arrived ('end'), so a request cut off or refused by
 // the parser applies nothing; a connection whose request was refused is dropped, whatever follows
 // on it; what llhttp refuses itself is answered here (clientError).
-import { createServer as createPlainServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import {
+  createServer as createPlainServer,
+  type IncomingMessage,
+  type Server,
+  type ServerOptions,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { noteFramingHeader, resetFraming, type FramingHeaders } from './framing.js';
@@ -45,7 +51,8 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
 
   const respond = (res: ServerResponse, reply: Reply, close: boolean): void => {
     if (res.headersSent || res.destroyed) return;
-    const body = reply.body === undefined ? EMPTY_BODY : typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+    const body =
+      reply.body === undefined ? EMPTY_BODY : typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
     const headers = common.slice();
     if (reply.contentType !== undefined) headers.push('Content-Type', reply.contentType);
     if (reply.headers !== undefined) for (const [name, value] of reply.headers) headers.push(name, value);
@@ -97,10 +104,20 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
     let trace: RequestTrace | undefined;
     if (requestLog.enabled) {
       const route = match.kind === 'route' ? match.route.path : match.kind === 'redirect' ? path : UNMATCHED_ROUTE;
-      trace = requestLog.start(route, method, requestLog.debug ? { path, rawQuery, from: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}` } : undefined);
+      trace = requestLog.start(
+        route,
+        method,
+        requestLog.debug
+          ? { path, rawQuery, from: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}` }
+          : undefined,
+      );
     }
     if (message.headers.host === undefined && message.httpVersion === '1.1') {
       flow.refuse(res, textReply(400, 'Bad request: missing required Host header\n'), trace);
+      return;
+    }
+    if (hostLines(message.rawHeaders) > 1) {
+      flow.refuse(res, textReply(400, 'Bad request: more than one Host header (RFC 9112 section 3.2)\n'), trace);
       return;
     }
     readFraming(message, flow.framing);
@@ -118,7 +135,13 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
     }
     const [status, text] = clientErrorReply(err);
     const body = `${text}\n`;
-    const lines = [`HTTP/1.1 ${STATUS_LINE[status] ?? String(status)}`, ...pairs(common), 'Content-Type: text/plain; charset=utf-8', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close'];
+    const lines = [
+      `HTTP/1.1 ${STATUS_LINE[status] ?? String(status)}`,
+      ...pairs(common),
+      'Content-Type: text/plain; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Connection: close',
+    ];
     socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
   };
 
@@ -131,7 +154,18 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
     connectionsCheckingInterval: 1000,
   };
   const tls = options.tls;
-  const server: Server | TlsServer = tls === undefined ? createPlainServer(serverOptions, onRequest) : createTlsServer({ ...serverOptions, ...contextOptions(tls), requestCert: tls.requestCert, rejectUnauthorized: tls.rejectUnauthorized }, onRequest);
+  const server: Server | TlsServer =
+    tls === undefined
+      ? createPlainServer(serverOptions, onRequest)
+      : createTlsServer(
+          {
+            ...serverOptions,
+            ...contextOptions(tls),
+            requestCert: tls.requestCert,
+            rejectUnauthorized: tls.rejectUnauthorized,
+          },
+          onRequest,
+        );
   server.on('clientError', onClientError);
   const api = tls === undefined ? 'HTTP' : 'HTTPS';
 
@@ -176,6 +210,16 @@ function readHead(message: IncomingMessage, method: string, path: string, rawQue
     namespaceHeader: first(h['x-svc-namespace']) || first(h['x-consul-namespace']),
     closeConnection: false, // Node keeps or closes the connection as the request asked
   };
+}
+
+/** Node keeps the first of several Host lines and drops the rest; RFC 9112 section 3.2 wants them refused. */
+function hostLines(raw: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') count++;
+  }
+  return count;
 }
 
 /** llhttp refuses every other framing fault itself; a coding before chunked reaches the flow's check. */

@@ -56,6 +56,7 @@ export const STATUS_LINE: Readonly<Record<number, string>> = {
   404: '404 Not Found',
   405: '405 Method Not Allowed',
   409: '409 Conflict',
+  411: '411 Length Required',
   408: '408 Request Timeout',
   413: '413 Payload Too Large',
   415: '415 Unsupported Media Type',

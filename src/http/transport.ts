@@ -1,11 +1,12 @@
-// Picks and starts the HTTP transport behind the one boundary (server-types.ts): node:http by
-// default (strict framing, HTTP/1.0); `uws` for operators who need its rate and whose clients all
-// speak HTTP/1.1; `auto` uWS on loopback only. uWS is loaded only when chosen (docs/decisions.md D18).
+// Picks and starts the HTTP transport behind the one boundary (server-types.ts). `auto`, the
+// default: uWS on a loopback address, where a host's proxies call their agent, and node:http
+// (strict framing) on every other address; `uws` and `node` force one. uWS serves only where its
+// binary loads on this Node and glibc; node:http serves otherwise, with a warning (docs/decisions.md D18).
 import { isIP } from 'node:net';
 import { startNodeServer } from './node-server.js';
 import type { HttpServer, HttpServerOptions, TransportName } from './server-types.js';
 import type { TlsServerCredentials } from './tls-credentials.js';
-import { startUwsServer, uwsNativeAvailable } from './uws-server.js';
+import { startUwsServer, uwsBuild, type UwsBuild } from './uws-server.js';
 
 export type TransportSetting = 'auto' | TransportName;
 
@@ -13,19 +14,33 @@ export interface TransportChoice {
   readonly name: TransportName;
   /** Why, for the start-up log line. */
   readonly reason: string;
-  /** Set when the configured transport could not be used. */
+  /** The uWS build that serves, package, version and upstream release; absent on node:http. */
+  readonly uws?: string;
+  /** Set when uWS was wanted and cannot serve: what the operator can do. */
   readonly warning?: string;
 }
 
-export function chooseTransport(setting: TransportSetting, clientAddr: string, uwsNative: boolean = uwsNativeAvailable()): TransportChoice {
+/** Loads uWS (through `probe`) only when it could serve the address. */
+export function chooseTransport(
+  setting: TransportSetting,
+  clientAddr: string,
+  probe: () => UwsBuild = uwsBuild,
+): TransportChoice {
   if (setting === 'node') return { name: 'node', reason: 'configured' };
-  if (!uwsNative) {
-    const reason = `no native uWebSockets.js binary for Node ${process.versions.node} (ABI ${process.versions.modules})`;
-    if (setting === 'auto') return { name: 'node', reason };
-    return { name: 'node', reason, warning: `http_config.transport is "uws" but there is ${reason}: serving with node:http, which answers fewer requests per second (README, "HTTP transports")` };
+  if (setting === 'auto' && !isLoopback(clientAddr))
+    return { name: 'node', reason: 'address beyond loopback: strict HTTP parsing' };
+  const build = probe();
+  if (!build.loaded) {
+    const asked = setting === 'uws' ? 'http_config.transport is "uws" but ' : '';
+    const remedy = build.remedy === undefined ? '' : `; ${build.remedy}`;
+    return {
+      name: 'node',
+      reason: build.reason,
+      warning: `${asked}${build.reason}: serving with node:http, which answers fewer requests per second${remedy} (README, "HTTP transports")`,
+    };
   }
-  if (setting === 'uws') return { name: 'uws', reason: 'configured' };
-  return isLoopback(clientAddr) ? { name: 'uws', reason: 'loopback address' } : { name: 'node', reason: 'address beyond loopback: strict HTTP parsing' };
+  const uws = `${build.package} ${build.version} (uWebSockets.js ${build.upstream})`;
+  return { name: 'uws', reason: setting === 'uws' ? 'configured' : 'loopback address', uws };
 }
 
 export function isLoopback(address: string): boolean {

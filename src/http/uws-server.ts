@@ -3,47 +3,95 @@
 // request flow (request-flow.ts), under uWS's rules: copy what a handler needs out of the request
 // before any await; register onAborted before returning from a handler that answers later; write
 // late answers inside cork; copy body chunks (uWS neuters them) for the flow to join once. Hot
-// path guarded by bench/http/authorize.ts and bench/http/kv.ts. What uWS's own parser lets
-// through unseen (HTTP/1.0, a chunk longer than its size) is in docs/decisions.md D18.
-import { existsSync } from 'node:fs';
+// path guarded by bench/http/authorize.ts and bench/http/kv.ts. What uWS's own parser answers
+// itself, and what the adapter refuses for it (chunked bodies, unknown methods): docs/decisions.md D18.
+import { existsSync, readFileSync } from 'node:fs';
+import { METHODS } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { HttpRequest, HttpResponse, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import { noteFramingHeader, resetFraming, type FramingHeaders } from './framing.js';
+import type { HttpRequest, HttpResponse, us_listen_socket } from '@based/uws';
+import { framingProblem, noteFramingHeader, resetFraming, type FramingHeaders } from './framing.js';
 import { bindErrorCode, listenError } from './listen-error.js';
 import type { HttpServer, HttpServerOptions } from './server-types.js';
-import { STATUS_LINE, type Header, type Reply } from './reply.js';
+import { STATUS_LINE, textReply, type Header, type Reply } from './reply.js';
 import type { RequestHead } from './request.js';
 import { RequestFlow, UNMATCHED_ROUTE, type TransportIo } from './request-flow.js';
 import type { RequestTrace } from './request-log.js';
 
-type Uws = typeof import('@trufflesuite/uws-js-unofficial');
-const UWS_PACKAGE = '@trufflesuite/uws-js-unofficial';
+type Uws = typeof import('@based/uws');
+const UWS_PACKAGE = '@based/uws';
 
-/** Where uWS's native binary for this Node would be, found without loading the package. */
-export function uwsBinaryPath(): string | undefined {
+/**
+ * The upstream uWebSockets.js release each of the package's binaries is built from, by Node ABI:
+ * 6.0.1 ships v20.51.0 for Node 18-23 and v20.56.0 for Node 24 and 25 (docs/decisions.md D18).
+ */
+const UPSTREAM_BY_ABI: Readonly<Record<string, string>> = {
+  '108': 'v20.51.0',
+  '115': 'v20.51.0',
+  '127': 'v20.51.0',
+  '131': 'v20.51.0',
+  '137': 'v20.56.0',
+  '141': 'v20.56.0',
+};
+
+/** What loading the uWS package gave on this Node: the build that serves, or why none can. */
+export type UwsBuild =
+  | { readonly loaded: true; readonly package: string; readonly version: string; readonly upstream: string }
+  | {
+      readonly loaded: false;
+      readonly package: string;
+      readonly version: string;
+      readonly reason: string;
+      readonly remedy?: string;
+    };
+
+let loadedModule: Uws | undefined;
+let build: UwsBuild | undefined;
+
+/**
+ * Loads uWS once, on first need (choosing node:http never loads it). The binary counts as present
+ * only once it loads: a file built for this Node may still need a newer glibc than the host's.
+ */
+export function uwsBuild(): UwsBuild {
+  if (build !== undefined) return build;
+  const require = createRequire(import.meta.url);
+  let dir: string;
   try {
-    const main = createRequire(import.meta.url).resolve(UWS_PACKAGE);
-    return join(dirname(main), '..', 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+    dir = dirname(require.resolve(UWS_PACKAGE));
   } catch {
-    return undefined;
+    return (build = {
+      loaded: false,
+      package: UWS_PACKAGE,
+      version: '',
+      reason: `the ${UWS_PACKAGE} package is not installed`,
+    });
+  }
+  const version = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+  const node = `Node ${process.versions.node}`;
+  const file = join(dir, `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  const upstream = UPSTREAM_BY_ABI[process.versions.modules] ?? 'of an unlisted release';
+  if (!existsSync(file)) {
+    const reason = `no native uWebSockets.js binary for ${node} (ABI ${process.versions.modules}) on ${process.platform}-${process.arch}`;
+    return (build = { loaded: false, package: UWS_PACKAGE, version, reason, remedy: 'run Node 20 or 22 for uWS' });
+  }
+  try {
+    loadedModule = require(UWS_PACKAGE) as Uws;
+    return (build = { loaded: true, package: UWS_PACKAGE, version, upstream });
+  } catch (err) {
+    const glibc = glibcVersion();
+    const wanted = /GLIBC_(\d+\.\d+)' not found/.exec(String(err))?.[1];
+    const reason = `the uWebSockets.js ${upstream} binary for ${node} does not load on this host (glibc ${glibc ?? 'absent'}${wanted === undefined ? '' : `, it needs ${wanted}`})`;
+    const remedy =
+      wanted === undefined
+        ? `run Node 20 or 22 (${String(err).split('\n').pop() ?? ''})`
+        : `run Node 20 or 22, whose uWS binaries need glibc 2.27, or a distribution with glibc ${wanted} or newer (Debian 13, Ubuntu 24.04)`;
+    return (build = { loaded: false, package: UWS_PACKAGE, version, reason, remedy });
   }
 }
 
-/**
- * False when the binary is missing, or when UWS_USE_FALLBACK asks the package for its fallback:
- * loading it on a Node it was not built for prints a warning and returns a slow JavaScript
- * fallback, which the agent never uses (it serves with node:http then; docs/decisions.md D18).
- */
-export function uwsNativeAvailable(): boolean {
-  if (/^(1|true)$/i.test(process.env.UWS_USE_FALLBACK ?? '')) return false;
-  const path = uwsBinaryPath();
-  return path !== undefined && existsSync(path);
-}
-
-/** Loaded on the first start only, so that choosing node:http never loads uWS. */
-function loadUws(): Uws {
-  return createRequire(import.meta.url)(UWS_PACKAGE) as Uws;
+function glibcVersion(): string | undefined {
+  const header = (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header;
+  return header?.glibcVersionRuntime;
 }
 
 /**
@@ -55,7 +103,9 @@ const EXHAUSTED_TURN_PAUSE_MS = 1;
 const turnPause = new Int32Array(new SharedArrayBuffer(4));
 
 export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> {
-  const uws = loadUws();
+  const uws = uwsBuild().loaded ? loadedModule : undefined;
+  if (uws === undefined)
+    throw new Error('uWebSockets.js does not load on this Node: chooseTransport picks node:http here');
   const { commonHeaders } = options;
   const app = uws.App();
 
@@ -92,7 +142,13 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
   // cost authorize about a sixth of its throughput.
   const traced = (res: HttpResponse, req: HttpRequest, method: string, route: string): RequestTrace | undefined => {
     if (!requestLog.enabled) return undefined;
-    const line = requestLog.debug ? { path: req.getUrl(), rawQuery: req.getQuery() ?? '', from: Buffer.from(res.getRemoteAddressAsText()).toString() } : undefined;
+    const line = requestLog.debug
+      ? {
+          path: req.getUrl(),
+          rawQuery: req.getQuery() ?? '',
+          from: Buffer.from(res.getRemoteAddressAsText()).toString(),
+        }
+      : undefined;
     return requestLog.start(route, method, line);
   };
 
@@ -100,11 +156,23 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
   // handler, as in ServeMux; uWS refuses the same pattern twice, so no redirect is added for it.
   const exactPaths = new Set(options.routes.filter((route) => !route.prefix).map((route) => route.path));
   const framing = flow.framing;
+  /** What uWS's parser passes and llhttp refuses, answered here and closed; true when answered. */
+  const refusedHere = (res: HttpResponse, method: string, trace: RequestTrace | undefined): boolean => {
+    const reply = !KNOWN_METHODS.has(method)
+      ? UNKNOWN_METHOD
+      : framing.transferEncoding !== undefined && framingProblem(framing) === undefined
+        ? LENGTH_REQUIRED
+        : undefined;
+    if (reply === undefined) return false;
+    flow.refuse(res, reply, trace);
+    return true;
+  };
   for (const route of options.routes) {
     app.any(route.prefix ? `${route.path}*` : route.path, (res, req) => {
       const method = req.getCaseSensitiveMethod();
       const trace = traced(res, req, method, route.path);
-      flow.route(res, route, readHead(req, method, framing), trace);
+      const head = readHead(req, method, framing);
+      if (!refusedHere(res, method, trace)) flow.route(res, route, head, trace);
     });
     if (route.prefix && !exactPaths.has(route.path.slice(0, -1))) {
       // ServeMux redirects the slash-less form of a subtree pattern to the subtree.
@@ -112,7 +180,8 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
       app.any(bare, (res, req) => {
         const method = req.getCaseSensitiveMethod();
         const trace = traced(res, req, method, bare);
-        flow.redirect(res, route.path, method, wantsClose(req, framing), trace);
+        const close = wantsClose(req, framing);
+        if (!refusedHere(res, method, trace)) flow.redirect(res, route.path, method, close, trace);
       });
     }
   }
@@ -120,16 +189,23 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
     const method = req.getCaseSensitiveMethod();
     const trace = traced(res, req, method, UNMATCHED_ROUTE);
     const close = wantsClose(req, framing);
-    flow.unmatched(res, req.getUrl(), req.getQuery() ?? '', method, close, trace);
+    if (!refusedHere(res, method, trace)) flow.unmatched(res, req.getUrl(), req.getQuery() ?? '', method, close, trace);
   });
 
   return new Promise((resolve, reject) => {
     // Exclusive: without it uWS binds with SO_REUSEPORT, and a second agent on the address would
     // share its connections (docs/decisions.md D18).
-    const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => void;
+    const listen = app.listen as unknown as (
+      host: string,
+      port: number,
+      options: number,
+      cb: (socket: us_listen_socket | false) => void,
+    ) => void;
     listen.call(app, options.host, options.port, LISTEN_EXCLUSIVE_PORT, (socket: us_listen_socket | false) => {
       if (!socket) {
-        void bindErrorCode(options.host, options.port).then((code) => reject(listenError('HTTP', options.host, options.port, code)));
+        void bindErrorCode(options.host, options.port).then((code) =>
+          reject(listenError('HTTP', options.host, options.port, code)),
+        );
         return;
       }
       let open = true;
@@ -155,6 +231,19 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
   });
 }
 
+/** The methods llhttp (node:http) parses; uWS hands any token over, lowercase included, and those get 501. */
+const KNOWN_METHODS: ReadonlySet<string> = new Set(METHODS);
+const UNKNOWN_METHOD = textReply(501, 'Method not implemented: methods are case-sensitive (RFC 9110 section 9.1)\n');
+/**
+ * uWS decodes chunked bodies without checking the CRLF after each chunk's data, so a chunk longer
+ * than its size would be stored cut and its tail read as the next request: chunked request bodies
+ * are refused on this transport; node:http (every address but loopback, and HTTPS) takes them.
+ */
+const LENGTH_REQUIRED = textReply(
+  411,
+  'Length required: this listener takes request bodies with Content-Length only (README, "HTTP transports")\n',
+);
+
 /** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT; its typings declare the option only for a listen without a host. */
 const LISTEN_EXCLUSIVE_PORT = 1;
 
@@ -172,7 +261,10 @@ const UNCORK_BYTES = 16 * 1024 + 1;
  */
 function endHead(res: HttpResponse, reply: Reply, close: boolean): void {
   const body = reply.body;
-  res.writeHeader(CONTENT_LENGTH, String(body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+  res.writeHeader(
+    CONTENT_LENGTH,
+    String(body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength),
+  );
   if (close) res.writeHeader(CONNECTION, CLOSE_VALUE);
   res.endWithoutBody();
 }

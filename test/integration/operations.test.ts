@@ -126,7 +126,7 @@ describe('start-up', () => {
     cleanups.push(() => agent.stop());
     const line = agent.logs.find((l) => l.msg === 'svc-agent started')!;
     expect(line).toMatchObject({ node: 'n1', datacenter: 'east', dataDir: null, httpsAddress: null });
-    expect(line.transport).toBe(process.env.SVC_TEST_TRANSPORT ?? 'node');
+    expect(line.transport).toBe(process.env.SVC_TEST_TRANSPORT ?? 'uws'); // auto: uWS on loopback
     expect(line.address).toBe(`127.0.0.1:${agent.port}`);
   });
 
@@ -167,20 +167,6 @@ describe('start-up', () => {
       ]);
       expect(threadPriorities(agent.child.pid!).filter((t) => t.policy !== SCHED_OTHER)).toEqual([]);
     });
-  });
-
-  it('serves with node:http where uWS has no native binary, with a warning when uws was asked for', async () => {
-    // UWS_USE_FALLBACK makes the uWS package behave as on a Node it has no binary for.
-    const auto = await startAgent({ env: { UWS_USE_FALLBACK: '1' }, args: ['-http-transport', 'auto'] });
-    cleanups.push(() => auto.stop());
-    expect(auto.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ transport: 'node', transportReason: expect.stringContaining('no native uWebSockets.js binary') });
-    expect(auto.logs.filter((l) => String(l.msg).includes('transport'))).toEqual([]);
-    expect((await fetch(`${auto.url}/v1/status/leader`)).status).toBe(200);
-    const asked = await startAgent({ env: { UWS_USE_FALLBACK: '1' }, args: ['-http-transport', 'uws'] });
-    cleanups.push(() => asked.stop());
-    expect(asked.logs.find((l) => l.msg === 'svc-agent started')).toMatchObject({ transport: 'node' });
-    expect(asked.logs.map((l) => String(l.msg))).toContainEqual(expect.stringMatching(/http_config\.transport is "uws" but there is no native uWebSockets\.js binary .*serving with node:http/));
-    expect((await fetch(`${asked.url}/v1/status/leader`)).status).toBe(200);
   });
 
   it('prints its version', async () => {

@@ -45,7 +45,7 @@ describe('defaults', () => {
         tokenMinExpirationTtlMs: 60_000,
         tokenMaxExpirationTtlMs: 86_400_000,
       },
-      httpConfig: { headerBrand: 'Svc', transport: 'node' },
+      httpConfig: { headerBrand: 'Svc', transport: 'auto' },
       limits: { httpMaxBodyBytes: 4 * 1024 * 1024 },
       kvMaxValueSize: 524_288,
       defaultQueryTimeMs: 300_000,

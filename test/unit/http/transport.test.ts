@@ -2,27 +2,50 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chooseTransport, isLoopback } from '../../../src/http/transport.js';
-import { uwsBinaryPath } from '../../../src/http/uws-server.js';
+import { uwsBuild, type UwsBuild } from '../../../src/http/uws-server.js';
+
+const loads = (): UwsBuild => ({ loaded: true, package: '@based/uws', version: '6.0.1', upstream: 'v20.51.0' });
+const glibcTooOld = (): UwsBuild => ({
+  loaded: false,
+  package: '@based/uws',
+  version: '6.0.1',
+  reason: 'the uWebSockets.js v20.56.0 binary for Node 24.9.0 does not load on this host (glibc 2.36, it needs 2.38)',
+  remedy:
+    'run Node 20 or 22, whose uWS binaries need glibc 2.27, or a distribution with glibc 2.38 or newer (Debian 13, Ubuntu 24.04)',
+});
+const never = (): UwsBuild => {
+  throw new Error('uWS loaded where it cannot serve');
+};
 
 describe('chooseTransport', () => {
-  it('auto: uWS on a loopback address, node:http beyond it', () => {
-    expect(chooseTransport('auto', '127.0.0.1', true)).toEqual({ name: 'uws', reason: 'loopback address' });
-    expect(chooseTransport('auto', '::1', true).name).toBe('uws');
-    expect(chooseTransport('auto', '0.0.0.0', true)).toEqual({ name: 'node', reason: 'address beyond loopback: strict HTTP parsing' });
-    expect(chooseTransport('auto', '10.1.2.3', true).name).toBe('node');
+  it('auto: uWS on a loopback address, node:http beyond it without loading uWS', () => {
+    expect(chooseTransport('auto', '127.0.0.1', loads)).toEqual({
+      name: 'uws',
+      reason: 'loopback address',
+      uws: '@based/uws 6.0.1 (uWebSockets.js v20.51.0)',
+    });
+    expect(chooseTransport('auto', '::1', loads).name).toBe('uws');
+    expect(chooseTransport('auto', '0.0.0.0', never)).toEqual({
+      name: 'node',
+      reason: 'address beyond loopback: strict HTTP parsing',
+    });
+    expect(chooseTransport('auto', '10.1.2.3', never).name).toBe('node');
+    expect(chooseTransport('node', '127.0.0.1', never)).toEqual({ name: 'node', reason: 'configured' });
   });
 
-  it('auto without a native uWS binary: node:http, without a warning', () => {
-    const choice = chooseTransport('auto', '127.0.0.1', false);
-    expect(choice.name).toBe('node');
-    expect(choice.reason).toMatch(/^no native uWebSockets\.js binary for Node /);
-    expect(choice.warning).toBeUndefined();
+  it('where the binary does not load: node:http, with a warning naming the cause and what to do', () => {
+    const auto = chooseTransport('auto', '127.0.0.1', glibcTooOld);
+    expect(auto.name).toBe('node');
+    expect(auto.warning).toMatch(
+      /^the uWebSockets\.js v20\.56\.0 binary for Node 24\.9\.0 does not load on this host \(glibc 2\.36, it needs 2\.38\): serving with node:http.*run Node 20 or 22.*glibc 2\.38 or newer/,
+    );
+    expect(chooseTransport('uws', '127.0.0.1', glibcTooOld).warning).toMatch(
+      /^http_config\.transport is "uws" but the uWebSockets\.js .* serving with node:http/,
+    );
   });
 
-  it('takes an explicit choice, and warns when uws has no binary', () => {
-    expect(chooseTransport('node', '127.0.0.1', true)).toEqual({ name: 'node', reason: 'configured' });
-    expect(chooseTransport('uws', '0.0.0.0', true)).toEqual({ name: 'uws', reason: 'configured' });
-    expect(chooseTransport('uws', '127.0.0.1', false).warning).toMatch(/http_config\.transport is "uws" but there is no native uWebSockets\.js binary .*serving with node:http/);
+  it('takes an explicit uws on any address', () => {
+    expect(chooseTransport('uws', '0.0.0.0', loads)).toMatchObject({ name: 'uws', reason: 'configured' });
   });
 
   it('knows loopback addresses', () => {
@@ -30,8 +53,11 @@ describe('chooseTransport', () => {
     expect(['0.0.0.0', '::', '10.0.0.1', '128.0.0.1'].some(isLoopback)).toBe(false);
   });
 
-  it('finds the native binary for this Node in the uWS package', () => {
-    expect(uwsBinaryPath()).toMatch(new RegExp(`binaries/uws_${process.platform}_${process.arch}_${process.versions.modules}\\.node$`));
+  it('loads the pinned uWS build on this Node, or says why it cannot', () => {
+    const build = uwsBuild();
+    expect(build).toMatchObject({ package: '@based/uws', version: '6.0.1' });
+    if (build.loaded) expect(build.upstream).toMatch(/^v20\.5\d\.0$/);
+    else expect(build.reason).toMatch(/uWebSockets\.js/);
   });
 });
 
