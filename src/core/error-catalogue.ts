@@ -10,6 +10,7 @@ export type ErrorKind =
   | 'not-found' // 404
   | 'method-not-allowed' // 405
   | 'conflict' // 409
+  | 'length-required' // 411: a body without Content-Length where one is needed
   | 'too-large' // 413
   | 'unsupported' // 415: Consul's status for a metrics format that is switched off
   | 'rate-limited' // 429
@@ -41,6 +42,21 @@ export const ERROR_CATALOGUE = {
   HTTP_METHOD_NOT_ALLOWED: { kind: 'method-not-allowed', message: 'method {method} not allowed', note: 'The reply names the methods the path serves in its Allow header.' },
   HTTP_BODY_TOO_LARGE: { kind: 'too-large', message: 'Request body({size} bytes) too large, max size: {max} bytes.', note: 'Over limits.http_max_body_bytes.' },
   HTTP_BAD_PATH_ESCAPE: { kind: 'invalid', message: 'Invalid URL path: malformed percent-encoding' },
+  HTTP_DUPLICATE_HOST: {
+    kind: 'invalid',
+    message: 'Bad request: more than one Host header (RFC 9112 section 3.2)\n',
+    note: 'node:http; uWS answers this itself. The connection is closed.',
+  },
+  HTTP_METHOD_UNKNOWN: {
+    kind: 'not-implemented',
+    message: 'Method not implemented: methods are case-sensitive (RFC 9110 section 9.1)\n',
+    note: 'uWS listener: a method llhttp does not parse (lowercase included). The connection is closed.',
+  },
+  HTTP_LENGTH_REQUIRED: {
+    kind: 'length-required',
+    message: 'Length required: this listener takes request bodies with Content-Length only (README, "HTTP transports")\n',
+    note: 'uWS listener: a chunked request body (docs/decisions.md D18). The connection is closed.',
+  },
   HTTP_MISSING_HOST: { kind: 'invalid', message: 'Bad request: missing required Host header\n', note: 'An HTTP/1.1 request without a Host header; the connection is closed.' },
   FRAMING_CONTENT_LENGTHS: { kind: 'invalid', message: 'Bad request framing: more than one Content-Length header\n', note: 'The connection is closed (request smuggling guard, docs/decisions.md D18).' },
   FRAMING_BAD_CONTENT_LENGTH: { kind: 'invalid', message: 'Bad request framing: invalid Content-Length {value:q}\n', note: 'The connection is closed.' },

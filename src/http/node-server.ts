@@ -15,7 +15,8 @@ import { createServer as createTlsServer, type Server as TlsServer } from 'node:
 import type { Socket } from 'node:net';
 import { noteFramingHeader, resetFraming, type FramingHeaders } from './framing.js';
 import { listenError } from './listen-error.js';
-import { STATUS_LINE, textReply, type Reply } from './reply.js';
+import { agentError } from '../core/errors.js';
+import { STATUS_LINE, errorTextReply, type Reply } from './reply.js';
 import type { RequestHead } from './request.js';
 import { RequestFlow, UNMATCHED_ROUTE, type TransportIo } from './request-flow.js';
 import type { RequestTrace } from './request-log.js';
@@ -113,11 +114,11 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
       );
     }
     if (message.headers.host === undefined && message.httpVersion === '1.1') {
-      flow.refuse(res, textReply(400, 'Bad request: missing required Host header\n'), trace);
+      flow.refuse(res, errorTextReply(agentError('HTTP_MISSING_HOST')), trace);
       return;
     }
     if (hostLines(message.rawHeaders) > 1) {
-      flow.refuse(res, textReply(400, 'Bad request: more than one Host header (RFC 9112 section 3.2)\n'), trace);
+      flow.refuse(res, errorTextReply(agentError('HTTP_DUPLICATE_HOST')), trace);
       return;
     }
     readFraming(message, flow.framing);

@@ -38,6 +38,7 @@ export const STATUS_BY_KIND: Readonly<Record<ErrorKind, number>> = {
   'permission-denied': 403,
   'not-found': 404,
   'method-not-allowed': 405,
+  'length-required': 411,
   conflict: 409,
   'too-large': 413,
   unsupported: 415,

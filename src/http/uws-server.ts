@@ -13,7 +13,8 @@ import type { HttpRequest, HttpResponse, us_listen_socket } from '@based/uws';
 import { framingProblem, noteFramingHeader, resetFraming, type FramingHeaders } from './framing.js';
 import { bindErrorCode, listenError } from './listen-error.js';
 import type { HttpServer, HttpServerOptions } from './server-types.js';
-import { STATUS_LINE, textReply, type Header, type Reply } from './reply.js';
+import { agentError } from '../core/errors.js';
+import { STATUS_LINE, errorTextReply, type Header, type Reply } from './reply.js';
 import type { RequestHead } from './request.js';
 import { RequestFlow, UNMATCHED_ROUTE, type TransportIo } from './request-flow.js';
 import type { RequestTrace } from './request-log.js';
@@ -233,16 +234,13 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
 
 /** The methods llhttp (node:http) parses; uWS hands any token over, lowercase included, and those get 501. */
 const KNOWN_METHODS: ReadonlySet<string> = new Set(METHODS);
-const UNKNOWN_METHOD = textReply(501, 'Method not implemented: methods are case-sensitive (RFC 9110 section 9.1)\n');
+const UNKNOWN_METHOD = errorTextReply(agentError('HTTP_METHOD_UNKNOWN'));
 /**
  * uWS decodes chunked bodies without checking the CRLF after each chunk's data, so a chunk longer
  * than its size would be stored cut and its tail read as the next request: chunked request bodies
  * are refused on this transport; node:http (every address but loopback, and HTTPS) takes them.
  */
-const LENGTH_REQUIRED = textReply(
-  411,
-  'Length required: this listener takes request bodies with Content-Length only (README, "HTTP transports")\n',
-);
+const LENGTH_REQUIRED = errorTextReply(agentError('HTTP_LENGTH_REQUIRED'));
 
 /** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT; its typings declare the option only for a listen without a host. */
 const LISTEN_EXCLUSIVE_PORT = 1;

@@ -31,6 +31,15 @@ describe('transport refusals by code', () => {
   it('the adapters\' own 400s and the body caps: the same bytes as their codes', () => {
     expect(textReply(400, 'Invalid URL path: malformed percent-encoding')).toEqual(errorTextReply(agentError('HTTP_BAD_PATH_ESCAPE')));
     expect(textReply(400, 'Bad request: missing required Host header\n')).toEqual(errorTextReply(agentError('HTTP_MISSING_HOST')));
+    expect(textReply(400, 'Bad request: more than one Host header (RFC 9112 section 3.2)\n')).toEqual(
+      errorTextReply(agentError('HTTP_DUPLICATE_HOST')),
+    );
+    expect(textReply(501, 'Method not implemented: methods are case-sensitive (RFC 9110 section 9.1)\n')).toEqual(
+      errorTextReply(agentError('HTTP_METHOD_UNKNOWN')),
+    );
+    expect(
+      textReply(411, 'Length required: this listener takes request bodies with Content-Length only (README, "HTTP transports")\n'),
+    ).toEqual(errorTextReply(agentError('HTTP_LENGTH_REQUIRED')));
     const ok = { handler: () => ({ status: 200 }), acl: 'none' as const };
     const [route] = compileRoutes([{ path: '/v1/x', methods: { PUT: ok } }], testGate(), 1024);
     expect(errorTextReply(route!.bodyTooLarge(2048, 1024))).toEqual(errorTextReply(agentError('HTTP_BODY_TOO_LARGE', { size: 2048, max: 1024 })));
