@@ -21,8 +21,8 @@ export const storedKvSchema = z.object({
     z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
     z
       .string()
-      .regex(/^\d{1,20}$/)
-      .refine((digits) => BigInt(digits) <= UINT64_MAX, 'flags beyond uint64'),
+      // One check: zod runs a refine even after a failed regex, and BigInt throws on non-digits.
+      .refine((digits) => /^\d{1,20}$/.test(digits) && BigInt(digits) <= UINT64_MAX, 'expected uint64 decimal digits'),
   ]),
   Value: z.base64().nullable(),
 }) satisfies z.ZodType<StoredKv>;

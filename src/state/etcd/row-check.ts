@@ -14,7 +14,13 @@ export function rowProblem(schema: TableSchema | undefined, key: string, value: 
   if (schema === undefined) return undefined;
   const zod = 'byKey' in schema ? (Object.hasOwn(schema.byKey, key) ? schema.byKey[key] : undefined) : schema;
   if (zod === undefined) return `no row of this table has the key ${JSON.stringify(key)}`;
-  const checked = zod.safeParse(value);
+  let checked;
+  try {
+    checked = zod.safeParse(value);
+  } catch (err) {
+    // A schema's own check that throws must cost this row, not the view.
+    return `unreadable: ${err instanceof Error ? err.message : String(err)}`;
+  }
   if (checked.success) return undefined;
   const issue = checked.error.issues[0];
   const path = issue === undefined || issue.path.length === 0 ? '' : `${issue.path.join('.')}: `;
