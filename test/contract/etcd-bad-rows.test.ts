@@ -19,7 +19,9 @@ import {
   type EtcdStore,
   type EtcdStoreOptions,
 } from '../../src/state/etcd/index.js';
-import type { TableSchemas, WriteOp } from '../../src/state/types.js';
+import type { TableSchema, TableSchemas, WriteOp } from '../../src/state/types.js';
+
+type SetOp = Extract<WriteOp, { op: 'set' }>;
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { tempDir } from '../integration/support/agent-process.js';
 
@@ -40,7 +42,7 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => s.close()));
 });
 
-const SCHEMAS: TableSchemas = new Map([
+const SCHEMAS: TableSchemas = new Map<string, TableSchema>([
   [INTENTIONS_TABLE, storedIntentionSchema],
   [KV_TABLE, storedKvSchema],
 ]);
@@ -60,7 +62,7 @@ async function openStore(prefix: string, options: Partial<EtcdStoreOptions> = {}
 
 const intention = (source: string, action: 'allow' | 'deny'): unknown =>
   storedIntention(normalizeIntention({ SourceName: source, DestinationName: 'db', Action: action }, 'default'));
-const setIntention = (key: string, value: unknown): WriteOp => ({ op: 'set', table: INTENTIONS_TABLE, key, value });
+const setIntention = (key: string, value: unknown): SetOp => ({ op: 'set', table: INTENTIONS_TABLE, key, value });
 
 /** Puts raw bytes at `<prefix><key>`; resolves with the revision. */
 async function put(prefix: string, key: string, value: string): Promise<number> {
@@ -193,7 +195,7 @@ describe('KV writes and the views of other agents', () => {
     const prefix = freshPrefix();
     const a = await openStore(prefix, { readThroughTables: [KV_TABLE] });
     const b = await openStore(prefix, { readThroughTables: [KV_TABLE] });
-    const kv = (i: number): WriteOp => ({
+    const kv = (i: number): SetOp => ({
       op: 'set',
       table: KV_TABLE,
       key: `k/${i % 50}`,
