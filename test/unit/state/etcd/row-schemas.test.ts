@@ -76,7 +76,7 @@ describe('KV rows', () => {
       { Flags: -1, Value: null },
       { Flags: 'x', Value: null },
       { Flags: '18446744073709551616', Value: null },
-      { Flags: 0, Value: '%%' },
+      { Flags: 0, Value: 5 },
     ]) {
       expect(ok(storedKvSchema, bad)).toBeDefined();
     }
