@@ -147,7 +147,7 @@ class SignChannel implements EtcdSignChannel {
         this.watchRequests(pending.revision + 1, handler, start);
       } catch (err) {
         this.log.warn({ err }, 'reading leaf signing requests failed; retrying');
-        this.timer = setTimeout(() => void start(), REWATCH_MS);
+        this.later(() => void start());
       }
     };
     void start();
@@ -161,7 +161,7 @@ class SignChannel implements EtcdSignChannel {
     if (this.closed) return;
     const again = (): void => {
       this.watch = undefined;
-      if (!this.closed) this.timer = setTimeout(() => void restart(), REWATCH_MS);
+      this.later(() => void restart());
     };
     this.watch = this.connection.watchRange(this.requests, prefixEnd(this.requests), from, {
       connected: () => {},
@@ -202,6 +202,12 @@ class SignChannel implements EtcdSignChannel {
       // Most often the client gave up and its lease took the request with it.
       this.log.debug({ err, id }, 'leaf signing request not answered');
     }
+  }
+
+  /** The server side's one retry timer: a new one replaces a pending one, and close() cancels it. */
+  private later(fn: () => void): void {
+    clearTimeout(this.timer);
+    if (!this.closed) this.timer = setTimeout(fn, REWATCH_MS);
   }
 
   close(): void {
