@@ -208,4 +208,18 @@ describe('bad rows written into etcd directly', () => {
     const leaf = await call(client, 'GET', '/v1/agent/connect/ca/leaf/after-restart');
     expect(leaf.status, leaf.text).toBe(200);
   });
+
+  it('a server agent with no view of its own starts over them; with the CA configuration bad, its leaves say so', async () => {
+    expect(await server.stop('SIGTERM'), server.stderr()).toBe(0);
+    server = await start('server-1', true);
+    expect(await authorized(server, 'web')).toBe(false);
+    expect((await call(server, 'GET', '/v1/connect/intentions')).status).toBe(200);
+    expect(await call(server, 'GET', '/v1/kv/app/good')).toMatchObject({ status: 200 });
+    await until(
+      () => call(server, 'GET', '/v1/agent/members'),
+      (m) => m.status === 200 && (m.body as unknown[]).length === 2,
+    );
+    const leaf = await call(server, 'GET', '/v1/agent/connect/ca/leaf/new-on-server');
+    expect(leaf).toMatchObject({ status: 500, text: 'CA has not finished initializing' });
+  });
 });
