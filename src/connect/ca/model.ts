@@ -58,15 +58,16 @@ export interface StoredRoot {
   readonly RotatedOutAt: string | null;
 }
 
-// The rows' schemas, checked wherever the store is shared (src/state/etcd/row-check.ts).
+// The rows' schemas, checked wherever the store is shared (src/state/etcd/row-check.ts): types,
+// not policy (SkipValidate lets the API store settings the config checks would refuse).
 const settingsSchema = z.object({
-  leafCertTtlMs: z.number().positive(),
-  intermediateCertTtlMs: z.number().positive(),
-  rootCertTtlMs: z.number().positive(),
+  leafCertTtlMs: z.number(),
+  intermediateCertTtlMs: z.number(),
+  rootCertTtlMs: z.number(),
   privateKeyType: z.enum(['ec', 'rsa']),
-  privateKeyBits: z.number().int().positive(),
-  csrMaxPerSecond: z.number().nonnegative(),
-  csrMaxConcurrent: z.number().int().nonnegative(),
+  privateKeyBits: z.number(),
+  csrMaxPerSecond: z.number(),
+  csrMaxConcurrent: z.number(),
 }) satisfies z.ZodType<CaSettings>;
 
 const storedCaConfigSchema = z.object({
