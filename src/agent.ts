@@ -7,7 +7,7 @@ import type { AgentConfig } from './config/types.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { agentError, isAgentError } from './core/errors.js';
 import { silentLogger, type Logger, type RootLogger } from './core/log.js';
-import { Metrics } from './core/metrics.js';
+import { BAD_ROWS_COUNTER, Metrics } from './core/metrics.js';
 import { PrometheusMetrics } from './core/prometheus.js';
 import { AgentTokens } from './acl/agent-tokens.js';
 import { createAclDomain } from './acl/domain.js';
@@ -25,14 +25,16 @@ import { agentTokenRoutes } from './http/handlers/agent-token.js';
 import { authorizeRoutes } from './http/handlers/authorize.js';
 import { intentionsRoutes } from './http/handlers/intentions.js';
 import { kvRoutes } from './http/handlers/kv.js';
-import { KV_TABLE } from './kv/entries.js';
+import { KV_TABLE, storedKvSchema } from './kv/entries.js';
+import { ACL_META, ACL_POLICIES, ACL_TOKENS, aclMetaSchema, storedPolicySchema, storedTokenSchema } from './acl/model.js';
+import { INTENTIONS_TABLE, storedIntentionSchema } from './connect/intentions/model.js';
 import { connectCaRoutes, type ConnectCa } from './http/handlers/connect-ca.js';
 import { LeafManager } from './connect/ca/leaf-manager.js';
-import { ROOTS_TABLE } from './connect/ca/model.js';
+import { CA_TABLE, caTableSchema, ROOTS_TABLE, storedRootSchema } from './connect/ca/model.js';
 import { ServerCa } from './connect/ca/server-ca.js';
 import { PoolSigner } from './connect/ca/pool-signer.js';
 import { RootsCache } from './connect/ca/roots-cache.js';
-import type { StateStore } from './state/types.js';
+import type { StateStore, TableSchema, TableSchemas } from './state/types.js';
 import { backendContact } from './state/backend-health.js';
 import type { HttpServer, TransportName } from './http/server-types.js';
 import { chooseTransport, startHttpServer, startHttpsServer } from './http/transport.js';
@@ -47,6 +49,16 @@ import type { CertificateAuthority } from './connect/ca/authority.js';
 
 /** KV can be large: in a cluster it stays in etcd and each read goes there (docs/decisions.md D15). */
 const READ_THROUGH_TABLES = [KV_TABLE];
+/** Every table's row schema, declared beside its row type: a shared store checks what it reads and writes. */
+const TABLE_SCHEMAS: TableSchemas = new Map<string, TableSchema>([
+  [KV_TABLE, storedKvSchema],
+  [INTENTIONS_TABLE, storedIntentionSchema],
+  [ACL_TOKENS, storedTokenSchema],
+  [ACL_POLICIES, storedPolicySchema],
+  [ACL_META, aclMetaSchema],
+  [CA_TABLE, caTableSchema],
+  [ROOTS_TABLE, storedRootSchema],
+]);
 
 export interface AgentOptions {
   readonly log?: Logger;
@@ -115,8 +127,9 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
 
   const info = agentInfo(config, await resolveNodeId(config.nodeId, config.dataDir), new Date(clock.now()));
   const clustered = options.store === undefined && config.cluster.etcd.endpoints.length > 0;
-  const cluster = clustered ? await openClusterState(config, { ...selfMember(info), server: config.server, port: config.ports.http }, { log, clock, random, readThroughTables: READ_THROUGH_TABLES }) : undefined;
   const metrics = new Metrics(clock);
+  const tables = { readThroughTables: READ_THROUGH_TABLES, tableSchemas: TABLE_SCHEMAS, badRows: metrics.counter(BAD_ROWS_COUNTER) };
+  const cluster = clustered ? await openClusterState(config, { ...selfMember(info), server: config.server, port: config.ports.http }, { log, clock, random, ...tables }) : undefined;
   const prometheus = config.telemetry.prometheusRetentionTimeMs > 0 ? new PrometheusMetrics(metrics) : undefined;
   const embedded = options.store === undefined && cluster === undefined ? await openEmbeddedStore({ dataDir: config.dataDir, log, clock, acceptLoss: options.acceptStateLoss, onWalSync: prometheus?.recordWalSync }) : undefined;
   const store: StateStore = options.store ?? cluster?.store ?? (embedded as StateStore);

@@ -2,8 +2,10 @@
 // (docs/decisions.md#acl-api). Tokens store policy IDs only; names are filled in on read, and links
 // to deleted policies drop out. Policies store their parsed rules beside the text, so a policy is
 // parsed once (when written) and compiled synchronously afterwards.
+import { z } from 'zod';
 import type { NodeIdentity, ServiceIdentity } from './rules/identities.js';
 import type { ParsedRules } from './rules/parse.js';
+import { BLOCK_RULES, SCALAR_RULES } from './rules/model.js';
 
 export const ACL_TOKENS = 'acl-tokens';
 export const ACL_POLICIES = 'acl-policies';
@@ -44,3 +46,39 @@ export interface StoredPolicy {
   readonly Hash: string;
   readonly Parsed: ParsedRules;
 }
+
+// The rows' schemas, checked wherever the store is shared (src/state/etcd/row-check.ts).
+const level = z.enum(['deny', 'read', 'list', 'write']);
+const namedRule = z.object({ name: z.string(), policy: level, intentions: level.exactOptional() });
+
+const parsedRulesSchema = z.object({
+  ...Object.fromEntries(BLOCK_RULES.map((rule) => [rule, z.array(namedRule).exactOptional()])),
+  ...Object.fromEntries(SCALAR_RULES.map((rule) => [rule, level.exactOptional()])),
+}) as unknown as z.ZodType<ParsedRules>;
+
+export const storedTokenSchema = z.object({
+  AccessorID: z.string(),
+  SecretID: z.string(),
+  Description: z.string(),
+  Policies: z.array(z.object({ ID: z.string() })),
+  ServiceIdentities: z.array(z.object({ ServiceName: z.string(), Datacenters: z.array(z.string()).exactOptional() })),
+  NodeIdentities: z.array(z.object({ NodeName: z.string(), Datacenter: z.string() })),
+  Local: z.boolean(),
+  ExpirationTime: z.string().exactOptional(),
+  CreateTime: z.string(),
+  Hash: z.string(),
+  Namespace: z.string(),
+}) satisfies z.ZodType<StoredToken>;
+
+export const storedPolicySchema = z.object({
+  ID: z.string(),
+  Name: z.string(),
+  Description: z.string(),
+  Rules: z.string(),
+  Datacenters: z.array(z.string()).nullable(),
+  Hash: z.string(),
+  Parsed: parsedRulesSchema,
+}) satisfies z.ZodType<StoredPolicy>;
+
+/** `acl-meta` holds the bootstrap marker only. */
+export const aclMetaSchema = { byKey: { [BOOTSTRAP_KEY]: z.object({ AccessorID: z.string() }) } };

@@ -3,7 +3,9 @@
 // keeps a local map of every record, fed by a read and a watch of the members range.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import type { EtcdConnection, EtcdLeasedKey, EtcdWatch } from '../state/etcd/index.js';
+import type { Counter } from '../core/metrics.js';
+import { BadRows, type EtcdConnection, type EtcdLeasedKey, type EtcdWatch } from '../state/etcd/index.js';
+import { readMemberEntry } from './member-entry.js';
 
 /** One agent as the cluster knows it. */
 export interface MemberRecord {
@@ -26,6 +28,8 @@ export interface MembersOptions {
   readonly clock: Clock;
   readonly log: Logger;
   readonly random?: (() => number) | undefined;
+  /** Counts entries that fail the member schema (the agent's `svc.state.bad_rows`). */
+  readonly badRows?: Counter | undefined;
 }
 
 /** Deadline of a read of the members range and of a revoke at stop. */
@@ -42,6 +46,7 @@ export class ClusterMembers {
   private readonly log: Logger;
   private readonly random: () => number;
   private readonly live = new Map<string, MemberRecord>();
+  private readonly badEntries: BadRows;
   private self: MemberRecord | undefined;
   private leased: EtcdLeasedKey | undefined;
   private watch: EtcdWatch | undefined;
@@ -57,6 +62,7 @@ export class ClusterMembers {
     this.clock = options.clock;
     this.log = options.log;
     this.random = options.random ?? Math.random;
+    this.badEntries = new BadRows(options.log, options.badRows);
   }
 
   /** Registers `self` and loads the member list; rejects when etcd refuses either. */
@@ -124,13 +130,13 @@ export class ClusterMembers {
   private async load(): Promise<void> {
     const read = await this.connection.rangePrefix(this.root, CALL_DEADLINE_MS);
     this.live.clear();
-    for (const kv of read.kvs) this.apply(kv.key, kv.value);
+    for (const kv of read.kvs) this.apply(kv.key, kv.value, kv.modRevision);
     this.watch = this.connection.watchPrefix(this.root, read.revision + 1, {
       connected: () => {},
       events: (events) => {
         for (const ev of events) {
           if (ev.type === 'delete') this.live.delete(this.nameOf(ev.kv.key));
-          else this.apply(ev.kv.key, ev.kv.value);
+          else this.apply(ev.kv.key, ev.kv.value, ev.kv.modRevision);
         }
       },
       // Deletes missed while the watch was down are only found by a fresh read.
@@ -149,12 +155,11 @@ export class ClusterMembers {
     });
   }
 
-  private apply(key: string, value: Buffer): void {
-    try {
-      this.live.set(this.nameOf(key), JSON.parse(value.toString('utf8')) as MemberRecord);
-    } catch (err) {
-      this.log.warn({ err, key }, 'unreadable cluster member record ignored');
-    }
+  /** A bad entry is left out (an earlier good one of that member stays), told once per revision. */
+  private apply(key: string, value: Buffer, revision: number): void {
+    const read = readMemberEntry(value);
+    if (read.ok) this.live.set(this.nameOf(key), read.entry);
+    else this.badEntries.report(key, revision, read.problem);
   }
 
   private nameOf(key: string): string {

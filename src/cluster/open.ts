@@ -6,6 +6,8 @@ import { rootCertificates } from 'node:tls';
 import type { AgentConfig } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
+import type { Counter } from '../core/metrics.js';
+import type { TableSchemas } from '../state/types.js';
 import { connectEtcd, openEtcdStore, shareConnection, type EtcdConnection, type EtcdConnectionOptions, type EtcdStore } from '../state/etcd/index.js';
 import { EtcdLeadership } from './leadership.js';
 import { ClusterMembers, type MemberRecord } from './members.js';
@@ -34,6 +36,9 @@ export interface ClusterDeps {
   readonly random: () => number;
   /** Tables kept out of every agent's view and read through from etcd (docs/decisions.md D15). */
   readonly readThroughTables: readonly string[];
+  /** Each table's row schema, and the counter of rows read from etcd that fail theirs (docs/cluster-security.md#bad-rows). */
+  readonly tableSchemas: TableSchemas;
+  readonly badRows: Counter;
 }
 
 /** The etcd connection settings of the config, with the TLS files read. */
@@ -62,10 +67,12 @@ export async function openClusterState(config: AgentConfig, self: MemberRecord, 
     random: deps.random,
     dataDir: config.dataDir,
     readThroughTables: deps.readThroughTables,
+    tableSchemas: deps.tableSchemas,
+    badRows: deps.badRows,
   });
   const connection = handles();
   const leadership = new EtcdLeadership({ connection, clock: deps.clock, log, intervalMs: config.cluster.leaderProbeIntervalMs });
-  const members = new ClusterMembers({ connection, prefix: config.cluster.etcd.prefix, ttlMs: config.cluster.memberTtlMs, clock: deps.clock, log, random: deps.random });
+  const members = new ClusterMembers({ connection, prefix: config.cluster.etcd.prefix, ttlMs: config.cluster.memberTtlMs, clock: deps.clock, log, random: deps.random, badRows: deps.badRows });
   try {
     await leadership.start();
     // A store started from its view on disk (etcd unreachable) must not wait for etcd to register.

@@ -94,6 +94,11 @@ export const ERROR_CATALOGUE = {
     note: 'Over limits.kv_max_value_size.',
   },
   KV_INVALID_SESSION: { kind: 'invalid', message: 'Invalid session {session:q}', note: 'The agent has no session API, so every lock operation names an unknown session.' },
+  KV_VALUE_UNREADABLE: {
+    kind: 'internal',
+    message: 'value of key {key:q} is unreadable: it is not a KV entry',
+    note: 'Cluster: something other than an agent wrote the key in etcd; the agent log names it. Listings leave it out (`?keys` lists it); writing the key again repairs it.',
+  },
 
   // ACLs. Clients match on "ACL not found" and "Permission denied".
   ACL_DISABLED: { kind: 'unauthorized', message: 'ACL support disabled' },

@@ -3,6 +3,9 @@
 // (Rate is per second over the uptime); a hot path holds its Counter and bumps one field.
 import type { Clock } from './clock.js';
 
+/** Rows read from etcd that failed their table's schema and were left out (docs/cluster-security.md#bad-rows). */
+export const BAD_ROWS_COUNTER = 'svc.state.bad_rows';
+
 export class Counter {
   count = 0;
   inc(n = 1): void {
@@ -63,7 +66,8 @@ export class Metrics {
   snapshot(): MetricsJson {
     const now = this.clock.now();
     const uptimeS = Math.max((now - this.startedAt) / 1000, 1e-3);
-    const byName = <T>(entries: Iterable<[string, T]>): [string, T][] => [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const byName = <T>(entries: Iterable<[string, T]>): [string, T][] =>
+      [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return {
       Timestamp: goTimestamp(now),
       Gauges: byName(this.gauges).map(([Name, read]) => ({ Name, Value: read(), Labels: {} })),

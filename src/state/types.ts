@@ -2,6 +2,7 @@
 // (etcd/). Reads of the tables held in a local view are synchronous (the hot paths never await a
 // read); `read` is the one async path for a table that a backend may read through; writes are
 // commands that take the next index of the one index clock and resolve once durable and applied.
+import type { ZodType } from 'zod';
 
 export interface Row<V = unknown> {
   readonly key: string;
@@ -15,7 +16,13 @@ export interface Row<V = unknown> {
  * exist", N > 0 means "only if the key's ModifyIndex is N" (for delete: the key exists at N).
  */
 export type WriteOp =
-  | { readonly op: 'set'; readonly table: string; readonly key: string; readonly value: unknown; readonly ifIndex?: number }
+  | {
+      readonly op: 'set';
+      readonly table: string;
+      readonly key: string;
+      readonly value: unknown;
+      readonly ifIndex?: number;
+    }
   | { readonly op: 'delete'; readonly table: string; readonly key: string; readonly ifIndex?: number }
   | { readonly op: 'delete-prefix'; readonly table: string; readonly prefix: string };
 
@@ -32,7 +39,8 @@ export type WatchTarget =
   | { readonly table: string };
 
 /** A key, or every key under a prefix, of one table. */
-export type RangeTarget = { readonly table: string; readonly key: string } | { readonly table: string; readonly prefix: string };
+export type RangeTarget =
+  { readonly table: string; readonly key: string } | { readonly table: string; readonly prefix: string };
 
 /** How fresh a read must be: Consul's `?stale` and `?consistent` (a local view is what it is). */
 export type ReadConsistency = 'default' | 'stale' | 'consistent';
@@ -49,7 +57,19 @@ export interface ReadResult<V = unknown> {
   readonly index: number;
   /** The store's index as of the read: nothing in the target changed after it. */
   readonly revision: number;
+  /** Keys of the target whose stored value fails the table's schema: left out of `rows` (docs/cluster-security.md). */
+  readonly unreadable?: readonly string[];
 }
+
+/**
+ * What a table's rows must be (zod): one schema for every row, or one per key (a table of
+ * singletons, as the CA's). A store shared with other writers checks every row it reads against
+ * it and leaves out the rows that fail, and checks every row it writes the same way.
+ */
+export type TableSchema = ZodType | { readonly byKey: Readonly<Record<string, ZodType>> };
+
+/** The schema of each table, by table name; a table without one is not checked. */
+export type TableSchemas = ReadonlyMap<string, TableSchema>;
 
 /** Whether the state backend can be reached (backend-health.ts). */
 export interface BackendHealth {
@@ -92,6 +112,10 @@ export interface EtcdStoreStats {
   readonly commits: number;
   /** Full re-reads since opening, beyond the first (a compaction, a broken watch, a view opened from disk). */
   readonly resyncs: number;
+  /** Events the view's watch delivered: only the mesh tables' writes (a read-through table's reach no view). */
+  readonly viewEvents: number;
+  /** Rows read from etcd that failed their table's schema, counted once per bad revision of a key. */
+  readonly badRows: number;
 }
 
 /** Each backend's counters, told apart by `backend`. */

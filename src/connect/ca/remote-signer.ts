@@ -3,6 +3,8 @@
 // public key; a server answers with the certificate. The private key never leaves the client and
 // the CA key never leaves the servers. The server builds the SPIFFE ID itself from its own trust
 // domain and datacenter, so a request names only a service.
+import { z } from 'zod';
+import { ERROR_CATALOGUE } from '../../core/error-catalogue.js';
 import { AgentError, agentError, isAgentError, type ErrorCode, type ErrorKind } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { IssuedLeaf } from './authority.js';
@@ -40,6 +42,44 @@ export type SigningResponse =
       readonly SigningKeyID: string;
     }
   | { readonly ok: false; readonly code: ErrorCode; readonly kind: ErrorKind; readonly message: string };
+
+// What each side reads from etcd is checked before it is used: any agent can write on the channel.
+const signingRequestSchema = z.object({
+  Namespace: z.string(),
+  Service: z.string(),
+  PublicKey: z.base64(),
+  Datacenter: z.string(),
+  Node: z.string(),
+  RootsIndex: z.number().exactOptional(),
+}) satisfies z.ZodType<SigningRequest>;
+
+const signingResponseSchema = z.discriminatedUnion('ok', [
+  z.object({
+    ok: z.literal(true),
+    CertPEM: z.string(),
+    Serial: z.string().regex(/^\d{1,20}$/),
+    SerialNumber: z.string(),
+    URI: z.string(),
+    ValidAfter: z.number(),
+    ValidBefore: z.number(),
+    Index: z.number(),
+    SigningKeyID: z.string(),
+  }),
+  z.object({
+    ok: z.literal(false),
+    code: z
+      .string()
+      .refine((code) => Object.hasOwn(ERROR_CATALOGUE, code), 'not an error code') as unknown as z.ZodType<ErrorCode>,
+    kind: z.string() as unknown as z.ZodType<ErrorKind>,
+    message: z.string(),
+  }),
+]) satisfies z.ZodType<SigningResponse>;
+
+/** Why a signing message is malformed, for its error text. */
+function problemOf(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`;
+}
 
 /** The transport, declared by its consumer (src/state/etcd/ implements it over etcd; src/cluster/ wires it). */
 export interface SigningChannel {
@@ -87,10 +127,14 @@ export class RemoteLeafSource implements LeafSource {
     try {
       answer = await this.o.channel.request(request, deadline);
     } catch (err) {
+      if (isAgentError(err) && err.code === 'CA_SIGN_FAILED') throw err;
       throw agentError('CA_NO_SERVER', { detail: err instanceof Error ? err.message : String(err), cause: err });
     }
     if (answer === undefined) throw agentError('CA_NO_SERVER', { detail: `no answer within ${deadline} ms` });
-    const res = answer as SigningResponse;
+    const checked = signingResponseSchema.safeParse(answer);
+    if (!checked.success)
+      throw agentError('CA_SIGN_FAILED', { detail: `malformed signing answer: ${problemOf(checked.error)}` });
+    const res = checked.data as SigningResponse;
     if (!res.ok) throw new AgentError(res.code, res.message);
     checkAnswer(res, key.spki, service);
     return {
@@ -114,15 +158,21 @@ export interface SigningAuthority {
 }
 
 /** Makes a server agent answer client agents' signing requests with its CA. */
-export function serveSigningRequests(channel: SigningChannel, ca: SigningAuthority, options: { readonly datacenter: string; readonly log: Logger }): void {
+export function serveSigningRequests(
+  channel: SigningChannel,
+  ca: SigningAuthority,
+  options: { readonly datacenter: string; readonly log: Logger },
+): void {
   channel.serve(async (body): Promise<SigningResponse> => {
-    const req = body as Partial<SigningRequest>;
     try {
-      if (typeof req.Namespace !== 'string' || typeof req.Service !== 'string' || typeof req.PublicKey !== 'string') {
-        throw agentError('CA_BAD_CSR', { detail: 'malformed signing request' });
-      }
+      const checked = signingRequestSchema.safeParse(body);
+      if (!checked.success)
+        throw agentError('CA_BAD_CSR', { detail: `malformed signing request: ${problemOf(checked.error)}` });
+      const req = checked.data;
       if (req.Datacenter !== options.datacenter) {
-        throw agentError('CA_BAD_CSR', { detail: `SPIFFE ID in CSR from a different datacenter: ${String(req.Datacenter)}, we are ${options.datacenter}` });
+        throw agentError('CA_BAD_CSR', {
+          detail: `SPIFFE ID in CSR from a different datacenter: ${String(req.Datacenter)}, we are ${options.datacenter}`,
+        });
       }
       const spki = Buffer.from(req.PublicKey, 'base64');
       // Leaves carry P-256 keys (docs/decisions.md D14): anything else is refused, not signed.
@@ -130,7 +180,10 @@ export function serveSigningRequests(channel: SigningChannel, ca: SigningAuthori
       // The client's view may hold a rotation this server's view has not applied yet: sign with the new root.
       if (typeof req.RootsIndex === 'number') await ca.rootsReached(req.RootsIndex, ROOTS_CATCH_UP_MS);
       const leaf = await ca.signPublicKey(req.Namespace, req.Service, spki);
-      options.log.debug({ node: req.Node, uri: leaf.uri, serial: leaf.serialNumber }, 'signed a leaf for a client agent');
+      options.log.debug(
+        { node: req.Node, uri: leaf.uri, serial: leaf.serialNumber },
+        'signed a leaf for a client agent',
+      );
       return {
         ok: true,
         CertPEM: leaf.certPem,
@@ -144,7 +197,12 @@ export function serveSigningRequests(channel: SigningChannel, ca: SigningAuthori
       };
     } catch (err) {
       if (isAgentError(err)) return { ok: false, code: err.code, kind: err.kind, message: err.message };
-      return { ok: false, code: 'CA_SIGN_FAILED', kind: 'internal', message: err instanceof Error ? err.message : String(err) };
+      return {
+        ok: false,
+        code: 'CA_SIGN_FAILED',
+        kind: 'internal',
+        message: err instanceof Error ? err.message : String(err),
+      };
     }
   });
 }

@@ -117,6 +117,12 @@ export class ServerCa implements CertificateAuthority {
       return;
     }
     await staged.discard();
+    // Present in etcd yet not a valid row (its warning names the key): start anyway; leaves fail
+    // with CA_NOT_INITIALIZED until it is written again (docs/cluster-security.md#bad-rows).
+    if (!this.records.initialized()) {
+      log.error({}, 'the CA configuration in the store is not a valid row; leaves fail until it is written again');
+      return;
+    }
     log.info({ clusterId: this.records.configuration().value.ClusterID }, 'another server initialized the CA first; using it');
   }
 

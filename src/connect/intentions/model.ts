@@ -2,6 +2,7 @@
 // (destination, source) pair, keyed so that a destination's intentions share a key prefix. An
 // intention written through the legacy ID API keeps its ID, timestamps and hash; one written
 // through `/exact` has none of them, as in Consul's config-entry mode.
+import { z } from 'zod';
 import type { Row } from '../../state/types.js';
 
 export const INTENTIONS_TABLE = 'intentions';
@@ -51,11 +52,57 @@ export interface StoredIntention {
   readonly Precedence: number;
 }
 
+const headerPermissionSchema = z.object({
+  Name: z.string(),
+  Present: z.boolean().exactOptional(),
+  Exact: z.string().exactOptional(),
+  Prefix: z.string().exactOptional(),
+  Suffix: z.string().exactOptional(),
+  Regex: z.string().exactOptional(),
+  Invert: z.boolean().exactOptional(),
+});
+
+const permissionSchema = z.object({
+  Action: z.string(),
+  HTTP: z
+    .object({
+      PathExact: z.string().exactOptional(),
+      PathPrefix: z.string().exactOptional(),
+      PathRegex: z.string().exactOptional(),
+      Header: z.array(headerPermissionSchema).exactOptional(),
+      Methods: z.array(z.string()).exactOptional(),
+    })
+    .exactOptional(),
+});
+
+/** A row of the intentions table, checked wherever the store is shared (src/state/etcd/row-check.ts). */
+export const storedIntentionSchema = z.object({
+  ID: z.string().exactOptional(),
+  CreatedAt: z.string().exactOptional(),
+  UpdatedAt: z.string().exactOptional(),
+  Hash: z.string().exactOptional(),
+  Description: z.string(),
+  SourceNS: z.string(),
+  SourceName: z.string(),
+  DestinationNS: z.string(),
+  DestinationName: z.string(),
+  SourceType: z.literal('consul'),
+  Action: z.enum(['allow', 'deny']).exactOptional(),
+  Permissions: z.array(permissionSchema).exactOptional(),
+  Meta: z.record(z.string(), z.string()).exactOptional(),
+  Precedence: z.number(),
+}) satisfies z.ZodType<StoredIntention>;
+
 /**
  * The row key: destination first (so a destination's intentions are one prefix), each part
  * percent-encoded so no name can contain the separator.
  */
-export function intentionKey(destinationNS: string, destinationName: string, sourceNS: string, sourceName: string): string {
+export function intentionKey(
+  destinationNS: string,
+  destinationName: string,
+  sourceNS: string,
+  sourceName: string,
+): string {
   return `${destinationPrefix(destinationNS, destinationName)}${encodeURIComponent(sourceNS)}/${encodeURIComponent(sourceName)}`;
 }
 
@@ -100,9 +147,10 @@ function sortedMeta(meta: Readonly<Record<string, string>>): Record<string, stri
  */
 export function intentionString(x: StoredIntention): string {
   const id = x.ID === undefined ? '' : `ID: ${x.ID}, `;
-  const what = x.Permissions !== undefined && x.Permissions.length > 0
-    ? `Permissions: ${x.Permissions.length}`
-    : `Action: ${(x.Action ?? '').toUpperCase()}`;
+  const what =
+    x.Permissions !== undefined && x.Permissions.length > 0
+      ? `Permissions: ${x.Permissions.length}`
+      : `Action: ${(x.Action ?? '').toUpperCase()}`;
   return `${x.SourceNS}/${x.SourceName} => ${x.DestinationNS}/${x.DestinationName} (${id}Precedence: ${x.Precedence}, ${what})`;
 }
 

@@ -1,5 +1,7 @@
 // /v1/kv/<key>: GET (single, ?recurse, ?keys[&separator], ?raw), PUT (raw body, ?flags, ?cas),
 // DELETE (?recurse, ?cas), blocking on the key or prefix. Shapes, texts: docs/decisions.md#kv-api.
+// A value the store could not read (written into etcd by something else) fails its own key only:
+// `?recurse` leaves it out, `?keys` lists it (docs/cluster-security.md#bad-rows).
 import { permissionDenied } from '../../acl/errors.js';
 import type { Identity } from '../../acl/identity.js';
 import { agentError } from '../../core/errors.js';
@@ -52,7 +54,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
       target: read.target,
       consistency: consistencyOf(query),
       shareKey: read.shareKey,
-      render: ({ rows, index }) => read.render(rows, index),
+      render: ({ rows, index, unreadable }) => read.render(rows, index, unreadable ?? []),
     });
   };
 
@@ -66,8 +68,12 @@ export function kvRoutes(deps: KvDeps): Route[] {
       return {
         target: { table: KV_TABLE, prefix: key },
         shareKey: JSON.stringify(['kv-keys', key, separator, pretty, identity.accessorId]),
-        render(all, index) {
-          const { rows, meta } = readable(all, identity, index);
+        render(all, index, unreadable) {
+          // The keys exist whatever their values hold.
+          const named = unreadable.map((k): Row<null> => ({ key: k, value: null, createIndex: 0, modifyIndex: 0 }));
+          const listed =
+            named.length === 0 ? all : [...all, ...named].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+          const { rows, meta } = readable(listed, identity, index);
           const keys = listKeys(rows, key, separator);
           if (keys.length === 0 && key !== '') return { status: 404, headers: meta };
           return jsonReply(keys, pretty, meta);
@@ -91,9 +97,10 @@ export function kvRoutes(deps: KvDeps): Route[] {
       target: { table: KV_TABLE, key },
       // The key:read check happened before parking, so every reader of the key sees the same.
       shareKey: JSON.stringify(['kv', key, pretty, raw]),
-      render(rows, index) {
+      render(rows, index, unreadable) {
         const meta = queryMetaHeaders(brand, index);
         const row = rows[0];
+        if (row === undefined && unreadable.includes(key)) throw agentError('KV_VALUE_UNREADABLE', { key });
         if (row === undefined) return { status: 404, headers: meta };
         if (raw) return rawReply(row.value, meta);
         return jsonReply([toEntryJson(row)], pretty, meta);
@@ -112,7 +119,13 @@ export function kvRoutes(deps: KvDeps): Route[] {
     const op: WriteOp =
       cas === undefined
         ? { op: 'set', table: KV_TABLE, key, value: storedKv(flags, req.body ?? Buffer.alloc(0)) }
-        : { op: 'set', table: KV_TABLE, key, value: storedKv(flags, req.body ?? Buffer.alloc(0)), ifIndex: Number(cas) };
+        : {
+            op: 'set',
+            table: KV_TABLE,
+            key,
+            value: storedKv(flags, req.body ?? Buffer.alloc(0)),
+            ifIndex: Number(cas),
+          };
     const result = await store.commit([op]);
     return bool(cas === undefined ? true : result.ok, req.pretty);
   };
@@ -157,11 +170,13 @@ export function kvRoutes(deps: KvDeps): Route[] {
 interface KvRead {
   readonly target: RangeTarget;
   readonly shareKey: string;
-  render(rows: Row<StoredKv>[], index: number): Reply;
+  /** `unreadable`: keys of the target whose values the store could not read. */
+  render(rows: Row<StoredKv>[], index: number, unreadable: readonly string[]): Reply;
 }
 
 async function kvExists(store: StateStore, key: string): Promise<boolean> {
-  return (await store.read({ table: KV_TABLE, key }, 'default')).rows.length > 0;
+  const read = await store.read({ table: KV_TABLE, key }, 'default');
+  return read.rows.length > 0 || (read.unreadable?.length ?? 0) > 0;
 }
 
 /** Consul's read modes: `?stale` may be served by any etcd member, `?consistent` as the default. */

@@ -5,6 +5,9 @@
 //   <prefix>meta/tables/<table>  written by every commit that touches the table: a newly started
 //                                view takes its mod revision as the table's floor for deletes it
 //                                never saw (etcd keeps no record of a deleted key)
+//   <prefix>bulk/<table>         the same marker for a read-through table, outside the view's range
+//                                so that its writes reach no view; its reads need no floor (each
+//                                reports the revision it read at)
 //   <prefix>meta/clock           written when a commit writes nothing else (a failed guard, no ops),
 //                                so that every commit takes a revision, as a raft index would
 // The view reads and watches only [<prefix>data/, <prefix>meta0): keys elsewhere under the prefix
@@ -68,8 +71,9 @@ export class EtcdKeyLayout {
     return this.readThrough.has(table);
   }
 
+  /** The key every commit touching `table` writes, so that each takes a revision (a read-through table's: outside the view). */
   tableKey(table: string): string {
-    return `${this.tables}${checkTable(table)}`;
+    return this.readThrough.has(table) ? `${this.bulk}${checkTable(table)}` : `${this.tables}${checkTable(table)}`;
   }
 
   /** What a key read from etcd is; undefined for keys under the prefix this store did not write. */
@@ -79,7 +83,8 @@ export class EtcdKeyLayout {
       if (slash <= this.data.length) return undefined;
       return { kind: 'row', table: full.slice(this.data.length, slash), key: full.slice(slash + 1) };
     }
-    if (full.startsWith(this.tables) && full.length > this.tables.length) return { kind: 'table', table: full.slice(this.tables.length) };
+    if (full.startsWith(this.tables) && full.length > this.tables.length)
+      return { kind: 'table', table: full.slice(this.tables.length) };
     if (full === this.clock) return { kind: 'clock' };
     return undefined;
   }
@@ -87,6 +92,7 @@ export class EtcdKeyLayout {
 
 function checkTable(table: string): string {
   // The table is the path segment before the row key, so it cannot hold the separator.
-  if (table.includes('/')) throw agentError('STATE_INVALID_OP', { detail: `table name ${JSON.stringify(table)} contains "/"` });
+  if (table.includes('/'))
+    throw agentError('STATE_INVALID_OP', { detail: `table name ${JSON.stringify(table)} contains "/"` });
   return table;
 }

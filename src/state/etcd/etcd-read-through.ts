@@ -4,14 +4,17 @@
 // revision it last saw, so it wakes only when its own rows changed (docs/decisions.md D6), however
 // many other writes move the store's revision meanwhile. etcd catches a watch from a past revision
 // up in a loop that runs every 100 ms: a write landing while a wait's watch is being created can
-// take that long to arrive (bench/http/cluster.ts waits for the watch before it writes).
+// take that long to arrive (bench/http/cluster.ts waits for the watch before it writes). A value
+// that fails its table's schema is left out of the rows and named in `unreadable`, so that one bad
+// value never fails a listing (row-check.ts).
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { AgentError } from '../../core/errors.js';
 import { backoffDelay, type Backoff } from './backoff.js';
 import type { EtcdConnection, EtcdWatch } from './etcd-client.js';
 import { prefixEnd } from './etcd-client.js';
 import type { EtcdKeyLayout } from './etcd-keys.js';
-import type { RangeTarget, ReadConsistency, ReadResult, Row } from '../types.js';
+import type { RangeTarget, ReadConsistency, ReadResult, Row, TableSchemas } from '../types.js';
+import { decodeRow, type BadRows } from './row-check.js';
 
 export interface EtcdReadThroughOptions {
   readonly connection: EtcdConnection;
@@ -24,6 +27,8 @@ export interface EtcdReadThroughOptions {
   readonly failure: (err: unknown) => AgentError;
   /** Tells the store that etcd just answered (KnownLeader, LastContact). */
   readonly contact: () => void;
+  readonly schemas: TableSchemas;
+  readonly badRows: BadRows;
 }
 
 /** The store's `read` and `changedAfter` for the tables it reads through. */
@@ -42,23 +47,31 @@ export class EtcdReadThrough {
     const [start, end] = this.bounds(target);
     let result;
     try {
-      result = await connection.rangeKeys(start, end, this.options.readTimeoutMs, { serializable: consistency === 'stale' });
+      result = await connection.rangeKeys(start, end, this.options.readTimeoutMs, {
+        serializable: consistency === 'stale',
+      });
     } catch (err) {
       throw this.options.failure(err);
     }
     this.options.contact();
     const root = layout.rowRoot(target.table).length;
-    const rows = result.kvs.map(
-      (kv): Row<V> => ({
-        key: kv.key.slice(root),
-        value: JSON.parse(kv.value.toString('utf8')) as V,
-        createIndex: kv.createRevision,
-        modifyIndex: kv.modRevision,
-      }),
-    );
-    const row = rows[0];
-    const index = 'key' in target && row !== undefined ? row.modifyIndex : result.revision;
-    return { rows, index, revision: result.revision };
+    const rows: Row<V>[] = [];
+    const unreadable: string[] = [];
+    for (const kv of result.kvs) {
+      const key = kv.key.slice(root);
+      const checked = decodeRow(this.options.schemas, target.table, key, kv.value);
+      if (checked.ok) {
+        rows.push({ key, value: checked.value as V, createIndex: kv.createRevision, modifyIndex: kv.modRevision });
+      } else {
+        this.options.badRows.report(kv.key, kv.modRevision, checked.problem);
+        unreadable.push(key);
+      }
+    }
+    const found = result.kvs[0];
+    const index = 'key' in target && found !== undefined ? found.modRevision : result.revision;
+    return unreadable.length === 0
+      ? { rows, index, revision: result.revision }
+      : { rows, index, revision: result.revision, unreadable };
   }
 
   changedAfter(target: RangeTarget, revision: number, fn: () => void): () => void {

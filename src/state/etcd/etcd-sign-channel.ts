@@ -3,7 +3,9 @@
 // under a short lease of its own; every server watches that range, and the one whose create of
 // `<prefix>sign/claims/<id>` succeeds handles it and writes `<prefix>sign/responses/<id>` under the
 // same lease, so that nothing outlives the request. etcd authenticates each side (its users and
-// RBAC, docs/cluster-security.md); the handler decides what a request may obtain.
+// RBAC, docs/cluster-security.md); the handler decides what a request may obtain, and the asker
+// what an answer must hold. A response that is not JSON fails its one request, never the channel;
+// close() ends every wait and timer.
 import { randomUUID } from 'node:crypto';
 import { agentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
@@ -33,7 +35,12 @@ export interface EtcdSignChannel {
 
 export function openEtcdSignChannel(options: EtcdSignChannelOptions): EtcdSignChannel {
   const layout = new EtcdKeyLayout(options.prefix ?? DEFAULT_ETCD_PREFIX);
-  return new SignChannel(openConnection(options.etcd), layout.signRoot, options.log.child({ component: 'ca-sign-channel' }), options.callTimeoutMs ?? 1_500);
+  return new SignChannel(
+    openConnection(options.etcd),
+    layout.signRoot,
+    options.log.child({ component: 'ca-sign-channel' }),
+    options.callTimeoutMs ?? 1_500,
+  );
 }
 
 /** Server watch restarts after a broken stream: fixed, short; a server that misses a request only delays a client's retry. */
@@ -44,6 +51,8 @@ class SignChannel implements EtcdSignChannel {
   private watch: EtcdWatch | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Requests awaiting their response: close() ends each (no answer), with its timers and watch. */
+  private readonly waiting = new Set<() => void>();
 
   constructor(
     private readonly connection: EtcdConnection,
@@ -67,7 +76,12 @@ class SignChannel implements EtcdSignChannel {
     try {
       lease = await this.connection.grantRequestLease(ttl, this.timeoutMs);
       const value = Buffer.from(JSON.stringify(body), 'utf8');
-      revision = (await this.connection.txn({ compares: [], success: [{ op: 'put', key: this.key('requests', id), value, lease }], failure: [] }, this.timeoutMs)).revision;
+      revision = (
+        await this.connection.txn(
+          { compares: [], success: [{ op: 'put', key: this.key('requests', id), value, lease }], failure: [] },
+          this.timeoutMs,
+        )
+      ).revision;
     } catch (err) {
       throw failure(err);
     }
@@ -79,24 +93,44 @@ class SignChannel implements EtcdSignChannel {
   }
 
   private awaitResponse(key: Buffer, fromRevision: number, deadlineMs: number): Promise<unknown> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
+      if (this.closed) return resolve(undefined);
       let watch: EtcdWatch | undefined;
-      const done = (value: unknown): void => {
-        clearTimeout(timer);
+      let rewatch: NodeJS.Timeout | undefined;
+      const end = (): void => {
+        this.waiting.delete(noAnswer);
+        clearTimeout(deadline);
+        clearTimeout(rewatch);
         watch?.cancel();
-        resolve(value);
+        watch = undefined;
       };
-      const timer = setTimeout(() => done(undefined), deadlineMs);
+      const noAnswer = (): void => {
+        end();
+        resolve(undefined);
+      };
+      const deadline = setTimeout(noAnswer, deadlineMs);
+      this.waiting.add(noAnswer);
+      const again = (): void => {
+        watch = undefined;
+        if (this.waiting.has(noAnswer)) rewatch = setTimeout(listen, REWATCH_MS);
+      };
       const listen = (): void => {
+        rewatch = undefined;
         watch = this.connection.watchRange(key, Buffer.concat([key, Buffer.from([0])]), fromRevision, {
           connected: () => {},
           events: (events) => {
             const put = events.find((ev) => ev.type === 'put');
-            if (put !== undefined) done(JSON.parse(put.kv.value.toString('utf8')));
+            if (put === undefined) return;
+            end();
+            try {
+              resolve(JSON.parse(put.kv.value.toString('utf8')));
+            } catch {
+              reject(agentError('CA_SIGN_FAILED', { detail: `the signing answer at ${put.kv.key} is not JSON` }));
+            }
           },
           // Until the deadline, a broken watch is resumed from the request's revision.
-          disconnected: () => setTimeout(listen, REWATCH_MS).unref(),
-          cancelled: () => setTimeout(listen, REWATCH_MS).unref(),
+          disconnected: again,
+          cancelled: again,
         });
       };
       listen();
@@ -113,17 +147,21 @@ class SignChannel implements EtcdSignChannel {
         this.watchRequests(pending.revision + 1, handler, start);
       } catch (err) {
         this.log.warn({ err }, 'reading leaf signing requests failed; retrying');
-        this.timer = setTimeout(() => void start(), REWATCH_MS);
+        this.later(() => void start());
       }
     };
     void start();
   }
 
-  private watchRequests(from: number, handler: (body: unknown) => Promise<unknown>, restart: () => Promise<void>): void {
+  private watchRequests(
+    from: number,
+    handler: (body: unknown) => Promise<unknown>,
+    restart: () => Promise<void>,
+  ): void {
     if (this.closed) return;
     const again = (): void => {
       this.watch = undefined;
-      if (!this.closed) this.timer = setTimeout(() => void restart(), REWATCH_MS);
+      this.later(() => void restart());
     };
     this.watch = this.connection.watchRange(this.requests, prefixEnd(this.requests), from, {
       connected: () => {},
@@ -136,26 +174,45 @@ class SignChannel implements EtcdSignChannel {
   }
 
   /** Claims the request (one server wins the create), runs the handler, writes the response. */
-  private async handle(fullKey: string, value: Buffer, lease: string, handler: (body: unknown) => Promise<unknown>): Promise<void> {
+  private async handle(
+    fullKey: string,
+    value: Buffer,
+    lease: string,
+    handler: (body: unknown) => Promise<unknown>,
+  ): Promise<void> {
     const id = fullKey.slice(this.requests.length);
     try {
       const claim = this.key('claims', id);
       const claimed = await this.connection.txn(
-        { compares: [{ key: claim, target: 'create', equals: 0 }], success: [{ op: 'put', key: claim, value: Buffer.from('1'), lease }], failure: [] },
+        {
+          compares: [{ key: claim, target: 'create', equals: 0 }],
+          success: [{ op: 'put', key: claim, value: Buffer.from('1'), lease }],
+          failure: [],
+        },
         this.timeoutMs,
       );
       if (!claimed.succeeded) return;
       const response = await handler(JSON.parse(value.toString('utf8')));
       const body = Buffer.from(JSON.stringify(response), 'utf8');
-      await this.connection.txn({ compares: [], success: [{ op: 'put', key: this.key('responses', id), value: body, lease }], failure: [] }, this.timeoutMs);
+      await this.connection.txn(
+        { compares: [], success: [{ op: 'put', key: this.key('responses', id), value: body, lease }], failure: [] },
+        this.timeoutMs,
+      );
     } catch (err) {
       // Most often the client gave up and its lease took the request with it.
       this.log.debug({ err, id }, 'leaf signing request not answered');
     }
   }
 
+  /** The server side's one retry timer: a new one replaces a pending one, and close() cancels it. */
+  private later(fn: () => void): void {
+    clearTimeout(this.timer);
+    if (!this.closed) this.timer = setTimeout(fn, REWATCH_MS);
+  }
+
   close(): void {
     this.closed = true;
+    for (const noAnswer of [...this.waiting]) noAnswer();
     clearTimeout(this.timer);
     this.watch?.cancel();
     this.connection.close();

@@ -10,17 +10,31 @@ import type { Clock, TimerHandle } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
 import { agentError, type AgentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
+import type { Counter } from '../../core/metrics.js';
 import type { EtcdConnection, EtcdTarget, EtcdTxn, EtcdWatch } from './etcd-client.js';
 import { etcdFailure, openConnection } from './etcd-client.js';
 import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from './backoff.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
 import { EtcdReadThrough } from './etcd-read-through.js';
-import { commitTxn, DEFAULT_MAX_TXN_OPS } from './etcd-txn.js';
+import { commitTxn, DEFAULT_MAX_TXN_OPS, reachesView } from './etcd-txn.js';
 import { EtcdView } from './etcd-view.js';
 import { EtcdViewFile } from './etcd-view-file.js';
-import type { StoreHealth, CommitResult, EtcdStoreStats, RangeTarget, ReadConsistency, ReadResult, Row, StateStore, WatchTarget, WriteOp } from '../types.js';
+import type {
+  StoreHealth,
+  CommitResult,
+  EtcdStoreStats,
+  RangeTarget,
+  ReadConsistency,
+  ReadResult,
+  Row,
+  StateStore,
+  TableSchemas,
+  WatchTarget,
+  WriteOp,
+} from '../types.js';
 import { readView, viewChangedAfter, watchView } from '../view-reads.js';
 import { canonicalOps } from '../write-ops.js';
+import { BadRows, rowProblem } from './row-check.js';
 
 export interface EtcdStoreOptions {
   readonly etcd: EtcdTarget;
@@ -45,6 +59,10 @@ export interface EtcdStoreOptions {
   readonly viewSaveIntervalMs?: number | undefined;
   /** Tables kept out of the view and read through from etcd (the agent's KV: docs/decisions.md D15). */
   readonly readThroughTables?: readonly string[] | undefined;
+  /** Each table's row schema: rows read that fail it are left out, commits that write one are refused (row-check.ts). */
+  readonly tableSchemas?: TableSchemas | undefined;
+  /** Counts the rows left out (the agent's `svc.state.bad_rows`). */
+  readonly badRows?: Counter | undefined;
 }
 
 export interface EtcdStore extends StateStore {
@@ -76,6 +94,8 @@ interface QueuedCommit {
   readonly txn: EtcdTxn;
   /** The rows it writes: commits sharing one are sent one after the other, in call order. */
   readonly rows: CommitRows;
+  /** Whether it writes inside the view's range: only then is it answered once the view shows it. */
+  readonly viewed: boolean;
   readonly resolve: (result: CommitResult) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -116,7 +136,10 @@ class EtcdStateStore implements EtcdStore {
   readonly health: StoreHealth = this.live;
   private commits = 0;
   private resyncs = 0;
+  private viewEvents = 0;
   private readonly readThrough: EtcdReadThrough | undefined;
+  private readonly schemas: TableSchemas;
+  private readonly badRows: BadRows;
 
   constructor(
     options: EtcdStoreOptions,
@@ -125,7 +148,16 @@ class EtcdStateStore implements EtcdStore {
     this.log = options.log.child({ component: 'state-etcd' });
     this.clock = options.clock ?? systemClock;
     this.layout = new EtcdKeyLayout(options.prefix ?? DEFAULT_ETCD_PREFIX, new Set(options.readThroughTables ?? []));
-    this.view = new EtcdView(this.layout, this.log, this.clock, options.tombstoneTtlMs ?? DEFAULT_TOMBSTONE_TTL_MS);
+    this.schemas = options.tableSchemas ?? new Map();
+    this.badRows = new BadRows(this.log, options.badRows);
+    this.view = new EtcdView(
+      this.layout,
+      this.log,
+      this.clock,
+      options.tombstoneTtlMs ?? DEFAULT_TOMBSTONE_TTL_MS,
+      this.schemas,
+      this.badRows,
+    );
     this.commitTimeoutMs = options.commitTimeoutMs ?? DEFAULT_COMMIT_TIMEOUT_MS;
     this.readTimeoutMs = options.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS;
     this.maxTxnOps = options.maxTxnOps ?? DEFAULT_MAX_TXN_OPS;
@@ -141,12 +173,17 @@ class EtcdStateStore implements EtcdStore {
         random: this.random,
         failure: (err) => this.failure(err),
         contact: () => this.contact(),
+        schemas: this.schemas,
+        badRows: this.badRows,
       });
     }
   }
 
   /** The first full read and the watch after it; fails if etcd cannot be read. */
   async start(): Promise<void> {
+    // A key whose value in etcd is bad keeps the value last kept on disk (row-check.ts).
+    const kept = await this.viewFile?.load().catch(() => undefined);
+    if (kept !== undefined) this.view.rememberKept(kept.image);
     let read;
     try {
       read = await this.connection.rangeKeys(this.layout.viewStart, this.layout.viewEnd, this.readTimeoutMs);
@@ -159,7 +196,10 @@ class EtcdStateStore implements EtcdStore {
     this.contact();
     this.startWatch(read.revision + 1);
     this.viewFile?.startSaving();
-    this.log.info({ prefix: this.layout.prefix, revision: read.revision, keys: read.kvs.length }, 'etcd state view loaded');
+    this.log.info(
+      { prefix: this.layout.prefix, revision: read.revision, keys: read.kvs.length },
+      'etcd state view loaded',
+    );
   }
 
   /** Keeps the view on disk under `dataDir` from now on; called before start(). */
@@ -180,8 +220,7 @@ class EtcdStateStore implements EtcdStore {
   private async startFromDisk(): Promise<boolean> {
     const stored = await this.viewFile?.load();
     if (stored === undefined || this.viewFile === undefined) return false;
-    this.view.tables.load(stored.image);
-    this.view.revision = stored.image.index;
+    this.view.loadImage(stored.image);
     this.live.lastContact = stored.savedAt;
     this.log.warn(
       { revision: stored.image.index, ageMs: Math.max(0, this.clock.now() - stored.savedAt), dir: this.viewFile.dir },
@@ -197,7 +236,13 @@ class EtcdStateStore implements EtcdStore {
   }
 
   get stats(): EtcdStoreStats {
-    return { backend: 'etcd', commits: this.commits, resyncs: this.resyncs };
+    return {
+      backend: 'etcd',
+      commits: this.commits,
+      resyncs: this.resyncs,
+      viewEvents: this.viewEvents,
+      badRows: this.badRows.count,
+    };
   }
 
   read<V>(target: RangeTarget, consistency: ReadConsistency): Promise<ReadResult<V>> {
@@ -238,15 +283,18 @@ class EtcdStateStore implements EtcdStore {
     if (this.closing !== undefined) return Promise.reject(agentError('STORE_CLOSED'));
     let txn: EtcdTxn;
     let rows: CommitRows;
+    let viewed: boolean;
     try {
       const canonical = canonicalOps(ops).ops;
+      this.checkRows(canonical);
       txn = commitTxn(this.layout, canonical, this.maxTxnOps);
       rows = commitRows(this.layout, canonical);
+      viewed = reachesView(this.layout, canonical);
     } catch (err) {
       return Promise.reject(err);
     }
     const result = new Promise<CommitResult>((resolve, reject) => {
-      this.queue.push({ txn, rows, resolve, reject });
+      this.queue.push({ txn, rows, viewed, resolve, reject });
     });
     const settled = result.then(
       () => undefined,
@@ -256,6 +304,19 @@ class EtcdStateStore implements EtcdStore {
     void settled.then(() => this.unsettled.delete(settled));
     this.pump();
     return result;
+  }
+
+  /** Writes check what they write as reads check what they read: no agent writes a row every view would leave out. */
+  private checkRows(ops: readonly WriteOp[]): void {
+    for (const op of ops) {
+      if (op.op !== 'set') continue;
+      const problem = rowProblem(this.schemas.get(op.table), op.key, op.value);
+      if (problem !== undefined) {
+        throw agentError('STATE_INVALID_OP', {
+          detail: `row ${JSON.stringify(op.key)} of table ${op.table} does not match its schema: ${problem}`,
+        });
+      }
+    }
   }
 
   watchOnce(target: WatchTarget, fn: () => void): () => void {
@@ -305,8 +366,11 @@ class EtcdStateStore implements EtcdStore {
         this.commits++;
         this.contact();
         this.pump();
-        // Read-your-writes: the caller hears back once the view shows the commit.
-        void this.view.reached(res.revision).then(() => commit.resolve({ ok: res.succeeded, index: res.revision }));
+        // Read-your-writes: the caller hears back once the view shows the commit (a read-through
+        // table's commit reaches no view: its reads go to etcd).
+        const result = { ok: res.succeeded, index: res.revision };
+        if (commit.viewed) void this.view.reached(res.revision).then(() => commit.resolve(result));
+        else commit.resolve(result);
       },
       (err: unknown) => {
         this.inFlight.delete(commit);
@@ -331,6 +395,7 @@ class EtcdStateStore implements EtcdStore {
         this.contact();
       },
       events: (events, revision) => {
+        this.viewEvents += events.length;
         this.contact();
         this.view.applyEvents(events, revision);
       },
@@ -423,7 +488,11 @@ function overlaps(a: CommitRows, b: CommitRows): boolean {
     if (b.keys.includes(key) || b.prefixes.some((p) => key.startsWith(p))) return true;
   }
   for (const prefix of a.prefixes) {
-    if (b.keys.some((key) => key.startsWith(prefix)) || b.prefixes.some((p) => p.startsWith(prefix) || prefix.startsWith(p))) return true;
+    if (
+      b.keys.some((key) => key.startsWith(prefix)) ||
+      b.prefixes.some((p) => p.startsWith(prefix) || prefix.startsWith(p))
+    )
+      return true;
   }
   return false;
 }

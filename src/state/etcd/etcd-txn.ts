@@ -1,8 +1,10 @@
 // One commit as one etcd transaction: `ifIndex` guards become compares (0 → create_revision == 0,
 // N → mod_revision == N), the ops become the final write per key (etcd refuses a txn that writes a
 // key twice, or puts a key inside a range it deletes), and a failed guard still writes the clock
-// key so that it takes a revision like any other commit. One difference from the embedded store
-// follows: a key deleted and set again by one commit keeps its createIndex (one put in etcd).
+// key so that it takes a revision like any other commit. A commit of read-through tables only (KV)
+// writes nothing inside the view's range, its failed guard included: it reaches no agent's view
+// (docs/decisions.md D15). One difference from the embedded store follows: a key deleted and set
+// again by one commit keeps its createIndex (one put in etcd).
 import { agentError } from '../../core/errors.js';
 import type { WriteOp } from '../types.js';
 import type { EtcdCompare, EtcdTxn, EtcdTxnOp } from './etcd-client.js';
@@ -49,15 +51,27 @@ export function commitTxn(layout: EtcdKeyLayout, ops: readonly WriteOp[], maxTxn
   }
   puts.sort(Buffer.compare);
   for (const prefix of deletedPrefixes) success.push(...rangeDeletesAround(Buffer.from(prefix), puts));
-  for (const table of tables) success.push({ op: 'put', key: Buffer.from(layout.tableKey(table)), value: EMPTY });
+  const markers: EtcdTxnOp[] = [...tables].map((table) => ({
+    op: 'put',
+    key: Buffer.from(layout.tableKey(table)),
+    value: EMPTY,
+  }));
+  success.push(...markers);
   const clock: EtcdTxnOp = { op: 'put', key: Buffer.from(layout.clock), value: EMPTY };
   if (tables.size === 0) success.push(clock);
+  // A failed guard takes a revision too: by the clock in the view, or by the read-through markers outside it.
+  const failure = tables.size > 0 && [...tables].every((table) => layout.isReadThrough(table)) ? markers : [clock];
 
   const needed = Math.max(compares.length, success.length);
   if (needed > maxTxnOps) {
     throw agentError('STATE_COMMIT_TOO_LARGE', { needed, max: maxTxnOps });
   }
-  return { compares, success, failure: [clock] };
+  return { compares, success, failure };
+}
+
+/** Whether a commit of these ops writes inside the view's range (a mesh table, or only the clock). */
+export function reachesView(layout: EtcdKeyLayout, ops: readonly WriteOp[]): boolean {
+  return ops.length === 0 || ops.some((op) => !layout.isReadThrough(op.table));
 }
 
 /** Deletes of [prefix, prefixEnd) minus the keys put by the same txn (sorted), as disjoint ranges. */

@@ -1,15 +1,19 @@
 // The local view behind the etcd store: the same MemoryTables and WatchHub as the embedded store,
 // fed by watch events one revision at a time, and by full reads (start-up, and resync after the
 // watch's revision was compacted) that are diffed against the view so that exactly the watchers
-// whose rows changed wake up. Revisions only move forward.
+// whose rows changed wake up. Revisions only move forward. Every value is checked against its
+// table's schema on the way in (row-check.ts): a bad one is left out, and a key whose value turns
+// bad keeps its last good value with the bad revision's indexes, so that a guarded write can
+// replace it and no index goes back.
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/log.js';
 import type { EtcdKeyValue, EtcdRangeResult, EtcdWatchEvent } from './etcd-client.js';
 import type { EtcdKeyLayout } from './etcd-keys.js';
 import { MemoryTables } from '../memory-tables.js';
-import type { TableImage, Tombstone } from '../memory-tables.js';
-import type { Row, WriteOp } from '../types.js';
+import type { TableImage, Tombstone, ViewImage } from '../memory-tables.js';
+import type { Row, TableSchemas, WriteOp } from '../types.js';
 import { WatchHub } from '../watch-hub.js';
+import { decodeRow, rowProblem, type BadRows } from './row-check.js';
 
 interface Waiter {
   readonly revision: number;
@@ -28,12 +32,16 @@ export class EtcdView {
   /** Commits waiting for the view to reach their revision, in revision order. */
   private waiters: Waiter[] = [];
   private nextReapAt: number;
+  /** The view last kept on disk, until the first full read: where a key read bad finds its last good value. */
+  private lastKept: Map<string, Row> | undefined;
 
   constructor(
     private readonly layout: EtcdKeyLayout,
     private readonly log: Logger,
     private readonly clock: Clock,
     private readonly tombstoneTtlMs: number,
+    private readonly schemas: TableSchemas,
+    private readonly badRows: BadRows,
   ) {
     this.hub = new WatchHub(log);
     this.nextReapAt = clock.now() + tombstoneTtlMs;
@@ -90,11 +98,16 @@ export class EtcdView {
       const parsed = this.layout.parse(kv.key);
       if (parsed?.kind === 'table') floors.set(parsed.table, kv.modRevision);
       if (parsed?.kind !== 'row') continue;
-      const value = this.decode(kv);
+      const value = this.decode(kv, parsed.table, parsed.key);
       if (value === undefined) continue;
       let rows = fresh.get(parsed.table);
       if (rows === undefined) fresh.set(parsed.table, (rows = new Map()));
-      rows.set(parsed.key, { key: parsed.key, value: value.json, createIndex: kv.createRevision, modifyIndex: kv.modRevision });
+      rows.set(parsed.key, {
+        key: parsed.key,
+        value: value.json,
+        createIndex: kv.createRevision,
+        modifyIndex: kv.modRevision,
+      });
     }
 
     const old = this.tables.capture();
@@ -127,28 +140,52 @@ export class EtcdView {
       images.push({ name, index, reapedFloor: floor, rows: [...rows.values()], tombstones: [...tombstones.values()] });
     }
     this.tables.load({ index: Math.max(old.index, top), tables: images });
+    this.lastKept = undefined;
     if (read.revision > this.revision) this.revision = read.revision;
     for (const [table, key] of changed) this.hub.changed(table, key);
     this.hub.flush();
     this.releaseReached();
   }
 
+  /**
+   * A view kept on disk, as load() would take it from etcd: rows that fail their schema (a file
+   * written before they were checked) are left out.
+   */
+  loadImage(image: ViewImage): void {
+    const tables = image.tables.map((t) => ({ ...t, rows: t.rows.filter((row) => this.goodOnDisk(t.name, row)) }));
+    this.tables.load({ index: image.index, tables });
+    this.revision = image.index;
+  }
+
+  /** Rows of the view kept on disk, consulted only for keys the first full read finds bad. */
+  rememberKept(image: ViewImage): void {
+    this.lastKept = new Map();
+    for (const t of image.tables)
+      for (const row of t.rows)
+        if (this.goodOnDisk(t.name, row)) this.lastKept.set(this.layout.rowKey(t.name, row.key), row);
+  }
+
+  private goodOnDisk(table: string, row: Row): boolean {
+    const problem = rowProblem(this.schemas.get(table), row.key, row.value);
+    if (problem !== undefined) this.badRows.report(this.layout.rowKey(table, row.key), row.modifyIndex, problem);
+    return problem === undefined;
+  }
+
   private opOf(event: EtcdWatchEvent): WriteOp | undefined {
     const parsed = this.layout.parse(event.kv.key);
     if (parsed?.kind !== 'row') return undefined;
     if (event.type === 'delete') return { op: 'delete', table: parsed.table, key: parsed.key };
-    const value = this.decode(event.kv);
+    const value = this.decode(event.kv, parsed.table, parsed.key);
     return value === undefined ? undefined : { op: 'set', table: parsed.table, key: parsed.key, value: value.json };
   }
 
-  private decode(kv: EtcdKeyValue): { json: unknown } | undefined {
-    try {
-      return { json: JSON.parse(kv.value.toString('utf8')) as unknown };
-    } catch (err) {
-      // Written under our prefix by something else: skipped rather than poisoning the view.
-      this.log.warn({ err, key: kv.key, revision: kv.modRevision }, 'etcd value under the store prefix is not JSON; ignored');
-      return undefined;
-    }
+  /** The row's value, or undefined when it is bad and the view holds no earlier value of the key (then it stays out). */
+  private decode(kv: EtcdKeyValue, table: string, key: string): { json: unknown } | undefined {
+    const checked = decodeRow(this.schemas, table, key, kv.value);
+    if (checked.ok) return { json: checked.value };
+    this.badRows.report(kv.key, kv.modRevision, checked.problem);
+    const last = this.tables.get(table, key) ?? this.lastKept?.get(kv.key);
+    return last === undefined ? undefined : { json: last.value };
   }
 
   private releaseReached(): void {

@@ -16,3 +16,4 @@ export { openEtcdStore, type EtcdStore, type EtcdStoreOptions } from './etcd-sto
 export { openEtcdPrivateRange } from './etcd-private.js';
 export { openEtcdSignChannel } from './etcd-sign-channel.js';
 export { ETCD_VIEW_DIR } from './etcd-view-file.js';
+export { BadRows } from './row-check.js';

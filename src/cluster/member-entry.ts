@@ -1,0 +1,31 @@
+// A member entry as read from etcd (`<prefix>members/<node>`), checked before it is listed: any
+// agent with etcd credentials can write there, and one bad entry must not fail /v1/agent/members.
+import { z } from 'zod';
+
+/** The schema of members.ts's MemberRecord (members.ts assigns what it parses to one). */
+const memberEntrySchema = z.object({
+  name: z.string().min(1),
+  id: z.string(),
+  address: z.string(),
+  port: z.number().int().min(-1).max(65_535),
+  datacenter: z.string(),
+  server: z.boolean(),
+  version: z.string(),
+  aclsEnabled: z.boolean(),
+});
+
+export type MemberEntry = z.infer<typeof memberEntrySchema>;
+
+/** The entry, or why it is not one. */
+export function readMemberEntry(stored: Buffer): { ok: true; entry: MemberEntry } | { ok: false; problem: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(stored.toString('utf8'));
+  } catch {
+    return { ok: false, problem: 'not JSON' };
+  }
+  const checked = memberEntrySchema.safeParse(value);
+  if (checked.success) return { ok: true, entry: checked.data };
+  const issue = checked.error.issues[0];
+  return { ok: false, problem: `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}` };
+}
