@@ -3,7 +3,7 @@
 // it opens anywhere without a network. uPlot is read here and nowhere else.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { errorsText, ms, type LoadtestResult } from './result.js';
+import { cpuText, errorsText, ms, rateText, thresholdText, type LoadtestResult } from './result.js';
 
 const require = createRequire(import.meta.url);
 
@@ -24,14 +24,25 @@ interface Chart {
   /** Counts (throughput, errors): the y axis starts at zero, so a dip is not drawn as a fall. */
   readonly yZero?: boolean;
   readonly stepped?: boolean;
-  readonly series: readonly { readonly label: string; readonly color: string; readonly points: readonly (readonly [number, number])[] }[];
+  readonly series: readonly {
+    readonly label: string;
+    readonly color: string;
+    readonly points: readonly (readonly [number, number])[];
+  }[];
 }
 
-export async function renderReport(results: readonly LoadtestResult[]): Promise<string> {
-  const [script, styles] = await Promise.all([readFile(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'), readFile(require.resolve('uplot/dist/uPlot.min.css'), 'utf8')]);
+/** `warning` (compare -force: what differs) is the page's first line. */
+export async function renderReport(results: readonly LoadtestResult[], warning?: string): Promise<string> {
+  const [script, styles] = await Promise.all([
+    readFile(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
+    readFile(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
+  ]);
   const names = results.length === 1 ? [''] : ['A: ', 'B: '];
   const charts = chartsOf(results, names);
-  const title = results.length === 1 ? `svc-agent loadtest ${results[0]!.scenario}` : `svc-agent loadtest compare: ${results.map((r) => r.scenario).join(' vs ')}`;
+  const title =
+    results.length === 1
+      ? `svc-agent loadtest ${results[0]!.scenario}`
+      : `svc-agent loadtest compare: ${results.map((r) => r.scenario).join(' vs ')}`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>${styles}
@@ -39,7 +50,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1000px}
 table{border-collapse:collapse;margin:12px 0}td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top}
 th{background:#f5f5f5}.chart{margin:24px 0}.chart h2{font-size:16px;margin:0 0 6px}.note{color:#666}
 </style></head><body>
-<h1>${escapeHtml(title)}</h1>
+${warning === undefined ? '' : `<p class="warning">${escapeHtml(warning)}</p>\n`}<h1>${escapeHtml(title)}</h1>
 ${summaryTable(results, names)}
 ${charts.map((c) => `<div class="chart" id="${c.id}" data-chart><h2>${escapeHtml(c.title)}</h2></div>`).join('\n')}
 <p class="note">Latencies from HDR histograms (microsecond resolution; in open loop measured from when each request was due). Schema ${escapeHtml(results[0]!.schema)}.</p>
@@ -51,10 +62,21 @@ ${charts.map((c) => `<div class="chart" id="${c.id}" data-chart><h2>${escapeHtml
 }
 
 function chartsOf(results: readonly LoadtestResult[], names: readonly string[]): Chart[] {
-  const each = <T>(pick: (r: LoadtestResult, palette: readonly string[], name: string) => T[]): T[] => results.flatMap((r, i) => pick(r, PALETTES[i % 2]!, names[i]!));
+  const each = <T>(pick: (r: LoadtestResult, palette: readonly string[], name: string) => T[]): T[] =>
+    results.flatMap((r, i) => pick(r, PALETTES[i % 2]!, names[i]!));
   const ms = (us: number): number => us / 1000;
   const charts: Chart[] = [
-    { id: 'throughput', title: 'Throughput over time', xLabel: 'seconds', yLabel: results[0]!.unit, x: 'time', yZero: true, series: each((r, p, n) => [{ label: `${n}${r.unit}`, color: p[0]!, points: r.series.map((s) => [s.t, s.requests] as const) }]) },
+    {
+      id: 'throughput',
+      title: 'Throughput over time',
+      xLabel: 'seconds',
+      yLabel: results[0]!.unit,
+      x: 'time',
+      yZero: true,
+      series: each((r, p, n) => [
+        { label: `${n}${r.unit}`, color: p[0]!, points: r.series.map((s) => [s.t, s.requests] as const) },
+      ]),
+    },
     {
       id: 'latency',
       title: 'Latency percentiles over time',
@@ -74,9 +96,27 @@ function chartsOf(results: readonly LoadtestResult[], names: readonly string[]):
       yLabel: 'ms',
       x: 'percentile',
       yLog: true,
-      series: each((r, p, n) => [{ label: `${n}latency`, color: p[0]!, points: r.distribution.filter(([q]) => q < 100).map(([q, us]) => [1 / (1 - q / 100), Math.max(0.001, ms(us))] as const) }]),
+      series: each((r, p, n) => [
+        {
+          label: `${n}latency`,
+          color: p[0]!,
+          points: r.distribution
+            .filter(([q]) => q < 100)
+            .map(([q, us]) => [1 / (1 - q / 100), Math.max(0.001, ms(us))] as const),
+        },
+      ]),
     },
-    { id: 'errors', title: 'Errors over time', xLabel: 'seconds', yLabel: 'errors/s', x: 'time', yZero: true, series: each((r, p, n) => [{ label: `${n}errors`, color: p[3]!, points: r.series.map((s) => [s.t, s.errors] as const) }]) },
+    {
+      id: 'errors',
+      title: 'Errors over time',
+      xLabel: 'seconds',
+      yLabel: 'errors/s',
+      x: 'time',
+      yZero: true,
+      series: each((r, p, n) => [
+        { label: `${n}errors`, color: p[3]!, points: r.series.map((s) => [s.t, s.errors] as const) },
+      ]),
+    },
   ];
   if (results.some((r) => r.propagation.length > 0)) {
     charts.push({
@@ -89,7 +129,11 @@ function chartsOf(results: readonly LoadtestResult[], names: readonly string[]):
       series: each((r, p, n) =>
         r.propagation.map((prop, k) => {
           const parties = prop.seen + prop.missing;
-          return { label: `${n}${prop.name}`, color: p[k % p.length]!, points: prop.samplesMs.map((v, i) => [v, (i + 1) / Math.max(1, parties)] as const) };
+          return {
+            label: `${n}${prop.name}`,
+            color: p[k % p.length]!,
+            points: prop.samplesMs.map((v, i) => [v, (i + 1) / Math.max(1, parties)] as const),
+          };
         }),
       ),
     });
@@ -102,8 +146,27 @@ function summaryTable(results: readonly LoadtestResult[], names: readonly string
     ['scenario', (r) => r.scenario, undefined],
     ['targets', (r) => r.targets.join(', '), undefined],
     ['started', (r) => r.startedAt ?? '', undefined],
-    ['settings', (r) => Object.entries(r.settings).filter(([, v]) => v !== null).map(([k, v]) => `${k} ${String(v)}`).join(', '), undefined],
-    ['throughput', (r) => `${r.summary.rps.toLocaleString('en-US')} ${r.unit}`, (r) => r.summary.rps],
+    [
+      'settings',
+      (r) =>
+        Object.entries(r.settings)
+          .filter(([, v]) => v !== null)
+          .map(([k, v]) => `${k} ${String(v)}`)
+          .join(', '),
+      undefined,
+    ],
+    ['rate', rateText, undefined],
+    ['achieved', (r) => `${r.summary.achievedRps.toLocaleString('en-US')} ${r.unit}`, (r) => r.summary.achievedRps],
+    [
+      'asked',
+      (r) => (r.summary.askedRps === null ? 'none (closed loop)' : `${r.summary.askedRps.toLocaleString('en-US')}/s`),
+      undefined,
+    ],
+    [
+      'late, dropped',
+      (r) => `${r.summary.late.toLocaleString('en-US')} late, ${r.summary.dropped.toLocaleString('en-US')} dropped`,
+      undefined,
+    ],
     ['requests', (r) => r.summary.requests.toLocaleString('en-US'), (r) => r.summary.requests],
     ['latency p50', (r) => `${ms(r.summary.latencyUs.p50)} ms`, (r) => r.summary.latencyUs.p50],
     ['latency p99', (r) => `${ms(r.summary.latencyUs.p99)} ms`, (r) => r.summary.latencyUs.p99],
@@ -111,9 +174,17 @@ function summaryTable(results: readonly LoadtestResult[], names: readonly string
     ['latency max', (r) => `${ms(r.summary.latencyUs.max)} ms`, (r) => r.summary.latencyUs.max],
     ['errors', (r) => errorsText(r.summary.errors), undefined],
     ['limited by', (r) => r.limitedBy, undefined],
-    ['client cpu', (r) => `${r.client.cpuPct}%`, undefined],
+    ['client cpu', cpuText, undefined],
+    ['thresholds', (r) => (r.thresholds.length === 0 ? 'none' : r.thresholds.map(thresholdText).join('; ')), undefined],
     ['generator counted', (r) => (r.crossCheck === null ? 'n/a' : `${r.crossCheck.generatorCounted}`), undefined],
-    ['target counted', (r) => (r.crossCheck === null || r.crossCheck.targetCounted === null ? 'n/a' : `${r.crossCheck.targetCounted} (${r.crossCheck.counter}): ${r.crossCheck.agrees ? 'agrees' : 'DIFFERS'}`), undefined],
+    [
+      'target counted',
+      (r) =>
+        r.crossCheck === null || r.crossCheck.targetCounted === null
+          ? 'n/a'
+          : `${r.crossCheck.targetCounted} (${r.crossCheck.counter}): ${r.crossCheck.agrees ? 'agrees' : 'DIFFERS'}`,
+      undefined,
+    ],
   ];
   const labels = new Set(results.flatMap((r) => [...r.propagation.map((p) => p.name), ...Object.keys(r.facts)]));
   for (const label of labels) {
@@ -121,8 +192,16 @@ function summaryTable(results: readonly LoadtestResult[], names: readonly string
       label,
       (r) => {
         const p = r.propagation.find((x) => x.name === label);
-        if (p !== undefined) return p.seen === 0 ? `seen by none of ${p.missing}` : `p50 ${p.ms.p50} ms, p99 ${p.ms.p99} ms, max ${p.ms.max} ms; seen by ${p.seen}${p.missing > 0 ? `, not by ${p.missing}` : ''}${p.staleAfterAck === null ? '' : `; ${p.staleAfterAck} stale after ack`}`;
-        return r.facts[label] ?? '';
+        if (p !== undefined)
+          return p.seen === 0
+            ? `seen by none of ${p.missing}`
+            : `p50 ${p.ms.p50} ms, p99 ${p.ms.p99} ms, max ${p.ms.max} ms; seen by ${p.seen}${p.missing > 0 ? `, not by ${p.missing}` : ''}${p.staleAfterAck === null ? '' : `; ${p.staleAfterAck} stale after ack`}`;
+        const fact = r.facts[label];
+        return fact === undefined || fact === null
+          ? ''
+          : typeof fact === 'number'
+            ? fact.toLocaleString('en-US')
+            : fact;
       },
       undefined,
     ]);
@@ -134,7 +213,9 @@ function summaryTable(results: readonly LoadtestResult[], names: readonly string
       const cells = results.map((r) => `<td>${escapeHtml(text(r))}</td>`).join('');
       const a = num?.(results[0]!);
       const b = ratio ? num?.(results[1]!) : undefined;
-      const ratioCell = ratio ? `<td>${a !== undefined && b !== undefined && a > 0 ? `${(b / a).toFixed(2)}x` : ''}</td>` : '';
+      const ratioCell = ratio
+        ? `<td>${a !== undefined && b !== undefined && a > 0 ? `${(b / a).toFixed(2)}x` : ''}</td>`
+        : '';
       return `<tr><th>${escapeHtml(label)}</th>${cells}${ratioCell}</tr>`;
     })
     .join('\n');
