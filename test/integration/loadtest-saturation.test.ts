@@ -164,11 +164,17 @@ describe('svc-agent loadtest past saturation', () => {
       'dropped<1%',
       '-out',
       join(dir.path, 'under.json'),
+      '-hgrm',
+      join(dir.path, 'under.hgrm'),
     );
     expect(run.code, run.stderr).toBe(0);
     const r = await read('under.json');
     expect(r.summary.dropped).toBe(0);
     expect(r.thresholds.every((t) => t.passed)).toBe(true);
+    // -hgrm: HdrHistogram's percentile text, milliseconds, with its count.
+    const hgrm = await readFile(join(dir.path, 'under.hgrm'), 'utf8');
+    expect(hgrm).toMatch(/^ +Value +Percentile +TotalCount 1\/\(1-Percentile\)\n/);
+    expect(hgrm).toMatch(new RegExp(`#\\[Max += +[\\d.]+, Total count += +${r.summary.requests}\\]`));
   });
 
   it('stages: each step has its own achieved rate and latency', async () => {
