@@ -183,6 +183,8 @@ describe('svc-agent loadtest past saturation', () => {
       `1s:${CAPACITY / 2},1s:${CAPACITY * 3}`,
       '-out',
       join(dir.path, 'stages.json'),
+      '-report',
+      join(dir.path, 'stages.html'),
     );
     expect(run.code, run.stderr).toBe(0);
     const r = await read('stages.json');
@@ -198,6 +200,9 @@ describe('svc-agent loadtest past saturation', () => {
     expect(second.latencyUs.p99).toBeGreaterThan(first.latencyUs.p99);
     expect(run.stdout).toMatch(/stage 1 +1s at 100\/s: achieved \d+\/s/);
     expect(run.stdout).toMatch(/stage 2 +1s at 600\/s: achieved \d+\/s/);
+    expect(await readFile(join(dir.path, 'stages.html'), 'utf8')).toMatch(
+      /<th>stage 2<\/th><td>1s at 600\/s: achieved \d+\/s/,
+    );
   });
 
   it('-find-max finds the rate the target holds', async () => {

@@ -52,6 +52,7 @@ interface Result {
     samplesMs: number[];
   }[];
   facts: Record<string, number | string | null>;
+  markers: { label: string; t: number }[];
 }
 
 describe('svc-agent loadtest', () => {
@@ -304,6 +305,11 @@ describe('svc-agent loadtest', () => {
       expect(p.agentMs).toEqual(expect.any(Number));
     }
     expect(r.facts['proxies started']).toBe(40);
+    // Each change is a moment on the report's timelines.
+    expect(r.markers.map((m) => m.label)).toEqual(
+      expect.arrayContaining(['intention deny #1', 'intention allow #2', 'CA rotation']),
+    );
+    expect(r.markers.every((m) => m.t >= 0 && m.t <= 3)).toBe(true);
     expect(run.stderr).toMatch(
       /this run takes about \d+ s after the proxies start, then up to 2m \(-rotation-timeout\)/,
     );

@@ -307,6 +307,33 @@ function summaryTable(results: readonly LoadtestResult[], names: readonly string
       undefined,
     ],
   ];
+  const stageCount = Math.max(0, ...results.map((r) => r.stages.length));
+  for (let k = 0; k < stageCount; k++) {
+    rows.push([
+      `stage ${k + 1}`,
+      (r) => {
+        const s = r.stages[k];
+        if (s === undefined) return '';
+        return `${s.durationMs / 1000}s at ${s.rate.toLocaleString('en-US')}/s: achieved ${s.achievedRps.toLocaleString('en-US')}/s, p50 ${ms(s.latencyUs.p50)} ms, p99 ${ms(s.latencyUs.p99)} ms, dropped ${s.dropped.toLocaleString('en-US')}`;
+      },
+      undefined,
+    ]);
+  }
+  if (results.some((r) => r.findMax !== null)) {
+    rows.push([
+      'highest rate held',
+      (r) => {
+        const f = r.findMax;
+        if (f === null) return '';
+        const steps = f.steps.map(
+          (s) =>
+            `${s.askedRps.toLocaleString('en-US')}/s ${s.held ? 'held' : 'not held'} (achieved ${s.achievedRps.toLocaleString('en-US')}/s)`,
+        );
+        return `${f.highestHeldRps === null ? 'none' : `${f.highestHeldRps.toLocaleString('en-US')}/s`}; criteria ${f.criteria.join(', ')}; steps: ${steps.join('; ')}`;
+      },
+      (r) => r.findMax?.highestHeldRps ?? 0,
+    ]);
+  }
   const labels = new Set(results.flatMap((r) => [...r.propagation.map((p) => p.name), ...Object.keys(r.facts)]));
   for (const label of labels) {
     rows.push([
