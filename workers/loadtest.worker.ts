@@ -37,13 +37,14 @@ const sendTimeMicros = (): string => String(Math.round(epochClock.now() * 1000))
 
 // Each connection remembers which request it sent last, so an answer is named by its request (kv's read or write).
 const lastSent = new Map<Channel, number>();
+const requestKinds = data.requestKinds;
 const channels = Array.from({ length: data.connections }, (_, c) => {
   const target = data.targets[c % data.targets.length] as HttpTarget;
   const channel: HttpChannel = new HttpChannel(
     target,
     () => {
       const i = turn++ % requests.length;
-      lastSent.set(channel, i);
+      if (requestKinds !== undefined) lastSent.set(channel, i);
       return bytesOf(i);
     },
     data.connectionPerRequest,
@@ -54,7 +55,6 @@ const channels = Array.from({ length: data.connections }, (_, c) => {
 });
 
 const answerKinds = data.answerKinds;
-const requestKinds = data.requestKinds;
 const kindOf = (outcome: Outcome, channel: Channel): string => {
   if (requestKinds !== undefined) return requestKinds[lastSent.get(channel) ?? 0] ?? '';
   if (answerKinds !== undefined && 'body' in outcome && outcome.body !== undefined) {

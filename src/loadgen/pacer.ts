@@ -51,12 +51,6 @@ export class Pacer {
     }
     return 0;
   }
-
-  /** The stage a time falls in (ms from the start), or -1 past the end. */
-  stageAt(ms: number): number {
-    for (let k = this.starts.length - 1; k >= 0; k--) if (ms >= this.starts[k]!.at) return ms < this.totalMs ? k : -1;
-    return -1;
-  }
 }
 
 /** One rate over `ms`. */
