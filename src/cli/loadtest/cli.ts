@@ -39,7 +39,7 @@ const COMMON_FLAGS: FlagSpecs = {
   connections: { kind: 'int', doc: 'Keep-alive connections (default 64).' },
   rate: {
     kind: 'string',
-    doc: 'Open loop: requests per second, e.g. 5000/s; absent: closed loop, as fast as the target answers.',
+    doc: 'Open loop: requests per second, e.g. 5000/s (a call due while every connection is busy waits, late, in a backlog of one second of the rate, else is dropped; sending stops at -duration); absent: closed loop, as fast as the target answers.',
   },
   out: { kind: 'string', doc: 'Write the JSON result to this file.' },
   report: { kind: 'string', doc: 'Write a self-contained HTML report (charts) to this file.' },
@@ -78,7 +78,7 @@ export function loadtestHelp(): string {
     .map(([name, s]) => `Options of ${name}:\n\n${flagHelp(s.flags)}\n`);
   return [
     'Usage: svc-agent loadtest <scenario> [options]',
-    '       svc-agent loadtest compare <a.json> <b.json> [-report diff.html]',
+    '       svc-agent loadtest compare <a.json> <b.json> [-report diff.html] [-force]',
     '',
     'Scenarios:',
     ...scenarios,

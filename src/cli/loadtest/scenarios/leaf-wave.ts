@@ -92,7 +92,7 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
 }
 
 export const leafWaveScenario: Scenario = {
-  synopsis: "W services request their first leaf at once: time to all issued, each one's wait, 429 answers",
+  synopsis: "W services request their first leaf at once: time to all issued, each one's wait, 429 throttling",
   flags,
   unit: 'req/s',
   run,
