@@ -14,10 +14,17 @@ export interface LatencyHistogram {
   distribution(): [number, number][];
   /** Compressed, to cross a thread boundary (decodeHistogram reads it). */
   encode(): string;
+  /** HdrHistogram's percentile distribution text (.hgrm), values in milliseconds, for plotting elsewhere. */
+  hgrm(): string;
 }
 
 class Hdr implements LatencyHistogram {
-  readonly h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, useWebAssembly: false });
+  readonly h = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 3_600_000_000,
+    numberOfSignificantValueDigits: 3,
+    useWebAssembly: false,
+  });
 
   record(micros: number): void {
     this.h.recordValue(Math.max(1, Math.round(micros)));
@@ -49,6 +56,9 @@ class Hdr implements LatencyHistogram {
   }
   encode(): string {
     return hdr.encodeIntoCompressedBase64(this.h);
+  }
+  hgrm(): string {
+    return this.h.outputPercentileDistribution(5, 1000);
   }
 }
 

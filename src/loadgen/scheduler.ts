@@ -1,8 +1,12 @@
 // Drives requests over a pool of connections, closed loop (each connection sends again as soon as
-// it is answered) or open loop (requests are due at a fixed rate whatever the server does). In
-// open loop a latency runs from the moment the request was due, not from when a connection was
+// it is answered) or open loop (requests fall due on a pacer's schedule whatever the server does).
+// In open loop a latency runs from the moment the request was due, not from when a connection was
 // free to send it: a stalled server delays the requests queued behind it, and they show it
-// (coordinated omission). The clock is injected, so this is tested without waiting.
+// (coordinated omission). A request due while every connection is busy waits in a bounded backlog
+// (late); one due when the backlog is full, or still waiting when the run ends, is dropped, so
+// sending stops on time whatever the rate asked. The clock is injected, so this is tested without
+// waiting.
+import type { Pacer } from './pacer.js';
 import type { Outcome } from './types.js';
 
 export interface LoadClock {
@@ -14,11 +18,11 @@ export interface LoadClock {
 /** Epoch milliseconds, fractional: the same on every thread (each thread's performance.now() has its own origin). */
 export const epochClock: LoadClock = {
   now: () => performance.timeOrigin + performance.now(),
-  // A due time already past resolves at once: a timer waits at least 1 ms, which would cap an
-  // open loop near 1,000 requests per second. Requests due within one timer tick go out together.
+  // A due time already past resolves after pending I/O (answers free connections), not a 1 ms
+  // timer, which would cap an open loop near 1,000 requests per second.
   sleepUntil: (ms) => {
     const wait = ms - (performance.timeOrigin + performance.now());
-    return wait <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, wait));
+    return new Promise((resolve) => (wait <= 0 ? setImmediate(resolve) : setTimeout(resolve, wait)));
   },
 };
 
@@ -27,24 +31,34 @@ export interface Channel {
   send(): Promise<Outcome>;
 }
 
+/** A request sent this long after it fell due counts as late even if a connection was free (a busy generator). */
+export const LATE_MS = 10;
+
 export interface LoadPlan {
   readonly channels: readonly Channel[];
-  /** Requests per second across all channels; undefined for closed loop. */
-  readonly rate?: number | undefined;
-  /** When to stop sending (ms on the clock); answers still in flight are awaited. */
+  /** Open loop: when each request falls due; undefined for closed loop. */
+  readonly pacer?: Pacer | undefined;
+  /** When to stop sending (ms on the clock), the backlog too; answers still in flight are awaited. */
   readonly until: number;
-  /** Open loop: when the schedule starts (default: now), so that `until - from` holds exactly its share of requests. */
+  /** Open loop: when the schedule starts (default: now). */
   readonly from?: number | undefined;
   readonly clock: LoadClock;
-  /** Latency in microseconds, from send (closed loop) or from due time (open loop). */
-  readonly record: (outcome: Outcome, latencyUs: number) => void;
+  /**
+   * Latency in microseconds, from send (closed loop) or from due time (open loop); `late` when it
+   * waited for a free connection or went out LATE_MS after it fell due.
+   */
+  readonly record: (outcome: Outcome, latencyUs: number, late: boolean, channel: Channel) => void;
+  /** Requests due that were never sent: the backlog was full, or the run ended first. */
+  readonly dropped?: (count: number) => void;
+  /** Most requests waiting for a free connection (default: one second of the rate, at least one per connection). */
+  readonly backlog?: number | undefined;
   /** Stops early (Ctrl-C): nothing new is sent. */
   readonly stopped?: () => boolean;
 }
 
 export async function drive(plan: LoadPlan): Promise<void> {
-  if (plan.rate === undefined) await closedLoop(plan);
-  else await openLoop(plan, plan.rate);
+  if (plan.pacer === undefined) await closedLoop(plan);
+  else await openLoop(plan, plan.pacer);
 }
 
 async function closedLoop(plan: LoadPlan): Promise<void> {
@@ -55,38 +69,73 @@ async function closedLoop(plan: LoadPlan): Promise<void> {
       while (!stop()) {
         const sent = clock.now();
         const outcome = await channel.send();
-        plan.record(outcome, (clock.now() - sent) * 1000);
+        plan.record(outcome, (clock.now() - sent) * 1000, false, channel);
       }
     }),
   );
 }
 
-async function openLoop(plan: LoadPlan, rate: number): Promise<void> {
+/** The default backlog: one second of the fastest stage, at least one per connection, at most 100,000 due times. */
+function backlogOf(plan: LoadPlan, pacer: Pacer): number {
+  const fastest = Math.max(0, ...pacer.stages.map((s) => s.rate));
+  return plan.backlog ?? Math.min(100_000, Math.max(plan.channels.length, Math.ceil(fastest)));
+}
+
+async function openLoop(plan: LoadPlan, pacer: Pacer): Promise<void> {
   const { clock } = plan;
-  const interval = 1000 / rate;
   const free = [...plan.channels];
-  /** Due times of requests waiting for a free connection, oldest first. */
-  const waiting: number[] = [];
+  // Due times of requests waiting for a free connection, oldest first, in a ring.
+  const capacity = backlogOf(plan, pacer);
+  const ring = new Float64Array(Math.max(1, capacity));
+  let head = 0;
+  let waiting = 0;
+  let sending = true;
   const inFlight = new Set<Promise<void>>();
-  const fire = (channel: Channel, due: number): void => {
+  const drop = (n: number): void => {
+    if (n > 0) plan.dropped?.(n);
+  };
+  const fire = (channel: Channel, due: number, queued: boolean): void => {
+    const late = queued || clock.now() - due > LATE_MS;
     const done = channel.send().then((outcome) => {
-      plan.record(outcome, (clock.now() - due) * 1000);
+      plan.record(outcome, (clock.now() - due) * 1000, late, channel);
       inFlight.delete(done);
-      const next = waiting.shift();
-      if (next !== undefined) fire(channel, next);
-      else free.push(channel);
+      if (sending && waiting > 0) {
+        const next = ring[head] as number;
+        head = (head + 1) % ring.length;
+        waiting--;
+        fire(channel, next, true);
+      } else free.push(channel);
     });
     inFlight.add(done);
   };
   const start = plan.from ?? clock.now();
-  for (let i = 0; ; i++) {
-    const due = start + i * interval;
-    if (due >= plan.until || plan.stopped?.() === true) break;
-    await clock.sleepUntil(due);
-    if (plan.stopped?.() === true) break;
-    const channel = free.pop();
-    if (channel === undefined) waiting.push(due);
-    else fire(channel, due);
+  const end = Math.min(plan.until, start + pacer.totalMs);
+  // Every call due strictly before the end; one due at the last moment still goes out.
+  const total = Math.min(pacer.total, pacer.dueBy(end - start - 1e-6));
+  let n = 0;
+  while (n < total && plan.stopped?.() !== true) {
+    const now = clock.now();
+    const due = Math.min(pacer.dueBy(now - start), total);
+    for (; n < due; n++) {
+      const channel = free.pop();
+      if (channel !== undefined) fire(channel, start + pacer.timeOf(n), false);
+      else if (waiting < capacity) {
+        ring[(head + waiting) % ring.length] = start + pacer.timeOf(n);
+        waiting++;
+      } else {
+        // Full: every call due now is dropped at once, not one by one.
+        drop(due - n);
+        n = due;
+        break;
+      }
+    }
+    if (n >= total) break;
+    await clock.sleepUntil(start + pacer.timeOf(n));
   }
+  // Waiting calls may still go out until the run's end; then what still waits is never sent.
+  if (waiting > 0 && plan.stopped?.() !== true) await clock.sleepUntil(plan.until);
+  sending = false;
+  drop(waiting);
+  waiting = 0;
   while (inFlight.size > 0) await Promise.race(inFlight);
 }

@@ -1,6 +1,7 @@
-// `svc-agent loadtest compare a.json b.json [-report diff.html]`: two results side by side (before
-// and after an upgrade, or this agent against another), as a table with B/A ratios and, with
-// -report, the charts of both runs overlaid.
+// `svc-agent loadtest compare a.json b.json [-report diff.html] [-force]`: two results side by side
+// (before and after an upgrade, or this agent against another), as a table with B/A ratios and,
+// with -report, the charts of both runs overlaid. Unlike runs (another scenario, loop mode, rate,
+// target count or schema) are refused unless -force, which then says what differs first.
 import { readFile, writeFile } from 'node:fs/promises';
 import { ClientError } from '../client/api.js';
 import { parseFlags } from '../client/flags.js';
@@ -8,25 +9,66 @@ import { renderReport } from './report.js';
 import { ms, RESULT_SCHEMA, type LoadtestResult } from './result.js';
 
 export function compareHelp(): string {
-  return 'Options of compare:\n\n  -report=<value>\n      Write an HTML report with both runs\' charts overlaid.';
+  return [
+    'Options of compare:',
+    '',
+    '  -report=<value>',
+    "      Write an HTML report with both runs' charts overlaid.",
+    '  -force',
+    '      Compare runs that differ in scenario, loop mode, rate, target count or schema (refused otherwise).',
+  ].join('\n');
 }
 
 export async function runCompare(argv: readonly string[], io: { out(text: string): void }): Promise<number> {
   const files: string[] = [];
   let reportFile: string | undefined;
+  let force = false;
   let rest = [...argv];
   while (rest.length > 0) {
-    const { values, args } = parseFlags(rest, { report: { kind: 'string', doc: '' } });
+    const { values, args } = parseFlags(rest, {
+      report: { kind: 'string', doc: '' },
+      force: { kind: 'bool', doc: '' },
+    });
     if (typeof values.report === 'string') reportFile = values.report;
+    if (values.force === true) force = true;
     if (args.length === 0) break;
     files.push(args[0] as string);
     rest = args.slice(1);
   }
-  if (files.length !== 2) throw new ClientError('compare takes two result files: svc-agent loadtest compare <a.json> <b.json> [-report diff.html]');
-  const [a, b] = await Promise.all(files.map(readResult)) as [LoadtestResult, LoadtestResult];
-  io.out(compareText(a, b, files as [string, string]));
-  if (reportFile !== undefined) await writeFile(reportFile, await renderReport([a, b]));
+  if (files.length !== 2) {
+    throw new ClientError(
+      'compare takes two result files: svc-agent loadtest compare <a.json> <b.json> [-report diff.html] [-force]',
+    );
+  }
+  const [a, b] = (await Promise.all(files.map(readResult))) as [LoadtestResult, LoadtestResult];
+  const differs = differences(a, b);
+  if (differs.length > 0 && !force) {
+    throw new ClientError(`compare refuses unlike runs: ${differs.join('; ')} (-force compares them anyway)`);
+  }
+  const warning = differs.length === 0 ? undefined : `UNLIKE RUNS compared (-force): ${differs.join('; ')}`;
+  io.out(`${warning === undefined ? '' : `${warning}\n`}${compareText(a, b, files as [string, string])}`);
+  if (reportFile !== undefined) await writeFile(reportFile, await renderReport([a, b], warning));
   return 0;
+}
+
+/** What makes two runs unlike: each as `what A vs B`. */
+function differences(a: LoadtestResult, b: LoadtestResult): string[] {
+  const rateOf = (r: LoadtestResult): string =>
+    r.settings.stages !== null && r.settings.stages.length > 1
+      ? `stages ${r.settings.stages.map((s) => `${s.ms / 1000}s:${s.rate}`).join(',')}`
+      : r.settings.findMax
+        ? 'find-max'
+        : r.settings.rate === null
+          ? 'none asked'
+          : `${r.settings.rate}/s`;
+  const pairs: [string, string, string][] = [
+    ['scenario', a.scenario, b.scenario],
+    ['mode', `${a.settings.mode}`, `${b.settings.mode}`],
+    ['rate', rateOf(a), rateOf(b)],
+    ['targets', String(a.targets.length), String(b.targets.length)],
+    ['schema', a.schema, b.schema],
+  ];
+  return pairs.filter(([, x, y]) => x !== y).map(([what, x, y]) => `${what} ${x} vs ${y}`);
 }
 
 async function readResult(file: string): Promise<LoadtestResult> {
@@ -43,35 +85,116 @@ async function readResult(file: string): Promise<LoadtestResult> {
     throw new ClientError(`${file} is not JSON: expected a result written by svc-agent loadtest -out`);
   }
   const schema = (value as { schema?: unknown } | null)?.schema;
-  if (schema === 'svc-agent-loadtest/1') return fromVersion1(value as LoadtestResult & { crossCheck: { generatorAnswered: number; targetCounted: number | null; agrees: boolean | null } });
-  if (schema !== RESULT_SCHEMA) throw new ClientError(`${file} is not a ${RESULT_SCHEMA} result (schema ${JSON.stringify(schema ?? null)}): expected a result written by svc-agent loadtest -out`);
+  if (schema === 'svc-agent-loadtest/1') return fromVersion2(fromVersion1(value as Version1));
+  if (schema === 'svc-agent-loadtest/2') return fromVersion2(value as Version2);
+  if (schema !== RESULT_SCHEMA) {
+    throw new ClientError(
+      `${file} is not a ${RESULT_SCHEMA} result (schema ${JSON.stringify(schema ?? null)}): expected a result written by svc-agent loadtest -out`,
+    );
+  }
   return value as LoadtestResult;
 }
 
+type Version2 = Omit<LoadtestResult, 'summary' | 'settings'> & {
+  summary: Omit<LoadtestResult['summary'], 'achievedRps' | 'askedRps' | 'late' | 'dropped' | 'outcomes'> & {
+    rps: number;
+  };
+  settings: Omit<LoadtestResult['settings'], 'stages' | 'findMax'>;
+};
+type Version1 = Version2 & {
+  crossCheck: { generatorAnswered: number; targetCounted: number | null; agrees: boolean | null };
+};
+
 /** A version 1 result (authorize and connection-rate only) in version 2's shape. */
-function fromVersion1(r: LoadtestResult & { crossCheck: { generatorAnswered: number; targetCounted: number | null; agrees: boolean | null } }): LoadtestResult {
+function fromVersion1(r: Version1): Version2 {
   const c = r.crossCheck;
   return {
     ...r,
     unit: r.scenario === 'connection-rate' ? 'connections/s' : 'req/s',
     propagation: [],
     facts: {},
-    crossCheck: { counter: 'svc.connect.authorize.allowed + denied', generatorCounted: c.generatorAnswered, targetCounted: c.targetCounted, agrees: c.agrees, warmupIncluded: true },
+    crossCheck: {
+      counter: 'svc.connect.authorize.allowed + denied',
+      generatorCounted: c.generatorAnswered,
+      targetCounted: c.targetCounted,
+      agrees: c.agrees,
+      warmupIncluded: true,
+    },
   };
+}
+
+/** A version 2 result in version 3's shape: its rate is what it achieved; late and dropped calls were not counted then (0). */
+function fromVersion2(r: Version2): LoadtestResult {
+  const { rps, ...summary } = r.summary;
+  return {
+    ...r,
+    settings: { ...r.settings, stages: null, findMax: false },
+    summary: { ...summary, achievedRps: rps, askedRps: r.settings.rate, late: 0, dropped: 0, outcomes: {} },
+    stages: [],
+    findMax: null,
+    thresholds: [],
+    markers: [],
+    series: r.series.map((s) => ({ ...s, late: 0, dropped: 0, outcomes: {} })),
+    propagation: r.propagation.map((p) => ({ ...p, includes: null, agentMs: null })),
+    client: { ...r.client, cores: 0, machinePct: 0 },
+  } as LoadtestResult;
 }
 
 function compareText(a: LoadtestResult, b: LoadtestResult, files: readonly [string, string]): string {
   const msText = (us: number): string => `${ms(us)} ms`;
+  const asked = (r: LoadtestResult): string =>
+    r.summary.askedRps === null ? 'none (closed loop)' : `${r.summary.askedRps.toLocaleString('en-US')}/s`;
   const rows: [string, string, string, number | undefined, number | undefined][] = [
     ['scenario', a.scenario, b.scenario, undefined, undefined],
-    ['throughput', `${a.summary.rps.toLocaleString('en-US')} ${a.unit}`, `${b.summary.rps.toLocaleString('en-US')} ${b.unit}`, a.summary.rps, b.summary.rps],
-    ['latency p50', msText(a.summary.latencyUs.p50), msText(b.summary.latencyUs.p50), a.summary.latencyUs.p50, b.summary.latencyUs.p50],
-    ['latency p99', msText(a.summary.latencyUs.p99), msText(b.summary.latencyUs.p99), a.summary.latencyUs.p99, b.summary.latencyUs.p99],
-    ['latency p99.9', msText(a.summary.latencyUs.p999), msText(b.summary.latencyUs.p999), a.summary.latencyUs.p999, b.summary.latencyUs.p999],
-    ['latency max', msText(a.summary.latencyUs.max), msText(b.summary.latencyUs.max), a.summary.latencyUs.max, b.summary.latencyUs.max],
-    ['errors', String(a.summary.requests - a.summary.ok), String(b.summary.requests - b.summary.ok), undefined, undefined],
+    ['rate asked', asked(a), asked(b), undefined, undefined],
+    [
+      'achieved',
+      `${a.summary.achievedRps.toLocaleString('en-US')} ${a.unit}`,
+      `${b.summary.achievedRps.toLocaleString('en-US')} ${b.unit}`,
+      a.summary.achievedRps,
+      b.summary.achievedRps,
+    ],
+    ['dropped', String(a.summary.dropped), String(b.summary.dropped), undefined, undefined],
+    [
+      'latency p50',
+      msText(a.summary.latencyUs.p50),
+      msText(b.summary.latencyUs.p50),
+      a.summary.latencyUs.p50,
+      b.summary.latencyUs.p50,
+    ],
+    [
+      'latency p99',
+      msText(a.summary.latencyUs.p99),
+      msText(b.summary.latencyUs.p99),
+      a.summary.latencyUs.p99,
+      b.summary.latencyUs.p99,
+    ],
+    [
+      'latency p99.9',
+      msText(a.summary.latencyUs.p999),
+      msText(b.summary.latencyUs.p999),
+      a.summary.latencyUs.p999,
+      b.summary.latencyUs.p999,
+    ],
+    [
+      'latency max',
+      msText(a.summary.latencyUs.max),
+      msText(b.summary.latencyUs.max),
+      a.summary.latencyUs.max,
+      b.summary.latencyUs.max,
+    ],
+    [
+      'errors',
+      String(a.summary.requests - a.summary.ok),
+      String(b.summary.requests - b.summary.ok),
+      undefined,
+      undefined,
+    ],
   ];
   const width = Math.max(12, ...rows.map((r) => r[1].length)) + 2;
-  const lines = rows.map(([label, x, y, nx, ny]) => `  ${label.padEnd(16)}${x.padEnd(width)}${y.padEnd(width)}${nx !== undefined && ny !== undefined && nx > 0 ? `${(ny / nx).toFixed(2)}x` : ''}`);
+  const lines = rows.map(
+    ([label, x, y, nx, ny]) =>
+      `  ${label.padEnd(16)}${x.padEnd(width)}${y.padEnd(width)}${nx !== undefined && ny !== undefined && nx > 0 ? `${(ny / nx).toFixed(2)}x` : ''}`,
+  );
   return `\n  ${''.padEnd(16)}${'A'.padEnd(width)}${'B'.padEnd(width)}B / A\n${lines.join('\n')}\n\n  A: ${files[0]}\n  B: ${files[1]}\n`;
 }

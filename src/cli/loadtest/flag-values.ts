@@ -6,7 +6,10 @@ import { parseDuration } from '../../core/duration.js';
 export function durationFlag(flag: string, value: unknown, fallback: number, example: string): number {
   if (value === undefined) return fallback;
   const ms = parseDuration(String(value));
-  if (ms === undefined || ms < 0) throw new ClientError(`invalid value ${JSON.stringify(value)} for flag -${flag}: expected a duration such as ${example}`);
+  if (ms === undefined || ms < 0)
+    throw new ClientError(
+      `invalid value ${JSON.stringify(value)} for flag -${flag}: expected a duration such as ${example}`,
+    );
   return ms;
 }
 
@@ -14,6 +17,31 @@ export function durationFlag(flag: string, value: unknown, fallback: number, exa
 export function rateFlag(flag: string, value: unknown, what: string, example: string): number | undefined {
   if (value === undefined) return undefined;
   const rate = Number(/^(\d+(?:\.\d+)?)(?:\/s)?$/.exec(String(value))?.[1] ?? NaN);
-  if (!(rate > 0)) throw new ClientError(`invalid value ${JSON.stringify(value)} for flag -${flag}: expected ${what} per second, such as ${example}`);
+  if (!(rate > 0))
+    throw new ClientError(
+      `invalid value ${JSON.stringify(value)} for flag -${flag}: expected ${what} per second, such as ${example}`,
+    );
   return rate;
+}
+
+/** `-stages 10s:1000,30s:20000,10s:0`: steps of an open-loop rate, each a duration and calls per second. */
+export function stagesFlag(value: unknown): { ms: number; rate: number }[] | undefined {
+  if (value === undefined) return undefined;
+  const refuse = (): never => {
+    throw new ClientError(
+      `invalid value ${JSON.stringify(value)} for flag -stages: expected duration:rate steps, such as 10s:1000,30s:20000,10s:0`,
+    );
+  };
+  const stages = String(value)
+    .split(',')
+    .map((step) => {
+      const [duration, rate, extra] = step.split(':');
+      if (duration === undefined || rate === undefined || extra !== undefined) return refuse();
+      const ms = parseDuration(duration.trim());
+      const perSecond = Number(/^(\d+(?:\.\d+)?)(?:\/s)?$/.exec(rate.trim())?.[1] ?? NaN);
+      if (ms === undefined || !(ms > 0) || !(perSecond >= 0)) return refuse();
+      return { ms, rate: perSecond };
+    });
+  if (stages.every((s) => s.rate === 0)) refuse();
+  return stages;
 }

@@ -3,43 +3,66 @@
 // it opens anywhere without a network. uPlot is read here and nowhere else.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { errorsText, ms, type LoadtestResult } from './result.js';
+import { cpuText, errorsText, ms, rateText, thresholdText, type LoadtestResult } from './result.js';
 
 const require = createRequire(import.meta.url);
 
-/** Series colours: run A's, then run B's. */
+/** Series colours, run A's then run B's: achieved or p50, p99, asked, max or errors, then outcomes. */
 const PALETTES = [
-  ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd'],
-  ['#17becf', '#bcbd22', '#8c564b', '#e377c2', '#7f7f7f'],
+  ['#1f77b4', '#ff7f0e', '#7f7f7f', '#d62728', '#2ca02c', '#9467bd', '#8c564b', '#e377c2'],
+  ['#17becf', '#bcbd22', '#aec7e8', '#ff9896', '#98df8a', '#c5b0d5', '#c49c94', '#f7b6d2'],
 ];
+/** Throttling (leaf-wave's 429s) has a colour of its own, apart from the errors' red. */
+const THROTTLED = ['#e6a100', '#ffd966'];
+
+interface Series {
+  readonly label: string;
+  readonly color: string;
+  /** What the legend says beside the label without hovering: a mean, a max, a percentile. */
+  readonly legend: string;
+  readonly dashed?: boolean;
+  readonly points: readonly (readonly [number, number])[];
+}
 
 interface Chart {
   readonly id: string;
   readonly title: string;
   readonly xLabel: string;
   readonly yLabel: string;
-  /** 'time' (seconds), 'percentile' (log of 1/(1-p)), 'ms' (linear). */
+  /** 'time' (seconds), 'percentile' (log of 1/(1-p)), 'ms' (linear, or log when `xLog`). */
   readonly x: 'time' | 'percentile' | 'ms';
+  readonly xLog?: boolean;
   readonly yLog?: boolean;
   /** Counts (throughput, errors): the y axis starts at zero, so a dip is not drawn as a fall. */
   readonly yZero?: boolean;
   readonly stepped?: boolean;
-  readonly series: readonly { readonly label: string; readonly color: string; readonly points: readonly (readonly [number, number])[] }[];
+  readonly series: readonly Series[];
+  /** Moments drawn as vertical lines (time charts): intention changes, rotations. */
+  readonly markers: readonly { readonly label: string; readonly t: number }[];
 }
 
-export async function renderReport(results: readonly LoadtestResult[]): Promise<string> {
-  const [script, styles] = await Promise.all([readFile(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'), readFile(require.resolve('uplot/dist/uPlot.min.css'), 'utf8')]);
+export async function renderReport(results: readonly LoadtestResult[], warning?: string): Promise<string> {
+  const [script, styles] = await Promise.all([
+    readFile(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
+    readFile(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
+  ]);
   const names = results.length === 1 ? [''] : ['A: ', 'B: '];
   const charts = chartsOf(results, names);
-  const title = results.length === 1 ? `svc-agent loadtest ${results[0]!.scenario}` : `svc-agent loadtest compare: ${results.map((r) => r.scenario).join(' vs ')}`;
+  const title =
+    results.length === 1
+      ? `svc-agent loadtest ${results[0]!.scenario}`
+      : `svc-agent loadtest compare: ${results.map((r) => r.scenario).join(' vs ')}`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>${styles}
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1000px}
-table{border-collapse:collapse;margin:12px 0}td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top}
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
+table{border-collapse:collapse;margin:12px 0;width:100%}td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{background:#f5f5f5}.chart{margin:24px 0}.chart h2{font-size:16px;margin:0 0 6px}.note{color:#666}
+.warning{background:#fde8e8;border:1px solid #d62728;padding:6px 10px;font-weight:bold}
+.keys{display:flex;flex-wrap:wrap;gap:4px 16px;margin:4px 0 0 8px}.key{white-space:nowrap}
+.key i{display:inline-block;width:14px;height:3px;vertical-align:middle;margin-right:6px}
 </style></head><body>
-<h1>${escapeHtml(title)}</h1>
+${warning === undefined ? '' : `<p class="warning">${escapeHtml(warning)}</p>\n`}<h1>${escapeHtml(title)}</h1>
 ${summaryTable(results, names)}
 ${charts.map((c) => `<div class="chart" id="${c.id}" data-chart><h2>${escapeHtml(c.title)}</h2></div>`).join('\n')}
 <p class="note">Latencies from HDR histograms (microsecond resolution; in open loop measured from when each request was due). Schema ${escapeHtml(results[0]!.schema)}.</p>
@@ -50,21 +73,113 @@ ${charts.map((c) => `<div class="chart" id="${c.id}" data-chart><h2>${escapeHtml
 `;
 }
 
+const num = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
+const mean = (xs: readonly number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+const max = (xs: readonly number[]): number => xs.reduce((a, b) => Math.max(a, b), 0);
+
+/** The rate asked in each second of a run (a stage's rate), for the throughput chart. */
+function askedSeries(r: LoadtestResult): [number, number][] {
+  if (r.summary.askedRps === null) return [];
+  const stages = r.settings.stages ?? [{ ms: r.summary.elapsedMs, rate: r.summary.askedRps }];
+  const points: [number, number][] = [];
+  let at = 0;
+  for (const s of stages) {
+    for (let t = Math.floor(at / 1000) + 1; t <= Math.ceil((at + s.ms) / 1000); t++) points.push([t, s.rate]);
+    at += s.ms;
+  }
+  return points;
+}
+
 function chartsOf(results: readonly LoadtestResult[], names: readonly string[]): Chart[] {
-  const each = <T>(pick: (r: LoadtestResult, palette: readonly string[], name: string) => T[]): T[] => results.flatMap((r, i) => pick(r, PALETTES[i % 2]!, names[i]!));
+  const each = (pick: (r: LoadtestResult, palette: readonly string[], name: string, i: number) => Series[]): Series[] =>
+    results.flatMap((r, i) => pick(r, PALETTES[i % 2]!, names[i]!, i));
   const ms = (us: number): number => us / 1000;
+  const markers = results.flatMap((r, i) => r.markers.map((m) => ({ label: `${names[i]}${m.label}`, t: m.t })));
+  const perSecond = (
+    label: string,
+    color: string,
+    points: [number, number][],
+    unit: string,
+    dashed = false,
+  ): Series => ({
+    label,
+    color,
+    dashed,
+    legend: `mean ${num(Math.round(mean(points.map((p) => p[1]))))} ${unit}, max ${num(max(points.map((p) => p[1])))}`,
+    points,
+  });
+  const latencyLine = (label: string, color: string, points: [number, number][]): Series => ({
+    label,
+    color,
+    legend: `max ${num(max(points.map((p) => p[1])))} ms`,
+    points,
+  });
   const charts: Chart[] = [
-    { id: 'throughput', title: 'Throughput over time', xLabel: 'seconds', yLabel: results[0]!.unit, x: 'time', yZero: true, series: each((r, p, n) => [{ label: `${n}${r.unit}`, color: p[0]!, points: r.series.map((s) => [s.t, s.requests] as const) }]) },
+    {
+      id: 'throughput',
+      title: 'Throughput over time: achieved, asked, dropped',
+      xLabel: 'seconds',
+      yLabel: results[0]!.unit,
+      x: 'time',
+      yZero: true,
+      markers,
+      series: each((r, p, n) => {
+        const outcomes = Object.keys(r.summary.outcomes)
+          .filter((k) => k !== 'throttled')
+          .sort();
+        const asked = askedSeries(r);
+        return [
+          perSecond(
+            `${n}achieved`,
+            p[0]!,
+            r.series.map((s) => [s.t, s.requests - (s.outcomes.throttled ?? 0)]),
+            r.unit,
+          ),
+          ...(asked.length === 0 ? [] : [perSecond(`${n}asked`, p[2]!, asked, '/s', true)]),
+          ...outcomes.map((k, j) =>
+            perSecond(
+              `${n}${k}`,
+              p[4 + (j % 4)]!,
+              r.series.map((s) => [s.t, s.outcomes[k] ?? 0]),
+              '/s',
+            ),
+          ),
+          ...(r.summary.dropped === 0
+            ? []
+            : [
+                perSecond(
+                  `${n}dropped`,
+                  p[3]!,
+                  r.series.map((s) => [s.t, s.dropped]),
+                  '/s',
+                ),
+              ]),
+        ];
+      }),
+    },
     {
       id: 'latency',
       title: 'Latency percentiles over time',
       xLabel: 'seconds',
       yLabel: 'ms',
       x: 'time',
+      markers,
       series: each((r, p, n) => [
-        { label: `${n}p50`, color: p[0]!, points: r.series.map((s) => [s.t, ms(s.p50Us)] as const) },
-        { label: `${n}p99`, color: p[1]!, points: r.series.map((s) => [s.t, ms(s.p99Us)] as const) },
-        { label: `${n}max`, color: p[3]!, points: r.series.map((s) => [s.t, ms(s.maxUs)] as const) },
+        latencyLine(
+          `${n}p50`,
+          p[0]!,
+          r.series.map((s) => [s.t, ms(s.p50Us)]),
+        ),
+        latencyLine(
+          `${n}p99`,
+          p[1]!,
+          r.series.map((s) => [s.t, ms(s.p99Us)]),
+        ),
+        latencyLine(
+          `${n}max`,
+          p[3]!,
+          r.series.map((s) => [s.t, ms(s.maxUs)]),
+        ),
       ]),
     },
     {
@@ -74,22 +189,69 @@ function chartsOf(results: readonly LoadtestResult[], names: readonly string[]):
       yLabel: 'ms',
       x: 'percentile',
       yLog: true,
-      series: each((r, p, n) => [{ label: `${n}latency`, color: p[0]!, points: r.distribution.filter(([q]) => q < 100).map(([q, us]) => [1 / (1 - q / 100), Math.max(0.001, ms(us))] as const) }]),
+      markers: [],
+      series: each((r, p, n) => [
+        {
+          label: `${n}latency`,
+          color: p[0]!,
+          legend: `p50 ${num(ms(r.summary.latencyUs.p50))} ms, p99 ${num(ms(r.summary.latencyUs.p99))} ms`,
+          // Below a microsecond is no latency a network call has: left out, so the axis starts at the first real one.
+          points: r.distribution
+            .filter(([q, us]) => q < 100 && us > 1)
+            .map(([q, us]) => [1 / (1 - q / 100), ms(us)] as const),
+        },
+      ]),
     },
-    { id: 'errors', title: 'Errors over time', xLabel: 'seconds', yLabel: 'errors/s', x: 'time', yZero: true, series: each((r, p, n) => [{ label: `${n}errors`, color: p[3]!, points: r.series.map((s) => [s.t, s.errors] as const) }]) },
+    {
+      id: 'errors',
+      title: 'Errors and throttling over time',
+      xLabel: 'seconds',
+      yLabel: 'per second',
+      x: 'time',
+      yZero: true,
+      markers,
+      series: each((r, p, n, i) => [
+        perSecond(
+          `${n}errors`,
+          p[3]!,
+          r.series.map((s) => [s.t, s.errors]),
+          '/s',
+        ),
+        ...(r.summary.outcomes.throttled === undefined
+          ? []
+          : [
+              perSecond(
+                `${n}throttled (429)`,
+                THROTTLED[i % 2]!,
+                r.series.map((s) => [s.t, s.outcomes.throttled ?? 0]),
+                '/s',
+              ),
+            ]),
+      ]),
+    },
   ];
   if (results.some((r) => r.propagation.length > 0)) {
+    const all = results.flatMap((r) => r.propagation.flatMap((p) => p.samplesMs)).filter((v) => v > 0);
     charts.push({
       id: 'propagation',
       title: 'Propagation: share of parties that saw each change, by time since it was written (CDF)',
       xLabel: 'ms',
       yLabel: 'share seen',
       x: 'ms',
+      // Millisecond curves beside a 30 s one: a log axis, so both read.
+      xLog: all.length > 0 && max(all) / Math.min(...all) > 100,
       stepped: true,
+      markers: [],
       series: each((r, p, n) =>
         r.propagation.map((prop, k) => {
           const parties = prop.seen + prop.missing;
-          return { label: `${n}${prop.name}`, color: p[k % p.length]!, points: prop.samplesMs.map((v, i) => [v, (i + 1) / Math.max(1, parties)] as const) };
+          return {
+            label: `${n}${prop.name}`,
+            color: p[k % p.length]!,
+            legend:
+              prop.seen === 0 ? 'seen by none' : `p50 ${num(prop.ms.p50 ?? 0)} ms, max ${num(prop.ms.max ?? 0)} ms`,
+            points: prop.samplesMs.filter((v) => v > 0).map((v, i) => [v, (i + 1) / Math.max(1, parties)] as const),
+          };
         }),
       ),
     });
@@ -102,8 +264,30 @@ function summaryTable(results: readonly LoadtestResult[], names: readonly string
     ['scenario', (r) => r.scenario, undefined],
     ['targets', (r) => r.targets.join(', '), undefined],
     ['started', (r) => r.startedAt ?? '', undefined],
-    ['settings', (r) => Object.entries(r.settings).filter(([, v]) => v !== null).map(([k, v]) => `${k} ${String(v)}`).join(', '), undefined],
-    ['throughput', (r) => `${r.summary.rps.toLocaleString('en-US')} ${r.unit}`, (r) => r.summary.rps],
+    [
+      'settings',
+      (r) =>
+        Object.entries(r.settings)
+          .filter(([, v]) => v !== null && v !== false)
+          .map(
+            ([k, v]) =>
+              `${k} ${k === 'stages' ? r.settings.stages!.map((s) => `${s.ms / 1000}s:${s.rate}`).join(',') : String(v)}`,
+          )
+          .join(', '),
+      undefined,
+    ],
+    ['rate', rateText, undefined],
+    ['achieved', (r) => `${r.summary.achievedRps.toLocaleString('en-US')} ${r.unit}`, (r) => r.summary.achievedRps],
+    [
+      'asked',
+      (r) => (r.summary.askedRps === null ? 'none (closed loop)' : `${r.summary.askedRps.toLocaleString('en-US')}/s`),
+      undefined,
+    ],
+    [
+      'late, dropped',
+      (r) => `${r.summary.late.toLocaleString('en-US')} late, ${r.summary.dropped.toLocaleString('en-US')} dropped`,
+      undefined,
+    ],
     ['requests', (r) => r.summary.requests.toLocaleString('en-US'), (r) => r.summary.requests],
     ['latency p50', (r) => `${ms(r.summary.latencyUs.p50)} ms`, (r) => r.summary.latencyUs.p50],
     ['latency p99', (r) => `${ms(r.summary.latencyUs.p99)} ms`, (r) => r.summary.latencyUs.p99],
@@ -111,18 +295,61 @@ function summaryTable(results: readonly LoadtestResult[], names: readonly string
     ['latency max', (r) => `${ms(r.summary.latencyUs.max)} ms`, (r) => r.summary.latencyUs.max],
     ['errors', (r) => errorsText(r.summary.errors), undefined],
     ['limited by', (r) => r.limitedBy, undefined],
-    ['client cpu', (r) => `${r.client.cpuPct}%`, undefined],
+    ['client cpu', cpuText, undefined],
+    ['thresholds', (r) => (r.thresholds.length === 0 ? 'none' : r.thresholds.map(thresholdText).join('; ')), undefined],
     ['generator counted', (r) => (r.crossCheck === null ? 'n/a' : `${r.crossCheck.generatorCounted}`), undefined],
-    ['target counted', (r) => (r.crossCheck === null || r.crossCheck.targetCounted === null ? 'n/a' : `${r.crossCheck.targetCounted} (${r.crossCheck.counter}): ${r.crossCheck.agrees ? 'agrees' : 'DIFFERS'}`), undefined],
+    [
+      'target counted',
+      (r) =>
+        r.crossCheck === null || r.crossCheck.targetCounted === null
+          ? 'n/a'
+          : `${r.crossCheck.targetCounted} (${r.crossCheck.counter}): ${r.crossCheck.agrees ? 'agrees' : 'DIFFERS'}`,
+      undefined,
+    ],
   ];
+  const stageCount = Math.max(0, ...results.map((r) => r.stages.length));
+  for (let k = 0; k < stageCount; k++) {
+    rows.push([
+      `stage ${k + 1}`,
+      (r) => {
+        const s = r.stages[k];
+        if (s === undefined) return '';
+        return `${s.durationMs / 1000}s at ${s.rate.toLocaleString('en-US')}/s: achieved ${s.achievedRps.toLocaleString('en-US')}/s, p50 ${ms(s.latencyUs.p50)} ms, p99 ${ms(s.latencyUs.p99)} ms, dropped ${s.dropped.toLocaleString('en-US')}`;
+      },
+      undefined,
+    ]);
+  }
+  if (results.some((r) => r.findMax !== null)) {
+    rows.push([
+      'highest rate held',
+      (r) => {
+        const f = r.findMax;
+        if (f === null) return '';
+        const steps = f.steps.map(
+          (s) =>
+            `${s.askedRps.toLocaleString('en-US')}/s ${s.held ? 'held' : 'not held'} (achieved ${s.achievedRps.toLocaleString('en-US')}/s)`,
+        );
+        return `${f.highestHeldRps === null ? 'none' : `${f.highestHeldRps.toLocaleString('en-US')}/s`}; criteria ${f.criteria.join(', ')}; steps: ${steps.join('; ')}`;
+      },
+      (r) => r.findMax?.highestHeldRps ?? 0,
+    ]);
+  }
   const labels = new Set(results.flatMap((r) => [...r.propagation.map((p) => p.name), ...Object.keys(r.facts)]));
   for (const label of labels) {
     rows.push([
       label,
       (r) => {
         const p = r.propagation.find((x) => x.name === label);
-        if (p !== undefined) return p.seen === 0 ? `seen by none of ${p.missing}` : `p50 ${p.ms.p50} ms, p99 ${p.ms.p99} ms, max ${p.ms.max} ms; seen by ${p.seen}${p.missing > 0 ? `, not by ${p.missing}` : ''}${p.staleAfterAck === null ? '' : `; ${p.staleAfterAck} stale after ack`}`;
-        return r.facts[label] ?? '';
+        if (p !== undefined)
+          return p.seen === 0
+            ? `seen by none of ${p.missing}`
+            : `p50 ${p.ms.p50} ms, p99 ${p.ms.p99} ms, max ${p.ms.max} ms; seen by ${p.seen}${p.missing > 0 ? `, not by ${p.missing}` : ''}${p.staleAfterAck === null ? '' : `; ${p.staleAfterAck} stale after ack`}`;
+        const fact = r.facts[label];
+        return fact === undefined || fact === null
+          ? ''
+          : typeof fact === 'number'
+            ? fact.toLocaleString('en-US')
+            : fact;
       },
       undefined,
     ]);
@@ -134,7 +361,9 @@ function summaryTable(results: readonly LoadtestResult[], names: readonly string
       const cells = results.map((r) => `<td>${escapeHtml(text(r))}</td>`).join('');
       const a = num?.(results[0]!);
       const b = ratio ? num?.(results[1]!) : undefined;
-      const ratioCell = ratio ? `<td>${a !== undefined && b !== undefined && a > 0 ? `${(b / a).toFixed(2)}x` : ''}</td>` : '';
+      const ratioCell = ratio
+        ? `<td>${a !== undefined && b !== undefined && a > 0 ? `${(b / a).toFixed(2)}x` : ''}</td>`
+        : '';
       return `<tr><th>${escapeHtml(label)}</th>${cells}${ratioCell}</tr>`;
     })
     .join('\n');
@@ -150,11 +379,22 @@ function jsonForScript(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
 }
 
-// Runs in the page: each chart's series put on one shared x axis (uPlot's aligned data), gaps spanned.
+// Runs in the page: each chart's series put on one shared x axis (uPlot's aligned data), gaps
+// spanned; as wide as the page (redrawn when the window changes); a legend with each series' value
+// (not uPlot's `--` until hovered); markers as dashed vertical lines on the timelines; the y axis as
+// wide as its longest tick, so its label never overlaps one.
 const DRAW = `
 (function () {
   var charts = JSON.parse(document.getElementById('charts').textContent);
+  var plots = [];
+  function fmt(v) {
+    if (v == null) return '';
+    var a = Math.abs(v);
+    return a >= 1000 ? Math.round(v).toLocaleString('en-US') : a >= 10 ? String(Math.round(v * 10) / 10) : String(Math.round(v * 1000) / 1000);
+  }
+  function widthOf(el) { return Math.max(300, el.clientWidth); }
   charts.forEach(function (c) {
+    var el = document.getElementById(c.id);
     var xs = [];
     var seen = {};
     c.series.forEach(function (s) { s.points.forEach(function (p) { if (!seen[p[0]]) { seen[p[0]] = true; xs.push(p[0]); } }); });
@@ -166,24 +406,80 @@ const DRAW = `
       s.points.forEach(function (p) { ys[at[p[0]]] = p[1]; });
       return ys;
     }));
-    var xScale = c.x === 'percentile' ? { time: false, distr: 3, log: 10 } : { time: false };
-    // Percentile axis: one tick per decade of 1/(1-p), labelled 0%, 90%, 99%, 99.9% ...
-    var xSplits = c.x === 'percentile'
-      ? function (u, axis, min, max) { var out = []; for (var v = 1; v <= max * 1.0001; v *= 10) if (v >= min / 1.0001) out.push(v); return out; }
-      : undefined;
-    var xValues = c.x === 'percentile'
-      ? function (u, splits) { return splits.map(function (v) { return v === 1 ? '0%' : String(Math.round((100 - 100 / v) * 1e6) / 1e6) + '%'; }); }
-      : undefined;
+    var logX = c.x === 'percentile' || c.xLog;
+    var xScale = logX ? { time: false, distr: 3, log: 10 } : { time: false };
+    var xAxis = { label: c.xLabel, labelGap: 4 };
+    if (c.x === 'percentile') {
+      // One tick per decade of 1/(1-p), labelled 0%, 90%, 99%, 99.9% ...
+      xAxis.splits = function (u, axis, min, max) { var out = []; for (var v = 1; v <= max * 1.0001; v *= 10) if (v >= min / 1.0001) out.push(v); return out; };
+      xAxis.values = function (u, splits) { return splits.map(function (v) { return v === 1 ? '0%' : String(Math.round((100 - 100 / v) * 1e6) / 1e6) + '%'; }); };
+    } else if (c.x === 'time') {
+      // Per-second data: ticks on whole seconds only.
+      xAxis.incrs = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600];
+      xAxis.values = function (u, splits) { return splits.map(function (v) { return v + 's'; }); };
+    } else {
+      xAxis.values = function (u, splits) { return splits.map(fmt); };
+    }
+    var yAxis = {
+      label: c.yLabel,
+      labelGap: 8,
+      values: function (u, splits) { return splits.map(fmt); },
+      size: function (u, values) {
+        var longest = (values || []).reduce(function (n, v) { return Math.max(n, String(v).length); }, 1);
+        return 16 + longest * 8;
+      },
+    };
+    var markerHook = function (u) {
+      if (!c.markers.length) return;
+      var ctx = u.ctx;
+      ctx.save();
+      ctx.setLineDash([5, 4]);
+      ctx.strokeStyle = '#444';
+      ctx.fillStyle = '#444';
+      ctx.lineWidth = 1;
+      ctx.font = (11 * devicePixelRatio) + 'px system-ui, sans-serif';
+      c.markers.forEach(function (m, i) {
+        var x = Math.round(u.valToPos(m.t, 'x', true));
+        if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+        ctx.beginPath();
+        ctx.moveTo(x, u.bbox.top);
+        ctx.lineTo(x, u.bbox.top + u.bbox.height);
+        ctx.stroke();
+        ctx.fillText(m.label, x + 4, u.bbox.top + (12 + (i % 3) * 13) * devicePixelRatio);
+      });
+      ctx.restore();
+    };
     var opts = {
-      width: 900,
+      width: widthOf(el),
       height: 300,
+      legend: { show: false },
       scales: { x: xScale, y: c.yLog ? { distr: 3 } : c.yZero ? { range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } } : {} },
-      axes: [{ label: c.xLabel, values: xValues, splits: xSplits }, { label: c.yLabel }],
+      axes: [xAxis, yAxis],
+      hooks: { draw: [markerHook] },
       series: [{ label: c.xLabel }].concat(c.series.map(function (s) {
-        return { label: s.label, stroke: s.color, width: 2, spanGaps: true, paths: c.stepped ? uPlot.paths.stepped({ align: 1 }) : undefined };
+        return { label: s.label, stroke: s.color, width: 2, spanGaps: true, dash: s.dashed ? [6, 4] : undefined, paths: c.stepped ? uPlot.paths.stepped({ align: 1 }) : undefined };
       })),
     };
-    new uPlot(opts, data, document.getElementById(c.id));
+    plots.push({ el: el, plot: new uPlot(opts, data, el) });
+    var keys = document.createElement('div');
+    keys.className = 'keys';
+    c.series.forEach(function (s) {
+      var key = document.createElement('span');
+      key.className = 'key';
+      var swatch = document.createElement('i');
+      swatch.style.background = s.color;
+      key.appendChild(swatch);
+      key.appendChild(document.createTextNode(s.label + ': ' + s.legend));
+      keys.appendChild(key);
+    });
+    el.appendChild(keys);
+  });
+  var pending = 0;
+  window.addEventListener('resize', function () {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(function () {
+      plots.forEach(function (p) { p.plot.setSize({ width: widthOf(p.el), height: 300 }); });
+    });
   });
 })();
 `;

@@ -3,15 +3,22 @@
 import type { ApiClient, Target } from '../client/api.js';
 import type { FlagSpecs } from '../client/flags.js';
 import type { Aggregate } from '../../loadgen/aggregate.js';
+import type { Stage } from '../../loadgen/pacer.js';
 import type { SecondPoint } from '../../loadgen/types.js';
+import type { Threshold } from './thresholds.js';
 
 export interface CommonSettings {
   readonly measureMs: number;
   readonly warmupMs: number;
   readonly connections: number;
-  /** Open loop, requests per second; undefined for closed loop. */
+  /** Open loop, requests per second (-rate; with -find-max, the first step's); undefined for closed loop or -stages. */
   readonly rate: number | undefined;
+  /** Open loop's schedule: -rate over -duration as one stage, or -stages; undefined for closed loop. */
+  readonly stages: readonly Stage[] | undefined;
   readonly threads: number;
+  readonly thresholds: readonly Threshold[];
+  /** -find-max: raise the rate step by step until a threshold fails. */
+  readonly findMax: boolean;
 }
 
 export interface RunContext {
@@ -38,14 +45,40 @@ export interface Measured {
   readonly aggregate: Aggregate;
   /** 2xx answers during the warm-up (the target's counters see those too). */
   readonly warmupOk: number;
+  /** From the start of the measured time to the last answer. */
   readonly elapsedMs: number;
-  /** The generator's CPU over the run, 100 per busy thread. */
+  /** The generator's time from its threads' start to the last answer (the CPU share's base); default elapsedMs. */
+  readonly wallMs?: number;
+  /** The generator process's CPU over its wall time, in percent of one core (100 per busy core). */
   readonly cpuPct: number;
   readonly threads: number;
   /** The generator was the limit: its threads (or, on the main thread, its event loop) busy over 90% of the time. */
   readonly clientBusy?: boolean;
   /** Requests sent that carried a send time (kv writes), warm-up included. */
   readonly stampedSent?: number;
+  /** Calls due per second over the measured time (open loop); null for closed loop or a wave. */
+  readonly askedRps: number | null;
+  /** The open loop's stages, for each one's share of the result; null without -stages or -rate. */
+  readonly stages?: readonly Stage[] | null;
+  readonly findMax?: FindMax;
+}
+
+export interface FindMaxStep {
+  readonly askedRps: number;
+  readonly achievedRps: number;
+  readonly p99Us: number;
+  readonly errors: number;
+  readonly dropped: number;
+  readonly held: boolean;
+  /** The thresholds the step did not hold. */
+  readonly failed: readonly string[];
+}
+
+export interface FindMax {
+  /** The highest rate asked that held every criterion; null when none did. */
+  readonly highestHeldRps: number | null;
+  readonly criteria: readonly string[];
+  readonly steps: readonly FindMaxStep[];
 }
 
 /** The run's count beside the target's own, read from GET /v1/agent/metrics before and after. */
@@ -68,6 +101,17 @@ export interface Propagation {
   readonly samplesMs: readonly number[];
   /** Answers with the old state to requests sent after the change was acknowledged. */
   readonly staleAfterAck?: number;
+  /** What the times include (`the proxies' call cadence (1/inbound-rate)`), said beside them. */
+  readonly includes?: string;
+  /** The agent's own part: from the write's ack to the first answer with the new state to a call made after it. */
+  readonly agentMs?: number | null;
+}
+
+/** A moment of the run drawn on every timeline: an intention change, a CA rotation. */
+export interface Marker {
+  readonly label: string;
+  /** Seconds since the measured time began. */
+  readonly t: number;
 }
 
 export interface ScenarioReport {
@@ -76,8 +120,9 @@ export interface ScenarioReport {
   readonly settings: Readonly<Record<string, unknown>>;
   readonly crossCheck: CrossCheck | null;
   readonly propagation?: readonly Propagation[];
-  /** Extra summary rows: [label, text]. */
-  readonly facts?: readonly (readonly [string, string])[];
+  readonly markers?: readonly Marker[];
+  /** Extra summary rows: [label, value]; numbers stay numbers in the JSON. */
+  readonly facts?: readonly (readonly [string, number | string | null])[];
 }
 
 export interface Scenario {
@@ -85,5 +130,7 @@ export interface Scenario {
   readonly flags: FlagSpecs;
   /** What one counted operation is, for the throughput line (`req/s`, `connections/s`, `leaves/s`). */
   readonly unit: string;
+  /** Driven by the generator threads: takes -rate, -stages and -find-max. */
+  readonly openLoop?: boolean;
   run(ctx: RunContext): Promise<ScenarioReport>;
 }

@@ -13,8 +13,9 @@ export class Tally {
   private cpuStart = process.cpuUsage();
   private eluStart = performance.eventLoopUtilization();
 
-  record(outcome: Outcome, latencyUs: number): void {
-    if (this.timer !== undefined) this.recorder.record(outcome, latencyUs);
+  /** One answer; `kind` and `expected` as Recorder.record takes them (a 429 that throttles is not an error). */
+  record(outcome: Outcome, latencyUs: number, kind = '', expected = false): void {
+    if (this.timer !== undefined) this.recorder.record(outcome, latencyUs, false, kind, expected);
   }
 
   /** Starts the measured time: a point every second from now. */

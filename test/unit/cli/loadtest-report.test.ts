@@ -9,7 +9,9 @@ import { resultOf, summaryText, type LoadtestResult } from '../../../src/cli/loa
 import type { Propagation } from '../../../src/cli/loadtest/scenario.js';
 import { Samples } from '../../../src/cli/loadtest/samples.js';
 
-function result(options: { propagation?: Propagation[]; prefix?: string; emptyLastSecond?: boolean } = {}): LoadtestResult {
+function result(
+  options: { propagation?: Propagation[]; prefix?: string; emptyLastSecond?: boolean } = {},
+): LoadtestResult {
   const aggregate = new Aggregate(1);
   const recorder = new Recorder();
   for (let t = 1; t <= 3; t++) {
@@ -23,10 +25,24 @@ function result(options: { propagation?: Propagation[]; prefix?: string; emptyLa
     unit: 'req/s',
     prefix: options.prefix ?? 'lt-abc',
     targets: ['http://127.0.0.1:8500'],
-    common: { measureMs: 3000, warmupMs: 0, connections: 4, rate: undefined, threads: 1 },
+    common: {
+      measureMs: 3000,
+      warmupMs: 0,
+      connections: 4,
+      rate: undefined,
+      stages: undefined,
+      threads: 1,
+      thresholds: [],
+      findMax: false,
+    },
     stoppedEarly: false,
     startedAt: '2026-11-25T00:00:00.000Z',
-    report: { measured: { aggregate, warmupOk: 0, elapsedMs: 3000, cpuPct: 10, threads: 1 }, settings: {}, crossCheck: null, propagation: options.propagation ?? [] },
+    report: {
+      measured: { aggregate, warmupOk: 0, elapsedMs: 3000, cpuPct: 10, threads: 1, askedRps: null },
+      settings: {},
+      crossCheck: null,
+      propagation: options.propagation ?? [],
+    },
   });
 }
 
@@ -48,8 +64,15 @@ describe('loadtest result and report', () => {
     expect(html).toContain('uPlot');
     // The only addresses are the target's and uPlot's licence comment; nothing loads one.
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|<img|@import|url\(/);
-    expect(new Set(html.match(/https?:\/\/[\w.:/-]+/g))).toEqual(new Set(['http://127.0.0.1:8500', 'https://github.com/leeoniya/uPlot']));
-    expect([...html.matchAll(/id="(\w+)" data-chart/g)].map((m) => m[1])).toEqual(['throughput', 'latency', 'distribution', 'errors']);
+    expect(new Set(html.match(/https?:\/\/[\w.:/-]+/g))).toEqual(
+      new Set(['http://127.0.0.1:8500', 'https://github.com/leeoniya/uPlot']),
+    );
+    expect([...html.matchAll(/id="(\w+)" data-chart/g)].map((m) => m[1])).toEqual([
+      'throughput',
+      'latency',
+      'distribution',
+      'errors',
+    ]);
   });
 
   it('draws a propagation chart only for runs that measured one, and two runs side by side', async () => {
@@ -61,7 +84,9 @@ describe('loadtest result and report', () => {
   });
 
   it('keeps text from the run inside its script and table cells', async () => {
-    const html = await renderReport([result({ propagation: [{ name: '</script><script>alert(1)</script>', seen: 1, missing: 0, samplesMs: [1] }] })]);
+    const html = await renderReport([
+      result({ propagation: [{ name: '</script><script>alert(1)</script>', seen: 1, missing: 0, samplesMs: [1] }] }),
+    ]);
     expect(html).not.toContain('<script>alert(1)');
     expect(html).toContain('&#60;/script&#62;');
   });

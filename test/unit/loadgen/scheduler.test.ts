@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { Pacer, steadyPacer } from '../../../src/loadgen/pacer.js';
 import { drive, type Channel, type LoadClock } from '../../../src/loadgen/scheduler.js';
 import type { Outcome } from '../../../src/loadgen/types.js';
 
@@ -45,7 +46,13 @@ describe('drive', () => {
     const clock = new FakeClock();
     const latencies: number[] = [];
     let finished = false;
-    const run = drive({ channels: [channel(clock, [10, 0.1])], rate: 1000, until: 10, clock, record: (_o, us) => latencies.push(us / 1000) }).then(() => (finished = true));
+    const run = drive({
+      channels: [channel(clock, [10, 0.1])],
+      pacer: steadyPacer(1000, 10),
+      until: 20,
+      clock,
+      record: (_o, us) => latencies.push(us / 1000),
+    }).then(() => (finished = true));
     await clock.runUntil(100, () => finished);
     await run;
     // Due at 0..9 ms; the first answer takes 10 ms, then each 0.1 ms, one after another.
@@ -56,7 +63,12 @@ describe('drive', () => {
     const clock = new FakeClock();
     const latencies: number[] = [];
     let finished = false;
-    const run = drive({ channels: [channel(clock, [10, 0.1])], until: 10.45, clock, record: (_o, us) => latencies.push(us / 1000) }).then(() => (finished = true));
+    const run = drive({
+      channels: [channel(clock, [10, 0.1])],
+      until: 10.45,
+      clock,
+      record: (_o, us) => latencies.push(us / 1000),
+    }).then(() => (finished = true));
     await clock.runUntil(100, () => finished);
     await run;
     expect(latencies[0]).toBe(10);
@@ -69,9 +81,84 @@ describe('drive', () => {
     let sent = 0;
     let finished = false;
     const channels = [channel(clock, [0.5]), channel(clock, [0.5])];
-    const run = drive({ channels, rate: 2000, until: 50, clock, record: () => sent++, stopped: () => clock.now() >= 20 }).then(() => (finished = true));
+    const run = drive({
+      channels,
+      pacer: steadyPacer(2000, 50),
+      until: 50,
+      clock,
+      record: () => sent++,
+      stopped: () => clock.now() >= 20,
+    }).then(() => (finished = true));
     await clock.runUntil(100, () => finished);
     await run;
     expect(sent).toBe(40);
+  });
+
+  it('past saturation: sending stops at the end, the backlog stays bounded, and every call due is sent or dropped', async () => {
+    const clock = new FakeClock();
+    const sends: number[] = [];
+    const slow = (): Channel => ({
+      async send(): Promise<Outcome> {
+        sends.push(clock.now());
+        await clock.sleepUntil(clock.now() + 10);
+        return { status: 200 };
+      },
+    });
+    let answered = 0;
+    let late = 0;
+    let dropped = 0;
+    let finished = false;
+    // 10,000/s for 100 ms (1,000 calls) over 2 connections that each answer in 10 ms: about 20 can go out.
+    const run = drive({
+      channels: [slow(), slow()],
+      pacer: steadyPacer(10_000, 100),
+      until: 100,
+      backlog: 8,
+      clock,
+      record: (_o, _us, isLate) => {
+        answered++;
+        if (isLate) late++;
+      },
+      dropped: (n) => (dropped += n),
+    }).then(() => (finished = true));
+    await clock.runUntil(1000, () => finished);
+    await run;
+    expect(Math.max(...sends)).toBeLessThan(100);
+    expect(clock.now()).toBeLessThanOrEqual(110);
+    expect(answered).toBe(sends.length);
+    expect(answered).toBeGreaterThanOrEqual(18);
+    expect(answered).toBeLessThanOrEqual(22);
+    expect(answered + dropped).toBe(1000);
+    expect(late).toBe(answered - 2); // all but the first two waited for a connection
+  });
+
+  it('stages: each step runs at its own rate, a rate of 0 pauses', async () => {
+    const pacer = new Pacer([
+      { ms: 1000, rate: 10 },
+      { ms: 1000, rate: 0 },
+      { ms: 500, rate: 20 },
+    ]);
+    expect(pacer.total).toBe(20);
+    expect(pacer.timeOf(9)).toBe(900);
+    expect(pacer.timeOf(10)).toBe(2000);
+    expect(pacer.timeOf(20)).toBe(Infinity);
+    expect([pacer.dueBy(0), pacer.dueBy(999), pacer.dueBy(1999), pacer.dueBy(2000), pacer.dueBy(2499)]).toEqual([
+      1, 10, 10, 11, 20,
+    ]);
+    const clock = new FakeClock();
+    const sentAt: number[] = [];
+    let finished = false;
+    const run = drive({
+      channels: [channel(clock, [1])],
+      pacer,
+      until: 2500,
+      clock,
+      record: () => sentAt.push(clock.now()),
+    }).then(() => (finished = true));
+    await clock.runUntil(5000, () => finished);
+    await run;
+    expect(sentAt.filter((t) => t < 1000)).toHaveLength(10);
+    expect(sentAt.filter((t) => t >= 1000 && t < 2000)).toHaveLength(0);
+    expect(sentAt.filter((t) => t >= 2000)).toHaveLength(10);
   });
 });

@@ -11,17 +11,29 @@ import { ChannelPool } from '../../../loadgen/channel-pool.js';
 import { HttpChannel, httpRequest } from '../../../loadgen/http-channel.js';
 import { childAborter, clientSignal, hostPortOf, pause } from '../http.js';
 import { durationFlag, rateFlag } from '../flag-values.js';
-import type { Propagation, RunContext, Scenario, ScenarioReport } from '../scenario.js';
+import type { Marker, Propagation, RunContext, Scenario, ScenarioReport } from '../scenario.js';
 import { Tally } from '../tally.js';
 import { connectRoots, type CaRoots } from './connect-roots.js';
 import { crossCheck, delta, readMetrics } from '../target-metrics.js';
 
 const flags: FlagSpecs = {
   proxies: { kind: 'int', doc: 'Simulated sidecar proxies, one service each (default 1000).' },
-  'inbound-rate': { kind: 'string', doc: 'New inbound connections per second per proxy, each one authorize call (default 1), sent over -connections keep-alive connections to each target.' },
-  changes: { kind: 'int', doc: 'Intention changes written during the run (default 3); each flips the answer every proxy gets.' },
-  'allow-writes': { kind: 'bool', doc: "Also rotate the target's CA during the run (a new root for every service of the target: never by default)." },
-  'rotation-timeout': { kind: 'string', doc: 'How long to wait for every proxy to hold a leaf of the new root (default 2m).' },
+  'inbound-rate': {
+    kind: 'string',
+    doc: 'New inbound connections per second per proxy, each one authorize call (default 1), sent over -connections keep-alive connections to each target.',
+  },
+  changes: {
+    kind: 'int',
+    doc: 'Intention changes written during the run (default 3); each flips the answer every proxy gets.',
+  },
+  'allow-writes': {
+    kind: 'bool',
+    doc: "Also rotate the target's CA during the run (a new root for every service of the target: never by default).",
+  },
+  'rotation-timeout': {
+    kind: 'string',
+    doc: 'How long to wait for every proxy to hold a leaf of the new root (default 2m).',
+  },
 };
 
 interface ProxyState {
@@ -44,6 +56,8 @@ interface Change {
   ack: number;
   /** Answers with the old decision to calls sent after the ack. */
   staleAfterAck: number;
+  /** The first answer with the new decision to a call sent after the ack (ms, performance.now()). */
+  firstNewAfterAck: number | undefined;
 }
 
 /** How long a blocking read waits at the target before it answers unchanged. */
@@ -58,7 +72,8 @@ function authorizedIn(body: Buffer | undefined): boolean {
   }
 }
 
-const firstCert = (pem: string): X509Certificate => new X509Certificate(pem.slice(0, pem.indexOf('-----END CERTIFICATE-----') + 25));
+const firstCert = (pem: string): X509Certificate =>
+  new X509Certificate(pem.slice(0, pem.indexOf('-----END CERTIFICATE-----') + 25));
 
 async function run(ctx: RunContext): Promise<ScenarioReport> {
   const count = Math.max(1, Number(ctx.flags.proxies ?? 1000));
@@ -70,8 +85,15 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
   const initialRoots = await connectRoots(ctx.api);
   const caller = `spiffe://${initialRoots.TrustDomain}/ns/default/dc/dc1/svc/${ctx.prefix}-caller`;
   const intentionPath = exactIntentionPath(`${ctx.prefix}-caller`, '*');
-  const seeded = await ctx.api.call('PUT', intentionPath, JSON.stringify({ Action: 'allow', Description: 'svc-agent loadtest proxies' }));
-  if (seeded.status === 403) throw new ClientError(`The token may not write the run's intention (${ctx.prefix}-caller -> *: intentions write on every service): ${seeded.text.trim()}`);
+  const seeded = await ctx.api.call(
+    'PUT',
+    intentionPath,
+    JSON.stringify({ Action: 'allow', Description: 'svc-agent loadtest proxies' }),
+  );
+  if (seeded.status === 403)
+    throw new ClientError(
+      `The token may not write the run's intention (${ctx.prefix}-caller -> *: intentions write on every service): ${seeded.text.trim()}`,
+    );
   if (seeded.status !== 200) throw unexpectedAnswer(seeded, 'seeding the intention');
 
   const aborter = childAborter(ctx.stop);
@@ -110,7 +132,11 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
     readers.push(reader);
     let index = 0;
     while (!p.signal.aborted) {
-      request = httpRequest('GET', `${path}${path.includes('?') ? '&' : '?'}index=${index}&wait=${BLOCKING_WAIT_MS / 1000}s`, ctx.headers);
+      request = httpRequest(
+        'GET',
+        `${path}${path.includes('?') ? '&' : '?'}index=${index}&wait=${BLOCKING_WAIT_MS / 1000}s`,
+        ctx.headers,
+      );
       const outcome = await reader.send();
       if (p.signal.aborted) return;
       if (!('status' in outcome) || outcome.status !== 200 || outcome.body === undefined) {
@@ -128,23 +154,39 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
       index = next < index ? 0 : next;
     }
   };
-  const onRoots = (p: ProxyState) => (text: string): void => {
-    const id = (JSON.parse(text) as CaRoots).ActiveRootID;
-    if (rotationStart !== undefined && p.rootsSeen === undefined && id !== initialRoots.ActiveRootID) p.rootsSeen = performance.now() - rotationStart;
-    p.activeRootId = id;
-  };
-  const onLeaf = (p: ProxyState) => (text: string): void => {
-    const leaf = firstCert((JSON.parse(text) as { CertPEM: string }).CertPEM);
-    if (rotationStart !== undefined && p.leafSeen === undefined && oldRootKey !== undefined && !leaf.verify(oldRootKey)) p.leafSeen = performance.now() - rotationStart;
-    p.leaf = leaf;
-  };
+  const onRoots =
+    (p: ProxyState) =>
+    (text: string): void => {
+      const id = (JSON.parse(text) as CaRoots).ActiveRootID;
+      if (rotationStart !== undefined && p.rootsSeen === undefined && id !== initialRoots.ActiveRootID)
+        p.rootsSeen = performance.now() - rotationStart;
+      p.activeRootId = id;
+    };
+  const onLeaf =
+    (p: ProxyState) =>
+    (text: string): void => {
+      const leaf = firstCert((JSON.parse(text) as { CertPEM: string }).CertPEM);
+      if (
+        rotationStart !== undefined &&
+        p.leafSeen === undefined &&
+        oldRootKey !== undefined &&
+        !leaf.verify(oldRootKey)
+      )
+        p.leafSeen = performance.now() - rotationStart;
+      p.leaf = leaf;
+    };
   // Authorize calls go over -connections keep-alive connections per target, shared by the proxies.
   const pools = ctx.targets.map((t) => new ChannelPool(hostPortOf(t), ctx.common.connections));
   // New inbound connections at a steady rate, from a random phase: each one an authorize call.
   const inbound = async (p: ProxyState, pool: ChannelPool): Promise<void> => {
     const interval = 1000 / inboundRate;
     let due = performance.now() + Math.random() * interval;
-    const request = httpRequest('POST', '/v1/agent/connect/authorize', ctx.headers, JSON.stringify({ Target: p.service, ClientCertURI: caller }));
+    const request = httpRequest(
+      'POST',
+      '/v1/agent/connect/authorize',
+      ctx.headers,
+      JSON.stringify({ Target: p.service, ClientCertURI: caller }),
+    );
     while (!p.inboundSignal.aborted) {
       await pause(due - performance.now(), p.inboundSignal);
       if (p.inboundSignal.aborted) return;
@@ -152,16 +194,19 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
       const outcome = await pool.send(request);
       const answered = performance.now();
       // From when the call was due (open loop), or from when it went out if a timer fired early.
-      tally.record(outcome, (answered - Math.min(due, sent)) * 1000);
+      const authorized = 'status' in outcome && outcome.status === 200 && authorizedIn(outcome.body);
+      tally.record(outcome, (answered - Math.min(due, sent)) * 1000, authorized ? 'allow' : 'deny');
       if ('status' in outcome && outcome.status === 200) {
         if (tally.started) authorizedOk++;
         else warmupOk++;
-        const authorized = authorizedIn(outcome.body);
         const k = changes.length - 1;
         const change = changes[k];
         if (change !== undefined && sent >= change.writeStart) {
-          if (authorized === change.authorized) p.changeSeen[k] ??= answered - change.writeStart;
-          else if (change.ack > 0 && sent >= change.ack) change.staleAfterAck++;
+          if (authorized === change.authorized) {
+            p.changeSeen[k] ??= answered - change.writeStart;
+            if (change.ack > 0 && sent >= change.ack && change.firstNewAfterAck === undefined)
+              change.firstNewAfterAck = answered;
+          } else if (change.ack > 0 && sent >= change.ack) change.staleAfterAck++;
         }
       }
       due += interval;
@@ -169,6 +214,15 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
     }
   };
 
+  const markers: Marker[] = [];
+  const cadence = `the proxies' call cadence: a proxy sees a change at its next call, up to ${Math.round(1000 / inboundRate)} ms later (-inbound-rate)`;
+  const spread = "the agent's leaf_root_change_spread: proxies get a leaf of the new root spread over it";
+  ctx.say(
+    `this run takes about ${((ctx.common.warmupMs + ctx.common.measureMs) / 1000).toFixed(0)} s after the proxies start` +
+      (rotate
+        ? `, then up to ${String(ctx.flags['rotation-timeout'] ?? '2m')} (-rotation-timeout) more while every proxy gets a leaf of the new root, which the agent spreads over its leaf_root_change_spread`
+        : ''),
+  );
   const before = await readMetrics(ctx.api);
   const loops: Promise<void>[] = [];
   const inboundLoops: Promise<void>[] = [];
@@ -183,26 +237,49 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
     await waitFor(() => proxies.every((p) => p.leaf !== undefined && p.activeRootId !== undefined));
     clearTimeout(bootTimer);
     const bootMs = performance.now() - bootStart;
-    if (signal.aborted && !ctx.stop.aborted) throw new ClientError(`Only ${proxies.filter((p) => p.leaf !== undefined).length} of ${count} proxies got a leaf within ${String(ctx.flags['rotation-timeout'] ?? '2m')}`);
+    if (signal.aborted && !ctx.stop.aborted)
+      throw new ClientError(
+        `Only ${proxies.filter((p) => p.leaf !== undefined).length} of ${count} proxies got a leaf within ${String(ctx.flags['rotation-timeout'] ?? '2m')}`,
+      );
     ctx.say(`every proxy holds a leaf (${bootMs.toFixed(0)} ms); inbound connections at ${inboundRate}/s each`);
     proxies.forEach((p, i) => inboundLoops.push(inbound(p, pools[i % pools.length]!)));
     await pause(ctx.common.warmupMs, signal);
 
     tally.start(ctx.progress);
     const measureStart = performance.now();
+    const mark = (label: string, at: number): void =>
+      void markers.push({ label, t: Math.round(((at - measureStart) / 1000) * 1000) / 1000 });
     // A failed rotation is held until the run reaches it, not left to reject unobserved meanwhile.
     let rotation: Promise<unknown> = Promise.resolve(undefined);
     if (rotate && !signal.aborted) {
       oldRootKey = firstCert(initialRoots.Roots.find((r) => r.ID === initialRoots.ActiveRootID)!.RootCert).publicKey;
-      rotation = rotateCa(ctx, (at) => (rotationStart = at)).then(() => undefined, (err: unknown) => err);
+      rotation = rotateCa(ctx, (at) => {
+        rotationStart = at;
+        mark('CA rotation', at);
+      }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
     }
     for (let k = 0; k < changeCount && !signal.aborted; k++) {
       await pause(measureStart + ((k + 1) * ctx.common.measureMs) / (changeCount + 1) - performance.now(), signal);
       if (signal.aborted) break;
       const authorized = k % 2 === 1; // seeded allow; the first change denies
-      const change: Change = { authorized, writeStart: performance.now(), ack: 0, staleAfterAck: 0 };
+      const change: Change = {
+        authorized,
+        writeStart: performance.now(),
+        ack: 0,
+        staleAfterAck: 0,
+        firstNewAfterAck: undefined,
+      };
       changes.push(change);
-      await ctx.api.expectOk('PUT', intentionPath, JSON.stringify({ Action: authorized ? 'allow' : 'deny', Description: 'svc-agent loadtest proxies' }), 'changing the intention');
+      mark(`intention ${authorized ? 'allow' : 'deny'} #${k + 1}`, change.writeStart);
+      await ctx.api.expectOk(
+        'PUT',
+        intentionPath,
+        JSON.stringify({ Action: authorized ? 'allow' : 'deny', Description: 'svc-agent loadtest proxies' }),
+        'changing the intention',
+      );
       change.ack = performance.now();
     }
     await pause(measureStart + ctx.common.measureMs - performance.now(), signal);
@@ -223,22 +300,64 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
 
     const propagation: Propagation[] = changes.map((c, k) => {
       const seen = proxies.map((p) => p.changeSeen[k]).filter((x): x is number => x !== undefined);
-      return { name: `intention ${c.authorized ? 'allow' : 'deny'} #${k + 1}`, seen: seen.length, missing: count - seen.length, samplesMs: seen.sort((a, b) => a - b), staleAfterAck: c.staleAfterAck };
+      return {
+        name: `intention ${c.authorized ? 'allow' : 'deny'} #${k + 1}`,
+        includes: cadence,
+        seen: seen.length,
+        missing: count - seen.length,
+        samplesMs: seen.sort((a, b) => a - b),
+        staleAfterAck: c.staleAfterAck,
+        agentMs: c.firstNewAfterAck === undefined ? null : c.firstNewAfterAck - c.ack,
+      };
     });
     if (rotate) {
-      for (const [name, pick] of [['CA roots', (p: ProxyState) => p.rootsSeen], ['CA leaf', (p: ProxyState) => p.leafSeen]] as const) {
+      for (const [name, pick] of [
+        ['CA roots', (p: ProxyState) => p.rootsSeen],
+        ['CA leaf', (p: ProxyState) => p.leafSeen],
+      ] as const) {
         const seen = proxies.map(pick).filter((x): x is number => x !== undefined);
-        propagation.push({ name, seen: seen.length, missing: count - seen.length, samplesMs: seen.sort((a, b) => a - b) });
+        propagation.push({
+          name,
+          includes: spread,
+          seen: seen.length,
+          missing: count - seen.length,
+          samplesMs: seen.sort((a, b) => a - b),
+        });
       }
     }
     return {
-      measured: { aggregate: tally.aggregate, warmupOk, elapsedMs, cpuPct, threads: 1, clientBusy },
-      settings: { proxies: count, connections: null, mode: 'open', rate: count * inboundRate, inboundRate, changes: changeCount, rotated: rotate },
-      crossCheck: crossCheck('svc.connect.authorize.allowed + denied', authorizedOk + warmupOk, delta(before, after, ['svc.connect.authorize.allowed', 'svc.connect.authorize.denied'])),
+      measured: {
+        aggregate: tally.aggregate,
+        warmupOk,
+        elapsedMs,
+        cpuPct,
+        threads: 1,
+        clientBusy,
+        askedRps: count * inboundRate,
+      },
+      markers,
+      settings: {
+        proxies: count,
+        connections: null,
+        mode: 'open',
+        rate: count * inboundRate,
+        inboundRate,
+        changes: changeCount,
+        rotated: rotate,
+      },
+      crossCheck: crossCheck(
+        'svc.connect.authorize.allowed + denied',
+        authorizedOk + warmupOk,
+        delta(before, after, ['svc.connect.authorize.allowed', 'svc.connect.authorize.denied']),
+      ),
       propagation,
       facts: [
-        ['proxies started', `${count} holding a leaf after ${bootMs.toFixed(0)} ms`],
-        ['rotation', rotate ? 'rotated the CA once (-allow-writes)' : 'not measured: -allow-writes rotates the target\'s CA'],
+        ['proxies started', count],
+        ['all holding a leaf after ms', Math.round(bootMs)],
+        [
+          'rotation',
+          rotate ? 'rotated the CA once (-allow-writes)' : "not measured: -allow-writes rotates the target's CA",
+        ],
       ],
     };
   } finally {
@@ -253,20 +372,34 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
 
 /** A rotation as an operator does it: the same provider settings with a new private key. */
 async function rotateCa(ctx: RunContext, started: (at: number) => void): Promise<void> {
-  const current = await ctx.api.json<{ Provider: string; Config: Record<string, unknown> }>('GET', '/v1/connect/ca/configuration', undefined, 'reading the CA configuration');
+  const current = await ctx.api.json<{ Provider: string; Config: Record<string, unknown> }>(
+    'GET',
+    '/v1/connect/ca/configuration',
+    undefined,
+    'reading the CA configuration',
+  );
   const rsa = current.Config.PrivateKeyType === 'rsa';
   const bits = Number(current.Config.PrivateKeyBits ?? (rsa ? 2048 : 256));
   const key = rsa
     ? generateKeyPairSync('rsa', { modulusLength: bits }).privateKey.export({ type: 'pkcs1', format: 'pem' })
-    : generateKeyPairSync('ec', { namedCurve: ({ 224: 'P-224', 256: 'P-256', 384: 'P-384', 521: 'P-521' } as Record<number, string>)[bits] ?? 'P-256' }).privateKey.export({ type: 'sec1', format: 'pem' });
+    : generateKeyPairSync('ec', {
+        namedCurve:
+          ({ 224: 'P-224', 256: 'P-256', 384: 'P-384', 521: 'P-521' } as Record<number, string>)[bits] ?? 'P-256',
+      }).privateKey.export({ type: 'sec1', format: 'pem' });
   const { RootCert: _root, ...config } = current.Config;
   ctx.say('rotating the CA ...');
   started(performance.now());
-  await ctx.api.expectOk('PUT', '/v1/connect/ca/configuration', JSON.stringify({ Provider: current.Provider, Config: { ...config, PrivateKey: key } }), 'rotating the CA');
+  await ctx.api.expectOk(
+    'PUT',
+    '/v1/connect/ca/configuration',
+    JSON.stringify({ Provider: current.Provider, Config: { ...config, PrivateKey: key } }),
+    'rotating the CA',
+  );
 }
 
 export const proxiesScenario: Scenario = {
-  synopsis: 'P sidecar proxies holding roots and leaf blocking reads, authorizing inbound connections; intention-change and CA-rotation propagation',
+  synopsis:
+    'P sidecar proxies holding roots and leaf blocking reads, authorizing inbound connections; intention-change and CA-rotation propagation',
   flags,
   unit: 'req/s',
   run,
