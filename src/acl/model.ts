@@ -22,7 +22,10 @@ export type { NodeIdentity, ServiceIdentity } from './rules/identities.js';
 
 export interface StoredToken {
   readonly AccessorID: string;
-  readonly SecretID: string;
+  /** The secret itself: only on one machine (the embedded store). */
+  readonly SecretID?: string;
+  /** Its SHA-256 instead, in a cluster's shared view (src/acl/secrets.ts, docs/decisions.md D23). */
+  readonly SecretHash?: string;
   readonly Description: string;
   readonly Policies: readonly PolicyLink[];
   readonly ServiceIdentities: readonly ServiceIdentity[];

@@ -18,6 +18,8 @@ export interface EtcdSignChannelOptions {
   readonly log: Logger;
   /** Deadline of each etcd call (default 1500 ms, as a commit's). */
   readonly callTimeoutMs?: number | undefined;
+  /** A mailbox of its own under `<prefix>sign/<mailbox>/` (token secrets: `acl`); default the leaf signing one. */
+  readonly mailbox?: string | undefined;
 }
 
 export interface EtcdSignChannel {
@@ -33,7 +35,8 @@ export interface EtcdSignChannel {
 
 export function openEtcdSignChannel(options: EtcdSignChannelOptions): EtcdSignChannel {
   const layout = new EtcdKeyLayout(options.prefix ?? DEFAULT_ETCD_PREFIX);
-  return new SignChannel(openConnection(options.etcd), layout.signRoot, options.log.child({ component: 'ca-sign-channel' }), options.callTimeoutMs ?? 1_500);
+  const root = options.mailbox === undefined ? layout.signRoot : `${layout.signRoot}${options.mailbox}/`;
+  return new SignChannel(openConnection(options.etcd), root, options.log.child({ component: 'ca-sign-channel' }), options.callTimeoutMs ?? 1_500);
 }
 
 /** Server watch restarts after a broken stream: fixed, short; a server that misses a request only delays a client's retry. */
