@@ -13,6 +13,8 @@ import { AgentTokens } from './acl/agent-tokens.js';
 import { createAclDomain } from './acl/domain.js';
 import { clientSecrets, serveSecretRequests, serverSecrets } from './acl/cluster-secrets.js';
 import { initAclState } from './acl/init.js';
+import { ANONYMOUS_SECRET } from './acl/builtin.js';
+import { requirePermission } from './acl/identity.js';
 import { AclResolver } from './acl/resolver.js';
 import type { AuthorizeRequest, AuthorizeResult } from './connect/authorize.js';
 import { connectAuthorizer } from './connect/authorizer.js';
@@ -180,7 +182,9 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     const openCa = async (): Promise<CertificateAuthority> => {
       if (cluster === undefined) return ServerCa.open(caOptions);
       const parts = { ...caOptions, etcd: cluster.connection, prefix: config.cluster.etcd.prefix, node: info.nodeName };
-      clusterCaParts = config.server ? await openClusterServerCa(parts) : openClusterClientCa({ ...parts, keys: pool });
+      // A server signs a client agent's leaf only for a caller whose token may write the service (D24).
+      const authorizeLeaf = (token: string | undefined, _namespace: string, service: string): void => requirePermission(resolver.resolve(token ?? ANONYMOUS_SECRET), 'service', 'write', service);
+      clusterCaParts = config.server ? await openClusterServerCa({ ...parts, authorizeLeaf }) : openClusterClientCa({ ...parts, keys: pool });
       return clusterCaParts.ca;
     };
     const manager = await openCa().catch(async (err: unknown) => {

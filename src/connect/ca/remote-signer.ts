@@ -2,7 +2,8 @@
 // and asks a server, through a SigningChannel (over etcd in src/state/etcd/), to sign its
 // public key; a server answers with the certificate. The private key never leaves the client and
 // the CA key never leaves the servers. The server builds the SPIFFE ID itself from its own trust
-// domain and datacenter, so a request names only a service.
+// domain and datacenter, so a request names only a service, and it signs only for a request whose
+// caller's token holds service:write on that service, checked on the server (docs/decisions.md D24).
 import { AgentError, agentError, isAgentError, type ErrorCode, type ErrorKind } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { IssuedLeaf } from './authority.js';
@@ -23,6 +24,11 @@ export interface SigningRequest {
   readonly Node: string;
   /** The roots index the client's view holds: a server whose view is behind waits for it before signing. */
   readonly RootsIndex?: number;
+  /**
+   * The token of the caller the leaf is for; the server checks service:write with it. Requests are
+   * unreadable by other client agents (docs/cluster-security.md), so it leaks to none. Absent: anonymous.
+   */
+  readonly Token?: string;
 }
 
 /** What a server answers. */
@@ -72,7 +78,7 @@ export interface RemoteLeafSourceOptions {
 export class RemoteLeafSource implements LeafSource {
   constructor(private readonly o: RemoteLeafSourceOptions) {}
 
-  async signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
+  async signLeaf(namespace: string, service: string, token?: string): Promise<IssuedLeaf> {
     const key = await this.o.keys.generateKey();
     const request: SigningRequest = {
       Namespace: namespace,
@@ -81,6 +87,7 @@ export class RemoteLeafSource implements LeafSource {
       Datacenter: this.o.datacenter,
       Node: this.o.node,
       ...(this.o.rootsIndex === undefined ? {} : { RootsIndex: this.o.rootsIndex() }),
+      ...(token === undefined ? {} : { Token: token }),
     };
     const deadline = this.o.deadlineMs ?? DEFAULT_SIGN_DEADLINE_MS;
     let answer: unknown;
@@ -113,16 +120,39 @@ export interface SigningAuthority {
   signPublicKey(namespace: string, service: string, spki: Uint8Array): Promise<IssuedLeaf>;
 }
 
+/**
+ * The server's check of a request's caller, as Consul's ConnectCA.Sign makes it: throws (an
+ * AgentError, answered to the client) unless `token` (undefined: anonymous) may write `service`.
+ */
+export type LeafAuthorizer = (token: string | undefined, namespace: string, service: string) => void;
+
+export interface ServeSigningOptions {
+  readonly datacenter: string;
+  readonly log: Logger;
+  /** Required: a server signs nothing its caller's token does not cover. */
+  readonly authorize: LeafAuthorizer;
+}
+
 /** Makes a server agent answer client agents' signing requests with its CA. */
-export function serveSigningRequests(channel: SigningChannel, ca: SigningAuthority, options: { readonly datacenter: string; readonly log: Logger }): void {
+export function serveSigningRequests(
+  channel: SigningChannel,
+  ca: SigningAuthority,
+  options: ServeSigningOptions,
+): void {
   channel.serve(async (body): Promise<SigningResponse> => {
     const req = body as Partial<SigningRequest>;
     try {
       if (typeof req.Namespace !== 'string' || typeof req.Service !== 'string' || typeof req.PublicKey !== 'string') {
         throw agentError('CA_BAD_CSR', { detail: 'malformed signing request' });
       }
+      if (req.Token !== undefined && typeof req.Token !== 'string')
+        throw agentError('CA_BAD_CSR', { detail: 'malformed signing request' });
+      // Before anything is signed or a serial taken: the caller's right to the service.
+      options.authorize(req.Token, req.Namespace, req.Service);
       if (req.Datacenter !== options.datacenter) {
-        throw agentError('CA_BAD_CSR', { detail: `SPIFFE ID in CSR from a different datacenter: ${String(req.Datacenter)}, we are ${options.datacenter}` });
+        throw agentError('CA_BAD_CSR', {
+          detail: `SPIFFE ID in CSR from a different datacenter: ${String(req.Datacenter)}, we are ${options.datacenter}`,
+        });
       }
       const spki = Buffer.from(req.PublicKey, 'base64');
       // Leaves carry P-256 keys (docs/decisions.md D14): anything else is refused, not signed.
@@ -130,7 +160,10 @@ export function serveSigningRequests(channel: SigningChannel, ca: SigningAuthori
       // The client's view may hold a rotation this server's view has not applied yet: sign with the new root.
       if (typeof req.RootsIndex === 'number') await ca.rootsReached(req.RootsIndex, ROOTS_CATCH_UP_MS);
       const leaf = await ca.signPublicKey(req.Namespace, req.Service, spki);
-      options.log.debug({ node: req.Node, uri: leaf.uri, serial: leaf.serialNumber }, 'signed a leaf for a client agent');
+      options.log.debug(
+        { node: req.Node, uri: leaf.uri, serial: leaf.serialNumber },
+        'signed a leaf for a client agent',
+      );
       return {
         ok: true,
         CertPEM: leaf.certPem,
@@ -144,7 +177,12 @@ export function serveSigningRequests(channel: SigningChannel, ca: SigningAuthori
       };
     } catch (err) {
       if (isAgentError(err)) return { ok: false, code: err.code, kind: err.kind, message: err.message };
-      return { ok: false, code: 'CA_SIGN_FAILED', kind: 'internal', message: err instanceof Error ? err.message : String(err) };
+      return {
+        ok: false,
+        code: 'CA_SIGN_FAILED',
+        kind: 'internal',
+        message: err instanceof Error ? err.message : String(err),
+      };
     }
   });
 }

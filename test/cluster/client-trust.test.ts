@@ -1,11 +1,15 @@
-// Token secrets on a cluster with etcd's RBAC on as docs/cluster-security.md sets it up: the shared
-// view holds only hashes of secrets, the secrets sit where a client agent's etcd user cannot read,
-// and still every token works on every agent and the token APIs show secrets through either agent.
+// What a client agent is trusted with, on a cluster with etcd's RBAC on as docs/cluster-security.md
+// sets it up. Token secrets: the shared view holds only hashes, the secrets sit where a client
+// agent's etcd user cannot read, and still every token works on every agent and the token APIs show
+// secrets through either agent (docs/decisions.md D23). Leaves: a server signs only for a caller
+// whose token may write the service, whatever a client writes into etcd itself (D24).
 // Agents run in process (createAgent) on a 3-member etcd, as svc-server-1 and svc-client-1.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../src/agent.js';
 import { loadConfig } from '../../src/config/load.js';
-import { connectEtcd, type EtcdConnection } from '../../src/state/etcd/index.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { silentLogger } from '../../src/core/log.js';
+import { connectEtcd, openEtcdSignChannel, type EtcdConnection } from '../../src/state/etcd/index.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { asUser, enableDocumentedRbac, findEtcdctl } from '../support/etcd-rbac.js';
 
@@ -231,5 +235,61 @@ describe('token secrets on a cluster with RBAC on', () => {
     expect(
       readable.filter((kv) => kv.includes(made.server.body.SecretID) || kv.includes(made.client.body.SecretID)),
     ).toEqual([]);
+  });
+
+  it('a server signs a leaf only for a caller whose token may write the service, even when a client forges the request in etcd', async () => {
+    const policy = await call(server, 'PUT', '/v1/acl/policy', {
+      Name: 'api-writer',
+      Rules: 'service "api" { policy = "write" }',
+    });
+    const apiToken = (await call(server, 'PUT', '/v1/acl/token', { Policies: [{ ID: policy.body.ID }] })).body as {
+      AccessorID: string;
+      SecretID: string;
+    };
+    await until(
+      () => call(client, 'GET', '/v1/acl/token/self', undefined, apiToken.SecretID),
+      (r) => r.status === 200,
+    );
+    // Through the client agent's API: a leaf for what the token may write, a refusal for the rest.
+    const leaf = await call(client, 'GET', '/v1/agent/connect/ca/leaf/api', undefined, apiToken.SecretID);
+    expect(leaf.status).toBe(200);
+    expect(leaf.body.ServiceURI).toMatch(/\/svc\/api$/);
+    expect((await call(client, 'GET', '/v1/agent/connect/ca/leaf/db', undefined, apiToken.SecretID)).status).toBe(403);
+
+    // Straight into etcd with the client agent's own credentials, past its HTTP checks.
+    const forger = openEtcdSignChannel({ etcd: asUser(cluster, 'svc-client-1'), prefix: PREFIX, log: silentLogger });
+    cleanups.push(() => forger.close());
+    const publicKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .publicKey.export({ type: 'spki', format: 'der' })
+      .toString('base64');
+    const ask = (service: string, token?: string): Promise<unknown> =>
+      forger.request(
+        {
+          Namespace: 'default',
+          Service: service,
+          PublicKey: publicKey,
+          Datacenter: 'dc1',
+          Node: 'forger',
+          ...(token === undefined ? {} : { Token: token }),
+        },
+        10_000,
+      );
+    expect(await ask('db')).toEqual({
+      ok: false,
+      code: 'ACL_PERMISSION_DENIED',
+      kind: 'permission-denied',
+      message: `Permission denied: anonymous token lacks permission 'service:write' on "db". The anonymous token is used implicitly when a request does not specify a token.`,
+    });
+    expect(await ask('db', apiToken.SecretID)).toEqual({
+      ok: false,
+      code: 'ACL_PERMISSION_DENIED',
+      kind: 'permission-denied',
+      message: `Permission denied: token with AccessorID '${apiToken.AccessorID}' lacks permission 'service:write' on "db"`,
+    });
+    expect(await ask('db', '00000000-1111-4222-8333-444444444444')).toMatchObject({ ok: false, code: 'ACL_NOT_FOUND' });
+    // The same channel with a token that covers the service is signed: the refusals are the token's.
+    expect(await ask('api', apiToken.SecretID)).toMatchObject({ ok: true, URI: expect.stringMatching(/\/svc\/api$/) });
+    // And no client agent reads the tokens in other clients' requests.
+    await expect(raw.rangePrefix(Buffer.from(`${PREFIX}sign/requests/`), 5_000)).rejects.toThrow(/permission denied/);
   });
 });
