@@ -237,6 +237,49 @@ describe('token secrets on a cluster with RBAC on', () => {
     ).toEqual([]);
   });
 
+  it('a server refuses secret requests a client writes straight into etcd without the right to them', async () => {
+    const reader = await call(server, 'PUT', '/v1/acl/policy', { Name: 'acl-reader-2', Rules: 'acl = "read"' });
+    const readerToken = (await call(server, 'PUT', '/v1/acl/token', { Policies: [{ ID: reader.body.ID }] })).body as {
+      AccessorID: string;
+      SecretID: string;
+    };
+    await until(
+      () => call(client, 'GET', '/v1/acl/token/self', undefined, readerToken.SecretID),
+      (r) => r.status === 200,
+    );
+    const forger = openEtcdSignChannel({
+      etcd: asUser(cluster, 'svc-client-1'),
+      prefix: PREFIX,
+      log: silentLogger,
+      mailbox: 'acl',
+    });
+    cleanups.push(() => forger.close());
+    const replyKey = generateKeyPairSync('x25519').publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+    // Showing secrets takes acl:write, checked on the server whatever the client let through.
+    expect(
+      await forger.request(
+        { Kind: 'reveal', Token: readerToken.SecretID, AccessorIDs: [readerToken.AccessorID], ReplyKey: replyKey },
+        10_000,
+      ),
+    ).toEqual({
+      ok: false,
+      code: 'ACL_PERMISSION_DENIED',
+      kind: 'permission-denied',
+      message: `Permission denied: token with AccessorID '${readerToken.AccessorID}' lacks permission 'acl:write'`,
+    });
+    // Recording a secret takes one that hashes to what the token's row holds.
+    const keep = {
+      Kind: 'keep',
+      AccessorID: readerToken.AccessorID,
+      SecretID: '00000000-1111-4222-8333-444444444444',
+      Index: 1,
+    };
+    expect(await forger.request(keep, 10_000)).toMatchObject({ ok: false, code: 'ACL_SECRET_MISMATCH' });
+    expect((await call(server, 'GET', `/v1/acl/token/${readerToken.AccessorID}`)).body.SecretID).toBe(
+      readerToken.SecretID,
+    );
+  });
+
   it('a server signs a leaf only for a caller whose token may write the service, even when a client forges the request in etcd', async () => {
     const policy = await call(server, 'PUT', '/v1/acl/policy', {
       Name: 'api-writer',
