@@ -111,6 +111,8 @@ interface UsedIds {
 
 /** Bounded as every cache (docs/decisions.md D7): a cluster's token count, with room. */
 const SHOWN_SECRETS_MAX = 10_000;
+/** How long a secret no server has recorded stays `<hidden>` before a read asks again (an initial management token a server records at its start). */
+const UNRECORDED_RECHECK_MS = 10_000;
 
 export const BOOTSTRAP_DESCRIPTION = 'Bootstrap Token (Global Management)';
 
@@ -121,8 +123,8 @@ const IDENTITY_NAME_MAX = 256;
 export class AclTokens {
   private readonly lock: WriteLock;
   private readonly secrets: TokenSecrets;
-  /** Secrets servers showed this agent (for acl:write callers), so that a parked read renders at once. */
-  private readonly shown = new LRUCache<string, string>({ max: SHOWN_SECRETS_MAX });
+  /** Secrets servers showed this agent (for acl:write callers; '' for none recorded), so that a parked read renders at once. */
+  private readonly shown: LRUCache<string, string>;
 
   constructor(
     private readonly store: StateStore,
@@ -131,6 +133,7 @@ export class AclTokens {
   ) {
     this.lock = options.lock ?? new WriteLock();
     this.secrets = options.secrets ?? SECRETS_IN_ROW;
+    this.shown = new LRUCache({ max: SHOWN_SECRETS_MAX, perf: { now: () => clock.now() } });
   }
 
   /** The current name of a policy, for filling in links on read. */
@@ -161,7 +164,7 @@ export class AclTokens {
     if (row.value.SecretID !== undefined) return row.value.SecretID;
     if (row.key === ANONYMOUS_ACCESSOR_ID) return ANONYMOUS_SECRET;
     if (caller !== undefined && row.key === caller.accessorId && caller.secret !== undefined) return caller.secret;
-    return this.shown.get(row.key);
+    return this.shown.get(row.key) || undefined;
   }
 
   /**
@@ -171,13 +174,18 @@ export class AclTokens {
   async withSecrets(rows: readonly Row<StoredToken>[], caller: SecretCaller): Promise<ShownToken[]> {
     const ask = rows.filter((row) => this.knownSecret(row, caller) === undefined).map((row) => row.key);
     const revealed = ask.length === 0 ? new Map<string, string>() : await this.secrets.reveal(ask, caller.secret ?? '');
-    for (const [accessor, secret] of revealed) this.shown.set(accessor, secret);
+    for (const accessor of ask) {
+      const secret = revealed.get(accessor);
+      // One no server recorded yet is remembered as '' for a while (shown `<hidden>`): reads park rather than ask again.
+      if (secret === undefined) this.shown.set(accessor, '', { ttl: UNRECORDED_RECHECK_MS });
+      else this.shown.set(accessor, secret);
+    }
     return rows.map((row) => ({ ...row, secret: this.knownSecret(row, caller) ?? revealed.get(row.key) }));
   }
 
   /** Whether answering these rows with secrets needs a server first (a cluster, secrets this agent was never shown). */
   needsSecrets(rows: readonly Row<StoredToken>[], caller: SecretCaller): boolean {
-    return rows.some((row) => this.knownSecret(row, caller) === undefined);
+    return rows.some((row) => this.knownSecret(row, caller) === undefined && !this.shown.has(row.key));
   }
 
   /** The one-time bootstrap: a global-management token, optionally with the caller's SecretID. */
