@@ -11,7 +11,10 @@ import { BAD_ROWS_COUNTER, Metrics } from './core/metrics.js';
 import { PrometheusMetrics } from './core/prometheus.js';
 import { AgentTokens } from './acl/agent-tokens.js';
 import { createAclDomain } from './acl/domain.js';
+import { clientSecrets, serveSecretRequests, serverSecrets } from './acl/cluster-secrets.js';
 import { initAclState } from './acl/init.js';
+import { ANONYMOUS_SECRET } from './acl/builtin.js';
+import { requirePermission } from './acl/identity.js';
 import { AclResolver } from './acl/resolver.js';
 import type { AuthorizeRequest, AuthorizeResult } from './connect/authorize.js';
 import { connectAuthorizer } from './connect/authorizer.js';
@@ -45,6 +48,7 @@ import { resolveNodeId } from './node-id.js';
 import { openEmbeddedStore } from './state/embedded/index.js';
 import { openClusterState, type ClusterState } from './cluster/open.js';
 import { openClusterClientCa, openClusterServerCa, type ClusterCa } from './cluster/cluster-ca.js';
+import { openClusterSecretParts } from './cluster/cluster-acl.js';
 import type { CertificateAuthority } from './connect/ca/authority.js';
 
 /** KV can be large: in a cluster it stays in etcd and each read goes there (docs/decisions.md D15). */
@@ -157,7 +161,12 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     clock,
   );
   metrics.gauge('svc.acl.token_cache_entries', () => resolver.cachedTokens);
-  if (config.acl.enabled) await initAclState(store, { initialManagement: config.acl.tokens.initialManagement }, clock);
+  // In a cluster the view holds only hashes of token secrets; servers keep the secrets (docs/decisions.md D23).
+  const secretParts = cluster !== undefined && config.acl.enabled ? openClusterSecretParts({ etcd: cluster.connection, prefix: config.cluster.etcd.prefix, log, server: config.server }) : undefined;
+  const secrets = secretParts === undefined ? undefined : secretParts.range === undefined ? clientSecrets(secretParts.mailbox) : serverSecrets(secretParts.range);
+  if (secretParts?.range !== undefined && secrets !== undefined) serveSecretRequests(secretParts.mailbox, { secrets, store, resolve: (s) => resolver.resolve(s), log });
+  const onKeepFailed = (err: unknown): void => log.warn({ err }, 'the initial management token secret is not recorded with a server yet');
+  if (config.acl.enabled) await initAclState(store, { initialManagement: config.acl.tokens.initialManagement, secrets, onKeepFailed }, clock);
 
   const intentions = new IntentionStore(store, clock);
   const authorize = connectAuthorizer({
@@ -171,6 +180,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const aclDomain = createAclDomain(store, clock, {
     minExpirationTtlMs: config.acl.tokenMinExpirationTtlMs,
     maxExpirationTtlMs: config.acl.tokenMaxExpirationTtlMs,
+    secrets,
   });
 
   let ca: ConnectCa | undefined;
@@ -185,7 +195,9 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     const openCa = async (): Promise<CertificateAuthority> => {
       if (cluster === undefined) return ServerCa.open(caOptions);
       const parts = { ...caOptions, etcd: cluster.connection, prefix: config.cluster.etcd.prefix, node: info.nodeName };
-      clusterCaParts = config.server ? await openClusterServerCa(parts) : openClusterClientCa({ ...parts, keys: pool });
+      // A server signs a client agent's leaf only for a caller whose token may write the service (D24).
+      const authorizeLeaf = (token: string | undefined, _namespace: string, service: string): void => requirePermission(resolver.resolve(token ?? ANONYMOUS_SECRET), 'service', 'write', service);
+      clusterCaParts = config.server ? await openClusterServerCa({ ...parts, authorizeLeaf }) : openClusterClientCa({ ...parts, keys: pool });
       return clusterCaParts.ca;
     };
     const manager = await openCa().catch(async (err: unknown) => {
@@ -326,6 +338,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         ca?.roots.close();
         ca?.manager.close();
         clusterCaParts?.close();
+        secretParts?.close();
         // Let the released answers (written from promise callbacks) reach their sockets.
         await new Promise((resolve) => setImmediate(resolve));
         await signer?.close();

@@ -24,10 +24,10 @@ export async function runAclResolveMicro(): Promise<MicroResult[]> {
     ),
   );
   const policy = await domain.policies.create({ Name: 'fifty', Rules: rules });
-  const token = (await domain.tokens.create({ Policies: [{ ID: policy.value.ID }] })).value;
+  const token = await domain.tokens.create({ Policies: [{ ID: policy.value.ID }] });
   const on = new AclResolver(store, { enabled: true, defaultPolicy: 'deny', datacenter: 'dc1' }, systemClock);
   const off = new AclResolver(store, { enabled: false, defaultPolicy: 'allow', datacenter: 'dc1' }, systemClock);
-  const secret = token.SecretID;
+  const secret = token.secret;
   const names = Array.from({ length: 64 }, (_, i) => `app/svc-${i % 10}/config`);
   const results = [
     measure('ACLs off: resolve + key:read', (i) => off.resolve(secret).authorizer.allowed('key', 'read', names[i & 63])),

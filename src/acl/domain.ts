@@ -3,6 +3,7 @@
 import type { Clock } from '../core/clock.js';
 import type { StateStore } from '../state/types.js';
 import { AclPolicies } from './policies.js';
+import type { TokenSecrets } from './secrets.js';
 import { AclTokens } from './tokens.js';
 import { WriteLock } from './write-lock.js';
 
@@ -11,6 +12,8 @@ export interface AclDomainOptions {
   readonly minExpirationTtlMs: number;
   /** acl.token_max_expiration_ttl, in milliseconds. */
   readonly maxExpirationTtlMs: number;
+  /** Where token secrets live (default: in the row, one machine; secrets.ts). */
+  readonly secrets?: TokenSecrets | undefined;
 }
 
 export interface AclDomain {

@@ -9,6 +9,8 @@ export interface Identity {
   readonly anonymous: boolean;
   /** The token's namespace (docs/decisions.md D2); step 4 of authorize's namespace resolution. */
   readonly namespace: string;
+  /** The secret it was resolved from, for a server to check the caller again (a leaf, a secret shown); never logged. */
+  readonly secret?: string | undefined;
 }
 
 /** Throws Consul's attributed denial unless the identity holds `access` on the resource. */

@@ -24,7 +24,10 @@ export type { NodeIdentity, ServiceIdentity } from './rules/identities.js';
 
 export interface StoredToken {
   readonly AccessorID: string;
-  readonly SecretID: string;
+  /** The secret itself: only on one machine (the embedded store). */
+  readonly SecretID?: string;
+  /** Its SHA-256 instead, in a cluster's shared view (src/acl/secrets.ts, docs/decisions.md D23). */
+  readonly SecretHash?: string;
   readonly Description: string;
   readonly Policies: readonly PolicyLink[];
   readonly ServiceIdentities: readonly ServiceIdentity[];
@@ -58,7 +61,9 @@ const parsedRulesSchema = z.object({
 
 export const storedTokenSchema = z.object({
   AccessorID: z.string(),
-  SecretID: z.string(),
+  // One of the two (secrets.ts): the secret on one machine, its hash in a cluster's view.
+  SecretID: z.string().exactOptional(),
+  SecretHash: z.string().exactOptional(),
   Description: z.string(),
   Policies: z.array(z.object({ ID: z.string() })),
   ServiceIdentities: z.array(z.object({ ServiceName: z.string(), Datacenters: z.array(z.string()).exactOptional() })),
@@ -68,7 +73,10 @@ export const storedTokenSchema = z.object({
   CreateTime: z.string(),
   Hash: z.string(),
   Namespace: z.string(),
-}) satisfies z.ZodType<StoredToken>;
+})
+  .refine((token) => (token.SecretID === undefined) !== (token.SecretHash === undefined), {
+    message: 'a token row holds either SecretID or SecretHash',
+  }) satisfies z.ZodType<StoredToken>;
 
 export const storedPolicySchema = z.object({
   ID: z.string(),

@@ -13,32 +13,44 @@ interface PolicyLinkJson {
   readonly Name: string;
 }
 
-/** GET /v1/acl/token/:accessor, and every token write's answer. */
-export function tokenJson(row: Row<StoredToken>, policyName: PolicyNameOf, revealSecret: boolean): Record<string, unknown> {
-  return tokenShape(row, policyName, revealSecret, 'after-hash');
+/** GET /v1/acl/token/:accessor, and every token write's answer; `secret` undefined shows `<hidden>`. */
+export function tokenJson(
+  row: Row<StoredToken>,
+  policyName: PolicyNameOf,
+  secret: string | undefined,
+): Record<string, unknown> {
+  return tokenShape(row, policyName, secret, 'after-hash');
 }
 
 /** PUT /v1/acl/bootstrap: the token with a leading `ID` equal to its SecretID. */
-export function bootstrapJson(row: Row<StoredToken>, policyName: PolicyNameOf): Record<string, unknown> {
-  return { ID: row.value.SecretID, ...tokenJson(row, policyName, true) };
+export function bootstrapJson(
+  row: Row<StoredToken>,
+  policyName: PolicyNameOf,
+  secret: string,
+): Record<string, unknown> {
+  return { ID: secret, ...tokenJson(row, policyName, secret) };
 }
 
 /** One entry of GET /v1/acl/tokens. */
-export function tokenStubJson(row: Row<StoredToken>, policyName: PolicyNameOf, revealSecret: boolean): Record<string, unknown> {
-  return tokenShape(row, policyName, revealSecret, 'last');
+export function tokenStubJson(
+  row: Row<StoredToken>,
+  policyName: PolicyNameOf,
+  secret: string | undefined,
+): Record<string, unknown> {
+  return tokenShape(row, policyName, secret, 'last');
 }
 
 /** The token and its list stub share their fields; only where `Namespace` sits differs. */
 function tokenShape(
   row: Row<StoredToken>,
   policyName: PolicyNameOf,
-  revealSecret: boolean,
+  secret: string | undefined,
   namespaceAt: 'after-hash' | 'last',
 ): Record<string, unknown> {
   const token = row.value;
   const out: Record<string, unknown> = {
     AccessorID: token.AccessorID,
-    SecretID: revealSecret ? token.SecretID : HIDDEN_SECRET,
+    SecretID: secret ?? HIDDEN_SECRET,
     Description: token.Description,
   };
   addLinks(out, token, policyName);

@@ -1,9 +1,9 @@
 // Token secret → Identity. Compiled authorizers are cached (bounded, lru-cache) and the whole
 // cache is dropped the moment the token or policy table's index moves, so a deleted token or an
-// edited policy takes effect on the very next request. Secrets are found through SHA-256 digests
-// and confirmed with a constant-time compare. While the cluster store is unreachable, the down
+// edited policy takes effect on the very next request. A secret is found by its SHA-256, hashed
+// once per cache miss: the rows hold the hash in a cluster (secrets.ts), and a match of a 256-bit
+// digest needs no second compare. While the cluster store is unreachable, the down
 // policy decides (docs/decisions.md, "Cluster: fail-open"). Guarded by bench/micro/acl-resolve.ts.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../core/clock.js';
 import { ALWAYS_CONNECTED, type BackendHealth } from '../state/backend-health.js';
@@ -13,6 +13,7 @@ import { ANONYMOUS_ACCESSOR_ID } from './builtin.js';
 import { aclNotFound } from './errors.js';
 import { UNRESOLVED_IDENTITY, type Identity } from './identity.js';
 import { ACL_POLICIES, ACL_TOKENS, type StoredPolicy, type StoredToken } from './model.js';
+import { secretHash, tokenSecretHash } from './secrets.js';
 
 /** Consul's `acl.down_policy` values; see docs/decisions.md, "Cluster: fail-open". */
 export type AclDownPolicy = 'extend-cache' | 'async-cache' | 'allow' | 'deny';
@@ -86,7 +87,7 @@ export class AclResolver {
     if (token === undefined) throw aclNotFound();
     const expiresAt = token.ExpirationTime === undefined ? Infinity : Date.parse(token.ExpirationTime);
     if (expiresAt <= this.clock.now()) throw aclNotFound();
-    const identity = this.identityOf(token);
+    const identity = this.identityOf(token, secret);
     this.cache.set(secret, { identity, expiresAt });
     return identity;
   }
@@ -110,10 +111,11 @@ export class AclResolver {
       accessorId: token?.AccessorID ?? '',
       anonymous: token?.AccessorID === ANONYMOUS_ACCESSOR_ID,
       namespace: token?.Namespace ?? 'default',
+      secret,
     });
   }
 
-  private identityOf(token: StoredToken): Identity {
+  private identityOf(token: StoredToken, secret: string): Identity {
     const policies = [];
     for (const link of token.Policies) {
       const policy = this.store.get<StoredPolicy>(ACL_POLICIES, link.ID);
@@ -131,6 +133,7 @@ export class AclResolver {
       accessorId: token.AccessorID,
       anonymous: token.AccessorID === ANONYMOUS_ACCESSOR_ID,
       namespace: token.Namespace,
+      secret,
     });
   }
 
@@ -142,7 +145,8 @@ export class AclResolver {
     this.cache.clear();
     if (tokensIndex !== this.tokensIndex) {
       const bySecret = new Map<string, StoredToken>();
-      for (const row of this.store.list<StoredToken>(ACL_TOKENS, '')) bySecret.set(digest(row.value.SecretID), row.value);
+      for (const row of this.store.list<StoredToken>(ACL_TOKENS, ''))
+        bySecret.set(tokenSecretHash(row.value), row.value);
       this.bySecretDigest = bySecret;
     }
     this.tokensIndex = tokensIndex;
@@ -150,14 +154,6 @@ export class AclResolver {
   }
 
   private findBySecret(secret: string): StoredToken | undefined {
-    const token = this.bySecretDigest.get(digest(secret));
-    if (token === undefined) return undefined;
-    const given = Buffer.from(secret);
-    const stored = Buffer.from(token.SecretID);
-    return given.length === stored.length && timingSafeEqual(given, stored) ? token : undefined;
+    return this.bySecretDigest.get(secretHash(secret));
   }
-}
-
-function digest(secret: string): string {
-  return createHash('sha256').update(secret).digest('base64');
 }

@@ -2,14 +2,17 @@
 // clone, delete and list, with Consul's validation order and texts (its TokenWriter). Every user
 // mistake is a 4xx (docs/decisions.md D3): 400 for validation, 404 for a missing token, 409 for an
 // ID in use. Writes run one at a time through the shared WriteLock, so check-then-commit is atomic.
+// Where a secret lives is the TokenSecrets' (secrets.ts): in the row on one machine; in a cluster
+// the row holds its hash and a new secret is recorded with the servers once its row is committed.
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../core/clock.js';
 import { formatDuration } from '../core/duration.js';
 import { agentError } from '../core/errors.js';
 import { generateId, isUuid } from '../core/ids.js';
 import { DEFAULT_NAMESPACE, isValidNamespace } from '../core/namespace.js';
 import type { Row, StateStore, WriteOp } from '../state/types.js';
-import { ANONYMOUS_ACCESSOR_ID, GLOBAL_MANAGEMENT_POLICY_ID, RESERVED_ID_PREFIX } from './builtin.js';
-import { newToken } from './init.js';
+import { ANONYMOUS_ACCESSOR_ID, ANONYMOUS_SECRET, GLOBAL_MANAGEMENT_POLICY_ID, RESERVED_ID_PREFIX } from './builtin.js';
+import { newToken, secretField, type SecretField } from './init.js';
 import {
   ACL_META,
   ACL_POLICIES,
@@ -23,6 +26,7 @@ import {
 } from './model.js';
 import { findPolicyByName } from './policies.js';
 import { bootstrapJson, tokenJson, tokenStubJson, type PolicyNameOf } from './render.js';
+import { SECRETS_IN_ROW, secretHash, tokenSecretHash, type TokenSecrets } from './secrets.js';
 import { WriteLock, writeRaced } from './write-lock.js';
 
 /** A policy or role link as a client sends it: by ID, or by Name when the ID is empty. */
@@ -83,7 +87,32 @@ export interface AclTokensOptions {
   readonly maxExpirationTtlMs: number;
   /** Shared with AclPolicies so that every ACL write is serialized. */
   readonly lock?: WriteLock;
+  /** Where secrets live (default: in the row, one machine). */
+  readonly secrets?: TokenSecrets | undefined;
 }
+
+/** A token row with its secret when known (one machine's row, a new token, or one a server revealed). */
+export type ShownToken = Row<StoredToken> & { readonly secret?: string | undefined };
+
+/** A token just written, with the secret its answer shows. */
+export type NewToken = Row<StoredToken> & { readonly secret: string };
+
+/** Who asks to see secrets: its own is known without asking a server. */
+export interface SecretCaller {
+  readonly accessorId: string;
+  readonly secret?: string | undefined;
+}
+
+/** The IDs in use: a new AccessorID or SecretID may be neither an AccessorID nor any token's secret. */
+interface UsedIds {
+  readonly accessors: ReadonlySet<string>;
+  readonly secretHashes: ReadonlySet<string>;
+}
+
+/** Bounded as every cache (docs/decisions.md D7): a cluster's token count, with room. */
+const SHOWN_SECRETS_MAX = 10_000;
+/** How long a secret no server has recorded stays `<hidden>` before a read asks again (an initial management token a server records at its start). */
+const UNRECORDED_RECHECK_MS = 10_000;
 
 export const BOOTSTRAP_DESCRIPTION = 'Bootstrap Token (Global Management)';
 
@@ -93,6 +122,9 @@ const IDENTITY_NAME_MAX = 256;
 
 export class AclTokens {
   private readonly lock: WriteLock;
+  private readonly secrets: TokenSecrets;
+  /** Secrets servers showed this agent (for acl:write callers; '' for none recorded), so that a parked read renders at once. */
+  private readonly shown: LRUCache<string, string>;
 
   constructor(
     private readonly store: StateStore,
@@ -100,33 +132,77 @@ export class AclTokens {
     private readonly options: AclTokensOptions,
   ) {
     this.lock = options.lock ?? new WriteLock();
+    this.secrets = options.secrets ?? SECRETS_IN_ROW;
+    this.shown = new LRUCache({ max: SHOWN_SECRETS_MAX, perf: { now: () => clock.now() } });
   }
 
   /** The current name of a policy, for filling in links on read. */
   readonly policyName: PolicyNameOf = (id) => this.store.get<StoredPolicy>(ACL_POLICIES, id)?.value.Name;
 
-  /** The token JSON; `revealSecret` is false for a caller without acl:write. */
-  view(row: Row<StoredToken>, revealSecret: boolean): Record<string, unknown> {
-    return tokenJson(row, this.policyName, revealSecret);
+  /** The token JSON; `revealSecret` is false for a caller without acl:write (`<hidden>`, as when the secret is unknown). */
+  view(row: ShownToken, revealSecret: boolean, caller?: SecretCaller): Record<string, unknown> {
+    return tokenJson(row, this.policyName, revealSecret ? this.shownSecret(row, caller) : undefined);
   }
 
-  stub(row: Row<StoredToken>, revealSecret: boolean): Record<string, unknown> {
-    return tokenStubJson(row, this.policyName, revealSecret);
+  stub(row: ShownToken, revealSecret: boolean, caller?: SecretCaller): Record<string, unknown> {
+    return tokenStubJson(row, this.policyName, revealSecret ? this.shownSecret(row, caller) : undefined);
   }
 
-  bootstrapView(row: Row<StoredToken>): Record<string, unknown> {
-    return bootstrapJson(row, this.policyName);
+  bootstrapView(token: NewToken): Record<string, unknown> {
+    return bootstrapJson(token, this.policyName, token.secret);
+  }
+
+  private shownSecret(row: ShownToken, caller?: SecretCaller): string | undefined {
+    return row.secret ?? this.knownSecret(row, caller);
+  }
+
+  /**
+   * The secret a row holds (one machine), that its caller presented, or that a server showed this
+   * agent before (a secret never changes); undefined when a server must be asked.
+   */
+  knownSecret(row: Row<StoredToken>, caller?: SecretCaller): string | undefined {
+    if (row.value.SecretID !== undefined) return row.value.SecretID;
+    if (row.key === ANONYMOUS_ACCESSOR_ID) return ANONYMOUS_SECRET;
+    if (caller !== undefined && row.key === caller.accessorId && caller.secret !== undefined) return caller.secret;
+    return this.shown.get(row.key) || undefined;
+  }
+
+  /**
+   * These rows with their secrets, for a caller with acl:write: from the rows on one machine, else
+   * from the servers (asked once for all). A secret no server recorded stays unknown (`<hidden>`).
+   */
+  async withSecrets(rows: readonly Row<StoredToken>[], caller: SecretCaller): Promise<ShownToken[]> {
+    const ask = rows.filter((row) => this.knownSecret(row, caller) === undefined).map((row) => row.key);
+    const revealed = ask.length === 0 ? new Map<string, string>() : await this.secrets.reveal(ask, caller.secret ?? '');
+    for (const accessor of ask) {
+      const secret = revealed.get(accessor);
+      // One no server recorded yet is remembered as '' for a while (shown `<hidden>`): reads park rather than ask again.
+      if (secret === undefined) this.shown.set(accessor, '', { ttl: UNRECORDED_RECHECK_MS });
+      else this.shown.set(accessor, secret);
+    }
+    return rows.map((row) => ({ ...row, secret: this.knownSecret(row, caller) ?? revealed.get(row.key) }));
+  }
+
+  /** Whether answering these rows with secrets needs a server first (a cluster, secrets this agent was never shown). */
+  needsSecrets(rows: readonly Row<StoredToken>[], caller: SecretCaller): boolean {
+    return rows.some((row) => this.knownSecret(row, caller) === undefined && !this.shown.has(row.key));
   }
 
   /** The one-time bootstrap: a global-management token, optionally with the caller's SecretID. */
-  bootstrap(bootstrapSecret?: string): Promise<Row<StoredToken>> {
+  bootstrap(bootstrapSecret?: string): Promise<NewToken> {
     return this.lock.run(async () => {
       this.rejectBootstrapDone();
       const used = this.usedIds();
       if (bootstrapSecret) checkNewId('SecretID', bootstrapSecret, used);
       const accessor = freshId(used);
       const secret = bootstrapSecret || freshId(used);
-      const token = newToken(accessor, secret, BOOTSTRAP_DESCRIPTION, [{ ID: GLOBAL_MANAGEMENT_POLICY_ID }], this.nowIso());
+      const token = newToken(
+        accessor,
+        this.secretField(secret),
+        BOOTSTRAP_DESCRIPTION,
+        [{ ID: GLOBAL_MANAGEMENT_POLICY_ID }],
+        this.nowIso(),
+      );
       const result = await this.store.commit([
         { op: 'set', table: ACL_TOKENS, key: accessor, value: token, ifIndex: 0 },
         { op: 'set', table: ACL_META, key: BOOTSTRAP_KEY, value: { AccessorID: accessor }, ifIndex: 0 },
@@ -135,7 +211,10 @@ export class AclTokens {
         this.rejectBootstrapDone();
         throw writeRaced();
       }
-      return this.stored(accessor);
+      await this.keepOrUndo(accessor, secret, result.index, [
+        { op: 'delete', table: ACL_META, key: BOOTSTRAP_KEY, ifIndex: result.index },
+      ]);
+      return { ...this.stored(accessor), secret };
     });
   }
 
@@ -156,7 +235,8 @@ export class AclTokens {
       if (this.expired(token)) return false;
       if (namespace !== undefined && token.Namespace !== namespace) return false;
       if (filter.policy && !token.Policies.some((p) => p.ID === filter.policy)) return false;
-      if (filter.serviceName && !token.ServiceIdentities.some((s) => s.ServiceName === filter.serviceName)) return false;
+      if (filter.serviceName && !token.ServiceIdentities.some((s) => s.ServiceName === filter.serviceName))
+        return false;
       return true;
     });
   }
@@ -170,7 +250,7 @@ export class AclTokens {
   }
 
   /** PUT /v1/acl/token. `namespace` applies when the body names none (docs/decisions.md D2). */
-  create(input: TokenInput, namespace: string = DEFAULT_NAMESPACE): Promise<Row<StoredToken>> {
+  create(input: TokenInput, namespace: string = DEFAULT_NAMESPACE): Promise<NewToken> {
     return this.lock.run(() => this.createLocked(input, namespace));
   }
 
@@ -183,7 +263,7 @@ export class AclTokens {
       const row = this.read(accessorId);
       if (row === undefined) throw agentError('ACL_TOKEN_NOT_FOUND', { accessorId });
       const existing = row.value;
-      if (input.SecretID && input.SecretID !== existing.SecretID) {
+      if (input.SecretID && secretHash(input.SecretID) !== tokenSecretHash(existing)) {
         throw agentError('ACL_TOKEN_SECRET_CHANGE');
       }
       if ((input.Local ?? false) !== existing.Local) throw agentError('ACL_TOKEN_LOCAL_CHANGE', { accessorId });
@@ -200,7 +280,8 @@ export class AclTokens {
       }
       const token = this.assemble(input, {
         accessor: existing.AccessorID,
-        secret: existing.SecretID,
+        secret:
+          existing.SecretID === undefined ? { SecretHash: tokenSecretHash(existing) } : { SecretID: existing.SecretID },
         description: input.Description ?? '',
         local: existing.Local,
         createTime: existing.CreateTime,
@@ -213,7 +294,7 @@ export class AclTokens {
   }
 
   /** PUT /v1/acl/token/:accessor/clone: new IDs, the same links; `description` replaces a non-empty one. */
-  clone(accessorId: string, description?: string): Promise<Row<StoredToken>> {
+  clone(accessorId: string, description?: string): Promise<NewToken> {
     return this.lock.run(() => {
       const row = this.read(accessorId);
       if (row === undefined) throw agentError('ACL_TOKEN_CLONE_NOT_FOUND');
@@ -250,7 +331,7 @@ export class AclTokens {
     });
   }
 
-  private async createLocked(input: TokenInput, namespace: string): Promise<Row<StoredToken>> {
+  private async createLocked(input: TokenInput, namespace: string): Promise<NewToken> {
     const used = this.usedIds();
     let accessor = input.AccessorID ?? '';
     if (accessor === '') accessor = freshId(used);
@@ -266,15 +347,42 @@ export class AclTokens {
     if (input.AuthMethod) throw agentError('ACL_TOKEN_AUTH_METHOD');
     const token = this.assemble(input, {
       accessor,
-      secret,
+      secret: this.secretField(secret),
       description: input.Description ?? '',
       local: input.Local ?? false,
       createTime: new Date(now).toISOString(),
       expirationTime: expiration === undefined ? undefined : new Date(expiration).toISOString(),
       namespace: input.Namespace || namespace,
     });
-    await this.commit([{ op: 'set', table: ACL_TOKENS, key: accessor, value: token, ifIndex: 0 }]);
-    return this.stored(accessor);
+    const result = await this.store.commit([{ op: 'set', table: ACL_TOKENS, key: accessor, value: token, ifIndex: 0 }]);
+    if (!result.ok) throw writeRaced();
+    await this.keepOrUndo(accessor, secret, result.index, []);
+    this.shown.set(accessor, secret);
+    return { ...this.stored(accessor), secret };
+  }
+
+  private secretField(secret: string): SecretField {
+    return secretField(secret, this.secrets.inRow);
+  }
+
+  /**
+   * Records a new secret with the servers; when none can, the token (and `alsoUndo`) goes again, so
+   * that no token exists whose secret no server could ever show, and the write fails.
+   */
+  private async keepOrUndo(
+    accessor: string,
+    secret: string,
+    index: number,
+    alsoUndo: readonly WriteOp[],
+  ): Promise<void> {
+    try {
+      await this.secrets.keep(accessor, secret, index);
+    } catch (err) {
+      await this.store
+        .commit([{ op: 'delete', table: ACL_TOKENS, key: accessor, ifIndex: index }, ...alsoUndo])
+        .catch(() => undefined);
+      throw err;
+    }
   }
 
   /** ExpirationTTL becomes ExpirationTime; the result must lie within the configured bounds. */
@@ -291,10 +399,16 @@ export class AclTokens {
     const expiresIn = expires - createdMs;
     const { minExpirationTtlMs: min, maxExpirationTtlMs: max } = this.options;
     if (expiresIn > max) {
-      throw agentError('ACL_TOKEN_EXPIRES_TOO_LATE', { max: formatDuration(max), expiresIn: formatDuration(expiresIn) });
+      throw agentError('ACL_TOKEN_EXPIRES_TOO_LATE', {
+        max: formatDuration(max),
+        expiresIn: formatDuration(expiresIn),
+      });
     }
     if (expiresIn < min) {
-      throw agentError('ACL_TOKEN_EXPIRES_TOO_SOON', { min: formatDuration(min), expiresIn: formatDuration(expiresIn) });
+      throw agentError('ACL_TOKEN_EXPIRES_TOO_SOON', {
+        min: formatDuration(min),
+        expiresIn: formatDuration(expiresIn),
+      });
     }
     return expires;
   }
@@ -304,7 +418,7 @@ export class AclTokens {
     input: TokenInput,
     fields: {
       accessor: string;
-      secret: string;
+      secret: SecretField;
       description: string;
       local: boolean;
       createTime: string;
@@ -314,7 +428,9 @@ export class AclTokens {
   ): StoredToken {
     // The agent stores no roles, so any role link names a role that does not exist.
     for (const link of input.Roles ?? []) {
-      throw link.ID ? agentError('ACL_TOKEN_NO_ROLE_ID', { id: link.ID }) : agentError('ACL_TOKEN_NO_ROLE_NAME', { name: link.Name ?? '' });
+      throw link.ID
+        ? agentError('ACL_TOKEN_NO_ROLE_ID', { id: link.ID })
+        : agentError('ACL_TOKEN_NO_ROLE_NAME', { name: link.Name ?? '' });
     }
     const policies = this.policyLinks(input.Policies ?? []);
     const services = serviceIdentities(input.ServiceIdentities ?? [], fields.local);
@@ -360,14 +476,15 @@ export class AclTokens {
     if (marker !== undefined) throw agentError('ACL_BOOTSTRAP_DONE', { resetIndex: marker.modifyIndex });
   }
 
-  /** Every AccessorID and SecretID in use: a new ID may be neither (Consul checks both tables). */
-  private usedIds(): Set<string> {
-    const used = new Set<string>();
+  /** Every AccessorID and secret (by its hash) in use: a new ID may be neither (Consul checks both tables). */
+  private usedIds(): UsedIds {
+    const accessors = new Set<string>();
+    const secretHashes = new Set<string>();
     for (const row of this.store.list<StoredToken>(ACL_TOKENS, '')) {
-      used.add(row.value.AccessorID);
-      used.add(row.value.SecretID);
+      accessors.add(row.value.AccessorID);
+      secretHashes.add(tokenSecretHash(row.value));
     }
-    return used;
+    return { accessors, secretHashes };
   }
 
   private expired(token: StoredToken): boolean {
@@ -391,21 +508,25 @@ export class AclTokens {
   }
 }
 
+function inUse(id: string, used: UsedIds): boolean {
+  return used.accessors.has(id) || used.secretHashes.has(secretHash(id));
+}
+
 /** A new random ID that is not reserved and not in use as an AccessorID or SecretID. */
-function freshId(used: ReadonlySet<string>, alsoAvoid?: string): string {
+function freshId(used: UsedIds, alsoAvoid?: string): string {
   for (;;) {
     const id = generateId();
-    if (!id.startsWith(RESERVED_ID_PREFIX) && !used.has(id) && id !== alsoAvoid) return id;
+    if (!id.startsWith(RESERVED_ID_PREFIX) && !inUse(id, used) && id !== alsoAvoid) return id;
   }
 }
 
 /** Consul's validateTokenID, then the in-use check. */
-function checkNewId(field: 'AccessorID' | 'SecretID', id: string, used: ReadonlySet<string>): void {
+function checkNewId(field: 'AccessorID' | 'SecretID', id: string, used: UsedIds): void {
   if (id.startsWith(RESERVED_ID_PREFIX)) {
     throw agentError('ACL_TOKEN_ID_RESERVED', { field, prefix: RESERVED_ID_PREFIX });
   }
   if (!isUuid(id)) throw agentError('ACL_TOKEN_ID_NOT_UUID', { field });
-  if (used.has(id)) throw agentError('ACL_TOKEN_ID_IN_USE', { field });
+  if (inUse(id, used)) throw agentError('ACL_TOKEN_ID_IN_USE', { field });
 }
 
 function validIdentityName(name: string): boolean {

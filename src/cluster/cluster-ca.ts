@@ -7,7 +7,7 @@ import { CaRecords } from '../connect/ca/ca-records.js';
 import { ClientCa } from '../connect/ca/client-ca.js';
 import { ClusterKeyStore } from '../connect/ca/cluster-key-store.js';
 import { sharedCustody } from '../connect/ca/custody.js';
-import { RemoteLeafSource, serveSigningRequests } from '../connect/ca/remote-signer.js';
+import { RemoteLeafSource, serveSigningRequests, type LeafAuthorizer } from '../connect/ca/remote-signer.js';
 import { ServerCa, type ServerCaOptions } from '../connect/ca/server-ca.js';
 import type { KeyGenerator } from '../connect/ca/signer.js';
 import { openEtcdPrivateRange, openEtcdSignChannel, type EtcdConnection } from '../state/etcd/index.js';
@@ -17,6 +17,11 @@ export interface ClusterCaOptions extends Omit<ServerCaOptions, 'custody'> {
   readonly etcd: () => EtcdConnection;
   readonly prefix: string;
   readonly node: string;
+}
+
+export interface ClusterServerCaOptions extends ClusterCaOptions {
+  /** A server checks each signing request's caller with its own ACLs (docs/decisions.md D24). */
+  readonly authorizeLeaf: LeafAuthorizer;
 }
 
 export interface ClusterClientCaOptions extends ClusterCaOptions {
@@ -31,7 +36,7 @@ export interface ClusterCa {
 }
 
 /** A server agent's: the key in etcd's private range, and it answers client agents' signing requests. */
-export async function openClusterServerCa(o: ClusterCaOptions): Promise<ClusterCa> {
+export async function openClusterServerCa(o: ClusterServerCaOptions): Promise<ClusterCa> {
   const channel = openEtcdSignChannel({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log });
   const keysRange = openEtcdPrivateRange({ etcd: { shared: o.etcd() }, prefix: o.prefix });
   const closeParts = (): void => {
@@ -46,7 +51,7 @@ export async function openClusterServerCa(o: ClusterCaOptions): Promise<ClusterC
     throw err;
   }
   // Answers signing requests only once its CA is open.
-  serveSigningRequests(channel, ca, { datacenter: o.datacenter, log: o.log });
+  serveSigningRequests(channel, ca, { datacenter: o.datacenter, log: o.log, authorize: o.authorizeLeaf });
   return {
     ca,
     close: () => {

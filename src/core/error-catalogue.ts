@@ -103,6 +103,7 @@ export const ERROR_CATALOGUE = {
   // ACLs. Clients match on "ACL not found" and "Permission denied".
   ACL_DISABLED: { kind: 'unauthorized', message: 'ACL support disabled' },
   ACL_NOT_FOUND: { kind: 'permission-denied', message: 'ACL not found', note: 'The request token is unknown or expired.' },
+  ACL_NO_SERVER: { kind: 'unavailable', message: 'No server agent answered for token secrets: {detail}', note: 'In a cluster a token secret lives where only server agents read it: a client agent records a new one, and shows one, through a server.' },
   ACL_PERMISSION_DENIED: { kind: 'permission-denied', message: 'Permission denied: {reason}' },
   ACL_BOOTSTRAP_DONE: { kind: 'permission-denied', message: 'Permission denied: ACL bootstrap no longer allowed (reset index: {resetIndex})' },
   ACL_BAD_ESCAPE: { kind: 'invalid', message: 'invalid URL escape {escape:q}' },
@@ -160,6 +161,7 @@ export const ERROR_CATALOGUE = {
   ACL_TOKEN_DELETE_NOT_FOUND: { kind: 'not-found', message: 'Cannot find token to delete' },
   ACL_TOKEN_ID_IN_USE: { kind: 'conflict', message: 'Invalid Token: {field} is already in use' },
   ACL_TOKEN_LOST: { kind: 'internal', message: 'Failed to retrieve token after insertion' },
+  ACL_SECRET_MISMATCH: { kind: 'permission-denied', message: "Permission denied: the secret does not match the token's", note: 'A server records a token secret only when it hashes to what the token row holds.' },
   ACL_POLICY_ID_SET: { kind: 'invalid', message: 'Cannot specify the ID when creating a new policy' },
   ACL_POLICY_ID_MISMATCH: { kind: 'invalid', message: 'Policy ID in URL and payload do not match' },
   ACL_POLICY_ID_NOT_UUID: { kind: 'invalid', message: 'Policy ID invalid UUID' },

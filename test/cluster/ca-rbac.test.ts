@@ -2,10 +2,8 @@
 // (role svc-server) holds and reads the CA key under `<prefix>private/`; a client agent (role
 // svc-client) runs on the shared view and has its leaves signed through `<prefix>sign/`, and etcd
 // refuses it the key range, whatever it asks.
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServerCa } from '../../src/connect/ca/server-ca.js';
@@ -19,6 +17,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
 import { connectEtcd, type EtcdConnectionOptions, openEtcdPrivateRange, openEtcdSignChannel, openEtcdStore } from '../../src/state/etcd/index.js';
 import { ensureEtcd, startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
+import { enableDocumentedRbac } from '../support/etcd-rbac.js';
 import { DEFAULT_CA } from '../unit/connect/ca/support.js';
 
 const PREFIX = '/svc/';
@@ -36,27 +35,12 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-async function ctl(...args: string[]): Promise<void> {
-  await promisify(execFile)(etcdctl as string, [`--endpoints=${cluster.endpoints.join(',')}`, ...args], { env: { ...process.env, ETCDCTL_API: '3' } });
-}
-
 const as = (username: string): EtcdConnectionOptions => ({ endpoints: cluster.endpoints, auth: { username, password: `${username}-pw` } });
 
 describe('etcd RBAC keeps the CA key on the servers', () => {
   it.skipIf(!existsSync('/usr/bin/etcdctl') && etcdctl === undefined)('serves a client agent without ever letting it read private/', async () => {
     // docs/cluster-security.md, verbatim but for the passwords.
-    await ctl('user', 'add', 'root:root-pw', '--interactive=false');
-    await ctl('role', 'add', 'svc-server');
-    await ctl('role', 'grant-permission', 'svc-server', '--prefix=true', 'readwrite', PREFIX);
-    await ctl('role', 'add', 'svc-client');
-    await ctl('role', 'grant-permission', 'svc-client', 'readwrite', `${PREFIX}data/`, `${PREFIX}meta0`);
-    await ctl('role', 'grant-permission', 'svc-client', '--prefix=true', 'readwrite', `${PREFIX}sign/`);
-    await ctl('role', 'grant-permission', 'svc-client', '--prefix=true', 'readwrite', `${PREFIX}bulk/`);
-    await ctl('user', 'add', 'svc-server-1:svc-server-1-pw', '--interactive=false');
-    await ctl('user', 'grant-role', 'svc-server-1', 'svc-server');
-    await ctl('user', 'add', 'svc-client-1:svc-client-1-pw', '--interactive=false');
-    await ctl('user', 'grant-role', 'svc-client-1', 'svc-client');
-    await ctl('auth', 'enable');
+    await enableDocumentedRbac(cluster, etcdctl as string, PREFIX);
 
     const serverStore = await openEtcdStore({ etcd: as('svc-server-1'), prefix: PREFIX, log: silentLogger });
     cleanups.push(() => serverStore.close());
@@ -66,7 +50,7 @@ describe('etcd RBAC keeps the CA key on the servers', () => {
     cleanups.push(() => server.close());
     const serverChannel = openEtcdSignChannel({ etcd: as('svc-server-1'), prefix: PREFIX, log: silentLogger });
     cleanups.push(() => serverChannel.close());
-    serveSigningRequests(serverChannel, server, { datacenter: 'dc1', log: silentLogger });
+    serveSigningRequests(serverChannel, server, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined });
 
     // The client's view (a read and a watch of [data/, meta0)), its KV (bulk/) and its signing
     // channel work under svc-client.

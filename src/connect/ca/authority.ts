@@ -39,7 +39,10 @@ export interface CertificateAuthority {
   configuration(): Row<StoredCaConfig>;
   /** PUT /v1/connect/ca/configuration (a client agent answers CA_SERVER_ONLY). */
   updateConfiguration(update: ConfigurationUpdate): Promise<void>;
-  /** A leaf for a service of this agent: signed here (a server) or by a server (a client). */
-  signLeaf(namespace: string, service: string): Promise<IssuedLeaf>;
+  /**
+   * A leaf for a service of this agent: signed here (a server; the HTTP layer checked the caller) or
+   * by a server (a client), which checks `token` for service:write again (docs/decisions.md D24).
+   */
+  signLeaf(namespace: string, service: string, token?: string): Promise<IssuedLeaf>;
   close(): void;
 }

@@ -9,7 +9,7 @@ import type { RootsSnapshot } from './roots-view.js';
 
 /** Signs leaves elsewhere (remote-signer.ts): a client agent's source of leaves. */
 export interface RemoteLeafSigner {
-  signLeaf(namespace: string, service: string): Promise<IssuedLeaf>;
+  signLeaf(namespace: string, service: string, token?: string): Promise<IssuedLeaf>;
 }
 
 export class ClientCa implements CertificateAuthority {
@@ -34,10 +34,10 @@ export class ClientCa implements CertificateAuthority {
     return Promise.reject(agentError('CA_SERVER_ONLY'));
   }
 
-  signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
+  signLeaf(namespace: string, service: string, token?: string): Promise<IssuedLeaf> {
     // No server has made the CA yet: say so now rather than wait for a signer that cannot answer.
     if (!this.records.initialized()) return Promise.reject(notInitialized());
-    return this.remote.signLeaf(namespace, service);
+    return this.remote.signLeaf(namespace, service, token);
   }
 
   close(): void {

@@ -14,7 +14,8 @@ import { renewalTime } from './renewal.js';
 import type { RootsSnapshot } from './roots-view.js';
 
 export interface LeafSource {
-  signLeaf(namespace: string, service: string): Promise<IssuedLeaf>;
+  /** `token`: the caller's, for a server to check service:write again (a client agent's leaves; docs/decisions.md D24). */
+  signLeaf(namespace: string, service: string, token?: string): Promise<IssuedLeaf>;
 }
 
 /** What the manager needs of the roots: the active signing key now, and news of a change. */
@@ -79,6 +80,8 @@ class Entry {
   private watchers: Set<() => void> | undefined;
   timer: TimerHandle | undefined;
   timerAt = Infinity;
+  /** The token of the latest caller: issuances and renewals are asked for with it. */
+  token: string | undefined;
 
   constructor(
     readonly namespace: string,
@@ -157,8 +160,8 @@ export class LeafManager {
   }
 
   /** A service's leaf for a non-blocking read: the cached one while valid, else a new one. */
-  get(namespace: string, service: string): LeafAnswer | Promise<LeafAnswer> {
-    const entry = this.entry(namespace, service);
+  get(namespace: string, service: string, token?: string): LeafAnswer | Promise<LeafAnswer> {
+    const entry = this.entry(namespace, service, token);
     const leaf = entry.leaf;
     if (leaf !== undefined && (this.closed || this.usable(leaf))) return { leaf, hit: true };
     return this.issue(entry);
@@ -168,9 +171,9 @@ export class LeafManager {
    * What a blocking read (`?index=minIndex`) parks on, when it must wait for a leaf newer than the
    * one it has; undefined when it is answered as a non-blocking read is (`get`).
    */
-  waitFor(namespace: string, service: string, minIndex: number): LeafWatch | undefined {
+  waitFor(namespace: string, service: string, minIndex: number, token?: string): LeafWatch | undefined {
     if (minIndex === 0 || this.closed) return undefined;
-    const entry = this.entry(namespace, service);
+    const entry = this.entry(namespace, service, token);
     const leaf = entry.leaf;
     if (leaf === undefined || leaf.index > minIndex) return undefined;
     const watch = (fn: () => void): (() => void) => this.watch(entry, fn);
@@ -182,13 +185,14 @@ export class LeafManager {
     };
   }
 
-  private entry(namespace: string, service: string): Entry {
+  private entry(namespace: string, service: string, token: string | undefined): Entry {
     const key = `${namespace}\u0000${service}`;
     let entry = this.entries.get(key);
     if (entry === undefined) {
       entry = new Entry(namespace, service);
       this.entries.set(key, entry);
     }
+    if (token !== undefined) entry.token = token;
     return entry;
   }
 
@@ -255,7 +259,7 @@ export class LeafManager {
   private start(entry: Entry): Promise<unknown> {
     let signing: Promise<IssuedLeaf>;
     try {
-      signing = this.o.source.signLeaf(entry.namespace, entry.service);
+      signing = this.o.source.signLeaf(entry.namespace, entry.service, entry.token);
     } catch (err) {
       signing = Promise.reject(err);
     }

@@ -2,7 +2,8 @@
 // and asks a server, through a SigningChannel (over etcd in src/state/etcd/), to sign its
 // public key; a server answers with the certificate. The private key never leaves the client and
 // the CA key never leaves the servers. The server builds the SPIFFE ID itself from its own trust
-// domain and datacenter, so a request names only a service.
+// domain and datacenter, so a request names only a service, and it signs only for a request whose
+// caller's token holds service:write on that service, checked on the server (docs/decisions.md D24).
 import { z } from 'zod';
 import { ERROR_CATALOGUE } from '../../core/error-catalogue.js';
 import { AgentError, agentError, isAgentError, type ErrorCode, type ErrorKind } from '../../core/errors.js';
@@ -25,6 +26,11 @@ export interface SigningRequest {
   readonly Node: string;
   /** The roots index the client's view holds: a server whose view is behind waits for it before signing. */
   readonly RootsIndex?: number;
+  /**
+   * The token of the caller the leaf is for; the server checks service:write with it. Requests are
+   * unreadable by other client agents (docs/cluster-security.md), so it leaks to none. Absent: anonymous.
+   */
+  readonly Token?: string;
 }
 
 /** What a server answers. */
@@ -51,6 +57,7 @@ const signingRequestSchema = z.object({
   Datacenter: z.string(),
   Node: z.string(),
   RootsIndex: z.number().exactOptional(),
+  Token: z.string().exactOptional(),
 }) satisfies z.ZodType<SigningRequest>;
 
 const signingResponseSchema = z.discriminatedUnion('ok', [
@@ -112,7 +119,7 @@ export interface RemoteLeafSourceOptions {
 export class RemoteLeafSource implements LeafSource {
   constructor(private readonly o: RemoteLeafSourceOptions) {}
 
-  async signLeaf(namespace: string, service: string): Promise<IssuedLeaf> {
+  async signLeaf(namespace: string, service: string, token?: string): Promise<IssuedLeaf> {
     const key = await this.o.keys.generateKey();
     const request: SigningRequest = {
       Namespace: namespace,
@@ -121,6 +128,7 @@ export class RemoteLeafSource implements LeafSource {
       Datacenter: this.o.datacenter,
       Node: this.o.node,
       ...(this.o.rootsIndex === undefined ? {} : { RootsIndex: this.o.rootsIndex() }),
+      ...(token === undefined ? {} : { Token: token }),
     };
     const deadline = this.o.deadlineMs ?? DEFAULT_SIGN_DEADLINE_MS;
     let answer: unknown;
@@ -157,11 +165,24 @@ export interface SigningAuthority {
   signPublicKey(namespace: string, service: string, spki: Uint8Array): Promise<IssuedLeaf>;
 }
 
+/**
+ * The server's check of a request's caller, as Consul's ConnectCA.Sign makes it: throws (an
+ * AgentError, answered to the client) unless `token` (undefined: anonymous) may write `service`.
+ */
+export type LeafAuthorizer = (token: string | undefined, namespace: string, service: string) => void;
+
+export interface ServeSigningOptions {
+  readonly datacenter: string;
+  readonly log: Logger;
+  /** Required: a server signs nothing its caller's token does not cover. */
+  readonly authorize: LeafAuthorizer;
+}
+
 /** Makes a server agent answer client agents' signing requests with its CA. */
 export function serveSigningRequests(
   channel: SigningChannel,
   ca: SigningAuthority,
-  options: { readonly datacenter: string; readonly log: Logger },
+  options: ServeSigningOptions,
 ): void {
   channel.serve(async (body): Promise<SigningResponse> => {
     try {
@@ -169,6 +190,8 @@ export function serveSigningRequests(
       if (!checked.success)
         throw agentError('CA_BAD_CSR', { detail: `malformed signing request: ${problemOf(checked.error)}` });
       const req = checked.data;
+      // Before anything is signed or a serial taken: the caller's right to the service.
+      options.authorize(req.Token, req.Namespace, req.Service);
       if (req.Datacenter !== options.datacenter) {
         throw agentError('CA_BAD_CSR', {
           detail: `SPIFFE ID in CSR from a different datacenter: ${String(req.Datacenter)}, we are ${options.datacenter}`,

@@ -1,7 +1,11 @@
 // /v1/acl/*: bootstrap, tokens and policies (docs/decisions.md#acl-api). Thin: bodies are decoded
 // by acl-body.ts, the rules live in src/acl (tokens.ts, policies.ts), the shapes in acl/render.ts.
 // Every route is `aclApi` (401 `ACL support disabled` while ACLs are off) and declares its ACL
-// requirement; reads are blocking queries with the index headers.
+// requirement; reads are blocking queries with the index headers. In a cluster, a secret shown to a
+// caller with acl:write comes from the servers (acl/secrets.ts) and is kept (it never changes): a
+// read that needs one this agent was never shown fetches it and answers at once instead of parking
+// (a blocking query may return early), and a list woken by a token made meanwhile shows `<hidden>`
+// for it until the next read.
 import type { Identity } from '../../acl/identity.js';
 import { ACL_POLICIES, ACL_TOKENS, type StoredToken } from '../../acl/model.js';
 import type { AclPolicies } from '../../acl/policies.js';
@@ -9,12 +13,7 @@ import { AclTokens, type TokenFilter } from '../../acl/tokens.js';
 import { agentError } from '../../core/errors.js';
 import { DEFAULT_NAMESPACE } from '../../core/namespace.js';
 import type { Row, StateStore, WatchTarget } from '../../state/types.js';
-import {
-  parseBlockingParams,
-  queryMetaHeaders,
-  type BlockingLimits,
-  type BlockingQueries,
-} from '../blocking.js';
+import { parseBlockingParams, queryMetaHeaders, type BlockingLimits, type BlockingQueries } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
 import { requestNamespace as namespaceOf } from '../namespace.js';
 import { errorTextReply, jsonReply, type Header, type Reply } from '../reply.js';
@@ -57,31 +56,56 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
   const tokenIndex = (accessor: string) => (): number =>
     Math.max(store.keyIndex(ACL_TOKENS, accessor), store.tableIndex(ACL_POLICIES));
 
-  const readToken = (req: ApiRequest, accessor: string, reveal: boolean, missing: TokenMissing): Outcome => {
+  /** Answers at once with the secrets fetched, or parks as any blocking read when none is missing. */
+  const withSecretsFirst = (
+    rows: readonly Row<StoredToken>[],
+    identity: Identity,
+    read: (now: boolean) => Outcome,
+  ): Outcome => {
+    if (!tokens.needsSecrets(rows, identity)) return read(false);
+    return tokens.withSecrets(rows, identity).then(() => read(true) as Reply);
+  };
+
+  const readToken = (
+    req: ApiRequest,
+    accessor: string,
+    reveal: boolean,
+    missing: TokenMissing,
+    identity: Identity,
+    now = false,
+  ): Outcome => {
     const pretty = req.pretty;
-    return blockingRead(req, { table: ACL_TOKENS, key: accessor }, tokenIndex(accessor), (meta) => {
+    const index = tokenIndex(accessor);
+    const render = (meta: Header[]): Reply => {
       const row = tokens.read(accessor);
       if (row === undefined) return errorTextReply(agentError(missing), meta);
-      return jsonReply(tokens.view(row, reveal), pretty, meta);
-    });
+      return jsonReply(tokens.view(row, reveal, identity), pretty, meta);
+    };
+    if (now) return render(queryMetaHeaders(brand, index()));
+    return blockingRead(req, { table: ACL_TOKENS, key: accessor }, index, render);
   };
 
   const bootstrap = async (req: ApiRequest): Promise<Reply> => {
-    const row = await tokens.bootstrap(decodeBootstrapBody(req.body));
-    return jsonReply(tokens.bootstrapView(row), req.pretty);
+    const token = await tokens.bootstrap(decodeBootstrapBody(req.body));
+    return jsonReply(tokens.bootstrapView(token), req.pretty);
   };
 
   const createToken = async (req: ApiRequest, identity: Identity): Promise<Reply> => {
-    const row = await tokens.create(decodeTokenBody(req.body), newTokenNamespace(req, identity));
-    return jsonReply(tokens.view(row, true), req.pretty);
+    const token = await tokens.create(decodeTokenBody(req.body), newTokenNamespace(req, identity));
+    return jsonReply(tokens.view(token, true), req.pretty);
   };
 
   const getToken = (req: ApiRequest, identity: Identity): Outcome => {
     const accessor = req.rest;
     // The caller's own token, secret shown: whoever holds a secret may read its token.
-    if (accessor === 'self') return readToken(req, identity.accessorId, true, 'ACL_TOKEN_SELF_NOT_FOUND');
+    if (accessor === 'self') return readToken(req, identity.accessorId, true, 'ACL_TOKEN_SELF_NOT_FOUND', identity);
     if (accessor === '') throw agentError('ACL_MISSING_ACCESSOR');
-    return readToken(req, accessor, canSeeSecrets(identity), 'ACL_TOKEN_READ_NOT_FOUND');
+    const reveal = canSeeSecrets(identity);
+    const row = reveal ? tokens.read(accessor) : undefined;
+    if (row === undefined) return readToken(req, accessor, reveal, 'ACL_TOKEN_READ_NOT_FOUND', identity);
+    return withSecretsFirst([row], identity, (now) =>
+      readToken(req, accessor, true, 'ACL_TOKEN_READ_NOT_FOUND', identity, now),
+    );
   };
 
   const putToken = async (req: ApiRequest, identity: Identity): Promise<Reply> => {
@@ -92,8 +116,8 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     if (rest.endsWith(CLONE_SUFFIX)) row = await tokens.clone(rest.slice(0, -CLONE_SUFFIX.length), input.Description);
     // Consul treats a PUT with no AccessorID anywhere as a create.
     else if (rest === '' && !input.AccessorID) row = await tokens.create(input, newTokenNamespace(req, identity));
-    else row = await tokens.update(rest, input);
-    return jsonReply(tokens.view(row, true), req.pretty);
+    else [row] = (await tokens.withSecrets([await tokens.update(rest, input)], identity)) as [Row<StoredToken>];
+    return jsonReply(tokens.view(row, true, identity), req.pretty);
   };
 
   const deleteToken = async (req: ApiRequest, identity: Identity): Promise<Reply> => {
@@ -116,12 +140,16 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     AclTokens.checkFilter(filter);
     const reveal = canSeeSecrets(identity);
     const pretty = req.pretty;
-    return blockingRead(
-      req,
-      { table: ACL_TOKENS },
-      () => Math.max(store.tableIndex(ACL_TOKENS), store.tableIndex(ACL_POLICIES)),
-      (meta) => jsonReply(tokens.list(filter).map((row) => tokens.stub(row, reveal)), pretty, meta),
-    );
+    const index = (): number => Math.max(store.tableIndex(ACL_TOKENS), store.tableIndex(ACL_POLICIES));
+    const render = (meta: Header[]): Reply =>
+      jsonReply(
+        tokens.list(filter).map((row) => tokens.stub(row, reveal, identity)),
+        pretty,
+        meta,
+      );
+    const read = (now: boolean): Outcome =>
+      now ? render(queryMetaHeaders(brand, index())) : blockingRead(req, { table: ACL_TOKENS }, index, render);
+    return reveal ? withSecretsFirst(tokens.list(filter), identity, read) : read(false);
   };
 
   const createPolicy = async (req: ApiRequest): Promise<Reply> => {
@@ -133,11 +161,16 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     const id = req.rest;
     if (id === '') throw agentError('ACL_MISSING_POLICY_ID');
     const pretty = req.pretty;
-    return blockingRead(req, { table: ACL_POLICIES, key: id }, () => store.keyIndex(ACL_POLICIES, id), (meta) => {
-      const row = policies.read(id);
-      if (row === undefined) return errorTextReply(agentError('ACL_POLICY_READ_NOT_FOUND'), meta);
-      return jsonReply(policies.view(row), pretty, meta);
-    });
+    return blockingRead(
+      req,
+      { table: ACL_POLICIES, key: id },
+      () => store.keyIndex(ACL_POLICIES, id),
+      (meta) => {
+        const row = policies.read(id);
+        if (row === undefined) return errorTextReply(agentError('ACL_POLICY_READ_NOT_FOUND'), meta);
+        return jsonReply(policies.view(row), pretty, meta);
+      },
+    );
   };
 
   const getPolicyByName = (req: ApiRequest): Outcome => {
@@ -145,11 +178,16 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     // Consul unescapes the name once more, so a name with a '/' can be sent as %2F.
     const name = queryUnescape(req.rest);
     const pretty = req.pretty;
-    return blockingRead(req, { table: ACL_POLICIES }, () => store.tableIndex(ACL_POLICIES), (meta) => {
-      const row = policies.readByName(name);
-      if (row === undefined) return errorTextReply(agentError('ACL_POLICY_READ_NOT_FOUND'), meta);
-      return jsonReply(policies.view(row), pretty, meta);
-    });
+    return blockingRead(
+      req,
+      { table: ACL_POLICIES },
+      () => store.tableIndex(ACL_POLICIES),
+      (meta) => {
+        const row = policies.readByName(name);
+        if (row === undefined) return errorTextReply(agentError('ACL_POLICY_READ_NOT_FOUND'), meta);
+        return jsonReply(policies.view(row), pretty, meta);
+      },
+    );
   };
 
   const putPolicy = async (req: ApiRequest): Promise<Reply> => {
@@ -166,8 +204,16 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
 
   const listPolicies = (req: ApiRequest): Outcome => {
     const pretty = req.pretty;
-    return blockingRead(req, { table: ACL_POLICIES }, () => store.tableIndex(ACL_POLICIES), (meta) =>
-      jsonReply(policies.list().map((row) => policies.stub(row)), pretty, meta),
+    return blockingRead(
+      req,
+      { table: ACL_POLICIES },
+      () => store.tableIndex(ACL_POLICIES),
+      (meta) =>
+        jsonReply(
+          policies.list().map((row) => policies.stub(row)),
+          pretty,
+          meta,
+        ),
     );
   };
 

@@ -227,7 +227,7 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
       const age = Math.max(0, Math.round((deps.clock.now() - a.leaf.issuedAt) / 1000));
       return jsonBody(leafBody.get(a.leaf, pretty), [[brand.index, String(a.leaf.index)], ...cacheHeaders(a.hit, age)]);
     };
-    const watch = leaves.waitFor(namespace, service, params.minIndex);
+    const watch = leaves.waitFor(namespace, service, params.minIndex, identity.secret);
     if (watch !== undefined) {
       // Parked like any blocking read; a newer leaf wakes it (a MISS), the wait's end answers the same leaf (a HIT).
       const { minIndex } = params;
@@ -237,7 +237,7 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
         render: (index) => render({ leaf: watch.leaf, hit: index <= minIndex }),
       });
     }
-    const answer = leaves.get(namespace, service);
+    const answer = leaves.get(namespace, service, identity.secret);
     return answer instanceof Promise ? answer.then(render) : render(answer);
   };
 

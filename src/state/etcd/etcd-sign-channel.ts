@@ -20,6 +20,8 @@ export interface EtcdSignChannelOptions {
   readonly log: Logger;
   /** Deadline of each etcd call (default 1500 ms, as a commit's). */
   readonly callTimeoutMs?: number | undefined;
+  /** A mailbox of its own under `<prefix>sign/<mailbox>/` (token secrets: `acl`); default the leaf signing one. */
+  readonly mailbox?: string | undefined;
 }
 
 export interface EtcdSignChannel {
@@ -35,9 +37,10 @@ export interface EtcdSignChannel {
 
 export function openEtcdSignChannel(options: EtcdSignChannelOptions): EtcdSignChannel {
   const layout = new EtcdKeyLayout(options.prefix ?? DEFAULT_ETCD_PREFIX);
+  const root = options.mailbox === undefined ? layout.signRoot : `${layout.signRoot}${options.mailbox}/`;
   return new SignChannel(
     openConnection(options.etcd),
-    layout.signRoot,
+    root,
     options.log.child({ component: 'ca-sign-channel' }),
     options.callTimeoutMs ?? 1_500,
   );

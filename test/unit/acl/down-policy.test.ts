@@ -34,7 +34,7 @@ function resolverWith(downPolicy?: AclDownPolicy): AclResolver {
 async function readerToken(): Promise<{ secret: string; accessor: string }> {
   const policy = await domain.policies.create({ Name: 'reader', Rules: 'key_prefix "app/" { policy = "read" }' });
   const token = await domain.tokens.create({ Policies: [{ ID: policy.value.ID }] });
-  return { secret: token.value.SecretID, accessor: token.value.AccessorID };
+  return { secret: token.secret, accessor: token.value.AccessorID };
 }
 
 describe.each(['extend-cache', 'async-cache', undefined] as const)('down_policy %s', (policy) => {

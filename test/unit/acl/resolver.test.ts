@@ -30,7 +30,7 @@ afterEach(() => store.close());
 async function tokenWith(rules: string, extra: Record<string, unknown> = {}): Promise<{ secret: string; accessor: string; policyId: string }> {
   const policy = await domain.policies.create({ Name: `p${Math.random().toString(36).slice(2, 8)}`, Rules: rules });
   const token = await domain.tokens.create({ Policies: [{ ID: policy.value.ID }], ...extra });
-  return { secret: token.value.SecretID, accessor: token.value.AccessorID, policyId: policy.value.ID };
+  return { secret: token.secret, accessor: token.value.AccessorID, policyId: policy.value.ID };
 }
 
 describe('AclResolver', () => {
@@ -104,7 +104,7 @@ describe('AclResolver', () => {
 
   it('grants service identities their service and reads on the catalog', async () => {
     const token = await domain.tokens.create({ ServiceIdentities: [{ ServiceName: 'web' }] });
-    const authz = resolver.resolve(token.value.SecretID).authorizer;
+    const authz = resolver.resolve(token.secret).authorizer;
     expect(authz.allowed('service', 'write', 'web')).toBe(true);
     expect(authz.allowed('service', 'write', 'web-sidecar-proxy')).toBe(true);
     expect(authz.allowed('service', 'write', 'db')).toBe(false);

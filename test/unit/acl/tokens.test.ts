@@ -130,11 +130,11 @@ describe('create', () => {
     const row = await tokens.create({});
     const json = tokens.view(row, true);
     expect(Object.keys(json)).toEqual(['AccessorID', 'SecretID', 'Description', 'Local', 'CreateTime', 'Hash', 'Namespace', 'CreateIndex', 'ModifyIndex']);
-    for (const id of [row.value.AccessorID, row.value.SecretID]) {
+    for (const id of [row.value.AccessorID, row.secret]) {
       expect(isUuid(id)).toBe(true);
       expect(id.startsWith('00000000-0000-0000-0000-0000000000')).toBe(false);
     }
-    expect(row.value.AccessorID).not.toBe(row.value.SecretID);
+    expect(row.value.AccessorID).not.toBe(row.secret);
   });
 
   it('uses a supplied AccessorID and SecretID', async () => {

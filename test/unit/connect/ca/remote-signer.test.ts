@@ -28,7 +28,7 @@ describe('remote signing', () => {
   it('has a server sign the public key of a pair the client made; the private key never travels', async () => {
     const { manager } = await caFixture();
     const channel = new MemoryChannel();
-    serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger });
+    serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined });
     const client = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() });
     const leaf = await client.signLeaf('default', 'web');
     const cert = new X509Certificate(leaf.certPem);
@@ -42,7 +42,7 @@ describe('remote signing', () => {
   it('refuses another datacenter and a key that is not P-256, with their codes', async () => {
     const { manager } = await caFixture();
     const channel = new MemoryChannel();
-    serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger });
+    serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined });
     await expect(new RemoteLeafSource({ channel, datacenter: 'dc2', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_BAD_CSR', kind: 'invalid' });
     const bogus = { generateKey: () => Promise.resolve({ spki: Buffer.from('not a key'), privateKeyPem: '' }) };
     await expect(new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: bogus }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_BAD_CSR' });
@@ -51,7 +51,7 @@ describe('remote signing', () => {
   it('waits, on a server whose view is behind the client roots, for those roots before signing', async () => {
     const { manager, clock } = await caFixture();
     const channel = new MemoryChannel();
-    serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger });
+    serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined });
     // The client's view already holds the roots of a rotation this server has not applied.
     const ahead = manager.rootsIndex() + 1;
     const client = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: new LocalSigner(), rootsIndex: () => ahead });
@@ -79,7 +79,7 @@ describe('remote signing', () => {
   it('refuses an answer that certifies another key or another service (a forged answer on the channel)', async () => {
     const { manager } = await caFixture();
     const honest = new MemoryChannel();
-    serveSigningRequests(honest, manager, { datacenter: 'dc1', log: silentLogger });
+    serveSigningRequests(honest, manager, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined });
     // A real leaf of this CA, for another key: what another client agent could copy into an answer.
     const stolen = (await new RemoteLeafSource({ channel: honest, datacenter: 'dc1', node: 'n2', keys: new LocalSigner() }).signLeaf('default', 'web')).certPem;
     const forged: SigningChannel = {
@@ -108,7 +108,7 @@ describe('remote signing', () => {
   it('gives a client CA its leaves from the remote signer, and no way to sign or change the CA itself', async () => {
     const { manager, store, clock } = await caFixture();
     const channel = new MemoryChannel();
-    serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger });
+    serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined });
     const remote = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() });
     const client = new ClientCa(new CaRecords(store, clock), remote);
     const leaf = await client.signLeaf('default', 'api');
@@ -117,7 +117,7 @@ describe('remote signing', () => {
     // A client CA has no signing of other agents' keys to offer: serveSigningRequests cannot be given one.
     expect('signPublicKey' in client).toBe(false);
     // @ts-expect-error a client CA is not a SigningAuthority
-    expect(() => serveSigningRequests(new MemoryChannel(), client, { datacenter: 'dc1', log: silentLogger })).not.toThrow();
+    expect(() => serveSigningRequests(new MemoryChannel(), client, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined })).not.toThrow();
     await expect(client.updateConfiguration({ provider: 'consul', config: {}, state: null, forceWithoutCrossSigning: false })).rejects.toMatchObject({ code: 'CA_SERVER_ONLY' });
   });
 });

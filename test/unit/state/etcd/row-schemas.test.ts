@@ -152,13 +152,18 @@ describe('CA rows', () => {
 
 describe('ACL rows', () => {
   it('take the tokens, policies and bootstrap marker the agent writes', async () => {
-    const token = newToken('a', 's', 'd', [{ ID: 'p' }], 't', {
+    const token = newToken('a', { SecretID: 's' }, 'd', [{ ID: 'p' }], 't', {
       ServiceIdentities: [{ ServiceName: 'web', Datacenters: ['dc1'] }],
       NodeIdentities: [{ NodeName: 'n', Datacenter: 'dc1' }],
       ExpirationTime: 'x',
     });
     expect(ok(storedTokenSchema, token)).toBeUndefined();
     expect(ok(storedTokenSchema, { ...token, Policies: null })).toBeDefined();
+    // A cluster's view holds the secret's hash instead (docs/decisions.md D23): one of the two, never both or none.
+    const { SecretID: _secret, ...withoutSecret } = token;
+    expect(ok(storedTokenSchema, { ...withoutSecret, SecretHash: 'h' })).toBeUndefined();
+    expect(ok(storedTokenSchema, withoutSecret)).toBeDefined();
+    expect(ok(storedTokenSchema, { ...token, SecretHash: 'h' })).toBeDefined();
     const parsed = await parseRules(
       'key_prefix "" { policy = "read" }\nservice "web" { policy = "write" intentions = "read" }\noperator = "read"',
     );

@@ -1,0 +1,175 @@
+// Token secrets in a cluster (secrets.ts, docs/decisions.md D23): a server agent keeps them in etcd's
+// private range, which client agents cannot read; a client agent records and shows them through a
+// server, over a request mailbox in etcd as leaf signing does (docs/cluster-security.md). Requests
+// are unreadable by other client agents (etcd RBAC); replies are readable by all, so a reply that
+// carries secrets is sealed to a key only its asker holds (sealed.ts).
+import { AgentError, agentError, isAgentError, type ErrorCode, type ErrorKind } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import type { StateStore } from '../state/types.js';
+import { permissionDenied } from './errors.js';
+import type { Identity } from './identity.js';
+import { ACL_TOKENS, type StoredToken } from './model.js';
+import { replyKey, seal, type Sealed } from './sealed.js';
+import { secretHash, tokenSecretHash, type TokenSecrets } from './secrets.js';
+
+/** etcd's private range as a server holds it (src/state/etcd/ implements it; src/cluster/ wires it). */
+export interface SecretRange {
+  get<V>(path: string): Promise<V | undefined>;
+  create(path: string, value: unknown): Promise<boolean>;
+}
+
+/** A request/response mailbox to the server agents (src/state/etcd/'s sign channel, on a root of its own). */
+export interface ServerMailbox {
+  /** Resolves undefined when no server answered within `deadlineMs`. */
+  request(body: unknown, deadlineMs: number): Promise<unknown>;
+  serve(handler: (body: unknown) => Promise<unknown>): void;
+}
+
+type SecretRequest =
+  | { readonly Kind: 'keep'; readonly AccessorID: string; readonly SecretID: string; readonly Index: number }
+  | {
+      readonly Kind: 'reveal';
+      readonly Token: string;
+      readonly AccessorIDs: readonly string[];
+      readonly ReplyKey: string;
+    };
+
+type SecretResponse =
+  | { readonly ok: true; readonly Sealed?: Sealed }
+  | { readonly ok: false; readonly code: ErrorCode; readonly kind: ErrorKind; readonly message: string };
+
+/** Well inside an HTTP client's patience; a token write through a client waits this long at most for a server. */
+const DEFAULT_DEADLINE_MS = 5_000;
+/** How long a server waits for its view to show the row a client just committed (as leaf signing waits for roots). */
+const ROW_CATCH_UP_MS = 2_000;
+
+const secretPath = (accessor: string): string => `acl/secrets/${accessor}`;
+
+/** A server agent's: the secrets in the private range, read and written directly. */
+export function serverSecrets(range: SecretRange): TokenSecrets {
+  return {
+    inRow: false,
+    async keep(accessor, secret) {
+      // A token's secret never changes: the first record stands.
+      await range.create(secretPath(accessor), { SecretID: secret });
+    },
+    async reveal(accessors) {
+      const found = await Promise.all(accessors.map((a) => range.get<{ SecretID?: unknown }>(secretPath(a))));
+      const out = new Map<string, string>();
+      accessors.forEach((accessor, i) => {
+        const secret = found[i]?.SecretID;
+        if (typeof secret === 'string') out.set(accessor, secret);
+      });
+      return out;
+    },
+  };
+}
+
+/** A client agent's: every secret goes to and comes from a server over the mailbox. */
+export function clientSecrets(mailbox: ServerMailbox, deadlineMs = DEFAULT_DEADLINE_MS): TokenSecrets {
+  const ask = async (request: SecretRequest): Promise<SecretResponse & { ok: true }> => {
+    let answer: unknown;
+    try {
+      answer = await mailbox.request(request, deadlineMs);
+    } catch (err) {
+      throw agentError('ACL_NO_SERVER', { detail: err instanceof Error ? err.message : String(err), cause: err });
+    }
+    if (answer === undefined) throw agentError('ACL_NO_SERVER', { detail: `no answer within ${deadlineMs} ms` });
+    const res = answer as SecretResponse;
+    if (!res.ok) throw new AgentError(res.code, res.message);
+    return res;
+  };
+  return {
+    inRow: false,
+    async keep(accessor, secret, index) {
+      await ask({ Kind: 'keep', AccessorID: accessor, SecretID: secret, Index: index });
+    },
+    async reveal(accessors, callerSecret) {
+      const key = replyKey();
+      const res = await ask({ Kind: 'reveal', Token: callerSecret, AccessorIDs: accessors, ReplyKey: key.publicKey });
+      if (res.Sealed === undefined) throw agentError('ACL_NO_SERVER', { detail: 'the answer carried no secrets' });
+      const secrets = key.open(res.Sealed) as Record<string, unknown>;
+      const out = new Map<string, string>();
+      for (const [accessor, secret] of Object.entries(secrets))
+        if (typeof secret === 'string') out.set(accessor, secret);
+      return out;
+    },
+  };
+}
+
+export interface SecretRequestDeps {
+  /** The server's own custody (serverSecrets). */
+  readonly secrets: TokenSecrets;
+  /** The server's view: a secret is recorded only if its hash is the one the token's row holds. */
+  readonly store: StateStore;
+  /** The server's token resolver: a caller is checked again here, never trusted from the client. */
+  readonly resolve: (secret: string) => Identity;
+  readonly log: Logger;
+}
+
+/**
+ * Makes a server answer client agents' secret requests. Recording needs no token: the secret must
+ * hash to the row's SecretHash, which only its holder can do. Showing needs acl:write.
+ */
+export function serveSecretRequests(mailbox: ServerMailbox, deps: SecretRequestDeps): void {
+  mailbox.serve(async (body): Promise<SecretResponse> => {
+    try {
+      const req = body as Partial<Record<string, unknown>>;
+      if (
+        req.Kind === 'keep' &&
+        typeof req.AccessorID === 'string' &&
+        typeof req.SecretID === 'string' &&
+        typeof req.Index === 'number'
+      ) {
+        await rowReached(deps.store, req.AccessorID, req.Index);
+        const row = deps.store.get<StoredToken>(ACL_TOKENS, req.AccessorID);
+        if (row === undefined || tokenSecretHash(row.value) !== secretHash(req.SecretID)) {
+          throw agentError('ACL_SECRET_MISMATCH');
+        }
+        await deps.secrets.keep(req.AccessorID, req.SecretID, req.Index);
+        return { ok: true };
+      }
+      if (
+        req.Kind === 'reveal' &&
+        typeof req.Token === 'string' &&
+        Array.isArray(req.AccessorIDs) &&
+        typeof req.ReplyKey === 'string'
+      ) {
+        const identity = deps.resolve(req.Token);
+        if (!identity.authorizer.allowed('acl', 'write')) throw permissionDenied(identity, 'acl', 'write');
+        const accessors = req.AccessorIDs.filter((a): a is string => typeof a === 'string');
+        const secrets = await deps.secrets.reveal(accessors, req.Token);
+        return { ok: true, Sealed: seal(Object.fromEntries(secrets), req.ReplyKey) };
+      }
+      throw agentError('ACL_NO_SERVER', { detail: 'malformed secret request' });
+    } catch (err) {
+      if (isAgentError(err)) return { ok: false, code: err.code, kind: err.kind, message: err.message };
+      deps.log.warn({ err }, 'answering a token secret request failed');
+      return {
+        ok: false,
+        code: 'ACL_NO_SERVER',
+        kind: 'unavailable',
+        message: err instanceof Error ? err.message : String(err),
+      };
+    }
+  });
+}
+
+/** Resolves once the server's view holds the token row at `index` or later, or after ROW_CATCH_UP_MS. */
+function rowReached(store: StateStore, accessor: string, index: number): Promise<void> {
+  if (store.keyIndex(ACL_TOKENS, accessor) >= index) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ROW_CATCH_UP_MS);
+    timer.unref();
+    let cancel = store.watchOnce({ table: ACL_TOKENS, key: accessor }, check);
+    function check(): void {
+      if (store.keyIndex(ACL_TOKENS, accessor) >= index) done();
+      else cancel = store.watchOnce({ table: ACL_TOKENS, key: accessor }, check);
+    }
+    function done(): void {
+      clearTimeout(timer);
+      cancel();
+      resolve();
+    }
+  });
+}

@@ -1,0 +1,338 @@
+// What a client agent is trusted with, on a cluster with etcd's RBAC on as docs/cluster-security.md
+// sets it up. Token secrets: the shared view holds only hashes, the secrets sit where a client
+// agent's etcd user cannot read, and still every token works on every agent and the token APIs show
+// secrets through either agent (docs/decisions.md D23). Leaves: a server signs only for a caller
+// whose token may write the service, whatever a client writes into etcd itself (D24).
+// Agents run in process (createAgent) on a 3-member etcd, as svc-server-1 and svc-client-1.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent, type Agent } from '../../src/agent.js';
+import { loadConfig } from '../../src/config/load.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { silentLogger } from '../../src/core/log.js';
+import { connectEtcd, openEtcdSignChannel, type EtcdConnection } from '../../src/state/etcd/index.js';
+import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
+import { asUser, enableDocumentedRbac, findEtcdctl } from '../support/etcd-rbac.js';
+
+const PREFIX = '/svc/';
+const INITIAL_MANAGEMENT = '6f1d2c3b-4a5e-4f60-8b7c-9d0e1f2a3b4c';
+/** The bootstrap token's secret, once the first test has bootstrapped through the client agent. */
+let management = '';
+let cluster: EtcdCluster;
+let etcdctl: string | undefined;
+const cleanups: (() => unknown)[] = [];
+
+interface Running {
+  readonly agent: Agent;
+  readonly url: string;
+}
+
+async function start(name: string, server: boolean, prefix: string, initialManagement?: string): Promise<Running> {
+  const user = server ? 'svc-server-1' : 'svc-client-1';
+  const acl = {
+    enabled: true,
+    default_policy: 'deny' as const,
+    tokens: initialManagement === undefined ? {} : { initial_management: initialManagement },
+  };
+  const flags = {
+    ports: { http: 0 },
+    client_addr: '127.0.0.1',
+    node_name: name,
+    server,
+    acl,
+    cluster: { etcd: { endpoints: cluster.endpoints, prefix, username: user, password: `${user}-pw` } },
+  };
+  const agent = await createAgent(loadConfig({ files: [], flags, dev: true }));
+  cleanups.push(() => agent.close());
+  return { agent, url: `http://127.0.0.1:${await agent.listen()}` };
+}
+
+/** JSON answers are read field by field in the tests; any error shows as a failed expectation. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Answer = { status: number; body: any };
+
+async function call(at: Running, method: string, path: string, body?: unknown, token = management): Promise<Answer> {
+  const res = await fetch(`${at.url}${path}`, {
+    method,
+    headers: { 'X-Svc-Token': token },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  try {
+    return { status: res.status, body: JSON.parse(text) };
+  } catch {
+    return { status: res.status, body: text };
+  }
+}
+
+/** Polls until `done` accepts; the test's timeout ends a wait that never comes. */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Every key and value a client agent's etcd user may read under `prefix`, as the client reads them. */
+async function everythingAClientReads(client: EtcdConnection, prefix: string): Promise<string[]> {
+  const ranges: [string, string][] = [
+    [`${prefix}data/`, `${prefix}meta0`],
+    [`${prefix}bulk/`, `${prefix}bulk0`],
+    [`${prefix}sign/responses/`, `${prefix}sign/responses0`],
+    [`${prefix}sign/acl/responses/`, `${prefix}sign/acl/responses0`],
+  ];
+  const out: string[] = [];
+  for (const [from, to] of ranges) {
+    const { kvs } = await client.rangeKeys(Buffer.from(from), Buffer.from(to), 5_000);
+    for (const kv of kvs) out.push(`${kv.key} ${kv.value.toString('utf8')}`);
+  }
+  return out;
+}
+
+beforeAll(async () => {
+  etcdctl = await findEtcdctl();
+  cluster = await startEtcdCluster({ size: 3 });
+  if (etcdctl !== undefined) await enableDocumentedRbac(cluster, etcdctl, PREFIX);
+}, 180_000);
+afterAll(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+  await cluster?.stop();
+});
+
+describe('token secrets on a cluster with RBAC on', () => {
+  let server: Running;
+  let client: Running;
+  let raw: EtcdConnection;
+
+  beforeAll(async () => {
+    if (etcdctl === undefined) throw new Error('etcdctl is needed to set up RBAC');
+    server = await start('server-1', true, PREFIX);
+    client = await start('client-1', false, PREFIX);
+    raw = connectEtcd(asUser(cluster, 'svc-client-1'));
+    cleanups.push(() => raw.close());
+  }, 60_000);
+
+  it('bootstrap through a client agent: the secret works on both agents, the server shows it, and bootstrap is then done', async () => {
+    const boot = await call(client, 'PUT', '/v1/acl/bootstrap', undefined, '');
+    expect(boot.status).toBe(200);
+    management = boot.body.SecretID;
+    expect(boot.body.ID).toBe(management);
+    for (const agent of [server, client]) {
+      const self = await until(
+        () => call(agent, 'GET', '/v1/acl/token/self'),
+        (r) => r.status === 200,
+      );
+      expect(self.body).toMatchObject({ AccessorID: boot.body.AccessorID, SecretID: management });
+    }
+    expect((await call(server, 'GET', `/v1/acl/token/${boot.body.AccessorID}`)).body.SecretID).toBe(management);
+    expect((await call(server, 'PUT', '/v1/acl/bootstrap', undefined, '')).status).toBe(403);
+    expect((await call(client, 'PUT', '/v1/acl/bootstrap', undefined, '')).status).toBe(403);
+    expect((await everythingAClientReads(raw, PREFIX)).filter((kv) => kv.includes(management))).toEqual([]);
+  });
+
+  it('initial_management of an agent started later works on every agent, and the server shows its secret', async () => {
+    const late = await start('client-2', false, PREFIX, INITIAL_MANAGEMENT);
+    const self = await until(
+      () => call(server, 'GET', '/v1/acl/token/self', undefined, INITIAL_MANAGEMENT),
+      (r) => r.status === 200,
+    );
+    expect(self.body.Description).toBe('Initial Management Token');
+    const shown = await until(
+      () => call(server, 'GET', `/v1/acl/token/${self.body.AccessorID}`),
+      (r) => r.body.SecretID === INITIAL_MANAGEMENT,
+    );
+    expect(shown.status).toBe(200);
+    expect((await call(late, 'GET', '/v1/acl/token/self', undefined, INITIAL_MANAGEMENT)).status).toBe(200);
+    expect((await everythingAClientReads(raw, PREFIX)).filter((kv) => kv.includes(INITIAL_MANAGEMENT))).toEqual([]);
+  });
+
+  it('a client agent reads no secret: the view holds hashes, and etcd refuses it where the secrets are', async () => {
+    const policy = await call(server, 'PUT', '/v1/acl/policy', {
+      Name: 'web-writer',
+      Rules: 'service "web" { policy = "write" }',
+    });
+    expect(policy.status).toBe(200);
+    const onServer = await call(server, 'PUT', '/v1/acl/token', { Policies: [{ ID: policy.body.ID }] });
+    const onClient = await call(client, 'PUT', '/v1/acl/token', { Policies: [{ ID: policy.body.ID }] });
+    expect([onServer.status, onClient.status]).toEqual([200, 200]);
+    const cloned = await call(client, 'PUT', `/v1/acl/token/${onServer.body.AccessorID}/clone`, {});
+    expect(cloned.status).toBe(200);
+    const secrets = [
+      management,
+      INITIAL_MANAGEMENT,
+      onServer.body.SecretID,
+      onClient.body.SecretID,
+      cloned.body.SecretID,
+    ] as string[];
+    for (const secret of secrets) expect(secret).toMatch(/^[0-9a-f-]{36}$/);
+
+    const readable = await everythingAClientReads(raw, PREFIX);
+    expect(readable.some((kv) => kv.includes('/data/acl-tokens/'))).toBe(true);
+    for (const secret of secrets) expect(readable.filter((kv) => kv.includes(secret))).toEqual([]);
+    for (const kv of readable.filter((line) => line.includes('/data/acl-tokens/'))) {
+      expect(kv).not.toContain('SecretID');
+      expect(kv).toContain('SecretHash');
+    }
+    // Where the secrets are, etcd answers the client's user "permission denied".
+    await expect(raw.rangePrefix(Buffer.from(`${PREFIX}private/acl/`), 5_000)).rejects.toThrow(/permission denied/);
+    await expect(
+      raw.getKey(Buffer.from(`${PREFIX}private/acl/secrets/${onClient.body.AccessorID}`), 5_000),
+    ).rejects.toThrow(/permission denied/);
+    await expect(raw.rangePrefix(Buffer.from(`${PREFIX}sign/acl/requests/`), 5_000)).rejects.toThrow(
+      /permission denied/,
+    );
+    // The server's user reads them.
+    const serverRaw = connectEtcd(asUser(cluster, 'svc-server-1'));
+    cleanups.push(() => serverRaw.close());
+    const kept = await serverRaw.getKey(Buffer.from(`${PREFIX}private/acl/secrets/${onClient.body.AccessorID}`), 5_000);
+    expect(JSON.parse(kept?.value.toString('utf8') ?? '{}')).toEqual({ SecretID: onClient.body.SecretID });
+  });
+
+  it('a token made through either agent works on both, and either agent shows its secret to acl:write', async () => {
+    const made = {
+      server: await call(server, 'PUT', '/v1/acl/token', { Description: 'on the server' }),
+      client: await call(client, 'PUT', '/v1/acl/token', { Description: 'on the client' }),
+    };
+    for (const token of [made.server.body, made.client.body]) {
+      for (const agent of [server, client]) {
+        const self = await until(
+          () => call(agent, 'GET', '/v1/acl/token/self', undefined, token.SecretID),
+          (r) => r.status === 200,
+        );
+        expect(self.body).toMatchObject({ AccessorID: token.AccessorID, SecretID: token.SecretID });
+        const read = await call(agent, 'GET', `/v1/acl/token/${token.AccessorID}`);
+        expect(read.body).toMatchObject({ AccessorID: token.AccessorID, SecretID: token.SecretID });
+      }
+    }
+    // Update and list through the client show the secrets the server keeps; without acl:write, `<hidden>`.
+    const updated = await call(client, 'PUT', `/v1/acl/token/${made.server.body.AccessorID}`, {
+      Description: 'renamed',
+    });
+    expect(updated.body).toMatchObject({ Description: 'renamed', SecretID: made.server.body.SecretID });
+    const listed = await call(client, 'GET', '/v1/acl/tokens');
+    const byAccessor = new Map(
+      (listed.body as { AccessorID: string; SecretID: string }[]).map((t) => [t.AccessorID, t.SecretID]),
+    );
+    expect(byAccessor.get(made.server.body.AccessorID)).toBe(made.server.body.SecretID);
+    expect(byAccessor.get(made.client.body.AccessorID)).toBe(made.client.body.SecretID);
+    expect([...byAccessor.values()]).toContain(management);
+    const reader = await call(server, 'PUT', '/v1/acl/policy', { Name: 'acl-reader', Rules: 'acl = "read"' });
+    const readerToken = await call(server, 'PUT', '/v1/acl/token', { Policies: [{ ID: reader.body.ID }] });
+    await until(
+      () => call(client, 'GET', '/v1/acl/token/self', undefined, readerToken.body.SecretID),
+      (r) => r.status === 200,
+    );
+    const hidden = await call(
+      client,
+      'GET',
+      `/v1/acl/token/${made.server.body.AccessorID}`,
+      undefined,
+      readerToken.body.SecretID,
+    );
+    expect(hidden.body.SecretID).toBe('<hidden>');
+    // The view's rows still hold no secret.
+    const readable = await everythingAClientReads(raw, PREFIX);
+    expect(
+      readable.filter((kv) => kv.includes(made.server.body.SecretID) || kv.includes(made.client.body.SecretID)),
+    ).toEqual([]);
+  });
+
+  it('a server refuses secret requests a client writes straight into etcd without the right to them', async () => {
+    const reader = await call(server, 'PUT', '/v1/acl/policy', { Name: 'acl-reader-2', Rules: 'acl = "read"' });
+    const readerToken = (await call(server, 'PUT', '/v1/acl/token', { Policies: [{ ID: reader.body.ID }] })).body as {
+      AccessorID: string;
+      SecretID: string;
+    };
+    await until(
+      () => call(client, 'GET', '/v1/acl/token/self', undefined, readerToken.SecretID),
+      (r) => r.status === 200,
+    );
+    const forger = openEtcdSignChannel({
+      etcd: asUser(cluster, 'svc-client-1'),
+      prefix: PREFIX,
+      log: silentLogger,
+      mailbox: 'acl',
+    });
+    cleanups.push(() => forger.close());
+    const replyKey = generateKeyPairSync('x25519').publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+    // Showing secrets takes acl:write, checked on the server whatever the client let through.
+    expect(
+      await forger.request(
+        { Kind: 'reveal', Token: readerToken.SecretID, AccessorIDs: [readerToken.AccessorID], ReplyKey: replyKey },
+        10_000,
+      ),
+    ).toEqual({
+      ok: false,
+      code: 'ACL_PERMISSION_DENIED',
+      kind: 'permission-denied',
+      message: `Permission denied: token with AccessorID '${readerToken.AccessorID}' lacks permission 'acl:write'`,
+    });
+    // Recording a secret takes one that hashes to what the token's row holds.
+    const keep = {
+      Kind: 'keep',
+      AccessorID: readerToken.AccessorID,
+      SecretID: '00000000-1111-4222-8333-444444444444',
+      Index: 1,
+    };
+    expect(await forger.request(keep, 10_000)).toMatchObject({ ok: false, code: 'ACL_SECRET_MISMATCH' });
+    expect((await call(server, 'GET', `/v1/acl/token/${readerToken.AccessorID}`)).body.SecretID).toBe(
+      readerToken.SecretID,
+    );
+  });
+
+  it('a server signs a leaf only for a caller whose token may write the service, even when a client forges the request in etcd', async () => {
+    const policy = await call(server, 'PUT', '/v1/acl/policy', {
+      Name: 'api-writer',
+      Rules: 'service "api" { policy = "write" }',
+    });
+    const apiToken = (await call(server, 'PUT', '/v1/acl/token', { Policies: [{ ID: policy.body.ID }] })).body as {
+      AccessorID: string;
+      SecretID: string;
+    };
+    await until(
+      () => call(client, 'GET', '/v1/acl/token/self', undefined, apiToken.SecretID),
+      (r) => r.status === 200,
+    );
+    // Through the client agent's API: a leaf for what the token may write, a refusal for the rest.
+    const leaf = await call(client, 'GET', '/v1/agent/connect/ca/leaf/api', undefined, apiToken.SecretID);
+    expect(leaf.status).toBe(200);
+    expect(leaf.body.ServiceURI).toMatch(/\/svc\/api$/);
+    expect((await call(client, 'GET', '/v1/agent/connect/ca/leaf/db', undefined, apiToken.SecretID)).status).toBe(403);
+
+    // Straight into etcd with the client agent's own credentials, past its HTTP checks.
+    const forger = openEtcdSignChannel({ etcd: asUser(cluster, 'svc-client-1'), prefix: PREFIX, log: silentLogger });
+    cleanups.push(() => forger.close());
+    const publicKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .publicKey.export({ type: 'spki', format: 'der' })
+      .toString('base64');
+    const ask = (service: string, token?: string): Promise<unknown> =>
+      forger.request(
+        {
+          Namespace: 'default',
+          Service: service,
+          PublicKey: publicKey,
+          Datacenter: 'dc1',
+          Node: 'forger',
+          ...(token === undefined ? {} : { Token: token }),
+        },
+        10_000,
+      );
+    expect(await ask('db')).toEqual({
+      ok: false,
+      code: 'ACL_PERMISSION_DENIED',
+      kind: 'permission-denied',
+      message: `Permission denied: anonymous token lacks permission 'service:write' on "db". The anonymous token is used implicitly when a request does not specify a token.`,
+    });
+    expect(await ask('db', apiToken.SecretID)).toEqual({
+      ok: false,
+      code: 'ACL_PERMISSION_DENIED',
+      kind: 'permission-denied',
+      message: `Permission denied: token with AccessorID '${apiToken.AccessorID}' lacks permission 'service:write' on "db"`,
+    });
+    expect(await ask('db', '00000000-1111-4222-8333-444444444444')).toMatchObject({ ok: false, code: 'ACL_NOT_FOUND' });
+    // The same channel with a token that covers the service is signed: the refusals are the token's.
+    expect(await ask('api', apiToken.SecretID)).toMatchObject({ ok: true, URI: expect.stringMatching(/\/svc\/api$/) });
+    // And no client agent reads the tokens in other clients' requests.
+    await expect(raw.rangePrefix(Buffer.from(`${PREFIX}sign/requests/`), 5_000)).rejects.toThrow(/permission denied/);
+  });
+});
