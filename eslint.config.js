@@ -13,7 +13,8 @@ export default tseslint.config(
   {
     rules: {
       // `const { Rules: _, ...rest } = x` is how this code drops a field from a copy.
-      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
+      // `_name`: a parameter an interface's method takes and this implementation does not need.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true, argsIgnorePattern: '^_' }],
       // A `let` read by a callback before it is assigned (signal handlers installed first) cannot be a const.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },

@@ -50,7 +50,7 @@ describe('createLogger', () => {
     const [terse, verbose] = text.lines;
     expect(terse).toMatch(/ \[ERROR\] agent: start-up failed: error="cannot create directory \/x: permission denied"\n$/);
     expect(terse).not.toMatch(/\n\s+at /);
-    expect(verbose).toMatch(/^.* \[ERROR\] agent: start-up failed: error="cannot create directory \/x: permission denied"\n  Error: cannot create directory \/x\n\s+at /);
+    expect(verbose).toMatch(/^.* \[ERROR\] agent: start-up failed: error="cannot create directory \/x: permission denied"\n {2}Error: cannot create directory \/x\n\s+at /);
     expect(verbose).toContain("caused by: Error: EACCES: permission denied, mkdir '/x'");
     const [plain, full] = json.lines.map((l) => JSON.parse(l) as { err: Record<string, unknown> });
     expect(plain?.err).toEqual({ type: 'Error', message: 'cannot create directory /x: permission denied' });
