@@ -1,0 +1,81 @@
+// One etcd member of three down (killed, or hung with SIGSTOP; the leader or a follower) while
+// three agents take writes, reads and new leaves: the cluster still has a quorum, so every call
+// through every agent must succeed. Each call counts once; none is retried until it succeeds.
+// The log names the unreachable member at most once each way, and carries no stack trace.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startEtcdCluster, type EtcdCluster, type EtcdMember } from '../support/etcd.js';
+import { startClusterAgents, stackLines, whenAllReach, workload, type ClusterAgents, type Tally } from './support.js';
+
+/** Writes per agent in each case (each also read back; a new leaf every 25). */
+const WRITES = 1_000;
+/** The fault starts once every agent has done this many writes. */
+const FAULT_AT = 50;
+
+type Fault = 'killed' | 'paused';
+type Victim = 'follower' | 'leader';
+
+describe('one etcd member of three down', () => {
+  let etcd: EtcdCluster;
+  let cluster: ClusterAgents;
+
+  beforeAll(async () => {
+    etcd = await startEtcdCluster({ size: 3 });
+    cluster = await startClusterAgents(etcd, { prefix: `/svc-faults-${process.pid}/` });
+  }, 60_000);
+
+  afterEach(async () => {
+    // A failed or timed-out case must not leave a member down for the next.
+    for (const m of etcd.members) {
+      m.resume();
+      if (!m.running) await m.start();
+    }
+  }, 30_000);
+
+  afterAll(async () => {
+    etcd?.members.forEach((m) => m.resume());
+    await cluster?.stop();
+    await etcd?.stop();
+  });
+
+  const pick = async (victim: Victim): Promise<EtcdMember> => {
+    const leader = await etcd.leader();
+    return victim === 'leader' ? leader : etcd.members.find((m) => m !== leader)!;
+  };
+
+  it.each<[Fault, Victim]>([
+    ['killed', 'follower'],
+    ['paused', 'follower'],
+    ['killed', 'leader'],
+    ['paused', 'leader'],
+  ])('%s %s: every write, KV read and new leaf through every agent succeeds', async (fault, victim) => {
+    await etcd.waitHealthy();
+    const member = await pick(victim);
+    const host = new URL(member.clientUrl).host;
+    const logFrom = cluster.agents.map((a) => a.logs.length);
+    const gate = whenAllReach(cluster.agents.length, FAULT_AT);
+    const run = `${fault}-${victim}`;
+    const loads = cluster.agents.map((agent, i) => workload(agent, `${run}-${cluster.names[i]}`, WRITES, (done) => gate.report(i, done)));
+    await gate.reached;
+    if (fault === 'killed') await member.kill();
+    else await member.pause();
+    let tallies: Tally[];
+    try {
+      tallies = await Promise.all(loads);
+    } finally {
+      if (fault === 'paused') member.resume();
+      else await member.start();
+    }
+    await etcd.waitHealthy();
+
+    const byAgent = Object.fromEntries(cluster.names.map((n, i) => [n, { failures: tallies[i]!.failures, samples: tallies[i]!.samples }]));
+    console.log(`${run}:`, JSON.stringify(Object.fromEntries(cluster.names.map((n, i) => [n, { ops: tallies[i]!.ops, failures: tallies[i]!.failures, slowestMs: Math.round(tallies[i]!.slowestMs) }]))));
+    expect(byAgent).toEqual(Object.fromEntries(cluster.names.map((n) => [n, { failures: 0, samples: [] }])));
+    for (const [i, agent] of cluster.agents.entries()) {
+      const lines = agent.logs.slice(logFrom[i]);
+      // Once when it went, once when it came back: never a line per failed call.
+      const naming = lines.filter((l) => JSON.stringify(l).includes(host));
+      expect(naming.length, `${cluster.names[i]}: ${JSON.stringify(naming)}`).toBeLessThanOrEqual(2);
+      expect(stackLines(agent), cluster.names[i]).toEqual([]);
+    }
+  }, 180_000);
+});
