@@ -5,6 +5,7 @@
 // backoff, all within the caller's deadline. Every error it hands out is one line.
 import { BrokenCircuitError, isBrokenCircuitError, noop, type IDefaultPolicyContext, type IPolicy } from 'cockatiel';
 import {
+  castGrpcError,
   ClientClosedError,
   Etcd3,
   GRPCCancelledError,
@@ -225,7 +226,16 @@ const RANGE_PAGE = 1000;
  * pings more often than its --grpc-keepalive-min-time (5 s by default), so 10 s, with 5 s to answer.
  * A call that finds a member hung moves its streams sooner (MemberHealth); this is the backstop.
  */
-const KEEPALIVE = { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000 };
+/**
+ * A member's connection is never closed by the client (see wireIntoPool): gRPC reconnects it, at
+ * most RECONNECT's cap apart, so a member back from an outage is used again within about 2 s.
+ */
+const CHANNEL_OPTIONS = {
+  'grpc.keepalive_time_ms': 10_000,
+  'grpc.keepalive_timeout_ms': 5_000,
+  'grpc.initial_reconnect_backoff_ms': 200,
+  'grpc.max_reconnect_backoff_ms': 2_000,
+};
 
 /**
  * One attempt gets a third of the call's deadline, and at least ATTEMPT_FLOOR_MS: a hung member
@@ -268,16 +278,6 @@ export function connectEtcd(options: EtcdConnectionOptions): EtcdConnection {
             ...(options.tls.cert === undefined ? {} : { certChain: options.tls.cert }),
           },
         };
-  // One client per member for status probes only (gRPC shares the members' connections among
-  // clients with the same settings); Status needs no auth, and an auth error is an answer too.
-  const probes: Etcd3[] = [];
-  const probeOf = (host: string): (() => Promise<void>) => {
-    const probe = new Etcd3({ hosts: [host], ...credentials, grpcOptions: KEEPALIVE, faultHandling: { global: noop, host: () => noop } });
-    probes.push(probe);
-    return async () => {
-      await probe.maintenance.status({ deadline: Date.now() + PROBE_DEADLINE_MS });
-    };
-  };
   const client = new Etcd3({
     hosts: [...options.endpoints],
     ...(options.auth === undefined
@@ -290,20 +290,21 @@ export function connectEtcd(options: EtcdConnectionOptions): EtcdConnection {
           },
         }),
     ...credentials,
-    grpcOptions: KEEPALIVE,
+    grpcOptions: CHANNEL_OPTIONS,
     // Retries are this file's (bounded by the caller's deadline, see call()); etcd3's own would reuse
     // one deadline for every attempt. Per member, the client skips members that failed lately.
     faultHandling: {
       global: noop,
       host: (host) => {
-        const member = new MemberHealth(host, probeOf(host), options.log, random);
+        const member = new MemberHealth(host, options.log, random);
         members.push(member);
         return member;
       },
     },
   });
+  wireIntoPool(client);
   if (options.auth !== undefined) throttleAuthentication(client, random);
-  return new Etcd3Connection(client, members, random, options.log, () => probes.forEach((p) => p.close()));
+  return new Etcd3Connection(client, members, random, options.log);
 }
 
 /** A gRPC stream etcd3 opened through a member's policy (a watch, a lease keepalive). */
@@ -335,10 +336,11 @@ class MemberHealth implements IPolicy<IDefaultPolicyContext> {
   private trying = false;
   private probing = false;
   private readonly streams = new Set<LiveStream>();
+  /** Asks this member alone for its status (see wireIntoPool). */
+  probe: (deadlineMs: number) => Promise<void> = () => Promise.resolve();
 
   constructor(
     readonly host: string,
-    private readonly probe: () => Promise<void>,
     private readonly log: Logger | undefined,
     private readonly random: () => number,
   ) {}
@@ -371,7 +373,7 @@ class MemberHealth implements IPolicy<IDefaultPolicyContext> {
   private check(): void {
     if (this.probing) return;
     this.probing = true;
-    this.probe().then(
+    this.probe(PROBE_DEADLINE_MS).then(
       () => (this.probing = false),
       (err: unknown) => {
         this.probing = false;
@@ -444,8 +446,7 @@ function oneLine(err: unknown, log: Logger | undefined): unknown {
  * fail at once with the last error.
  */
 function throttleAuthentication(client: Etcd3, random: () => number): void {
-  type Authenticator = { getMetadata(): Promise<unknown> };
-  const authenticator = (client as unknown as { pool?: { authenticator?: Authenticator } }).pool?.authenticator;
+  const authenticator = poolOf(client).authenticator;
   if (authenticator === undefined || typeof authenticator.getMetadata !== 'function') return;
   const getMetadata = authenticator.getMetadata.bind(authenticator);
   let failures = 0;
@@ -471,6 +472,65 @@ function throttleAuthentication(client: Etcd3, random: () => number): void {
   };
 }
 
+/** The parts of etcd3's per-member Host (internal to etcd3 1.1.2, pinned in package.json) used here. */
+interface PoolHost {
+  readonly host: string;
+  faultHandling?: unknown;
+  resetAllServices(): void;
+  getServiceClient(name: string): Record<string, (...args: unknown[]) => unknown>;
+}
+
+interface PoolInternals {
+  hosts?: PoolHost[];
+  authenticator?: {
+    getMetadata(): Promise<unknown>;
+    getCredentialsFromHost(address: string, name: string, password: string, callOptions: unknown): Promise<string>;
+  };
+}
+
+function poolOf(client: Etcd3): PoolInternals {
+  return (client as unknown as { pool?: PoolInternals }).pool ?? {};
+}
+
+/** Calls one unary method of one member's gRPC client, its connection shared with every other call. */
+function unary<T>(host: PoolHost, service: string, method: string, request: unknown, options: unknown): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const client = host.getServiceClient(service);
+    client[method]!.call(client, request, options, (err: Error | null, res: T) => (err ? reject(castGrpcError(err)) : resolve(res)));
+  });
+}
+
+/**
+ * Three changes to etcd3's connection pool, each so that an agent keeps one connection per member:
+ * - etcd3 closes a member's gRPC clients after any retryable error (and the next call opens new
+ *   ones): a stream still open on the old connection kept it beside the new one for as long as the
+ *   stream lived, so an outage ended with more connections than it began with. They stay open
+ *   now; gRPC reconnects each by itself (CHANNEL_OPTIONS), and MemberHealth moves the streams.
+ * - the status probe of a member and each Authenticate call go over the member's own clients
+ *   (etcd3 opens a new client per Authenticate and never closes it, a connection each);
+ *   Authenticate passes a member that is being skipped by.
+ */
+function wireIntoPool(client: Etcd3): void {
+  const pool = poolOf(client);
+  const byAddress = new Map<string, { host: PoolHost; member: MemberHealth }>();
+  for (const host of pool.hosts ?? []) {
+    const member = host.faultHandling;
+    if (!(member instanceof MemberHealth)) continue;
+    host.resetAllServices = () => {};
+    member.probe = (deadlineMs) => unary(host, 'Maintenance', 'status', {}, { deadline: Date.now() + deadlineMs });
+    byAddress.set(host.host, { host, member });
+  }
+  const authenticator = pool.authenticator;
+  if (authenticator === undefined) return;
+  authenticator.getCredentialsFromHost = async (address, name, password, callOptions) => {
+    const found = byAddress.get(address);
+    if (found === undefined) throw new GRPCUnavailableError(`unknown etcd member ${address}`);
+    if (found.member.skipping(Date.now())) throw new GRPCUnavailableError('etcd member not answering');
+    const res = await unary<{ token: string }>(found.host, 'Auth', 'authenticate', { name, password }, callOptions ?? {});
+    return res.token;
+  };
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms));
 }
@@ -481,7 +541,6 @@ class Etcd3Connection implements EtcdConnection {
     private readonly health: readonly MemberHealth[],
     private readonly random: () => number,
     private readonly log: Logger | undefined,
-    private readonly closeProbes: () => void,
   ) {}
 
   /**
@@ -655,7 +714,6 @@ class Etcd3Connection implements EtcdConnection {
 
   close(): void {
     this.client.close();
-    this.closeProbes();
   }
 }
 

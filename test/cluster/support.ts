@@ -166,3 +166,13 @@ export async function until<T>(read: () => Promise<T>, done: (value: T) => boole
     await new Promise((r) => setTimeout(r, pauseMs));
   }
 }
+
+/** Like until, but gives up after `limitMs` and returns the last value (for an assertion to follow). */
+export async function settled<T>(read: () => Promise<T>, done: (value: T) => boolean, limitMs: number, pauseMs = 250): Promise<T> {
+  const end = performance.now() + limitMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || performance.now() > end) return value;
+    await new Promise((r) => setTimeout(r, pauseMs));
+  }
+}
