@@ -5,7 +5,7 @@
 // events ask for it, and a lease that is replaced is revoked.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import { backoffDelay, DEFAULT_BACKOFF } from '../state/backoff.js';
+import { backoffDelay, type Backoff } from '../state/backoff.js';
 import type { EtcdConnection, EtcdLeasedKey, EtcdWatch } from '../state/etcd-client.js';
 
 /** One agent as the cluster knows it. */
@@ -35,6 +35,11 @@ export interface MembersOptions {
 const CALL_DEADLINE_MS = 2_000;
 /** Pause before the member list is re-read after etcd failed us. */
 const RETRY_MS = 1_000;
+/**
+ * Between attempts to put a lost record back. Attempts while no etcd member answers fail inside the
+ * client at no cost to etcd, so the cap is short: the record is back within about 2 s of etcd.
+ */
+const REREGISTER_BACKOFF: Backoff = { initialMs: 100, maxMs: 2_000 };
 
 export class ClusterMembers {
   private readonly connection: EtcdConnection;
@@ -135,7 +140,7 @@ export class ClusterMembers {
     if (this.looping || this.closed) return;
     this.looping = true;
     const attempt = (n: number): void => {
-      this.after(backoffDelay(DEFAULT_BACKOFF, n, this.random), () => {
+      this.after(backoffDelay(REREGISTER_BACKOFF, n, this.random), () => {
         const self = this.self;
         if (self === undefined || this.closed) return;
         this.register(self).then(

@@ -253,7 +253,7 @@ const SKIP_BACKOFF: Backoff = { initialMs: 250, maxMs: 1_500 };
  * on every call, which during an outage is thousands of Authenticate calls a second).
  */
 const AUTH_DEADLINE_MS = 2_000;
-const AUTH_BACKOFF: Backoff = { initialMs: 250, maxMs: 5_000 };
+const AUTH_BACKOFF: Backoff = { initialMs: 250, maxMs: 2_000 };
 /**
  * A call that needs the leader (reads, txns, leases) may wait out one election, whatever its
  * caller's deadline: etcd's default election timeout is 1 s, randomised up to 2 s, plus the vote.
@@ -345,9 +345,14 @@ class MemberHealth implements IPolicy<IDefaultPolicyContext> {
     private readonly random: () => number,
   ) {}
 
-  /** Whether a call made now would pass this member by. */
-  skipping(now: number): boolean {
+  /** Whether the member is down and not due for a try (or being tried by another call). */
+  gone(now: number): boolean {
     return this.down && (now < this.skipUntil || this.trying);
+  }
+
+  /** Whether a call made now passes this member by: gone, or its status probe not back yet. */
+  skipping(now: number): boolean {
+    return this.probing || this.gone(now);
   }
 
   async execute<T>(fn: (context: IDefaultPolicyContext) => PromiseLike<T> | T, signal?: AbortSignal): Promise<T> {
@@ -547,7 +552,7 @@ class Etcd3Connection implements EtcdConnection {
    * Runs one etcd call within `deadlineMs`: each attempt has a share of it (`run` gets the attempt's
    * absolute deadline), and a failure that another member (or a new leader) may not repeat is tried
    * again after a short backoff while time is left; a call that needs the leader has at least
-   * ELECTION_WAIT_MS. With every member skipped nothing is sent and the call fails at once.
+   * ELECTION_WAIT_MS. With every member down nothing is sent and the call fails at once.
    * A write retried after its attempt timed out may have been applied by the member that timed out:
    * a guarded txn then fails its compare, an unguarded put writes the same value again.
    */
@@ -557,14 +562,19 @@ class Etcd3Connection implements EtcdConnection {
     const share = Math.max(ATTEMPT_FLOOR_MS, Math.ceil(budget / ATTEMPT_SHARE));
     for (let attempt = 0; ; attempt++) {
       const now = Date.now();
-      if (this.health.length > 0 && this.health.every((m) => m.skipping(now))) {
+      if (this.health.length > 0 && this.health.every((m) => m.gone(now))) {
         throw oneLine(new GRPCUnavailableError('no etcd member is answering'), this.log);
       }
       let failure: unknown;
-      try {
-        return await run(Math.min(end, now + share));
-      } catch (err) {
-        failure = err;
+      if (this.health.length > 0 && this.health.every((m) => m.skipping(now))) {
+        // Some member's probe is out: wait for it rather than send to a member that may be hung.
+        failure = new BrokenCircuitError();
+      } else {
+        try {
+          return await run(Math.min(end, now + share));
+        } catch (err) {
+          failure = err;
+        }
       }
       const pause = backoffDelay(RETRY_BACKOFF, attempt, this.random);
       if (!retryable(failure) || Date.now() + pause >= end) {

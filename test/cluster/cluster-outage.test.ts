@@ -103,7 +103,7 @@ describe.each([false, true])('a whole-etcd outage (etcd auth %s)', (auth) => {
     );
 
     // etcd's lease list: the leases of the attempts before settle (revoked, or expired after their TTL).
-    const leases = await settled(() => etcd.leases(), (l) => l.length <= cluster.agents.length, SETTLE_MS);
+    const leases = await settled(() => etcd.leases(), (l) => l.length === cluster.agents.length, SETTLE_MS);
     // Connections come back as the streams that moved settle; memory is read once that is so.
     const after = await Promise.all(
       cluster.agents.map((a, i) => settled(() => footprint(a, ports), (f) => f.connections === before[i]!.connections, SETTLE_MS)),
