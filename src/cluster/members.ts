@@ -114,7 +114,9 @@ export class ClusterMembers {
   private async register(self: MemberRecord): Promise<void> {
     this.self = self;
     const generation = ++this.started;
-    const leased = this.connection.putLeased(this.key(self.name), Buffer.from(JSON.stringify(self)), this.ttlSeconds, (err) => this.lost(leased, err));
+    const value = Buffer.from(JSON.stringify(self));
+    const key = this.key(self.name);
+    const leased = this.connection.putLeased(key, value, this.ttlSeconds, (err) => this.lost(leased, err));
     await leased.ready;
     if (this.closed || generation < this.installed) {
       // A newer registration already holds the record (or we are stopping): this lease goes.
@@ -131,7 +133,7 @@ export class ClusterMembers {
     // Only the lease that holds the record counts: one replaced or never installed says nothing.
     if (leased !== this.leased || this.closed) return;
     this.leased = undefined;
-    this.log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'cluster member lease lost; registering again');
+    this.log.warn({ reason: reasonOf(err) }, 'cluster member lease lost; registering again');
     this.reregister();
   }
 
@@ -149,7 +151,7 @@ export class ClusterMembers {
             this.log.info({}, 'cluster member registered again');
           },
           (err: unknown) => {
-            this.log.debug({ reason: err instanceof Error ? err.message : String(err) }, 'cluster member registration failed; retrying');
+            this.log.debug({ reason: reasonOf(err) }, 'cluster member registration failed; retrying');
             if (this.closed) return;
             // update() may have put the record meanwhile.
             if (this.leased !== undefined) this.looping = false;
@@ -214,4 +216,9 @@ export class ClusterMembers {
     });
     this.timers.add(timer);
   }
+}
+
+/** An etcd error as one line: the client hands out no stacks, and the log says the reason only. */
+function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -225,10 +225,8 @@ const RANGE_PAGE = 1000;
  * Pings on an idle link find a hung or partitioned member without waiting for TCP. etcd refuses
  * pings more often than its --grpc-keepalive-min-time (5 s by default), so 10 s, with 5 s to answer.
  * A call that finds a member hung moves its streams sooner (MemberHealth); this is the backstop.
- */
-/**
  * A member's connection is never closed by the client (see wireIntoPool): gRPC reconnects it, at
- * most RECONNECT's cap apart, so a member back from an outage is used again within about 2 s.
+ * most 2 s apart, so a member back from an outage is used again within about 2 s.
  */
 const CHANNEL_OPTIONS = {
   'grpc.keepalive_time_ms': 10_000,
@@ -314,7 +312,8 @@ interface LiveStream {
 }
 
 function isStream(value: unknown): value is LiveStream {
-  return typeof value === 'object' && value !== null && typeof (value as LiveStream).cancel === 'function' && typeof (value as LiveStream).once === 'function';
+  if (typeof value !== 'object' || value === null) return false;
+  return typeof (value as LiveStream).cancel === 'function' && typeof (value as LiveStream).once === 'function';
 }
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -399,7 +398,8 @@ class MemberHealth implements IPolicy<IDefaultPolicyContext> {
       this.failedTries++;
     } else {
       this.down = true;
-      this.log?.warn({ member: this.host, reason: reasonOf(err) }, 'etcd member not answering; using the other members');
+      const reason = reasonOf(err);
+      this.log?.warn({ member: this.host, reason }, 'etcd member not answering; using the other members');
     }
     this.skipUntil = Date.now() + backoffDelay(SKIP_BACKOFF, this.failedTries, this.random);
     const streams = [...this.streams];
@@ -501,7 +501,8 @@ function poolOf(client: Etcd3): PoolInternals {
 function unary<T>(host: PoolHost, service: string, method: string, request: unknown, options: unknown): Promise<T> {
   return new Promise((resolve, reject) => {
     const client = host.getServiceClient(service);
-    client[method]!.call(client, request, options, (err: Error | null, res: T) => (err ? reject(castGrpcError(err)) : resolve(res)));
+    const done = (err: Error | null, res: T): void => (err ? reject(castGrpcError(err)) : resolve(res));
+    client[method]!.call(client, request, options, done);
   });
 }
 
@@ -531,7 +532,8 @@ function wireIntoPool(client: Etcd3): void {
     const found = byAddress.get(address);
     if (found === undefined) throw new GRPCUnavailableError(`unknown etcd member ${address}`);
     if (found.member.skipping(Date.now())) throw new GRPCUnavailableError('etcd member not answering');
-    const res = await unary<{ token: string }>(found.host, 'Auth', 'authenticate', { name, password }, callOptions ?? {});
+    const request = { name, password };
+    const res = await unary<{ token: string }>(found.host, 'Auth', 'authenticate', request, callOptions ?? {});
     return res.token;
   };
 }
@@ -578,7 +580,8 @@ class Etcd3Connection implements EtcdConnection {
       }
       const pause = backoffDelay(RETRY_BACKOFF, attempt, this.random);
       if (!retryable(failure) || Date.now() + pause >= end) {
-        throw oneLine(isBrokenCircuitError(failure) ? new GRPCUnavailableError('no etcd member is answering') : failure, this.log);
+        const nobody = isBrokenCircuitError(failure);
+        throw oneLine(nobody ? new GRPCUnavailableError('no etcd member is answering') : failure, this.log);
       }
       await sleep(pause);
     }
@@ -595,7 +598,8 @@ class Etcd3Connection implements EtcdConnection {
   }
 
   async grantRequestLease(ttlSeconds: number, deadlineMs: number): Promise<string> {
-    const res = await this.call(deadlineMs, (deadline) => this.client.leaseClient.leaseGrant({ TTL: ttlSeconds }, { deadline }));
+    const grant = { TTL: ttlSeconds };
+    const res = await this.call(deadlineMs, (deadline) => this.client.leaseClient.leaseGrant(grant, { deadline }));
     return String(res.ID);
   }
 
@@ -610,8 +614,10 @@ class Etcd3Connection implements EtcdConnection {
     let from = start;
     let revision = 0;
     for (;;) {
-      const page = { key: from, range_end: end, limit: RANGE_PAGE, serializable, ...(revision === 0 ? {} : { revision }) };
-      const res = await this.call(Math.max(1, until - Date.now()), (deadline) => this.client.kv.range(page, { deadline }));
+      const at = revision === 0 ? {} : { revision };
+      const page = { key: from, range_end: end, limit: RANGE_PAGE, serializable, ...at };
+      const left = Math.max(1, until - Date.now());
+      const res = await this.call(left, (deadline) => this.client.kv.range(page, { deadline }));
       if (revision === 0) revision = Number(res.header.revision);
       for (const kv of res.kvs) kvs.push(keyValue(kv));
       const last = res.kvs[res.kvs.length - 1];
@@ -685,7 +691,8 @@ class Etcd3Connection implements EtcdConnection {
     };
     const ready = (async () => {
       const id = await lease.grant();
-      await this.call(LEASED_PUT_DEADLINE_MS, (deadline) => this.client.kv.put({ key, value, lease: id }, { deadline }));
+      const put = { key, value, lease: id };
+      await this.call(LEASED_PUT_DEADLINE_MS, (deadline) => this.client.kv.put(put, { deadline }));
     })().catch((err: unknown) => {
       // Never kept alive: a lease granted for a put that failed lapses after its TTL.
       end();
@@ -718,7 +725,8 @@ class Etcd3Connection implements EtcdConnection {
 
   async members(deadlineMs: number): Promise<EtcdMember[]> {
     // Serializable: the member list is a configuration read that must answer without a quorum.
-    const res = await this.call(deadlineMs, (deadline) => this.client.cluster.memberList({ linearizable: false }, { deadline }), false);
+    const list = (deadline: number) => this.client.cluster.memberList({ linearizable: false }, { deadline });
+    const res = await this.call(deadlineMs, list, false);
     return res.members.map((m) => ({ id: String(m.ID), name: m.name, clientUrls: [...m.clientURLs] }));
   }
 

@@ -58,7 +58,9 @@ describe('one etcd member of three down', () => {
     const logFrom = cluster.agents.map((a) => a.logs.length);
     const gate = whenAllReach(cluster.agents.length, FAULT_AT);
     const run = `${fault}-${victim}`;
-    const loads = cluster.agents.map((agent, i) => workload(agent, `${run}-${cluster.names[i]}`, WRITES, (done) => gate.report(i, done)));
+    const loads = cluster.agents.map((agent, i) =>
+      workload(agent, `${run}-${cluster.names[i]}`, WRITES, (done) => gate.report(i, done)),
+    );
     await gate.reached;
     if (fault === 'killed') await member.kill();
     else await member.pause();
@@ -71,8 +73,9 @@ describe('one etcd member of three down', () => {
     }
     await etcd.waitHealthy();
 
-    const byAgent = Object.fromEntries(cluster.names.map((n, i) => [n, { failures: tallies[i]!.failures, samples: tallies[i]!.samples }]));
-    console.log(`${run}:`, JSON.stringify(Object.fromEntries(cluster.names.map((n, i) => [n, { ops: tallies[i]!.ops, failures: tallies[i]!.failures, slowestMs: Math.round(tallies[i]!.slowestMs) }]))));
+    const byAgent = Object.fromEntries(tallies.map((t, i) => [cluster.names[i], { failures: t.failures, samples: t.samples }]));
+    const seen = tallies.map((t, i) => [cluster.names[i], { ops: t.ops, failures: t.failures, slowestMs: Math.round(t.slowestMs) }]);
+    console.log(`${run}:`, JSON.stringify(Object.fromEntries(seen)));
     expect(byAgent).toEqual(Object.fromEntries(cluster.names.map((n) => [n, { failures: 0, samples: [] }])));
     for (const [i, agent] of cluster.agents.entries()) {
       const lines = agent.logs.slice(logFrom[i]);

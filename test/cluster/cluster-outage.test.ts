@@ -7,7 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess } from '../integration/support/agent-process.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
-import { clientPorts, etcdConnections, rssBytes, settled, startClusterAgents, stackLines, until, workload, type ClusterAgents } from './support.js';
+import { clientPorts, etcdConnections, rssBytes, settled, startClusterAgents, stackLines, until } from './support.js';
+import { workload } from './support.js';
+import type { ClusterAgents } from './support.js';
 
 const OUTAGES_S = (process.env.SVC_OUTAGE_SECONDS ?? '10,60').split(',').map(Number);
 /** The issue's bound: writes work again this soon after etcd has a leader. */
@@ -33,7 +35,8 @@ async function footprint(agent: AgentProcess, ports: readonly number[]): Promise
 /** Writes through `agent` until `stop()` says so, a pause between them; failures expected and not counted. */
 async function writeThrough(agent: AgentProcess, run: string, stop: () => boolean): Promise<void> {
   for (let i = 0; !stop(); i++) {
-    await fetch(`${agent.url}/v1/kv/outage/${run}/${i}`, { method: 'PUT', body: 'x', signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+    const init = { method: 'PUT', body: 'x', signal: AbortSignal.timeout(10_000) };
+    await fetch(`${agent.url}/v1/kv/outage/${run}/${i}`, init).catch(() => undefined);
     await sleep(50);
   }
 }
@@ -59,7 +62,8 @@ describe.each([false, true])('a whole-etcd outage (etcd auth %s)', (auth) => {
     await etcd?.stop();
   });
 
-  it.each(OUTAGES_S)('of %i s ends cleanly: one lease per agent, connections and memory as before, writes back', async (seconds) => {
+  const title = 'of %i s ends cleanly: one lease per agent, connections and memory as before, writes back';
+  it.each(OUTAGES_S)(title, async (seconds) => {
     const run = `${auth ? 'auth' : 'plain'}-${seconds}`;
     // Warm up (the first writes grow every agent's heap), then take the measures to come back to.
     await Promise.all(cluster.agents.map((a, i) => workload(a, `${run}-warm-${i}`, 200)));
@@ -87,7 +91,8 @@ describe.each([false, true])('a whole-etcd outage (etcd auth %s)', (auth) => {
         const samples: string[] = [];
         for (let n = 0; sent < WRITES_AFTER; n++) {
           const afterBound = performance.now() - leaderAt >= WRITES_BACK_WITHIN_MS;
-          const res = await fetch(`${agent.url}/v1/kv/outage/${run}-after-${i}/${n}`, { method: 'PUT', body: 'y', signal: AbortSignal.timeout(10_000) }).then(
+          const init = { method: 'PUT', body: 'y', signal: AbortSignal.timeout(10_000) };
+          const res = await fetch(`${agent.url}/v1/kv/outage/${run}-after-${i}/${n}`, init).then(
             async (r) => `${r.status} ${await r.text()}`,
             (err: Error) => err.message,
           );
@@ -106,13 +111,16 @@ describe.each([false, true])('a whole-etcd outage (etcd auth %s)', (auth) => {
     const leases = await settled(() => etcd.leases(), (l) => l.length === cluster.agents.length, SETTLE_MS);
     // Connections come back as the streams that moved settle; memory is read once that is so.
     const after = await Promise.all(
-      cluster.agents.map((a, i) => settled(() => footprint(a, ports), (f) => f.connections === before[i]!.connections, SETTLE_MS)),
+      cluster.agents.map((a, i) =>
+        settled(() => footprint(a, ports), (f) => f.connections === before[i]!.connections, SETTLE_MS),
+      ),
     );
     const report = cluster.names.map((n, i) => ({
       agent: n,
       connections: `${before[i]!.connections} -> ${after[i]!.connections}`,
       rssMb: `${Math.round(before[i]!.rss / 2 ** 20)} -> ${Math.round(after[i]!.rss / 2 ** 20)}`,
-      leaseLostLines: cluster.agents[i]!.logs.slice(logFrom[i]).filter((l) => String(l.msg).includes('lease lost')).length,
+      leaseLostLines: cluster.agents[i]!.logs.slice(logFrom[i]).filter((l) => String(l.msg).includes('lease lost'))
+        .length,
     }));
     console.log(`outage ${run}: leases ${leases.length}`, JSON.stringify(report), JSON.stringify(counted));
 

@@ -62,7 +62,9 @@ export interface Tally {
   slowestMs: number;
 }
 
-async function timed(url: string, init: RequestInit, check: (status: number, text: string) => boolean, tally: Tally): Promise<void> {
+type Check = (status: number, text: string) => boolean;
+
+async function timed(url: string, init: RequestInit, check: Check, tally: Tally): Promise<void> {
   const started = performance.now();
   tally.ops++;
   try {
@@ -72,7 +74,8 @@ async function timed(url: string, init: RequestInit, check: (status: number, tex
     tally.slowestMs = Math.max(tally.slowestMs, performance.now() - started);
   } catch (err) {
     tally.failures++;
-    if (tally.samples.length < 5) tally.samples.push(`${init.method ?? 'GET'} ${new URL(url).pathname}: ${(err as Error).message}`);
+    const what = `${init.method ?? 'GET'} ${new URL(url).pathname}`;
+    if (tally.samples.length < 5) tally.samples.push(`${what}: ${(err as Error).message}`);
   }
 }
 
@@ -95,7 +98,8 @@ export async function workload(
   for (let i = 0; i < writes; i++) {
     const key = `faults/${run}/${i}`;
     const value = `v-${run}-${i}`;
-    await timed(`${agent.url}/v1/kv/${key}`, { method: 'PUT', body: value }, (s, t) => s === 200 && t.trim() === 'true', tally);
+    const put = { method: 'PUT', body: value };
+    await timed(`${agent.url}/v1/kv/${key}`, put, (s, t) => s === 200 && t.trim() === 'true', tally);
     await timed(`${agent.url}/v1/kv/${key}?raw`, { method: 'GET' }, (s, t) => s === 200 && t === value, tally);
     if (i % leafEvery === 0) {
       await timed(`${agent.url}/v1/agent/connect/ca/leaf/svc-${run}-${i}`, { method: 'GET' }, (s) => s === 200, tally);
@@ -106,7 +110,10 @@ export async function workload(
 }
 
 /** Resolves once `count` calls of the returned function have been made with a value ≥ `at`, one per worker. */
-export function whenAllReach(workers: number, at: number): { reached: Promise<void>; report: (worker: number, done: number) => void } {
+export function whenAllReach(
+  workers: number,
+  at: number,
+): { reached: Promise<void>; report: (worker: number, done: number) => void } {
   const passed = new Set<number>();
   let release: () => void = () => {};
   const reached = new Promise<void>((r) => (release = r));
@@ -155,7 +162,8 @@ export function clientPorts(etcd: EtcdCluster): number[] {
 
 /** Log lines at info level or above that carry a stack trace (`at …` frames). */
 export function stackLines(agent: AgentProcess): Record<string, unknown>[] {
-  return agent.logs.filter((l) => l.level !== 'debug' && l.level !== 'trace' && /\n\s+at /.test(JSON.stringify(l).replace(/\\n/g, '\n')));
+  const hasStack = (l: Record<string, unknown>): boolean => /\n\s+at /.test(JSON.stringify(l).replace(/\\n/g, '\n'));
+  return agent.logs.filter((l) => l.level !== 'debug' && l.level !== 'trace' && hasStack(l));
 }
 
 /** Polls `read` until `done` accepts its value (etcd has no push for what these wait on); the test timeout guards. */
@@ -168,7 +176,12 @@ export async function until<T>(read: () => Promise<T>, done: (value: T) => boole
 }
 
 /** Like until, but gives up after `limitMs` and returns the last value (for an assertion to follow). */
-export async function settled<T>(read: () => Promise<T>, done: (value: T) => boolean, limitMs: number, pauseMs = 250): Promise<T> {
+export async function settled<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  limitMs: number,
+  pauseMs = 250,
+): Promise<T> {
   const end = performance.now() + limitMs;
   for (;;) {
     const value = await read();

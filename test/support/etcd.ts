@@ -211,9 +211,11 @@ async function waitHealthy(members: readonly Member[]): Promise<void> {
 /** A member's own ID and the leader it knows, from etcd's HTTP gateway (no auth needed for status). */
 async function memberStatus(clientUrl: string): Promise<{ memberId: string; leader: string } | undefined> {
   try {
-    const res = await fetch(`${clientUrl}/v3/maintenance/status`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(1000) });
+    const init = { method: 'POST', body: '{}', signal: AbortSignal.timeout(1000) };
+    const res = await fetch(`${clientUrl}/v3/maintenance/status`, init);
     const body = (await res.json()) as { header?: { member_id?: string }; leader?: string };
-    return body.header?.member_id === undefined || body.leader === undefined ? undefined : { memberId: body.header.member_id, leader: body.leader };
+    const memberId = body.header?.member_id;
+    return memberId === undefined || body.leader === undefined ? undefined : { memberId, leader: body.leader };
   } catch {
     return undefined;
   }
