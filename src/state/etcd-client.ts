@@ -236,8 +236,8 @@ const CHANNEL_OPTIONS = {
 };
 
 /**
- * One attempt gets a third of the call's deadline, and at least ATTEMPT_FLOOR_MS: a hung member
- * costs that once, and the rest of the deadline is left for the other members.
+ * One attempt gets a third of the caller's deadline, and at least ATTEMPT_FLOOR_MS: a hung member
+ * costs that once, and the rest is left for the other members.
  */
 const ATTEMPT_SHARE = 3;
 const ATTEMPT_FLOOR_MS = 250;
@@ -254,10 +254,11 @@ const AUTH_DEADLINE_MS = 2_000;
 const AUTH_BACKOFF: Backoff = { initialMs: 250, maxMs: 2_000 };
 /**
  * A call that needs the leader (reads, txns, leases) may wait out one election, whatever its
- * caller's deadline: etcd's default election timeout is 1 s, randomised up to 2 s, plus the vote.
- * With no member answering at all it still fails at once (see call()).
+ * caller's deadline: etcd's default election timeout is 1 s, randomised up to 2 s, plus the vote,
+ * after a hung leader has cost the call an attempt or two; Consul holds a request up to 7 s for a
+ * leader. With no member answering at all it still fails at once (see call()).
  */
-const ELECTION_WAIT_MS = 3_000;
+const ELECTION_WAIT_MS = 5_000;
 /** A member whose attempt timed out is asked for its status within this long: silence means hung. */
 const PROBE_DEADLINE_MS = 300;
 /** Grant and put of a leased key: the owner (members.ts) tries again with its own backoff. */
@@ -561,7 +562,7 @@ class Etcd3Connection implements EtcdConnection {
   private async call<T>(deadlineMs: number, run: (deadline: number) => Promise<T>, needsLeader = true): Promise<T> {
     const budget = needsLeader ? Math.max(deadlineMs, ELECTION_WAIT_MS) : deadlineMs;
     const end = Date.now() + budget;
-    const share = Math.max(ATTEMPT_FLOOR_MS, Math.ceil(budget / ATTEMPT_SHARE));
+    const share = Math.max(ATTEMPT_FLOOR_MS, Math.ceil(deadlineMs / ATTEMPT_SHARE));
     for (let attempt = 0; ; attempt++) {
       const now = Date.now();
       if (this.health.length > 0 && this.health.every((m) => m.gone(now))) {
