@@ -17,9 +17,9 @@ export interface LeadershipOptions {
 
 /**
  * The leader counts as lost once probes have failed for longer than one probe cycle plus two
- * deadlines (1.7 s by default) since the last good answer, and at least twice. Meanwhile a failed
- * probe is retried after RETRY_PAUSE_MS: the client picks a member at random per call, so with one
- * member of three down, two calls in a row often both reach it while a quorum still answers.
+ * deadlines (1.7 s by default) since the last good answer, and at least twice. A probe that
+ * reaches a dead or hung member is tried on another by the client within its deadline; a failed
+ * probe (every member down, or none knows a leader) is asked again after RETRY_PAUSE_MS.
  */
 const MIN_FAILURES_BEFORE_LOST = 2;
 const RETRY_PAUSE_MS = 50;

@@ -1,8 +1,11 @@
 // The cluster's live agents: each agent puts its own record under `<prefix>members/<node>` with a
 // lease (kept alive by the client, revoked on a graceful stop, expired by etcd after a crash), and
-// keeps a local map of every record, fed by a read and a watch of the members range.
+// keeps a local map of every record, fed by a read and a watch of the members range. It holds one
+// lease at a time: a lost lease is put again by one loop with backoff and jitter, however many
+// events ask for it, and a lease that is replaced is revoked.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
+import { backoffDelay, type Backoff } from '../core/backoff.js';
 import type { Counter } from '../core/metrics.js';
 import { BadRows, type EtcdConnection, type EtcdLeasedKey, type EtcdWatch } from '../state/etcd/index.js';
 import { readMemberEntry } from './member-entry.js';
@@ -34,8 +37,13 @@ export interface MembersOptions {
 
 /** Deadline of a read of the members range and of a revoke at stop. */
 const CALL_DEADLINE_MS = 2_000;
-/** Pause before the member list is re-read or the record re-put after etcd failed us. */
+/** Pause before the member list is re-read after etcd failed us. */
 const RETRY_MS = 1_000;
+/**
+ * Between attempts to put a lost record back. Attempts while no etcd member answers fail inside the
+ * client at no cost to etcd, so the cap is short: the record is back within about 2 s of etcd.
+ */
+const REREGISTER_BACKOFF: Backoff = { initialMs: 100, maxMs: 2_000 };
 
 export class ClusterMembers {
   private readonly connection: EtcdConnection;
@@ -48,7 +56,13 @@ export class ClusterMembers {
   private readonly live = new Map<string, MemberRecord>();
   private readonly badEntries: BadRows;
   private self: MemberRecord | undefined;
+  /** The lease that holds this agent's record now; undefined while it is being put again. */
   private leased: EtcdLeasedKey | undefined;
+  /** Registrations started, and the newest one installed: an older one finishing late is revoked. */
+  private started = 0;
+  private installed = 0;
+  /** Whether the re-registration loop runs (at most one). */
+  private looping = false;
   private watch: EtcdWatch | undefined;
   private readonly timers = new Set<TimerHandle>();
   private closed = false;
@@ -78,12 +92,10 @@ export class ClusterMembers {
     this.reload();
   }
 
-  /** Re-puts this agent's record (its HTTP port is known only once it listens). */
+  /** Re-puts this agent's record (its HTTP port is known only once it listens); the old lease is revoked. */
   async update(self: MemberRecord): Promise<void> {
     if (this.closed) return;
-    const previous = this.leased;
     await this.register(self);
-    await previous?.revoke(CALL_DEADLINE_MS);
   }
 
   /** The live members, sorted by name. */
@@ -104,27 +116,57 @@ export class ClusterMembers {
     return Buffer.concat([this.root, Buffer.from(name, 'utf8')]);
   }
 
+  /** Puts the record under a fresh lease; once etcd holds it, the lease it replaces is revoked. */
   private async register(self: MemberRecord): Promise<void> {
     this.self = self;
-    const leased = this.connection.putLeased(this.key(self.name), Buffer.from(JSON.stringify(self)), this.ttlSeconds, (err) => {
-      if (this.leased !== leased || this.closed) return;
-      this.log.warn({ err }, 'cluster member lease lost; registering again');
-      this.later(() => this.reregister());
-    });
-    this.leased = leased;
+    const generation = ++this.started;
+    const value = Buffer.from(JSON.stringify(self));
+    const key = this.key(self.name);
+    const leased = this.connection.putLeased(key, value, this.ttlSeconds, (err) => this.lost(leased, err));
     await leased.ready;
+    if (this.closed || generation < this.installed) {
+      // A newer registration already holds the record (or we are stopping): this lease goes.
+      void leased.revoke(CALL_DEADLINE_MS);
+      return;
+    }
+    const previous = this.leased;
+    this.installed = generation;
+    this.leased = leased;
+    if (previous !== undefined && previous !== leased) void previous.revoke(CALL_DEADLINE_MS);
   }
 
+  private lost(leased: EtcdLeasedKey, err: unknown): void {
+    // Only the lease that holds the record counts: one replaced or never installed says nothing.
+    if (leased !== this.leased || this.closed) return;
+    this.leased = undefined;
+    this.log.warn({ reason: reasonOf(err) }, 'cluster member lease lost; registering again');
+    this.reregister();
+  }
+
+  /** The one re-registration loop: tries with backoff and jitter until etcd holds the record. */
   private reregister(): void {
-    const self = this.self;
-    if (self === undefined || this.closed) return;
-    this.register(self).then(
-      () => this.log.info({}, 'cluster member registered again'),
-      (err: unknown) => {
-        this.log.debug({ err }, 'cluster member registration failed; retrying');
-        this.later(() => this.reregister());
-      },
-    );
+    if (this.looping || this.closed) return;
+    this.looping = true;
+    const attempt = (n: number): void => {
+      this.after(backoffDelay(REREGISTER_BACKOFF, n, this.random), () => {
+        const self = this.self;
+        if (self === undefined || this.closed) return;
+        this.register(self).then(
+          () => {
+            this.looping = false;
+            this.log.info({}, 'cluster member registered again');
+          },
+          (err: unknown) => {
+            this.log.debug({ reason: reasonOf(err) }, 'cluster member registration failed; retrying');
+            if (this.closed) return;
+            // update() may have put the record meanwhile.
+            if (this.leased !== undefined) this.looping = false;
+            else attempt(n + 1);
+          },
+        );
+      });
+    };
+    attempt(0);
   }
 
   private async load(): Promise<void> {
@@ -167,12 +209,21 @@ export class ClusterMembers {
   }
 
   private later(fn: () => void): void {
-    if (this.closed) return;
     // Jitter: agents that lost etcd together must not all come back in the same instant.
-    const timer = this.clock.setTimer(RETRY_MS * (0.5 + this.random()), () => {
+    this.after(RETRY_MS * (0.5 + this.random()), fn);
+  }
+
+  private after(ms: number, fn: () => void): void {
+    if (this.closed) return;
+    const timer = this.clock.setTimer(ms, () => {
       this.timers.delete(timer);
       fn();
     });
     this.timers.add(timer);
   }
+}
+
+/** An etcd error as one line: the client hands out no stacks, and the log says the reason only. */
+function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -57,7 +57,8 @@ function etcdConnectionOptions(config: AgentConfig): EtcdConnectionOptions {
 }
 
 export async function openClusterState(config: AgentConfig, self: MemberRecord, deps: ClusterDeps): Promise<ClusterState> {
-  const handles = shareConnection(connectEtcd(etcdConnectionOptions(config)));
+  const etcdLog = deps.log.child({ component: 'etcd' });
+  const handles = shareConnection(connectEtcd({ ...etcdConnectionOptions(config), log: etcdLog, random: deps.random }));
   const log = deps.log.child({ component: 'cluster' });
   const store = await openEtcdStore({
     etcd: { shared: handles() },

@@ -278,7 +278,8 @@ export const ERROR_CATALOGUE = {
     note: 'At start-up: another agent uses this data_dir.',
   },
   STATE_DIR_LOCK_FAILED: { kind: 'unavailable', message: 'cannot lock state directory {dir}', note: 'At start-up; the cause is logged.' },
-  STATE_NO_LEADER: { kind: 'unavailable', message: 'No cluster leader', note: "Cluster: etcd did not answer a write within its deadline (Consul's text; clients match on it)." },
+  // logged: etcd going and coming back is logged once (per member, and by the store), not per request.
+  STATE_NO_LEADER: { kind: 'unavailable', logged: true, message: 'No cluster leader', note: "Cluster: etcd did not answer a write within its deadline (Consul's text; clients match on it)." },
   STATE_COMMIT_TOO_LARGE: {
     kind: 'too-large',
     message: 'commit needs {needed} etcd operations; one transaction holds at most {max} (etcd --max-txn-ops)',

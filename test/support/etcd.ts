@@ -1,6 +1,7 @@
 // Real etcd members for tests: finds or installs etcd (scripts/ensure-etcd.sh), starts 1 or 3
 // members on free loopback ports with temporary data dirs, waits for their health endpoint, and
-// kills, pauses (SIGSTOP), resumes and restarts them for the fail-open tests.
+// kills, pauses (SIGSTOP), resumes and restarts them for the fail-open tests; names the leader,
+// turns auth on and lists leases with etcdctl for the fault tests.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -49,6 +50,12 @@ export interface EtcdCluster {
   readonly endpoints: string[];
   /** Resolves once a member answers healthy (the cluster has a leader). */
   waitHealthy(member?: EtcdMember): Promise<void>;
+  /** The member that is the raft leader now (asked of every running member). */
+  leader(): Promise<EtcdMember>;
+  /** Turns etcd auth on with a `root` user of this password; later calls of `etcdctl` pass it. */
+  enableAuth(password: string): Promise<void>;
+  /** The IDs of every lease etcd holds (`etcdctl lease list`). */
+  leases(): Promise<string[]>;
   /** Kills every member and removes the data dirs. */
   stop(): Promise<void>;
 }
@@ -81,10 +88,36 @@ export async function startEtcdCluster(options: { size?: 1 | 3; args?: readonly 
         ...(options.args ?? []),
       ]),
   );
+  let rootPassword: string | undefined;
+  const etcdctl = async (...args: string[]): Promise<string> => {
+    const endpoints = members.filter((m) => m.running).map((m) => m.clientUrl);
+    const user = rootPassword === undefined ? [] : [`--user=root:${rootPassword}`];
+    const { stdout } = await promisify(execFile)('etcdctl', [`--endpoints=${endpoints.join(',')}`, ...user, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ETCDCTL_API: '3' },
+    });
+    return stdout;
+  };
   const cluster: EtcdCluster = {
     members,
     endpoints: members.map((m) => m.clientUrl),
     waitHealthy: (member) => waitHealthy(member === undefined ? members : [member as Member]),
+    async leader() {
+      for (const m of members.filter((x) => x.running)) {
+        const status = await memberStatus(m.clientUrl);
+        if (status !== undefined && status.memberId === status.leader) return m;
+      }
+      throw new Error('no etcd member is the leader');
+    },
+    async enableAuth(password) {
+      await etcdctl('user', 'add', `root:${password}`);
+      await etcdctl('auth', 'enable');
+      rootPassword = password;
+    },
+    async leases() {
+      // "found N leases" then one "<hex id>" a line.
+      return (await etcdctl('lease', 'list')).split('\n').slice(1).map((l) => l.trim()).filter((l) => l !== '');
+    },
     async stop() {
       await Promise.all(members.map((m) => m.kill()));
       await rm(root, { recursive: true, force: true });
@@ -172,6 +205,19 @@ async function waitHealthy(members: readonly Member[]): Promise<void> {
       if (Date.now() > deadline) throw new Error(`etcd member ${m.name} not healthy: ${m.recentStderr}`);
       await new Promise((r) => setTimeout(r, HEALTH_POLL_MS));
     }
+  }
+}
+
+/** A member's own ID and the leader it knows, from etcd's HTTP gateway (no auth needed for status). */
+async function memberStatus(clientUrl: string): Promise<{ memberId: string; leader: string } | undefined> {
+  try {
+    const init = { method: 'POST', body: '{}', signal: AbortSignal.timeout(1000) };
+    const res = await fetch(`${clientUrl}/v3/maintenance/status`, init);
+    const body = (await res.json()) as { header?: { member_id?: string }; leader?: string };
+    const memberId = body.header?.member_id;
+    return memberId === undefined || body.leader === undefined ? undefined : { memberId, leader: body.leader };
+  } catch {
+    return undefined;
   }
 }
 

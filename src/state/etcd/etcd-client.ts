@@ -1,24 +1,33 @@
 // The only file that imports the etcd3 client (and cockatiel, the policy library it is configured
 // with): range, txn, watch and compact in the store's own small types, with deadlines on every
-// call and no retries, so a caller learns within its deadline that etcd cannot answer.
-import { noop } from 'cockatiel';
+// call. One member down costs latency only: a member whose calls fail is skipped for a while (its
+// streams move to the others), and a failed call is tried again on another member with a short
+// backoff, all within the caller's deadline. Every error it hands out is one line.
+import { BrokenCircuitError, isBrokenCircuitError, noop, type IDefaultPolicyContext, type IPolicy } from 'cockatiel';
 import {
+  castGrpcError,
   ClientClosedError,
   Etcd3,
   GRPCCancelledError,
   GRPCDeadlineExceededError,
   GRPCUnavailableError,
+  isRecoverableError,
   type IKeyValue,
   type IRequestOp,
   type Lease,
   type Watcher,
 } from 'etcd3';
+import type { Logger } from '../../core/log.js';
+import { backoffDelay, type Backoff } from '../../core/backoff.js';
 
 export interface EtcdConnectionOptions {
   /** Client URLs (`http://host:2379` or `https://…`). */
   readonly endpoints: readonly string[];
   readonly auth?: { readonly username: string; readonly password: string } | undefined;
   readonly tls?: { readonly ca: Buffer; readonly cert?: Buffer | undefined; readonly key?: Buffer | undefined } | undefined;
+  /** Where a member going away or coming back is said (once each), and each failed call at debug. */
+  readonly log?: Logger | undefined;
+  readonly random?: (() => number) | undefined;
 }
 
 export interface EtcdKeyValue {
@@ -215,14 +224,51 @@ const RANGE_PAGE = 1000;
 /**
  * Pings on an idle link find a hung or partitioned member without waiting for TCP. etcd refuses
  * pings more often than its --grpc-keepalive-min-time (5 s by default), so 10 s, with 5 s to answer.
+ * A call that finds a member hung moves its streams sooner (MemberHealth); this is the backstop.
+ * A member's connection is never closed by the client (see wireIntoPool): gRPC reconnects it, at
+ * most 2 s apart, so a member back from an outage is used again within about 2 s.
  */
-const KEEPALIVE = { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000 };
+const CHANNEL_OPTIONS = {
+  'grpc.keepalive_time_ms': 10_000,
+  'grpc.keepalive_timeout_ms': 5_000,
+  'grpc.initial_reconnect_backoff_ms': 200,
+  'grpc.max_reconnect_backoff_ms': 2_000,
+};
+
+/**
+ * One attempt gets a third of the caller's deadline, and at least ATTEMPT_FLOOR_MS: a hung member
+ * costs that once, and the rest is left for the other members.
+ */
+const ATTEMPT_SHARE = 3;
+const ATTEMPT_FLOOR_MS = 250;
+/** Pause between attempts: short and capped, so a call rides out an election within its deadline. */
+const RETRY_BACKOFF: Backoff = { initialMs: 20, maxMs: 250 };
+/** How long a failed member is skipped before one call tries it again; doubles per failed try. */
+const SKIP_BACKOFF: Backoff = { initialMs: 250, maxMs: 1_500 };
+/**
+ * etcd auth: each Authenticate call has a deadline (etcd3 sets none: one hung member would hold
+ * every call), and after a failed authentication the next waits AUTH_BACKOFF (etcd3 would try again
+ * on every call, which during an outage is thousands of Authenticate calls a second).
+ */
+const AUTH_DEADLINE_MS = 2_000;
+const AUTH_BACKOFF: Backoff = { initialMs: 250, maxMs: 2_000 };
+/**
+ * A call that needs the leader (reads, txns, leases) may wait out one election, whatever its
+ * caller's deadline: etcd's default election timeout is 1 s, randomised up to 2 s, plus the vote,
+ * after a hung leader has cost the call an attempt or two; Consul holds a request up to 7 s for a
+ * leader. With no member answering at all it still fails at once (see call()).
+ */
+const ELECTION_WAIT_MS = 5_000;
+/** A member whose attempt timed out is asked for its status within this long: silence means hung. */
+const PROBE_DEADLINE_MS = 300;
+/** Grant and put of a leased key: the owner (members.ts) tries again with its own backoff. */
+const LEASED_PUT_DEADLINE_MS = 2_000;
 
 export function connectEtcd(options: EtcdConnectionOptions): EtcdConnection {
-  const client = new Etcd3({
-    hosts: [...options.endpoints],
-    ...(options.auth === undefined ? {} : { auth: { username: options.auth.username, password: options.auth.password } }),
-    ...(options.tls === undefined
+  const random = options.random ?? Math.random;
+  const members: MemberHealth[] = [];
+  const credentials =
+    options.tls === undefined
       ? {}
       : {
           credentials: {
@@ -230,47 +276,349 @@ export function connectEtcd(options: EtcdConnectionOptions): EtcdConnection {
             ...(options.tls.key === undefined ? {} : { privateKey: options.tls.key }),
             ...(options.tls.cert === undefined ? {} : { certChain: options.tls.cert }),
           },
+        };
+  const client = new Etcd3({
+    hosts: [...options.endpoints],
+    ...(options.auth === undefined
+      ? {}
+      : {
+          auth: {
+            username: options.auth.username,
+            password: options.auth.password,
+            callOptions: () => ({ deadline: Date.now() + AUTH_DEADLINE_MS }),
+          },
         }),
-    grpcOptions: KEEPALIVE,
-    // The store decides when to try again (reconnect backoff, caller deadlines); the client must not
-    // retry behind its back nor hold a circuit open after etcd is back.
-    faultHandling: { global: noop, host: () => noop },
+    ...credentials,
+    grpcOptions: CHANNEL_OPTIONS,
+    // Retries are this file's (bounded by the caller's deadline, see call()); etcd3's own would reuse
+    // one deadline for every attempt. Per member, the client skips members that failed lately.
+    faultHandling: {
+      global: noop,
+      host: (host) => {
+        const member = new MemberHealth(host, options.log, random);
+        members.push(member);
+        return member;
+      },
+    },
   });
-  return new Etcd3Connection(client);
+  wireIntoPool(client);
+  if (options.auth !== undefined) throttleAuthentication(client, random);
+  return new Etcd3Connection(client, members, random, options.log);
+}
+
+/** A gRPC stream etcd3 opened through a member's policy (a watch, a lease keepalive). */
+interface LiveStream {
+  cancel(): void;
+  once(event: string, listener: () => void): unknown;
+}
+
+function isStream(value: unknown): value is LiveStream {
+  if (typeof value !== 'object' || value === null) return false;
+  return typeof (value as LiveStream).cancel === 'function' && typeof (value as LiveStream).once === 'function';
+}
+
+const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * One member's standing, as etcd3's per-host policy: once a call finds it unreachable, or silent
+ * past the attempt's deadline and then to a status probe (a follower waiting out an election is
+ * slow, not gone), calls skip it (etcd3 moves on to the next host) for SKIP_BACKOFF,
+ * then one call at a time tries it again; its open streams are cancelled so that they reconnect
+ * to a member that answers. It says once that the member went, and once that it came back.
+ */
+class MemberHealth implements IPolicy<IDefaultPolicyContext> {
+  declare readonly _altReturn: never;
+  readonly onSuccess = noop.onSuccess;
+  readonly onFailure = noop.onFailure;
+  private down = false;
+  private failedTries = 0;
+  private skipUntil = 0;
+  private trying = false;
+  private probing = false;
+  private readonly streams = new Set<LiveStream>();
+  /** Asks this member alone for its status (see wireIntoPool). */
+  probe: (deadlineMs: number) => Promise<void> = () => Promise.resolve();
+
+  constructor(
+    readonly host: string,
+    private readonly log: Logger | undefined,
+    private readonly random: () => number,
+  ) {}
+
+  /** Whether the member is down and not due for a try (or being tried by another call). */
+  gone(now: number): boolean {
+    return this.down && (now < this.skipUntil || this.trying);
+  }
+
+  /** Whether a call made now passes this member by: gone, or its status probe not back yet. */
+  skipping(now: number): boolean {
+    return this.probing || this.gone(now);
+  }
+
+  async execute<T>(fn: (context: IDefaultPolicyContext) => PromiseLike<T> | T, signal?: AbortSignal): Promise<T> {
+    if (this.skipping(Date.now())) throw new BrokenCircuitError();
+    const tryingAgain = this.down;
+    if (tryingAgain) this.trying = true;
+    try {
+      const result = await fn({ signal: signal ?? NEVER_ABORTED });
+      // A stream is opened before the member says anything: only an answer shows it is back.
+      if (isStream(result)) this.track(result);
+      else this.answered();
+      return result;
+    } catch (err) {
+      if (err instanceof GRPCDeadlineExceededError && !this.down) this.check();
+      else if (memberFault(err)) this.failed(err);
+      throw err;
+    } finally {
+      if (tryingAgain) this.trying = false;
+    }
+  }
+
+  /** After a timed-out call: a member that answers its status is alive (perhaps leaderless). */
+  private check(): void {
+    if (this.probing) return;
+    this.probing = true;
+    this.probe(PROBE_DEADLINE_MS).then(
+      () => (this.probing = false),
+      (err: unknown) => {
+        this.probing = false;
+        if (memberFault(err)) this.failed(err);
+      },
+    );
+  }
+
+  private answered(): void {
+    if (!this.down) return;
+    this.down = false;
+    this.failedTries = 0;
+    this.log?.info({ member: this.host }, 'etcd member answers again');
+  }
+
+  private failed(err: unknown): void {
+    if (this.down) {
+      this.failedTries++;
+    } else {
+      this.down = true;
+      const reason = reasonOf(err);
+      this.log?.warn({ member: this.host, reason }, 'etcd member not answering; using the other members');
+    }
+    this.skipUntil = Date.now() + backoffDelay(SKIP_BACKOFF, this.failedTries, this.random);
+    const streams = [...this.streams];
+    this.streams.clear();
+    for (const stream of streams) stream.cancel();
+  }
+
+  private track(stream: LiveStream): void {
+    this.streams.add(stream);
+    const untrack = (): void => void this.streams.delete(stream);
+    stream.once('close', untrack);
+    stream.once('status', untrack);
+  }
+}
+
+/** The member could not be reached, or did not answer within the attempt's deadline. */
+function memberFault(err: unknown): boolean {
+  if (err instanceof GRPCDeadlineExceededError) return true;
+  // "etcdserver: no leader" and the like come as UNAVAILABLE from a member that did answer.
+  return err instanceof GRPCUnavailableError && !err.message.includes('etcdserver:');
+}
+
+/** Whether another attempt (on another member, or on this one after an election) may succeed. */
+function retryable(err: unknown): boolean {
+  if (err instanceof ClientClosedError) return false;
+  return isBrokenCircuitError(err) || (err instanceof Error && isRecoverableError(err));
+}
+
+/** An error's one line: gRPC errors from etcd3 carry long stacks that say nothing to an operator. */
+function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Every error handed out is one line (its stack trimmed to its message); the full error goes to
+ * the debug log first. Its class stays, so that etcdFailure still reads it.
+ */
+function oneLine(err: unknown, log: Logger | undefined): unknown {
+  if (!(err instanceof Error)) return err;
+  if (log?.isLevelEnabled?.('debug') !== false) log?.debug({ err }, 'etcd call failed');
+  err.stack = `${err.name}: ${err.message}`;
+  return err;
+}
+
+/**
+ * etcd3 authenticates again on every call after an authentication failed (against each member in
+ * turn, with no pause). This wraps its authenticator (internal to etcd3 1.1.2, pinned in
+ * package.json) so that after a failure the next attempt waits AUTH_BACKOFF, and calls meanwhile
+ * fail at once with the last error.
+ */
+function throttleAuthentication(client: Etcd3, random: () => number): void {
+  const authenticator = poolOf(client).authenticator;
+  if (authenticator === undefined || typeof authenticator.getMetadata !== 'function') return;
+  const getMetadata = authenticator.getMetadata.bind(authenticator);
+  let failures = 0;
+  let nextTry = 0;
+  let lastError: unknown;
+  let watched: Promise<unknown> | undefined;
+  authenticator.getMetadata = () => {
+    if (failures > 0 && Date.now() < nextTry) return Promise.reject(lastError);
+    const pending = getMetadata();
+    if (pending !== watched) {
+      // etcd3 hands every caller the same promise until it settles: count each attempt once.
+      watched = pending;
+      pending.then(
+        () => (failures = 0),
+        (err: unknown) => {
+          lastError = err;
+          nextTry = Date.now() + backoffDelay(AUTH_BACKOFF, failures, random);
+          failures++;
+        },
+      );
+    }
+    return pending;
+  };
+}
+
+/** The parts of etcd3's per-member Host (internal to etcd3 1.1.2, pinned in package.json) used here. */
+interface PoolHost {
+  readonly host: string;
+  faultHandling?: unknown;
+  resetAllServices(): void;
+  getServiceClient(name: string): Record<string, (...args: unknown[]) => unknown>;
+}
+
+interface PoolInternals {
+  hosts?: PoolHost[];
+  authenticator?: {
+    getMetadata(): Promise<unknown>;
+    getCredentialsFromHost(address: string, name: string, password: string, callOptions: unknown): Promise<string>;
+  };
+}
+
+function poolOf(client: Etcd3): PoolInternals {
+  return (client as unknown as { pool?: PoolInternals }).pool ?? {};
+}
+
+/** Calls one unary method of one member's gRPC client, its connection shared with every other call. */
+function unary<T>(host: PoolHost, service: string, method: string, request: unknown, options: unknown): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const client = host.getServiceClient(service);
+    const done = (err: Error | null, res: T): void => (err ? reject(castGrpcError(err)) : resolve(res));
+    client[method]!.call(client, request, options, done);
+  });
+}
+
+/**
+ * Three changes to etcd3's connection pool, each so that an agent keeps one connection per member:
+ * - etcd3 closes a member's gRPC clients after any retryable error (and the next call opens new
+ *   ones): a stream still open on the old connection kept it beside the new one for as long as the
+ *   stream lived, so an outage ended with more connections than it began with. They stay open
+ *   now; gRPC reconnects each by itself (CHANNEL_OPTIONS), and MemberHealth moves the streams.
+ * - the status probe of a member and each Authenticate call go over the member's own clients
+ *   (etcd3 opens a new client per Authenticate and never closes it, a connection each);
+ *   Authenticate passes a member that is being skipped by.
+ */
+function wireIntoPool(client: Etcd3): void {
+  const pool = poolOf(client);
+  const byAddress = new Map<string, { host: PoolHost; member: MemberHealth }>();
+  for (const host of pool.hosts ?? []) {
+    const member = host.faultHandling;
+    if (!(member instanceof MemberHealth)) continue;
+    host.resetAllServices = () => {};
+    member.probe = (deadlineMs) => unary(host, 'Maintenance', 'status', {}, { deadline: Date.now() + deadlineMs });
+    byAddress.set(host.host, { host, member });
+  }
+  const authenticator = pool.authenticator;
+  if (authenticator === undefined) return;
+  authenticator.getCredentialsFromHost = async (address, name, password, callOptions) => {
+    const found = byAddress.get(address);
+    if (found === undefined) throw new GRPCUnavailableError(`unknown etcd member ${address}`);
+    if (found.member.skipping(Date.now())) throw new GRPCUnavailableError('etcd member not answering');
+    const request = { name, password };
+    const res = await unary<{ token: string }>(found.host, 'Auth', 'authenticate', request, callOptions ?? {});
+    return res.token;
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
 }
 
 class Etcd3Connection implements EtcdConnection {
-  constructor(private readonly client: Etcd3) {}
+  constructor(
+    private readonly client: Etcd3,
+    private readonly health: readonly MemberHealth[],
+    private readonly random: () => number,
+    private readonly log: Logger | undefined,
+  ) {}
+
+  /**
+   * Runs one etcd call within `deadlineMs`: each attempt has a share of it (`run` gets the attempt's
+   * absolute deadline), and a failure that another member (or a new leader) may not repeat is tried
+   * again after a short backoff while time is left; a call that needs the leader has at least
+   * ELECTION_WAIT_MS. With every member down nothing is sent and the call fails at once.
+   * A write retried after its attempt timed out may have been applied by the member that timed out:
+   * a guarded txn then fails its compare, an unguarded put writes the same value again.
+   */
+  private async call<T>(deadlineMs: number, run: (deadline: number) => Promise<T>, needsLeader = true): Promise<T> {
+    const budget = needsLeader ? Math.max(deadlineMs, ELECTION_WAIT_MS) : deadlineMs;
+    const end = Date.now() + budget;
+    const share = Math.max(ATTEMPT_FLOOR_MS, Math.ceil(deadlineMs / ATTEMPT_SHARE));
+    for (let attempt = 0; ; attempt++) {
+      const now = Date.now();
+      if (this.health.length > 0 && this.health.every((m) => m.gone(now))) {
+        throw oneLine(new GRPCUnavailableError('no etcd member is answering'), this.log);
+      }
+      let failure: unknown;
+      if (this.health.length > 0 && this.health.every((m) => m.skipping(now))) {
+        // Some member's probe is out: wait for it rather than send to a member that may be hung.
+        failure = new BrokenCircuitError();
+      } else {
+        try {
+          return await run(Math.min(end, now + share));
+        } catch (err) {
+          failure = err;
+        }
+      }
+      const pause = backoffDelay(RETRY_BACKOFF, attempt, this.random);
+      if (!retryable(failure) || Date.now() + pause >= end) {
+        const nobody = isBrokenCircuitError(failure);
+        throw oneLine(nobody ? new GRPCUnavailableError('no etcd member is answering') : failure, this.log);
+      }
+      await sleep(pause);
+    }
+  }
 
   rangePrefix(prefix: Buffer, deadlineMs: number): Promise<EtcdRangeResult> {
     return this.rangeKeys(prefix, prefixEnd(prefix), deadlineMs);
   }
 
   async getKey(key: Buffer, deadlineMs: number): Promise<EtcdKeyValue | undefined> {
-    const res = await this.client.kv.range({ key }, { deadline: Date.now() + deadlineMs });
+    const res = await this.call(deadlineMs, (deadline) => this.client.kv.range({ key }, { deadline }));
     const kv = res.kvs[0];
     return kv === undefined ? undefined : keyValue(kv);
   }
 
   async grantRequestLease(ttlSeconds: number, deadlineMs: number): Promise<string> {
-    const res = await this.client.leaseClient.leaseGrant({ TTL: ttlSeconds }, { deadline: Date.now() + deadlineMs });
+    const grant = { TTL: ttlSeconds };
+    const res = await this.call(deadlineMs, (deadline) => this.client.leaseClient.leaseGrant(grant, { deadline }));
     return String(res.ID);
   }
 
   async revokeRequestLease(id: string, deadlineMs: number): Promise<void> {
-    await this.client.leaseClient.leaseRevoke({ ID: id }, { deadline: Date.now() + deadlineMs });
+    await this.call(deadlineMs, (deadline) => this.client.leaseClient.leaseRevoke({ ID: id }, { deadline }));
   }
 
   async rangeKeys(start: Buffer, end: Buffer, deadlineMs: number, options?: { readonly serializable?: boolean }): Promise<EtcdRangeResult> {
     const kvs: EtcdKeyValue[] = [];
     const serializable = options?.serializable === true;
+    const until = Date.now() + deadlineMs;
     let from = start;
     let revision = 0;
     for (;;) {
-      const res = await this.client.kv.range(
-        { key: from, range_end: end, limit: RANGE_PAGE, serializable, ...(revision === 0 ? {} : { revision }) },
-        { deadline: Date.now() + deadlineMs },
-      );
+      const at = revision === 0 ? {} : { revision };
+      const page = { key: from, range_end: end, limit: RANGE_PAGE, serializable, ...at };
+      const left = Math.max(1, until - Date.now());
+      const res = await this.call(left, (deadline) => this.client.kv.range(page, { deadline }));
       if (revision === 0) revision = Number(res.header.revision);
       for (const kv of res.kvs) kvs.push(keyValue(kv));
       const last = res.kvs[res.kvs.length - 1];
@@ -280,18 +628,16 @@ class Etcd3Connection implements EtcdConnection {
   }
 
   async txn(txn: EtcdTxn, deadlineMs: number): Promise<EtcdTxnResult> {
-    const res = await this.client.kv.txn(
-      {
-        compare: txn.compares.map((c) =>
-          c.target === 'create'
-            ? { key: c.key, target: 'Create', result: 'Equal', create_revision: c.equals }
-            : { key: c.key, target: 'Mod', result: 'Equal', mod_revision: c.equals },
-        ),
-        success: txn.success.map(requestOp),
-        failure: txn.failure.map(requestOp),
-      },
-      { deadline: Date.now() + deadlineMs },
-    );
+    const request = {
+      compare: txn.compares.map((c) =>
+        c.target === 'create'
+          ? { key: c.key, target: 'Create' as const, result: 'Equal' as const, create_revision: c.equals }
+          : { key: c.key, target: 'Mod' as const, result: 'Equal' as const, mod_revision: c.equals },
+      ),
+      success: txn.success.map(requestOp),
+      failure: txn.failure.map(requestOp),
+    };
+    const res = await this.call(deadlineMs, (deadline) => this.client.kv.txn(request, { deadline }));
     return { succeeded: res.succeeded, revision: Number(res.header.revision) };
   }
 
@@ -321,35 +667,52 @@ class Etcd3Connection implements EtcdConnection {
     watcher.on('disconnected', (err: unknown) => {
       if (!live) return;
       stop();
-      listener.disconnected(err);
+      listener.disconnected(oneLine(err, this.log));
     });
     watcher.on('error', (err: unknown) => {
       if (!live) return;
       stop();
-      listener.cancelled(err);
+      listener.cancelled(oneLine(err, this.log));
     });
     return { cancel: stop };
   }
 
   async compact(revision: number, deadlineMs: number): Promise<void> {
-    await this.client.kv.compact({ revision, physical: true }, { deadline: Date.now() + deadlineMs });
+    await this.call(deadlineMs, (deadline) => this.client.kv.compact({ revision, physical: true }, { deadline }));
   }
 
   putLeased(key: Buffer, value: Buffer, ttlSeconds: number, lost: (err: unknown) => void): EtcdLeasedKey {
-    const lease: Lease = this.client.lease(ttlSeconds);
+    const lease: Lease = this.client.lease(ttlSeconds, { deadline: Date.now() + LEASED_PUT_DEADLINE_MS });
     let live = true;
-    lease.on('lost', (err) => {
-      if (!live) return;
+    const end = (): void => {
       live = false;
       lease.removeAllListeners();
+      // etcd3 emits `lost` on a lease it gave up; nobody listens any more.
       lease.on('lost', () => {});
-      lost(err);
+    };
+    const ready = (async () => {
+      const id = await lease.grant();
+      const put = { key, value, lease: id };
+      await this.call(LEASED_PUT_DEADLINE_MS, (deadline) => this.client.kv.put(put, { deadline }));
+    })().catch((err: unknown) => {
+      // Never kept alive: a lease granted for a put that failed lapses after its TTL.
+      end();
+      lease.release();
+      throw oneLine(err, this.log);
     });
-    const ready = lease.put(key).value(value).exec().then(() => undefined);
+    // A grant that fails both emits `lost` and rejects `ready`: the rejection alone reports it.
+    lease.on('lost', (err) => {
+      if (!live) return;
+      end();
+      ready.then(
+        () => lost(oneLine(err, this.log)),
+        () => {},
+      );
+    });
     return {
       ready,
       revoke: async (deadlineMs) => {
-        live = false;
+        end();
         // Swallowed: a lease etcd cannot revoke now still expires after its TTL.
         await lease.revoke({ deadline: Date.now() + deadlineMs }).catch(() => lease.release());
       },
@@ -357,13 +720,14 @@ class Etcd3Connection implements EtcdConnection {
   }
 
   async status(deadlineMs: number): Promise<EtcdStatus> {
-    const res = await this.client.maintenance.status({ deadline: Date.now() + deadlineMs });
+    const res = await this.call(deadlineMs, (deadline) => this.client.maintenance.status({ deadline }), false);
     return { memberId: String(res.header.member_id), leaderId: String(res.leader) };
   }
 
   async members(deadlineMs: number): Promise<EtcdMember[]> {
     // Serializable: the member list is a configuration read that must answer without a quorum.
-    const res = await this.client.cluster.memberList({ linearizable: false }, { deadline: Date.now() + deadlineMs });
+    const list = (deadline: number) => this.client.cluster.memberList({ linearizable: false }, { deadline });
+    const res = await this.call(deadlineMs, list, false);
     return res.members.map((m) => ({ id: String(m.ID), name: m.name, clientUrls: [...m.clientURLs] }));
   }
 
@@ -378,6 +742,7 @@ export function etcdFailure(err: unknown): EtcdFailure {
   if (err instanceof GRPCUnavailableError || err instanceof GRPCDeadlineExceededError || err instanceof GRPCCancelledError) {
     return 'unavailable';
   }
+  if (isBrokenCircuitError(err)) return 'unavailable';
   const message = err instanceof Error ? err.message : '';
   if (/request is too large|too many operations in txn request/.test(message)) return 'too-large';
   if (/no leader|leader changed|timed out|not capable|unhealthy/.test(message)) return 'unavailable';

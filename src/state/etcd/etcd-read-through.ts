@@ -9,7 +9,7 @@
 // value never fails a listing (row-check.ts).
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { AgentError } from '../../core/errors.js';
-import { backoffDelay, type Backoff } from './backoff.js';
+import { backoffDelay, type Backoff } from '../../core/backoff.js';
 import type { EtcdConnection, EtcdWatch } from './etcd-client.js';
 import { prefixEnd } from './etcd-client.js';
 import type { EtcdKeyLayout } from './etcd-keys.js';

@@ -13,7 +13,7 @@ import type { Logger } from '../../core/log.js';
 import type { Counter } from '../../core/metrics.js';
 import type { EtcdConnection, EtcdTarget, EtcdTxn, EtcdWatch } from './etcd-client.js';
 import { etcdFailure, openConnection } from './etcd-client.js';
-import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from './backoff.js';
+import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from '../../core/backoff.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
 import { EtcdReadThrough } from './etcd-read-through.js';
 import { commitTxn, DEFAULT_MAX_TXN_OPS, reachesView } from './etcd-txn.js';

@@ -1,6 +1,8 @@
 // The member list on a fake etcd connection: the agent's own record is put under a lease of whole
 // seconds, the list follows the watch (puts and lease expiries), a lost lease is put again, a
-// broken watch is followed by a fresh read, and close revokes the record.
+// broken watch is followed by a fresh read, and close revokes the record. Re-registration is one
+// loop with backoff however many lost events and failed attempts arrive (a fake clock drives it),
+// and a replaced lease is revoked.
 import { describe, expect, it } from 'vitest';
 import { ClusterMembers, type MemberRecord } from '../../../src/cluster/members.js';
 import { FakeClock } from '../../../src/core/clock.js';
@@ -28,17 +30,33 @@ const kv = (name: string, r: MemberRecord): EtcdKeyValue => ({
 
 class FakeEtcd {
   stored = new Map<string, MemberRecord>();
-  puts: { key: string; ttl: number; lost: (err: unknown) => void }[] = [];
+  puts: { key: string; ttl: number; lost: (err: unknown) => void; lease: number }[] = [];
   revoked: string[] = [];
+  revokedLeases: number[] = [];
   listener: EtcdWatchListener | undefined;
   reads = 0;
+  /** While set, a put fails: its lease is reported lost as well (etcd3 does both when a grant fails). */
+  down = false;
+  inFlight = 0;
+  maxInFlight = 0;
   connection(): EtcdConnection {
     return {
       putLeased: (key: Buffer, value: Buffer, ttl: number, lost: (err: unknown) => void) => {
         const k = key.toString();
-        this.puts.push({ key: k, ttl, lost });
-        this.stored.set(k, JSON.parse(value.toString()) as MemberRecord);
-        return { ready: Promise.resolve(), revoke: () => (this.revoked.push(k), Promise.resolve()) };
+        const lease = this.puts.length + 1;
+        this.puts.push({ key: k, ttl, lost, lease });
+        this.inFlight++;
+        this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+        const failing = this.down;
+        const ready = Promise.resolve().then(() => {
+          this.inFlight--;
+          if (failing) {
+            lost(new Error('lease grant failed'));
+            throw new Error('unavailable');
+          }
+          this.stored.set(k, JSON.parse(value.toString()) as MemberRecord);
+        });
+        return { ready, revoke: () => (this.revoked.push(k), this.revokedLeases.push(lease), Promise.resolve()) };
       },
       rangePrefix: () => {
         this.reads++;
@@ -103,5 +121,43 @@ describe('ClusterMembers', () => {
     const { etcd, members } = await setup();
     await members.close();
     expect(etcd.revoked).toEqual(['/svc/members/a']);
+  });
+
+  it('puts its record again in one loop however many lost events and failed attempts arrive, with backoff', async () => {
+    const { etcd, clock } = await setup();
+    etcd.down = true;
+    for (let i = 0; i < 5; i++) etcd.puts[0]!.lost(new Error('lease expired'));
+    // Backoff from 100 ms doubling (random 0.5: no jitter), capped at 2 s: 100, 200, 400, 800, 1600.
+    const putsAfter: number[] = [];
+    for (const step of [100, 200, 400, 800, 1_600]) {
+      clock.advance(step);
+      await settle();
+      putsAfter.push(etcd.puts.length);
+    }
+    expect(putsAfter).toEqual([2, 3, 4, 5, 6]);
+    expect(etcd.maxInFlight).toBe(1);
+    etcd.down = false;
+    clock.advance(2_000);
+    await settle();
+    expect(etcd.puts.length).toBe(7);
+    // Registered: nothing more however long it waits, and the lost events of failed attempts changed nothing.
+    clock.advance(60_000);
+    await settle();
+    expect(etcd.puts.length).toBe(7);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('revokes the lease it replaces: after a lost lease, and after an update', async () => {
+    const { etcd, clock, members } = await setup();
+    etcd.puts[0]!.lost(new Error('lease expired'));
+    clock.advance(100);
+    await settle();
+    expect(etcd.puts.map((p) => p.lease)).toEqual([1, 2]);
+    expect(etcd.revokedLeases).toEqual([]);
+    await members.update({ ...record('a'), port: 9000 });
+    expect(etcd.revokedLeases).toEqual([2]);
+    expect(etcd.stored.get('/svc/members/a')?.port).toBe(9000);
+    await members.close();
+    expect(etcd.revokedLeases).toEqual([2, 3]);
   });
 });

@@ -1,4 +1,4 @@
-// Reconnect delays towards etcd: doubling from a fast first retry up to a cap, with ±50 % jitter
+// Reconnect delays towards a backend (etcd): doubling from a fast first retry up to a cap, with ±50 % jitter
 // so that thousands of agents losing etcd together do not come back in step.
 
 export interface Backoff {
