@@ -2,7 +2,7 @@
 // sets it up. Token secrets: the shared view holds only hashes, the secrets sit where a client
 // agent's etcd user cannot read, and still every token works on every agent and the token APIs show
 // secrets through either agent (docs/decisions.md D23). Leaves: a server signs only for a caller
-// whose token may write the service, whatever a client writes into etcd itself (D24).
+// whose token may write the service, whatever a client writes into etcd itself (docs/decisions.md D24).
 // Agents run in process (createAgent) on a 3-member etcd, as svc-server-1 and svc-client-1.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../src/agent.js';
