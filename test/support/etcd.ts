@@ -250,14 +250,23 @@ function findUp(from: string, relative: string): string {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
+/**
+ * A loopback port nobody listens on, chosen below the kernel's ephemeral range (32768 and up here):
+ * a port the kernel handed out for listen(0) can be taken by any outgoing connection between our
+ * close and etcd's bind, while these ports are never handed out, so only another listener can
+ * collide with one, and then the next draw is tried.
+ */
+async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 15_000 + Math.floor(Math.random() * 17_000);
+    if (await bindable(port)) return port;
+  }
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((done) => {
     const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => done(port));
-    });
+    server.once('error', () => done(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => done(true)));
   });
 }
