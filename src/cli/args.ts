@@ -5,7 +5,7 @@ import yargsParser from 'yargs-parser';
 import { describeDefault, findConfigKey, type RawConfig } from '../config/schema.js';
 import { CLIENT_WORDS, clientCommandList } from './client/index.js';
 import { parseGoBool } from './go-bool.js';
-import { UsageError } from './usage-error.js';
+import { UsageError, usageError } from './usage-error.js';
 import { loadtestHelp } from './loadtest/cli.js';
 import type { ConfigPath } from '../config/sources.js';
 
@@ -96,7 +96,7 @@ export function parseAgentArgs(argv: readonly string[]): AgentArgs {
   for (const [name, raw] of Object.entries(parsed)) {
     if (name === '_' || name === '--') continue;
     const spec = FLAG_BY_NAME.get(name);
-    if (spec === undefined) throw new UsageError(`flag provided but not defined: -${name}`);
+    if (spec === undefined) throw usageError('CLI_FLAG_UNDEFINED', { flag: name });
     const values = (Array.isArray(raw) ? raw : [raw]) as unknown[];
     if (spec.kind === 'files') {
       for (const v of values) requireText(spec, String(v));
@@ -116,7 +116,7 @@ export function parseAgentArgs(argv: readonly string[]): AgentArgs {
       setPath(flags, spec.key, spec.kind === 'int' ? parseInteger(spec, String(last)) : String(last));
     }
   }
-  if (extra.length > 0) throw new UsageError(`unexpected extra arguments: [${extra.join(' ')}]`);
+  if (extra.length > 0) throw usageError('CLI_EXTRA_ARGUMENTS', { args: extra.join(' ') });
   return { flags: flags as RawConfig, config: configPathsInOrder(argv), dev, acceptStateLoss };
 }
 
@@ -159,7 +159,7 @@ function normalize(argv: readonly string[]): string[] {
     if (inline !== undefined) continue;
     const next = argv[i + 1];
     if (next === undefined || (next.startsWith('-') && !/^-\d/.test(next))) {
-      throw new UsageError(`flag needs an argument: -${spec.name}`);
+      throw usageError('CLI_FLAG_NEEDS_ARGUMENT', { flag: spec.name });
     }
     out.push(next);
     i++;
@@ -169,14 +169,14 @@ function normalize(argv: readonly string[]): string[] {
 
 function parseInteger(spec: FlagSpec, value: string): number {
   if (!/^[+-]?\d+$/.test(value)) {
-    throw new UsageError(`invalid value ${JSON.stringify(value)} for flag -${spec.name}: expected an integer`);
+    throw usageError('CLI_FLAG_VALUE', { value, flag: spec.name, reason: 'expected an integer' });
   }
   return Number(value);
 }
 
 function requireText(spec: FlagSpec, value: string): string {
   if (value === '') {
-    throw new UsageError(`invalid value "" for flag -${spec.name}: expected a ${spec.placeholder ?? 'value'}`);
+    throw usageError('CLI_FLAG_VALUE', { value, flag: spec.name, reason: `expected a ${spec.placeholder ?? 'value'}` });
   }
   return value;
 }
@@ -210,7 +210,7 @@ export function parseCommand(argv: readonly string[]): Command {
     return { name: 'help', text: rest[0] === 'agent' ? agentHelp() : rest[0] === 'loadtest' ? loadtestHelp() : mainHelp(), exitCode: 0 };
   }
   if (first === 'version' || first === '-version' || first === '--version' || first === '-v') {
-    if (rest.length > 0) throw new UsageError(`unexpected extra arguments: [${rest.join(' ')}]`);
+    if (rest.length > 0) throw usageError('CLI_EXTRA_ARGUMENTS', { args: rest.join(' ') });
     return { name: 'version' };
   }
   if (first === 'agent') {
@@ -221,7 +221,7 @@ export function parseCommand(argv: readonly string[]): Command {
   }
   if (first === 'loadtest') return { name: 'loadtest', argv: rest };
   if (CLIENT_WORDS.has(first)) return { name: 'client', argv };
-  throw new UsageError(`unknown command: ${JSON.stringify(first)}\n\nCommands:\n    agent\n    version\n${clientCommandList()}`);
+  throw usageError('CLI_UNKNOWN_COMMAND', { command: first, commands: `    agent\n    version\n${clientCommandList()}` });
 }
 
 export function mainHelp(): string {

@@ -1,11 +1,12 @@
 // A command-line mistake; the caller prints the message (and the usage) and exits 1. The agent's
-// own flags raise CLI_USAGE; the client commands raise the code of their mistake.
+// flags and the client commands alike raise the code of their mistake.
 import { AgentError, renderMessage, type ErrorArgs } from '../core/errors.js';
 
 export type UsageCode =
-  | 'CLI_USAGE'
   | 'CLI_FLAG_UNDEFINED'
   | 'CLI_FLAG_NEEDS_ARGUMENT'
+  | 'CLI_EXTRA_ARGUMENTS'
+  | 'CLI_UNKNOWN_COMMAND'
   | 'CLI_FLAG_VALUE'
   | 'CLI_FLAG_BOOL'
   | 'CLI_FLAG_MISSING'
@@ -16,7 +17,7 @@ export type UsageCode =
   | 'CLI_TOO_MANY_ARGUMENTS';
 
 export class UsageError extends AgentError {
-  constructor(message: string, code: UsageCode = 'CLI_USAGE') {
+  constructor(message: string, code: UsageCode) {
     super(code, message);
   }
 }

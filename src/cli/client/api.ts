@@ -11,9 +11,10 @@ import type { Target } from './connection.js';
 export { targetFrom, type Target } from './connection.js';
 
 /** An error of the load generator's own checks (src/cli/loadtest/). */
+/** What stops a load test before it runs: a flag out of range, a target that cannot serve it, results `compare` refuses. */
 export class ClientError extends AgentError {
-  constructor(message: string) {
-    super('CLI_LOADTEST_CHECK', message);
+  constructor(code: 'CLI_LOADTEST_FLAG' | 'CLI_LOADTEST_TARGET' | 'CLI_LOADTEST_COMPARE', message: string) {
+    super(code, message);
   }
 }
 

@@ -139,14 +139,14 @@ export async function runLoadtest(
 
 function commonSettings(flags: Readonly<Record<string, unknown>>): CommonSettings {
   const connections = Number(flags.connections ?? 64);
-  if (connections < 1) throw new ClientError('-connections must be at least 1');
+  if (connections < 1) throw new ClientError('CLI_LOADTEST_FLAG', '-connections must be at least 1');
   const rate = rateFlag('rate', flags.rate, 'requests', '5000/s');
   const threads = Number(flags.threads ?? defaultThreads());
-  if (!(threads >= 1)) throw new ClientError('-threads must be at least 1');
+  if (!(threads >= 1)) throw new ClientError('CLI_LOADTEST_FLAG', '-threads must be at least 1');
   const findMax = flags['find-max'] === true;
   const steps = stagesFlag(flags.stages);
   if (steps !== undefined && (rate !== undefined || findMax))
-    throw new ClientError('-stages sets the rate: not with -rate or -find-max');
+    throw new ClientError('CLI_LOADTEST_FLAG', '-stages sets the rate: not with -rate or -find-max');
   const measureMs =
     steps === undefined
       ? durationFlag('duration', flags.duration, 10_000, '10s')
@@ -178,12 +178,12 @@ async function run(
     flags['http-addr'] === undefined && env.SVC_HTTP_ADDR === undefined && env.CONSUL_HTTP_ADDR !== undefined;
   const brand = String(flags['header-brand'] ?? (consulByEnv ? 'Consul' : 'Svc'));
   if (brand !== 'Svc' && brand !== 'Consul')
-    throw new ClientError(`invalid value ${JSON.stringify(brand)} for flag -header-brand: Svc or Consul`);
+    throw new ClientError('CLI_LOADTEST_FLAG', `invalid value ${JSON.stringify(brand)} for flag -header-brand: Svc or Consul`);
   const common = commonSettings(flags);
   if (scenario.openLoop !== true) {
     const given = ['rate', 'stages', 'find-max'].filter((f) => flags[f] !== undefined);
     if (given.length > 0)
-      throw new ClientError(
+      throw new ClientError('CLI_LOADTEST_FLAG', 
         `${name} sets its own pace: -${given.join(', -')} apply to authorize, connection-rate, kv and http`,
       );
   }

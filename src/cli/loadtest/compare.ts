@@ -37,13 +37,14 @@ export async function runCompare(argv: readonly string[], io: { out(text: string
   }
   if (files.length !== 2) {
     throw new ClientError(
+      'CLI_LOADTEST_COMPARE',
       'compare takes two result files: svc-agent loadtest compare <a.json> <b.json> [-report diff.html] [-force]',
     );
   }
   const [a, b] = (await Promise.all(files.map(readResult))) as [LoadtestResult, LoadtestResult];
   const differs = differences(a, b);
   if (differs.length > 0 && !force) {
-    throw new ClientError(`compare refuses unlike runs: ${differs.join('; ')} (-force compares them anyway)`);
+    throw new ClientError('CLI_LOADTEST_COMPARE', `compare refuses unlike runs: ${differs.join('; ')} (-force compares them anyway)`);
   }
   const warning = differs.length === 0 ? undefined : `UNLIKE RUNS compared (-force): ${differs.join('; ')}`;
   io.out(`${warning === undefined ? '' : `${warning}\n`}${compareText(a, b, files as [string, string])}`);
@@ -76,19 +77,20 @@ async function readResult(file: string): Promise<LoadtestResult> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new ClientError(`Error reading ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new ClientError('CLI_LOADTEST_COMPARE', `Error reading ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ClientError(`${file} is not JSON: expected a result written by svc-agent loadtest -out`);
+    throw new ClientError('CLI_LOADTEST_COMPARE', `${file} is not JSON: expected a result written by svc-agent loadtest -out`);
   }
   const schema = (value as { schema?: unknown } | null)?.schema;
   if (schema === 'svc-agent-loadtest/1') return fromVersion2(fromVersion1(value as Version1));
   if (schema === 'svc-agent-loadtest/2') return fromVersion2(value as Version2);
   if (schema !== RESULT_SCHEMA) {
     throw new ClientError(
+      'CLI_LOADTEST_COMPARE',
       `${file} is not a ${RESULT_SCHEMA} result (schema ${JSON.stringify(schema ?? null)}): expected a result written by svc-agent loadtest -out`,
     );
   }

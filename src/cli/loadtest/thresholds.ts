@@ -48,7 +48,7 @@ const UNIT_US: Readonly<Record<string, number>> = { us: 1, µs: 1, ms: 1000, s: 
 export function parseThreshold(text: string): Threshold {
   const m = /^\s*([a-z0-9.]+)\s*(<=|>=|<|>)\s*([0-9.]+)\s*(%|ms|us|µs|s|\/s|\*asked)?\s*$/.exec(text);
   const refuse = (why: string): never => {
-    throw new ClientError(`invalid value ${JSON.stringify(text)} for flag -threshold: ${why}`);
+    throw new ClientError('CLI_LOADTEST_FLAG', `invalid value ${JSON.stringify(text)} for flag -threshold: ${why}`);
   };
   if (m === null) return refuse("expected such as 'p99<5ms', 'errors<0.1%' or 'rate>=0.95*asked'");
   const [, metric = '', op = '<', raw = '', unit] = m;

@@ -5,7 +5,7 @@ import { ConfigError } from '../../../src/config/errors.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { problemsOf } from '../config/helpers.js';
 
-const usageMessage = (fn: () => unknown, code: UsageError['code'] = 'CLI_USAGE'): string => {
+const usageMessage = (fn: () => unknown, code: UsageError['code']): string => {
   try {
     fn();
   } catch (err) {
@@ -63,7 +63,7 @@ describe('parseAgentArgs', () => {
   it('reads -server as a boolean apart from -dev', () => {
     expect(parseAgentArgs(['-server'])).toEqual({ flags: { server: true }, config: [], dev: false, acceptStateLoss: false });
     expect(parseAgentArgs(['-server=false']).flags).toEqual({ server: false });
-    expect(usageMessage(() => parseAgentArgs(['-etcd']))).toBe('flag needs an argument: -etcd');
+    expect(usageMessage(() => parseAgentArgs(['-etcd']), 'CLI_FLAG_NEEDS_ARGUMENT')).toBe('flag needs an argument: -etcd');
   });
 
   it('leaves the URL check to loadConfig, which names the key', () => {
@@ -113,26 +113,26 @@ describe('parseAgentArgs', () => {
   });
 
   it('names an unknown flag the way Go does', () => {
-    expect(usageMessage(() => parseAgentArgs(['-foo']))).toBe('flag provided but not defined: -foo');
-    expect(usageMessage(() => parseAgentArgs(['-dev', '--foo=1']))).toBe('flag provided but not defined: -foo');
-    expect(usageMessage(() => parseAgentArgs(['-d']))).toBe('flag provided but not defined: -d');
-    expect(usageMessage(() => parseAgentArgs(['--no-dev']))).toBe('flag provided but not defined: -no-dev');
-    expect(usageMessage(() => parseAgentArgs(['-dataDir', 'x']))).toBe('flag provided but not defined: -dataDir');
+    expect(usageMessage(() => parseAgentArgs(['-foo']), 'CLI_FLAG_UNDEFINED')).toBe('flag provided but not defined: -foo');
+    expect(usageMessage(() => parseAgentArgs(['-dev', '--foo=1']), 'CLI_FLAG_UNDEFINED')).toBe('flag provided but not defined: -foo');
+    expect(usageMessage(() => parseAgentArgs(['-d']), 'CLI_FLAG_UNDEFINED')).toBe('flag provided but not defined: -d');
+    expect(usageMessage(() => parseAgentArgs(['--no-dev']), 'CLI_FLAG_UNDEFINED')).toBe('flag provided but not defined: -no-dev');
+    expect(usageMessage(() => parseAgentArgs(['-dataDir', 'x']), 'CLI_FLAG_UNDEFINED')).toBe('flag provided but not defined: -dataDir');
   });
 
   it('reports a flag missing its value', () => {
-    expect(usageMessage(() => parseAgentArgs(['-data-dir']))).toBe('flag needs an argument: -data-dir');
-    expect(usageMessage(() => parseAgentArgs(['-data-dir', '-dev']))).toBe('flag needs an argument: -data-dir');
-    expect(usageMessage(() => parseAgentArgs(['-dev', '--config-file']))).toBe('flag needs an argument: -config-file');
+    expect(usageMessage(() => parseAgentArgs(['-data-dir']), 'CLI_FLAG_NEEDS_ARGUMENT')).toBe('flag needs an argument: -data-dir');
+    expect(usageMessage(() => parseAgentArgs(['-data-dir', '-dev']), 'CLI_FLAG_NEEDS_ARGUMENT')).toBe('flag needs an argument: -data-dir');
+    expect(usageMessage(() => parseAgentArgs(['-dev', '--config-file']), 'CLI_FLAG_NEEDS_ARGUMENT')).toBe('flag needs an argument: -config-file');
   });
 
   it('rejects an explicitly empty config file path', () => {
-    expect(usageMessage(() => parseAgentArgs(['-config-file=']))).toBe('invalid value "" for flag -config-file: expected a path');
+    expect(usageMessage(() => parseAgentArgs(['-config-file=']), 'CLI_FLAG_VALUE')).toBe('invalid value "" for flag -config-file: expected a path');
   });
 
   it('requires an integer -http-port, naming the flag', () => {
-    expect(usageMessage(() => parseAgentArgs(['-http-port', 'abc']))).toBe('invalid value "abc" for flag -http-port: expected an integer');
-    expect(usageMessage(() => parseAgentArgs(['-http-port=80.5']))).toBe('invalid value "80.5" for flag -http-port: expected an integer');
+    expect(usageMessage(() => parseAgentArgs(['-http-port', 'abc']), 'CLI_FLAG_VALUE')).toBe('invalid value "abc" for flag -http-port: expected an integer');
+    expect(usageMessage(() => parseAgentArgs(['-http-port=80.5']), 'CLI_FLAG_VALUE')).toBe('invalid value "80.5" for flag -http-port: expected an integer');
   });
 
   it('passes a negative port on for the range check', () => {
@@ -140,8 +140,8 @@ describe('parseAgentArgs', () => {
   });
 
   it('rejects positional arguments', () => {
-    expect(usageMessage(() => parseAgentArgs(['-dev', 'extra']))).toBe('unexpected extra arguments: [extra]');
-    expect(usageMessage(() => parseAgentArgs(['--', '-dev']))).toBe('unexpected extra arguments: [-dev]');
+    expect(usageMessage(() => parseAgentArgs(['-dev', 'extra']), 'CLI_EXTRA_ARGUMENTS')).toBe('unexpected extra arguments: [extra]');
+    expect(usageMessage(() => parseAgentArgs(['--', '-dev']), 'CLI_EXTRA_ARGUMENTS')).toBe('unexpected extra arguments: [-dev]');
   });
 
   it('feeds loadConfig: flags beat files', () => {
@@ -183,8 +183,8 @@ describe('parseCommand', () => {
   });
 
   it('rejects an unknown command', () => {
-    expect(usageMessage(() => parseCommand(['serve']))).toMatch(/^unknown command: "serve"\n\nCommands:\n {4}agent\n {4}version\n {4}kv get {2,}Reads a key/);
-    expect(usageMessage(() => parseCommand(['-dev']))).toMatch(/^unknown command: "-dev"\n/);
+    expect(usageMessage(() => parseCommand(['serve']), 'CLI_UNKNOWN_COMMAND')).toMatch(/^unknown command: "serve"\n\nCommands:\n {4}agent\n {4}version\n {4}kv get {2,}Reads a key/);
+    expect(usageMessage(() => parseCommand(['-dev']), 'CLI_UNKNOWN_COMMAND')).toMatch(/^unknown command: "-dev"\n/);
   });
 
   it('hands a client command to the client with its arguments', () => {
@@ -193,7 +193,7 @@ describe('parseCommand', () => {
   });
 
   it('passes agent flag errors through', () => {
-    expect(usageMessage(() => parseCommand(['agent', '-foo']))).toBe('flag provided but not defined: -foo');
+    expect(usageMessage(() => parseCommand(['agent', '-foo']), 'CLI_FLAG_UNDEFINED')).toBe('flag provided but not defined: -foo');
   });
 });
 

@@ -33,18 +33,18 @@ function sendTimeIn(text: string): number {
 async function run(ctx: RunContext): Promise<ScenarioReport> {
   const keys = Math.max(1, Number(ctx.flags.keys ?? 100));
   const writePercent = Number(ctx.flags['write-percent'] ?? 10);
-  if (writePercent > 100) throw new ClientError('-write-percent is at most 100');
+  if (writePercent > 100) throw new ClientError('CLI_LOADTEST_FLAG', '-write-percent is at most 100');
   const valueSize = Number(ctx.flags['value-size'] ?? 128);
-  if (valueSize < STAMP_DIGITS) throw new ClientError(`-value-size is at least ${STAMP_DIGITS}`);
+  if (valueSize < STAMP_DIGITS) throw new ClientError('CLI_LOADTEST_FLAG', `-value-size is at least ${STAMP_DIGITS}`);
   const watcherCount = Number(ctx.flags.watchers ?? 50);
   const target = ctx.targets[0]!;
   const keyPath = (k: number): string => `/v1/kv/${ctx.prefix}/key-${k}`;
 
   const probe = await ctx.api.call('PUT', keyPath(0), '0'.repeat(STAMP_DIGITS));
   if (probe.status === 404 || probe.status === 405)
-    throw new ClientError('The target does not serve /v1/kv: is it an agent?');
+    throw new ClientError('CLI_LOADTEST_TARGET', 'The target does not serve /v1/kv: is it an agent?');
   if (probe.status === 403)
-    throw new ClientError(`The token may not write keys under ${ctx.prefix}/ (key_prefix write): ${probe.text.trim()}`);
+    throw new ClientError('CLI_LOADTEST_TARGET', `The token may not write keys under ${ctx.prefix}/ (key_prefix write): ${probe.text.trim()}`);
   if (probe.status !== 200) throw unexpectedAnswer(probe, 'seeding keys');
   const cleanup = async (): Promise<void> => void (await ctx.api.call('DELETE', `/v1/kv/${ctx.prefix}?recurse`));
   try {
