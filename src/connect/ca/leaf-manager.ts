@@ -37,6 +37,8 @@ export interface LeafManagerOptions {
   readonly rootChangeSpreadMs: number;
   /** Runs `fn` on a later event-loop turn, for the IssueQueue (setImmediate by default). */
   readonly nextTurn?: (fn: () => void) => void;
+  /** Told after each new leaf, to keep the cache on disk (leaf-cache-file.ts). */
+  readonly leafIssued?: (() => void) | undefined;
 }
 
 export interface CachedLeaf extends IssuedLeaf {
@@ -185,6 +187,21 @@ export class LeafManager {
     };
   }
 
+  /** Every leaf held now, for keeping on disk. */
+  held(): CachedLeaf[] {
+    const leaves: CachedLeaf[] = [];
+    for (const entry of this.entries.values()) if (entry.leaf !== undefined) leaves.push(entry.leaf);
+    return leaves;
+  }
+
+  /** Leaves kept from before a restart: each is its service's cached leaf unless one was issued since. */
+  restore(leaves: readonly CachedLeaf[]): void {
+    for (const leaf of leaves) {
+      const entry = this.entry(leaf.namespace, leaf.service, undefined);
+      entry.leaf ??= leaf;
+    }
+  }
+
   private entry(namespace: string, service: string, token: string | undefined): Entry {
     const key = `${namespace}\u0000${service}`;
     let entry = this.entries.get(key);
@@ -205,7 +222,11 @@ export class LeafManager {
     entry.addWatcher(fn);
     // A leaf of a replaced root that nobody watched yet gets its herd-guard delay now.
     const leaf = entry.leaf;
-    if (leaf !== undefined && entry.replaceAt === undefined && leaf.signingKeyId !== this.o.roots.get().snapshot.activeSigningKeyId) {
+    if (
+      leaf !== undefined &&
+      entry.replaceAt === undefined &&
+      leaf.signingKeyId !== this.o.roots.get().snapshot.activeSigningKeyId
+    ) {
       entry.replaceAt = this.spreadFromNow();
     }
     this.arm(entry);
@@ -284,6 +305,7 @@ export class LeafManager {
     this.disarm(entry);
     for (const fn of entry.takeWatchers()) fn();
     settle?.resolve({ leaf, hit: false });
+    this.o.leafIssued?.();
   }
 
   private failed(entry: Entry, err: unknown): void {
