@@ -1,6 +1,6 @@
 // A client agent process restarted from its data dir while etcd is down (a server agent signs its
 // leaves): its first answer says there is no known leader and counts LastContact from when its view
-// was last current (no later than the first run's stop), its leaf from before the restart is still
+// was last current (during the first run's stop), its leaf from before the restart is still
 // answered (the same serial, from a 0600 file beside the view), and KnownLeader turns true once etcd
 // is back. Every wait is for an event; the test timeout is the hang guard.
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -67,6 +67,7 @@ describe('a client agent restarted from its view while etcd is down', () => {
       (r) => r.status === 200,
     );
     const held = (await (await fetch(`${first.url}/v1/agent/connect/ca/leaf/web`)).json()) as Leaf;
+    const stopping = Date.now();
     expect(await first.stop('SIGTERM')).toBe(0);
     // The view was last current no later than this: the first run heard nothing from etcd after it stopped.
     const stoppedAt = Date.now();
@@ -82,6 +83,8 @@ describe('a client agent restarted from its view while etcd is down', () => {
     const answered = leader(roots);
     expect(answered.known).toBe('false');
     expect(answered.lastContact).toBeGreaterThanOrEqual(downFor);
+    // ...and no earlier than the stop began: etcd answered the first run until then.
+    expect(answered.lastContact).toBeLessThanOrEqual(Date.now() - stopping);
 
     const leaf = await fetch(`${again.url}/v1/agent/connect/ca/leaf/web`);
     expect(leaf.status).toBe(200);
