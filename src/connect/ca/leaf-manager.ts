@@ -7,6 +7,7 @@
 // behind a blocking one: a valid cached leaf is answered at once.
 import { LRUCache } from 'lru-cache';
 import type { Clock, TimerHandle } from '../../core/clock.js';
+import { isAgentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { IssuedLeaf } from './authority.js';
 import { IssueQueue } from './issue-queue.js';
@@ -161,12 +162,21 @@ export class LeafManager {
     return this.entries.size;
   }
 
-  /** A service's leaf for a non-blocking read: the cached one while valid, else a new one. */
+  /**
+   * A service's leaf for a non-blocking read: the cached one while valid, else a new one. A leaf
+   * past its renewal time but not expired is still answered when no new one can be signed (etcd or
+   * every server down), as a Consul agent's cache answers while its servers are away.
+   */
   get(namespace: string, service: string, token?: string): LeafAnswer | Promise<LeafAnswer> {
     const entry = this.entry(namespace, service, token);
     const leaf = entry.leaf;
     if (leaf !== undefined && (this.closed || this.usable(leaf))) return { leaf, hit: true };
-    return this.issue(entry);
+    const issuing = this.issue(entry);
+    if (leaf === undefined || !this.unexpired(leaf)) return issuing;
+    return issuing.catch((err: unknown) => {
+      if (isAgentError(err) && err.kind === 'unavailable' && this.unexpired(leaf)) return { leaf, hit: true };
+      throw err;
+    });
   }
 
   /**
@@ -216,6 +226,13 @@ export class LeafManager {
   /** Valid for a non-blocking read: before its renewal time and signed by the active root. */
   private usable(leaf: CachedLeaf): boolean {
     return this.o.clock.now() < leaf.renewAt && leaf.signingKeyId === this.o.roots.get().snapshot.activeSigningKeyId;
+  }
+
+  /** Not yet expired, and signed by the active root (a leaf of a replaced root is never kept past renewal). */
+  private unexpired(leaf: CachedLeaf): boolean {
+    return (
+      this.o.clock.now() < leaf.validBefore && leaf.signingKeyId === this.o.roots.get().snapshot.activeSigningKeyId
+    );
   }
 
   private watch(entry: Entry, fn: () => void): () => void {

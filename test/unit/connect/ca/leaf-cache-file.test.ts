@@ -1,6 +1,7 @@
 // The leaf cache kept on disk: written once per interval after leaves change (and on close) with
 // mode 0600, read back leaf for leaf (bigint serial included) with expired leaves left out, a
-// damaged file read as none; and a manager given the leaves it held answers them without signing.
+// damaged file read as none; and a manager given the leaves it held answers them without signing,
+// and past their renewal time while no new leaf can be signed (an outage), until they expire.
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,5 +78,35 @@ describe('LeafCacheFile', () => {
     });
     after.restore(before.held());
     expect(after.get('default', 'web')).toEqual({ leaf: held, hit: true });
+
+    // Past its renewal time, not expired: answered while no new one can be signed; expired: not.
+    f.clock.advance(held.renewAt - f.clock.now());
+    expect(await after.get('default', 'web')).toEqual({ leaf: held, hit: true });
+    f.clock.advance(held.validBefore - f.clock.now());
+    await expect(after.get('default', 'web')).rejects.toMatchObject({ code: 'STATE_NO_LEADER' });
+  });
+
+  it('a leaf past its renewal time is not answered when signing is refused for another reason than an outage', async () => {
+    const f = await caFixture();
+    f.roots.get();
+    const options = {
+      roots: f.roots,
+      clock: f.clock,
+      random: seededRandom(),
+      log: silentLogger,
+      maxEntries: 100,
+      idleTtlMs: 72 * HOUR,
+      rootChangeSpreadMs: 0,
+    };
+    const held: CachedLeaf = (await new LeafManager({ ...options, source: f.manager }).get('default', 'web')).leaf;
+    const refusing = new LeafManager({
+      ...options,
+      source: {
+        signLeaf: () => Promise.reject(agentError('ACL_PERMISSION_DENIED', { reason: 'service:write on web' })),
+      },
+    });
+    refusing.restore([held]);
+    f.clock.advance(held.renewAt - f.clock.now());
+    await expect(refusing.get('default', 'web')).rejects.toMatchObject({ code: 'ACL_PERMISSION_DENIED' });
   });
 });
