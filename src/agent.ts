@@ -255,7 +255,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     const openCa = async (): Promise<CertificateAuthority> => {
       if (cluster === undefined) return ServerCa.open(caOptions);
       const parts = { ...caOptions, etcd: cluster.connection, prefix: config.cluster.etcd.prefix, node: info.nodeName };
-      // A server signs a client agent's leaf only for a caller whose token may write the service (D24).
+      // A server signs a client's leaf only for a caller whose token may write the service (docs/decisions.md D24).
       const authorizeLeaf = (token: string | undefined, _namespace: string, service: string): void =>
         requirePermission(resolver.resolve(token ?? ANONYMOUS_SECRET), 'service', 'write', service);
       clusterCaParts = config.server
