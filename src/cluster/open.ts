@@ -135,7 +135,7 @@ export async function openClusterState(
       if (port === current.port) return;
       current = { ...current, port };
       await members.update(current).catch((err: unknown) => {
-        // Started from the view on disk, etcd down: the registration loop puts the record, with this port, once etcd answers.
+        // Started from the view on disk, etcd down: the registration loop puts this port once etcd answers.
         if (store.health.connected) throw err;
         log.warn({ err }, 'etcd unreachable: this member is registered once it answers');
       });

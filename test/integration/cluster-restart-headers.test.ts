@@ -59,7 +59,7 @@ const leader = (res: Response): { known: string | null; lastContact: number } =>
 });
 
 describe('a client agent restarted from its view while etcd is down', () => {
-  it('answers KnownLeader false and LastContact from the view, keeps its leaf, and knows the leader once etcd is back', async () => {
+  it('answers with no known leader and the view age, keeps its leaf, knows the leader once etcd is back', async () => {
     await start('server', { server: true });
     const first = await start('client', { dataDir });
     await until(

@@ -85,7 +85,7 @@ export class EtcdViewFile {
     if (image === undefined) return undefined;
     const { mtimeMs } = await stat(join(this.dir, SNAPSHOT_FILE));
     this.savedRevision = image.index;
-    // The file's mtime is when it was written; the record beside it, when it was last current (if it is this revision's).
+    // The mtime is when the file was written; the record beside it (this revision's), when it was last current.
     const current = await this.readCurrentAt();
     const savedAt = Math.max(Math.floor(mtimeMs), current?.revision === image.index ? current.currentAt : 0);
     this.recordedAt = savedAt;

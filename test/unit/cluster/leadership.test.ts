@@ -108,7 +108,7 @@ describe('EtcdLeadership', () => {
     leadership.close();
   });
 
-  it('started from a view on disk, knows no leader and counts LastContact from the view until etcd answers', async () => {
+  it('started from a view on disk, knows no leader and counts contact from the view until etcd answers', async () => {
     const etcd = new FakeEtcd();
     etcd.answer = () => Promise.reject(new Error('connect ECONNREFUSED'));
     const clock = new FakeClock(1_000_000);

@@ -86,7 +86,7 @@ describe('LeafCacheFile', () => {
     await expect(after.get('default', 'web')).rejects.toMatchObject({ code: 'STATE_NO_LEADER' });
   });
 
-  it('a leaf past its renewal time is not answered when signing is refused for another reason than an outage', async () => {
+  it('a leaf past its renewal time is not answered when signing is refused (not an outage)', async () => {
     const f = await caFixture();
     f.roots.get();
     const options = {

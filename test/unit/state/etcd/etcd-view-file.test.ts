@@ -51,7 +51,7 @@ describe('EtcdViewFile', () => {
     expect(stored?.savedAt).toBe(Math.floor((await stat(join(dataDir, ETCD_VIEW_DIR, SNAPSHOT_FILE))).mtimeMs));
   });
 
-  it('records when the view was last current, refreshed while the revision stands still, and loads that as its age', async () => {
+  it('records when the view was last current, even with the revision standing still, and loads it', async () => {
     // Ahead of the file system's clock, so the recorded time and not the file's mtime answers.
     const ahead = new FakeClock(Date.now() + 3_600_000);
     let connected = true;
