@@ -29,10 +29,18 @@ import { authorizeRoutes } from './http/handlers/authorize.js';
 import { intentionsRoutes } from './http/handlers/intentions.js';
 import { kvRoutes } from './http/handlers/kv.js';
 import { KV_TABLE, storedKvSchema } from './kv/entries.js';
-import { ACL_META, ACL_POLICIES, ACL_TOKENS, aclMetaSchema, storedPolicySchema, storedTokenSchema } from './acl/model.js';
+import {
+  ACL_META,
+  ACL_POLICIES,
+  ACL_TOKENS,
+  aclMetaSchema,
+  storedPolicySchema,
+  storedTokenSchema,
+} from './acl/model.js';
 import { INTENTIONS_TABLE, storedIntentionSchema } from './connect/intentions/model.js';
 import { connectCaRoutes, type ConnectCa } from './http/handlers/connect-ca.js';
 import { LeafManager } from './connect/ca/leaf-manager.js';
+import { LeafCacheFile } from './connect/ca/leaf-cache-file.js';
 import { CA_TABLE, caTableSchema, ROOTS_TABLE, storedRootSchema } from './connect/ca/model.js';
 import { ServerCa } from './connect/ca/server-ca.js';
 import { PoolSigner } from './connect/ca/pool-signer.js';
@@ -132,10 +140,29 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const info = agentInfo(config, await resolveNodeId(config.nodeId, config.dataDir), new Date(clock.now()));
   const clustered = options.store === undefined && config.cluster.etcd.endpoints.length > 0;
   const metrics = new Metrics(clock);
-  const tables = { readThroughTables: READ_THROUGH_TABLES, tableSchemas: TABLE_SCHEMAS, badRows: metrics.counter(BAD_ROWS_COUNTER) };
-  const cluster = clustered ? await openClusterState(config, { ...selfMember(info), server: config.server, port: config.ports.http }, { log, clock, random, ...tables }) : undefined;
+  const tables = {
+    readThroughTables: READ_THROUGH_TABLES,
+    tableSchemas: TABLE_SCHEMAS,
+    badRows: metrics.counter(BAD_ROWS_COUNTER),
+  };
+  const cluster = clustered
+    ? await openClusterState(
+        config,
+        { ...selfMember(info), server: config.server, port: config.ports.http },
+        { log, clock, random, ...tables },
+      )
+    : undefined;
   const prometheus = config.telemetry.prometheusRetentionTimeMs > 0 ? new PrometheusMetrics(metrics) : undefined;
-  const embedded = options.store === undefined && cluster === undefined ? await openEmbeddedStore({ dataDir: config.dataDir, log, clock, acceptLoss: options.acceptStateLoss, onWalSync: prometheus?.recordWalSync }) : undefined;
+  const embedded =
+    options.store === undefined && cluster === undefined
+      ? await openEmbeddedStore({
+          dataDir: config.dataDir,
+          log,
+          clock,
+          acceptLoss: options.acceptStateLoss,
+          onWalSync: prometheus?.recordWalSync,
+        })
+      : undefined;
   const store: StateStore = options.store ?? cluster?.store ?? (embedded as StateStore);
   const brand = brandHeaders(config.httpConfig.headerBrand, cluster?.leadership ?? backendContact(store.health, clock));
   const blocking = new BlockingQueries(store, clock, (err, path) => errorReply(err, log, path));
@@ -157,16 +184,38 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
 
   const resolver: AclResolver = new AclResolver(
     store,
-    { enabled: config.acl.enabled, defaultPolicy: config.acl.defaultPolicy, downPolicy: config.acl.downPolicy, health: store.health, datacenter: config.datacenter },
+    {
+      enabled: config.acl.enabled,
+      defaultPolicy: config.acl.defaultPolicy,
+      downPolicy: config.acl.downPolicy,
+      health: store.health,
+      datacenter: config.datacenter,
+    },
     clock,
   );
   metrics.gauge('svc.acl.token_cache_entries', () => resolver.cachedTokens);
   // In a cluster the view holds only hashes of token secrets; servers keep the secrets (docs/decisions.md D23).
-  const secretParts = cluster !== undefined && config.acl.enabled ? openClusterSecretParts({ etcd: cluster.connection, prefix: config.cluster.etcd.prefix, log, server: config.server }) : undefined;
-  const secrets = secretParts === undefined ? undefined : secretParts.range === undefined ? clientSecrets(secretParts.mailbox) : serverSecrets(secretParts.range);
-  if (secretParts?.range !== undefined && secrets !== undefined) serveSecretRequests(secretParts.mailbox, { secrets, store, resolve: (s) => resolver.resolve(s), log });
-  const onKeepFailed = (err: unknown): void => log.warn({ err }, 'the initial management token secret is not recorded with a server yet');
-  if (config.acl.enabled) await initAclState(store, { initialManagement: config.acl.tokens.initialManagement, secrets, onKeepFailed }, clock);
+  const secretParts =
+    cluster !== undefined && config.acl.enabled
+      ? openClusterSecretParts({
+          etcd: cluster.connection,
+          prefix: config.cluster.etcd.prefix,
+          log,
+          server: config.server,
+        })
+      : undefined;
+  const secrets =
+    secretParts === undefined
+      ? undefined
+      : secretParts.range === undefined
+        ? clientSecrets(secretParts.mailbox)
+        : serverSecrets(secretParts.range);
+  if (secretParts?.range !== undefined && secrets !== undefined)
+    serveSecretRequests(secretParts.mailbox, { secrets, store, resolve: (s) => resolver.resolve(s), log });
+  const onKeepFailed = (err: unknown): void =>
+    log.warn({ err }, 'the initial management token secret is not recorded with a server yet');
+  if (config.acl.enabled)
+    await initAclState(store, { initialManagement: config.acl.tokens.initialManagement, secrets, onKeepFailed }, clock);
 
   const intentions = new IntentionStore(store, clock);
   const authorize = connectAuthorizer({
@@ -186,27 +235,52 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   let ca: ConnectCa | undefined;
   let signer: PoolSigner | undefined;
   let clusterCaParts: ClusterCa | undefined;
+  let leafCacheFile: LeafCacheFile | undefined;
   if (config.connect.enabled) {
     const caStore = options.wrapCaStore?.(store) ?? store;
     const pool = (signer = new PoolSigner({ priority: config.connect.signingPriority, log }));
     reportSigningPolicy(pool, config.connect.signingPriority, log);
-    const caOptions = { store: caStore, signer: pool, clock, random, log, datacenter: config.datacenter, bootstrap: config.connect.caConfig, trustDomain: config.connect.trustDomain, metrics };
+    const caOptions = {
+      store: caStore,
+      signer: pool,
+      clock,
+      random,
+      log,
+      datacenter: config.datacenter,
+      bootstrap: config.connect.caConfig,
+      trustDomain: config.connect.trustDomain,
+      metrics,
+    };
     // The CA's role is chosen here, once: a lone agent's own server CA, or a cluster server's or client's.
     const openCa = async (): Promise<CertificateAuthority> => {
       if (cluster === undefined) return ServerCa.open(caOptions);
       const parts = { ...caOptions, etcd: cluster.connection, prefix: config.cluster.etcd.prefix, node: info.nodeName };
-      // A server signs a client agent's leaf only for a caller whose token may write the service (docs/decisions.md D24).
-      const authorizeLeaf = (token: string | undefined, _namespace: string, service: string): void => requirePermission(resolver.resolve(token ?? ANONYMOUS_SECRET), 'service', 'write', service);
-      clusterCaParts = config.server ? await openClusterServerCa({ ...parts, authorizeLeaf }) : openClusterClientCa({ ...parts, keys: pool });
+      // A server signs a client's leaf only for a caller whose token may write the service (docs/decisions.md D24).
+      const authorizeLeaf = (token: string | undefined, _namespace: string, service: string): void =>
+        requirePermission(resolver.resolve(token ?? ANONYMOUS_SECRET), 'service', 'write', service);
+      clusterCaParts = config.server
+        ? await openClusterServerCa({ ...parts, authorizeLeaf })
+        : openClusterClientCa({ ...parts, keys: pool });
       return clusterCaParts.ca;
     };
     const manager = await openCa().catch(async (err: unknown) => {
       await pool.close(); // a CA that cannot start (a supplied root without its key, say) leaves no threads behind
       throw err;
     });
-    const roots = new RootsCache({ roots: () => manager.roots(), watch: (fn) => caStore.watchOnce({ table: ROOTS_TABLE }, fn) }, clock, random, log);
-    const leaves = new LeafManager({
+    const roots = new RootsCache(
+      { roots: () => manager.roots(), watch: (fn) => caStore.watchOnce({ table: ROOTS_TABLE }, fn) },
+      clock,
+      random,
+      log,
+    );
+    // A cluster agent keeps its leaves beside its etcd view: restarted while etcd is down, it still answers them.
+    const leafFile = (leafCacheFile =
+      cluster !== undefined && config.dataDir !== undefined
+        ? new LeafCacheFile(config.dataDir, clock, log)
+        : undefined);
+    const leaves: LeafManager = new LeafManager({
       source: manager,
+      leafIssued: leafFile === undefined ? undefined : () => leafFile.saveSoon(() => leaves.held()),
       roots,
       clock,
       random,
@@ -217,6 +291,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         return running.connect.leafRootChangeSpreadMs;
       },
     });
+    if (leafFile !== undefined) leaves.restore(await leafFile.load());
     ca = { manager, roots, leaves };
     metrics.gauge('svc.connect.leaf.cache_entries', () => leaves.size);
     metrics.gauge('svc.connect.ca.leaf.signing_queue', () => pool.waiting);
@@ -225,7 +300,12 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const routes = buildApi(() => running.limits.httpMaxBodyBytes, aclGate(resolver, defaultToken), [
     kvRoutes({ store, blocking, brand, limits, kvMaxValueSize: () => running.kvMaxValueSize, random }),
     connectCaRoutes({ ca, blocking, brand, limits, clock, random, metrics }),
-    authorizeRoutes({ intentions, connectEnabled: config.connect.enabled, cacheMaxEntries: config.cache.maxEntries, metrics }),
+    authorizeRoutes({
+      intentions,
+      connectEnabled: config.connect.enabled,
+      cacheMaxEntries: config.cache.maxEntries,
+      metrics,
+    }),
     intentionsRoutes({ intentions, blocking, brand, limits, random, connectEnabled: config.connect.enabled }),
     aclRoutes({ ...aclDomain, store, blocking, brand, limits, random }),
     agentTokenRoutes({ tokens: agentTokens, nodeName: info.nodeName, log }),
@@ -243,7 +323,9 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         agent: { parked_queries: String(blocking.parked), watches: String(store.watchCount) },
         raft: { applied_index: String(store.index), commits: String(store.stats.commits) },
         runtime: { arch: process.arch, os: process.platform, version: process.version },
-        ...(listening === undefined ? {} : { transport: { name: listening.transport, reason: listening.transportReason, uws: listening.uws ?? '' } }),
+        ...(listening === undefined
+          ? {}
+          : { transport: { name: listening.transport, reason: listening.transportReason, uws: listening.uws ?? '' } }),
       }),
     }),
   ]);
@@ -257,12 +339,24 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const startListeners = async (): Promise<Listening> => {
     const choice = chooseTransport(config.httpConfig.transport, config.clientAddr);
     if (choice.warning !== undefined) log.warn({ transport: choice.name }, choice.warning);
-    const serverOptions = { host: config.clientAddr, routes, commonHeaders: commonHeaders(config, brand), log, recordRequest: prometheus?.recordRequest };
+    const serverOptions = {
+      host: config.clientAddr,
+      routes,
+      commonHeaders: commonHeaders(config, brand),
+      log,
+      recordRequest: prometheus?.recordRequest,
+    };
     const credentials = config.ports.https === -1 ? undefined : await readTlsCredentials(config.tls);
     try {
-      const http = config.ports.http === -1 ? undefined : await startHttpServer(choice.name, { ...serverOptions, port: config.ports.http });
+      const http =
+        config.ports.http === -1
+          ? undefined
+          : await startHttpServer(choice.name, { ...serverOptions, port: config.ports.http });
       if (http) servers.push(http);
-      const https = credentials === undefined ? undefined : await startHttpsServer({ ...serverOptions, port: config.ports.https }, credentials);
+      const https =
+        credentials === undefined
+          ? undefined
+          : await startHttpsServer({ ...serverOptions, port: config.ports.https }, credentials);
       if (https) servers.push((httpsServer = https));
       const uws = choice.uws === undefined ? {} : { uws: choice.uws };
       return { http: http?.port, https: https?.port, transport: choice.name, transportReason: choice.reason, ...uws };
@@ -283,21 +377,38 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         // Everything that can fail is read before anything changes.
         if (httpsServer !== undefined && next.ports.https !== -1) credentials = await readTlsCredentials(next.tls);
       } catch (err) {
-        const failure = isAgentError(err) && err.code === 'CONFIG_RELOAD_UNAVAILABLE' ? err : agentError('CONFIG_RELOAD_FAILED', { detail: isConfigError(err) || isAgentError(err) ? err.message : String(err), cause: err });
+        const failure =
+          isAgentError(err) && err.code === 'CONFIG_RELOAD_UNAVAILABLE'
+            ? err
+            : agentError('CONFIG_RELOAD_FAILED', {
+                detail: isConfigError(err) || isAgentError(err) ? err.message : String(err),
+                cause: err,
+              });
         log.error({ err: { message: failure.message } }, 'config reload failed; the running config stays');
         throw failure;
       }
       // Applied: what changed since the last reload; pending: what differs from what the process started with.
-      const plan: ReloadPlan = { applied: planReload(running, next).applied, restartNeeded: planReload(config, next).restartNeeded };
+      const plan: ReloadPlan = {
+        applied: planReload(running, next).applied,
+        restartNeeded: planReload(config, next).restartNeeded,
+      };
       running = next;
       agentTokens.load(next.acl.tokens);
       if ('setLevel' in log) (log as RootLogger).setLevel(next.logLevel);
       if (credentials !== undefined) httpsServer?.replaceCredentials?.(credentials);
-      log.info({ applied: plan.applied, restartNeeded: plan.restartNeeded, tlsReloaded: credentials !== undefined }, 'config reloaded');
+      log.info(
+        { applied: plan.applied, restartNeeded: plan.restartNeeded, tlsReloaded: credentials !== undefined },
+        'config reloaded',
+      );
       const [caKeys, restartKeys] = partition(plan.restartNeeded, (key) => key.startsWith('connect.ca_config.'));
-      if (restartKeys.length > 0) log.warn({ keys: restartKeys }, 'config reloaded: these changes take effect after a restart');
+      if (restartKeys.length > 0)
+        log.warn({ keys: restartKeys }, 'config reloaded: these changes take effect after a restart');
       // As in Consul, the file's ca_config only bootstraps the CA; a running CA changes through its API.
-      if (caKeys.length > 0) log.warn({ keys: caKeys }, 'config reloaded: connect.ca_config only bootstraps the CA; change a running CA with PUT /v1/connect/ca/configuration (svc-agent connect ca set-config)');
+      if (caKeys.length > 0)
+        log.warn(
+          { keys: caKeys },
+          'config reloaded: connect.ca_config only bootstraps the CA; change a running CA with PUT /v1/connect/ca/configuration (svc-agent connect ca set-config)',
+        );
       return plan;
     });
     reloading = run.catch(() => undefined);
@@ -323,7 +434,9 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       if (listening === undefined) {
         listening = await startListeners();
         const bound = [...servers];
-        descriptorWatch = new DescriptorWatch(processDescriptors, log, (out) => bound.forEach((s) => s.outOfDescriptors(out))).start();
+        descriptorWatch = new DescriptorWatch(processDescriptors, log, (out) =>
+          bound.forEach((s) => s.outOfDescriptors(out)),
+        ).start();
         await cluster?.listening((listening.http ?? listening.https) as number);
       }
       return (listening.http ?? listening.https) as number;
@@ -335,6 +448,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         blocking.releaseAll();
         intentions.close();
         ca?.leaves.close();
+        if (ca !== undefined) await leafCacheFile?.close(ca.leaves.held());
         ca?.roots.close();
         ca?.manager.close();
         clusterCaParts?.close();
@@ -359,7 +473,11 @@ function reportSigningPolicy(pool: PoolSigner, wanted: AgentConfig['connect']['s
   pool.schedulingPolicy().then(
     ({ priority, nice, tid, reason }) => {
       if (priority === wanted) log.debug({ signingPriority: priority, nice, tid }, 'leaf-signing threads scheduled');
-      else log[process.platform === 'linux' ? 'warn' : 'debug']({ signingPriority: wanted, nice, reason }, 'leaf-signing threads keep the process priority');
+      else
+        log[process.platform === 'linux' ? 'warn' : 'debug'](
+          { signingPriority: wanted, nice, reason },
+          'leaf-signing threads keep the process priority',
+        );
     },
     (err: unknown) => log.debug({ err }, 'leaf-signing threads did not report their scheduling'),
   );

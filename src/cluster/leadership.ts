@@ -13,6 +13,11 @@ export interface LeadershipOptions {
   readonly intervalMs?: number | undefined;
   /** Deadline of one probe (default 600 ms). */
   readonly deadlineMs?: number | undefined;
+  /**
+   * When etcd last answered, if that was before this process (an agent started from its view on
+   * disk, etcd down): the leader counts as unknown, and contact as that old, until etcd answers.
+   */
+  readonly lastContact?: number | undefined;
 }
 
 /**
@@ -37,7 +42,7 @@ export class EtcdLeadership {
   private closed = false;
   private leaderId = '0';
   private lastOk: number;
-  private known = true;
+  private known: boolean;
   /** The last member list etcd gave: peers stay answerable while etcd is away. */
   private lastMembers: readonly EtcdMember[] = [];
 
@@ -47,7 +52,8 @@ export class EtcdLeadership {
     this.log = options.log;
     this.intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
     this.deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
-    this.lastOk = this.clock.now();
+    this.lastOk = options.lastContact ?? this.clock.now();
+    this.known = options.lastContact === undefined;
   }
 
   /** Probes once and reads the member list (peers answer during a later outage), then keeps probing. */
@@ -119,7 +125,8 @@ export class EtcdLeadership {
   private failed(err: unknown): void {
     this.failures++;
     const silentMs = this.clock.now() - this.lastOk;
-    if (this.failures < MIN_FAILURES_BEFORE_LOST || silentMs < this.intervalMs + 2 * this.deadlineMs || !this.known) return;
+    if (this.failures < MIN_FAILURES_BEFORE_LOST || silentMs < this.intervalMs + 2 * this.deadlineMs || !this.known)
+      return;
     this.known = false;
     this.log.warn({ err: err ?? null }, 'etcd has no reachable leader; serving from the local view');
   }

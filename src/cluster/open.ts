@@ -8,7 +8,14 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { Counter } from '../core/metrics.js';
 import type { TableSchemas } from '../state/types.js';
-import { connectEtcd, openEtcdStore, shareConnection, type EtcdConnection, type EtcdConnectionOptions, type EtcdStore } from '../state/etcd/index.js';
+import {
+  connectEtcd,
+  openEtcdStore,
+  shareConnection,
+  type EtcdConnection,
+  type EtcdConnectionOptions,
+  type EtcdStore,
+} from '../state/etcd/index.js';
 import { EtcdLeadership } from './leadership.js';
 import { ClusterMembers, type MemberRecord } from './members.js';
 
@@ -50,13 +57,23 @@ function etcdConnectionOptions(config: AgentConfig): EtcdConnectionOptions {
   const key = read(etcd.tls.keyFile);
   return {
     endpoints: etcd.endpoints,
-    auth: etcd.username === undefined || etcd.password === undefined ? undefined : { username: etcd.username, password: etcd.password },
+    auth:
+      etcd.username === undefined || etcd.password === undefined
+        ? undefined
+        : { username: etcd.username, password: etcd.password },
     // A client certificate without a CA file trusts the system's roots, as https:// alone does.
-    tls: ca === undefined && cert === undefined ? undefined : { ca: ca ?? Buffer.from(rootCertificates.join('\n')), cert, key },
+    tls:
+      ca === undefined && cert === undefined
+        ? undefined
+        : { ca: ca ?? Buffer.from(rootCertificates.join('\n')), cert, key },
   };
 }
 
-export async function openClusterState(config: AgentConfig, self: MemberRecord, deps: ClusterDeps): Promise<ClusterState> {
+export async function openClusterState(
+  config: AgentConfig,
+  self: MemberRecord,
+  deps: ClusterDeps,
+): Promise<ClusterState> {
   const etcdLog = deps.log.child({ component: 'etcd' });
   const handles = shareConnection(connectEtcd({ ...etcdConnectionOptions(config), log: etcdLog, random: deps.random }));
   const log = deps.log.child({ component: 'cluster' });
@@ -72,8 +89,24 @@ export async function openClusterState(config: AgentConfig, self: MemberRecord, 
     badRows: deps.badRows,
   });
   const connection = handles();
-  const leadership = new EtcdLeadership({ connection, clock: deps.clock, log, intervalMs: config.cluster.leaderProbeIntervalMs });
-  const members = new ClusterMembers({ connection, prefix: config.cluster.etcd.prefix, ttlMs: config.cluster.memberTtlMs, clock: deps.clock, log, random: deps.random, badRows: deps.badRows });
+  // A store started from its view on disk has not heard from etcd: neither has the probe.
+  const lastContact = store.health.connected ? undefined : store.health.lastContact;
+  const leadership = new EtcdLeadership({
+    connection,
+    clock: deps.clock,
+    log,
+    intervalMs: config.cluster.leaderProbeIntervalMs,
+    lastContact,
+  });
+  const members = new ClusterMembers({
+    connection,
+    prefix: config.cluster.etcd.prefix,
+    ttlMs: config.cluster.memberTtlMs,
+    clock: deps.clock,
+    log,
+    random: deps.random,
+    badRows: deps.badRows,
+  });
   try {
     await leadership.start();
     // A store started from its view on disk (etcd unreachable) must not wait for etcd to register.
@@ -101,7 +134,11 @@ export async function openClusterState(config: AgentConfig, self: MemberRecord, 
     async listening(port) {
       if (port === current.port) return;
       current = { ...current, port };
-      await members.update(current);
+      await members.update(current).catch((err: unknown) => {
+        // Started from the view on disk, etcd down: the registration loop puts this port once etcd answers.
+        if (store.health.connected) throw err;
+        log.warn({ err }, 'etcd unreachable: this member is registered once it answers');
+      });
     },
     async close() {
       leadership.close();

@@ -7,6 +7,7 @@
 // behind a blocking one: a valid cached leaf is answered at once.
 import { LRUCache } from 'lru-cache';
 import type { Clock, TimerHandle } from '../../core/clock.js';
+import { isAgentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { IssuedLeaf } from './authority.js';
 import { IssueQueue } from './issue-queue.js';
@@ -37,6 +38,8 @@ export interface LeafManagerOptions {
   readonly rootChangeSpreadMs: number;
   /** Runs `fn` on a later event-loop turn, for the IssueQueue (setImmediate by default). */
   readonly nextTurn?: (fn: () => void) => void;
+  /** Told after each new leaf, to keep the cache on disk (leaf-cache-file.ts). */
+  readonly leafIssued?: (() => void) | undefined;
 }
 
 export interface CachedLeaf extends IssuedLeaf {
@@ -159,12 +162,21 @@ export class LeafManager {
     return this.entries.size;
   }
 
-  /** A service's leaf for a non-blocking read: the cached one while valid, else a new one. */
+  /**
+   * A service's leaf for a non-blocking read: the cached one while valid, else a new one. A leaf
+   * past its renewal time but not expired is still answered when no new one can be signed (etcd or
+   * every server down), as a Consul agent's cache answers while its servers are away.
+   */
   get(namespace: string, service: string, token?: string): LeafAnswer | Promise<LeafAnswer> {
     const entry = this.entry(namespace, service, token);
     const leaf = entry.leaf;
     if (leaf !== undefined && (this.closed || this.usable(leaf))) return { leaf, hit: true };
-    return this.issue(entry);
+    const issuing = this.issue(entry);
+    if (leaf === undefined || !this.unexpired(leaf)) return issuing;
+    return issuing.catch((err: unknown) => {
+      if (isAgentError(err) && err.kind === 'unavailable' && this.unexpired(leaf)) return { leaf, hit: true };
+      throw err;
+    });
   }
 
   /**
@@ -185,6 +197,21 @@ export class LeafManager {
     };
   }
 
+  /** Every leaf held now, for keeping on disk. */
+  held(): CachedLeaf[] {
+    const leaves: CachedLeaf[] = [];
+    for (const entry of this.entries.values()) if (entry.leaf !== undefined) leaves.push(entry.leaf);
+    return leaves;
+  }
+
+  /** Leaves kept from before a restart: each is its service's cached leaf unless one was issued since. */
+  restore(leaves: readonly CachedLeaf[]): void {
+    for (const leaf of leaves) {
+      const entry = this.entry(leaf.namespace, leaf.service, undefined);
+      entry.leaf ??= leaf;
+    }
+  }
+
   private entry(namespace: string, service: string, token: string | undefined): Entry {
     const key = `${namespace}\u0000${service}`;
     let entry = this.entries.get(key);
@@ -201,11 +228,22 @@ export class LeafManager {
     return this.o.clock.now() < leaf.renewAt && leaf.signingKeyId === this.o.roots.get().snapshot.activeSigningKeyId;
   }
 
+  /** Not yet expired, and signed by the active root (a leaf of a replaced root is never kept past renewal). */
+  private unexpired(leaf: CachedLeaf): boolean {
+    return (
+      this.o.clock.now() < leaf.validBefore && leaf.signingKeyId === this.o.roots.get().snapshot.activeSigningKeyId
+    );
+  }
+
   private watch(entry: Entry, fn: () => void): () => void {
     entry.addWatcher(fn);
     // A leaf of a replaced root that nobody watched yet gets its herd-guard delay now.
     const leaf = entry.leaf;
-    if (leaf !== undefined && entry.replaceAt === undefined && leaf.signingKeyId !== this.o.roots.get().snapshot.activeSigningKeyId) {
+    if (
+      leaf !== undefined &&
+      entry.replaceAt === undefined &&
+      leaf.signingKeyId !== this.o.roots.get().snapshot.activeSigningKeyId
+    ) {
       entry.replaceAt = this.spreadFromNow();
     }
     this.arm(entry);
@@ -284,6 +322,7 @@ export class LeafManager {
     this.disarm(entry);
     for (const fn of entry.takeWatchers()) fn();
     settle?.resolve({ leaf, hit: false });
+    this.o.leafIssued?.();
   }
 
   private failed(entry: Entry, err: unknown): void {

@@ -208,13 +208,14 @@ class EtcdStateStore implements EtcdStore {
     const source = {
       revision: () => view.revision,
       capture: () => ({ index: view.revision, tables: view.tables.capture().tables }),
+      currentAt: () => (this.live.connected ? this.clock.now() : this.live.lastContact),
     };
     this.viewFile = await EtcdViewFile.open(dataDir, source, this.clock, this.log, intervalMs);
   }
 
   /**
    * etcd is unreachable at start-up: serve the view last kept on disk (stale, `connected` false,
-   * `lastContact` its write time) and keep trying a full read, which replaces it and wakes the
+   * `lastContact` when it was last current) and keep trying a full read, which replaces it and wakes the
    * watchers of every row that changed meanwhile. False when there is no view on disk.
    */
   private async startFromDisk(): Promise<boolean> {

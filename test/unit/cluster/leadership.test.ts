@@ -31,7 +31,13 @@ const settle = () => new Promise((r) => setImmediate(r));
 async function setup() {
   const etcd = new FakeEtcd();
   const clock = new FakeClock(1_000_000);
-  const leadership = new EtcdLeadership({ connection: etcd.connection(), clock, log: silentLogger, intervalMs: 500, deadlineMs: 600 });
+  const leadership = new EtcdLeadership({
+    connection: etcd.connection(),
+    clock,
+    log: silentLogger,
+    intervalMs: 500,
+    deadlineMs: 600,
+  });
   await leadership.start();
   return { etcd, clock, leadership };
 }
@@ -77,7 +83,10 @@ describe('EtcdLeadership', () => {
     const { etcd, clock, leadership } = await setup();
     let call = 0;
     // Two calls in a row reach the dead member, then a live one answers: a quorum is still there.
-    etcd.answer = () => (call++ % 3 < 2 ? Promise.reject(new Error('connect ECONNREFUSED')) : Promise.resolve({ memberId: '1', leaderId: '2' }));
+    etcd.answer = () =>
+      call++ % 3 < 2
+        ? Promise.reject(new Error('connect ECONNREFUSED'))
+        : Promise.resolve({ memberId: '1', leaderId: '2' });
     for (let i = 0; i < 60; i++) {
       clock.advance(i === 0 ? 500 : 50);
       await settle();
@@ -96,6 +105,33 @@ describe('EtcdLeadership', () => {
       await settle();
     }
     expect(leadership.knownLeader).toBe(false);
+    leadership.close();
+  });
+
+  it('started from a view on disk, knows no leader and counts contact from the view until etcd answers', async () => {
+    const etcd = new FakeEtcd();
+    etcd.answer = () => Promise.reject(new Error('connect ECONNREFUSED'));
+    const clock = new FakeClock(1_000_000);
+    const leadership = new EtcdLeadership({
+      connection: etcd.connection(),
+      clock,
+      log: silentLogger,
+      intervalMs: 500,
+      deadlineMs: 600,
+      lastContact: 940_000,
+    });
+    // The answer before the first probe has failed: a request can arrive while start() awaits it.
+    expect([leadership.knownLeader, leadership.lastContactMs]).toEqual([false, 60_000]);
+    await leadership.start();
+    expect([leadership.knownLeader, leadership.lastContactMs]).toEqual([false, 60_000]);
+    clock.advance(500);
+    await settle();
+    expect([leadership.knownLeader, leadership.lastContactMs]).toEqual([false, 60_500]);
+
+    etcd.answer = () => Promise.resolve({ memberId: '1', leaderId: '2' });
+    clock.advance(500);
+    await settle();
+    expect([leadership.knownLeader, leadership.lastContactMs]).toEqual([true, 0]);
     leadership.close();
   });
 

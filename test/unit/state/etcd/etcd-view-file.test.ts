@@ -45,8 +45,30 @@ describe('EtcdViewFile', () => {
     const again = await EtcdViewFile.open(dataDir, source, clock, silentLogger, 100);
     const stored = await again.load();
     expect(stored?.image.index).toBe(7);
-    expect(stored?.image.tables.find((t) => t.name === 'kv')?.rows).toEqual([{ key: 'a', value: { v: 1 }, createIndex: 7, modifyIndex: 7 }]);
+    expect(stored?.image.tables.find((t) => t.name === 'kv')?.rows).toEqual([
+      { key: 'a', value: { v: 1 }, createIndex: 7, modifyIndex: 7 },
+    ]);
     expect(stored?.savedAt).toBe(Math.floor((await stat(join(dataDir, ETCD_VIEW_DIR, SNAPSHOT_FILE))).mtimeMs));
+  });
+
+  it('records when the view was last current, even with the revision standing still, and loads it', async () => {
+    // Ahead of the file system's clock, so the recorded time and not the file's mtime answers.
+    const ahead = new FakeClock(Date.now() + 3_600_000);
+    let connected = true;
+    const lastContact = ahead.now() + 1_000;
+    const current = { ...source, currentAt: () => (connected ? ahead.now() : lastContact) };
+    const file = await EtcdViewFile.open(dataDir, current, ahead, silentLogger, 100);
+    commit(3, 'a', 1);
+    await file.save();
+    ahead.advance(1_000);
+    await file.save(); // the same revision, etcd still answering
+    connected = false;
+    ahead.advance(60_000);
+    await file.close();
+
+    const stored = await (await EtcdViewFile.open(dataDir, source, clock, silentLogger, 100)).load();
+    expect(stored?.image.index).toBe(3);
+    expect(stored?.savedAt).toBe(lastContact);
   });
 
   it('does not rewrite the file while the revision stays put, and writes the last change on close', async () => {
