@@ -3,10 +3,11 @@
 // intentions of bench/micro/authorize.ts, no sockets. Counted under callgrind, whose counts repeat
 // run to run where times on a shared machine do not; the measured calls run between two calls of
 // os.loadavg(), so `--dump-before` on its native function cuts out exactly them:
-//   valgrind --tool=callgrind --dump-before='*GetLoadAvg*' node --expose-gc dist/bench/micro/authorize-calls.js --mode distinct
+//   valgrind --tool=callgrind --dump-before='*GetLoadAvg*' node dist/bench/micro/authorize-calls.js --mode distinct
 // The second dump (callgrind.out.<pid>.2) holds the measured calls: its total over `--calls` is the
-// figure per call (bench/HISTORY.md, "Authorize"). `--digest` prints a hash of every reply instead,
-// so two builds can be shown to answer byte for byte alike.
+// figure per call (bench/HISTORY.md, "Authorize"). A major GC that lands among them adds ~17,000
+// a call, so compare runs, not one run (forcing one first with --expose-gc moves its sweep in).
+// `--digest` prints a hash of every reply instead, so two builds can be shown to answer alike.
 // Modes: `distinct`, every measured body new (a serial never sent before, the (source, target)
 // pairs those of the warm-up); `one`, one body over and over; `cold`, bodies whose pairs are new too.
 import { createHash } from 'node:crypto';
@@ -183,8 +184,6 @@ if (isEntryPoint(import.meta.url)) {
     const bodies = bodiesFor(mode, warmup, calls);
     const h = await harness(bodies);
     for (let i = 0; i < warmup; i++) h.call(i);
-    // With --expose-gc: a full collection first, so no major GC left from the set-up lands in the count.
-    (globalThis as { gc?: () => void }).gc?.();
     loadavg(); // callgrind's cut: the measured calls start here
     const start = process.hrtime.bigint();
     for (let i = warmup; i < warmup + calls; i++) h.call(i);
