@@ -4,8 +4,8 @@
 //   sent one body over and over and against the bare-uWS ceiling sent the same 10,000 bodies.
 //   Varying bodies need wrk's Lua request() function on every request, so all three rows are
 //   driven by that same script (requests formatted once, handed out in turn): the ratios compare
-//   servers, not client costs. The one-body row flatters the agent, whose checked-body memo hits
-//   on every request there;
+//   servers, not client costs. The agent keeps no memo of bodies, so its two rows differ only in
+//   the bodies' variety (bench/micro/authorize-calls.ts counts the instructions of each);
 // - keep-alive at 64 connections, one body: the agent (10,000 intentions over 1,000 destinations)
 //   against the foundation's bare-uWS ceiling reading the same body (target >= 0.75x, p99 <= 2 ms)
 //   and against the same decision served by node:http (target >= 2.5x);

@@ -3,8 +3,9 @@
 // destinations (target: median <= 1 µs per decision), and the index rebuild after one write
 // (target <= 50 ms). Beside it, in the same run, the old way: scan every intention, keep the
 // destination's, sort by precedence, take the first source match. And the HTTP route's work
-// without the socket (parse phase, guard, decision, reply): one body over and over, whose
-// checked-body memo always hits, against 10,000 distinct bodies, which always miss it.
+// without the socket (parse phase, guard, decision, reply): one body over and over against
+// 10,000 distinct bodies. Instruction counts of the same, through the request flow:
+// bench/micro/authorize-calls.ts.
 // Run: node dist/bench/micro/authorize.js
 import { createHash } from 'node:crypto';
 import { createAgent, type Agent } from '../../src/agent.js';
@@ -43,11 +44,22 @@ export function benchIntentions(): WriteOp[] {
     sources.forEach(([sourceNS, sourceName], i) => {
       const value = storedIntention(
         normalizeIntention(
-          { SourceNS: sourceNS, SourceName: sourceName, DestinationNS: ns, DestinationName: destinationName(d), Action: i % 2 === 0 ? 'allow' : 'deny' },
+          {
+            SourceNS: sourceNS,
+            SourceName: sourceName,
+            DestinationNS: ns,
+            DestinationName: destinationName(d),
+            Action: i % 2 === 0 ? 'allow' : 'deny',
+          },
           'default',
         ),
       );
-      ops.push({ op: 'set', table: INTENTIONS_TABLE, key: intentionKey(ns, destinationName(d), sourceNS, sourceName), value });
+      ops.push({
+        op: 'set',
+        table: INTENTIONS_TABLE,
+        key: intentionKey(ns, destinationName(d), sourceNS, sourceName),
+        value,
+      });
     });
   }
   return ops;
@@ -63,7 +75,11 @@ export function benchRequests(): { Target: string; ClientCertURI: string; Namesp
     const target = kind === 3 ? `unknown-${i}` : destinationName(d);
     const source = kind === 0 ? 'src-0' : kind === 1 ? 'src-5' : 'stranger';
     const sourceNs = kind === 2 ? 'other-ns' : ns;
-    out.push({ Target: target, Namespace: ns, ClientCertURI: `spiffe://11111111-2222-3333-4444-555555555555.consul/ns/${sourceNs}/dc/dc1/svc/${source}` });
+    out.push({
+      Target: target,
+      Namespace: ns,
+      ClientCertURI: `spiffe://11111111-2222-3333-4444-555555555555.consul/ns/${sourceNs}/dc/dc1/svc/${source}`,
+    });
   }
   return out;
 }
@@ -80,8 +96,9 @@ export const AUTHORIZE_BODY = JSON.stringify({
  * is called by its 8 exact sources, by a source only its namespace wildcard covers, and by one
  * from another namespace (the `*`/`*` intention), each client certificate with its own serial.
  * Consecutive bodies name different destinations, as independent proxies' calls interleave.
+ * Another `round` gives the same pairs with other serials: the same proxies with new certificates.
  */
-export function distinctAuthorizeBodies(): string[] {
+export function distinctAuthorizeBodies(round = 0): string[] {
   const bodies: string[] = [];
   for (let i = 0; i < DESTINATIONS * PER_DESTINATION; i++) {
     const caller = Math.floor(i / DESTINATIONS);
@@ -90,7 +107,13 @@ export function distinctAuthorizeBodies(): string[] {
     const ns = namespaceOf(d);
     const source = caller < PER_DESTINATION - 2 ? `src-${caller}` : `client-${i % 97}`;
     const sourceNs = caller === PER_DESTINATION - 1 ? namespaceOf(d + 1) : ns;
-    const serial = (createHash('sha1').update(String(i)).digest('hex').slice(0, 16).match(/../g) as string[]).join(':');
+    const serial = (
+      createHash('sha1')
+        .update(round === 0 ? String(i) : `${round}/${i}`)
+        .digest('hex')
+        .slice(0, 16)
+        .match(/../g) as string[]
+    ).join(':');
     bodies.push(
       JSON.stringify({
         Target: destinationName(d),
@@ -105,14 +128,31 @@ export function distinctAuthorizeBodies(): string[] {
 
 /** The compiled POST handler of the authorize route over the agent's intentions, ACLs as configured. */
 function authorizeRouteHandler(agent: Agent): RequestHandler {
-  const routes = authorizeRoutes({ intentions: agent.intentions, connectEnabled: true, cacheMaxEntries: agent.config.cache.maxEntries, metrics: new Metrics(systemClock) });
-  const handler = compileRoutes(routes, aclGate(agent.acl, () => undefined), 1 << 20)[0]?.handlers.get('POST');
+  const routes = authorizeRoutes({
+    intentions: agent.intentions,
+    connectEnabled: true,
+    cacheMaxEntries: agent.config.cache.maxEntries,
+    metrics: new Metrics(systemClock),
+  });
+  const handler = compileRoutes(
+    routes,
+    aclGate(agent.acl, () => undefined),
+    1 << 20,
+  )[0]?.handlers.get('POST');
   if (handler === undefined) throw new Error('no POST handler on the authorize route');
   return handler;
 }
 
 function postRequest(body: string): ApiRequest {
-  const head = { method: 'POST', path: '/v1/agent/connect/authorize', rawQuery: '', tokenHeader: '', authorization: '', namespaceHeader: '', closeConnection: false };
+  const head = {
+    method: 'POST',
+    path: '/v1/agent/connect/authorize',
+    rawQuery: '',
+    tokenHeader: '',
+    authorization: '',
+    namespaceHeader: '',
+    closeConnection: false,
+  };
   return new ApiRequest(head, '', Buffer.from(body));
 }
 
@@ -123,12 +163,25 @@ export async function seededAgent(): Promise<Agent> {
 }
 
 /** The pre-index way: every intention scanned and the destination's sorted, per decision. */
-function naiveDecide(rows: readonly Row<StoredIntention>[], ns: string, target: string, sourceNs: string, source: string): boolean {
+function naiveDecide(
+  rows: readonly Row<StoredIntention>[],
+  ns: string,
+  target: string,
+  sourceNs: string,
+  source: string,
+): boolean {
   const applicable = rows
     .map((r) => r.value)
-    .filter((x) => x.DestinationNS === WILDCARD || (x.DestinationNS === ns && (x.DestinationName === WILDCARD || x.DestinationName === target)))
+    .filter(
+      (x) =>
+        x.DestinationNS === WILDCARD ||
+        (x.DestinationNS === ns && (x.DestinationName === WILDCARD || x.DestinationName === target)),
+    )
     .sort(comparePrecedence);
-  const hit = applicable.find((x) => (x.SourceNS === WILDCARD || x.SourceNS === sourceNs) && (x.SourceName === WILDCARD || x.SourceName === source));
+  const hit = applicable.find(
+    (x) =>
+      (x.SourceNS === WILDCARD || x.SourceNS === sourceNs) && (x.SourceName === WILDCARD || x.SourceName === source),
+  );
   return hit === undefined ? true : hit.Action === 'allow';
 }
 
@@ -145,7 +198,9 @@ export async function runAuthorizeMicro(): Promise<AuthorizeMicroReport> {
   const rows = agent.store.list<StoredIntention>(INTENTIONS_TABLE, '');
   agent.intentions.current(); // built once before timing
   const decisions = [
-    measure('agent.authorize() (10k intentions, 1k destinations)', (i) => agent.authorize(requests[i & 255] as (typeof requests)[number])),
+    measure('agent.authorize() (10k intentions, 1k destinations)', (i) =>
+      agent.authorize(requests[i & 255] as (typeof requests)[number]),
+    ),
     measure(
       'old way: scan + sort per decision',
       (i) => {
@@ -160,15 +215,20 @@ export async function runAuthorizeMicro(): Promise<AuthorizeMicroReport> {
   const one = Array.from({ length: 256 }, () => postRequest(AUTHORIZE_BODY));
   const distinct = distinctAuthorizeBodies().map(postRequest);
   decisions.push(
-    measure('HTTP route, one body (memo hits)', (i) => route(one[i & 255] as ApiRequest)),
-    measure('HTTP route, 10,000 distinct bodies (memo misses)', (i) => route(distinct[i % distinct.length] as ApiRequest)),
+    measure('HTTP route, one body', (i) => route(one[i & 255] as ApiRequest)),
+    measure('HTTP route, 10,000 distinct bodies', (i) => route(distinct[i % distinct.length] as ApiRequest)),
   );
 
   // Rebuild after one write: the next read sees the table moved and builds the new snapshot.
   const samples: number[] = [];
   for (let i = 0; i < 21; i++) {
     await agent.store.commit([
-      { op: 'set', table: INTENTIONS_TABLE, key: intentionKey('ns-0', 'svc-0', 'ns-0', 'src-0'), value: { ...(rows[0] as Row<StoredIntention>).value, Description: `w${i}` } },
+      {
+        op: 'set',
+        table: INTENTIONS_TABLE,
+        key: intentionKey('ns-0', 'svc-0', 'ns-0', 'src-0'),
+        value: { ...(rows[0] as Row<StoredIntention>).value, Description: `w${i}` },
+      },
     ]);
     const start = process.hrtime.bigint();
     agent.intentions.current();
@@ -189,7 +249,9 @@ if (isEntryPoint(import.meta.url)) {
     const r = await runAuthorizeMicro();
     const d = r.decisions[0] as MicroResult;
     process.stdout.write(`${formatMicro(r.decisions)}\n`);
-    process.stdout.write(`decision median ${d.nsPerOp.toFixed(0)} ns (target <= 1000 ns: ${d.nsPerOp <= 1000 ? 'ok' : 'MISS'})\n`);
+    process.stdout.write(
+      `decision median ${d.nsPerOp.toFixed(0)} ns (target <= 1000 ns: ${d.nsPerOp <= 1000 ? 'ok' : 'MISS'})\n`,
+    );
     process.stdout.write(
       `index rebuild after one write (${r.intentions} intentions): median ${r.rebuildAfterWriteMs.toFixed(2)} ms ` +
         `(target <= 50 ms: ${r.rebuildAfterWriteMs <= 50 ? 'ok' : 'MISS'}); full build from scratch ${r.fullBuildMs.toFixed(2)} ms\n`,

@@ -25,8 +25,8 @@ export interface AuthorizeRequest {
 }
 
 /**
- * A request that passed the checks. Immutable, so a caller may keep it and hand it back (the
- * HTTP route remembers one per body), and `authorize` then skips the checks.
+ * A request that passed the checks. Immutable, so a caller may keep it and hand it back, and
+ * `authorize` then skips the checks.
  */
 export class CheckedAuthorizeRequest {
   constructor(
@@ -55,14 +55,31 @@ export interface Authorization {
 const NO_REQUEST_NAMESPACES: RequestNamespaces = Object.freeze({});
 
 /** The whole decision; throws the AgentError the endpoint answers with. */
-export function authorize(deps: AuthorizeDeps, request: AuthorizeRequest | CheckedAuthorizeRequest, caller: Caller, requested: RequestNamespaces = NO_REQUEST_NAMESPACES): Authorization {
+export function authorize(
+  deps: AuthorizeDeps,
+  request: AuthorizeRequest | CheckedAuthorizeRequest,
+  caller: Caller,
+  requested: RequestNamespaces = NO_REQUEST_NAMESPACES,
+): Authorization {
   requireConnect(deps.connectEnabled);
   const checked = request instanceof CheckedAuthorizeRequest ? request : checkAuthorizeRequest(request);
   const identity = typeof caller === 'function' ? caller() : caller;
   requirePermission(identity, 'service', 'write', checked.target);
   checkPartition(checked.source);
-  const namespace = resolveNamespace({ body: checked.namespace, query: requested.query, header: requested.header, token: identity.namespace }, DEFAULT_NAMESPACE);
-  return { decision: decide(deps.intentions.current(), namespace, checked.target, checked.source, identity.authorizer.defaultAllow), namespace };
+  const namespace = resolveNamespace(
+    { body: checked.namespace, query: requested.query, header: requested.header, token: identity.namespace },
+    DEFAULT_NAMESPACE,
+  );
+  return {
+    decision: decide(
+      deps.intentions.current(),
+      namespace,
+      checked.target,
+      checked.source,
+      identity.authorizer.defaultAllow,
+    ),
+    namespace,
+  };
 }
 
 export function requireConnect(connectEnabled: boolean): void {
@@ -74,7 +91,8 @@ export function requireConnect(connectEnabled: boolean): void {
  * and names a service. The partition is checked later, after the ACL step, as Consul does.
  */
 export function checkAuthorizeRequest(request: AuthorizeRequest): CheckedAuthorizeRequest {
-  if (request === null || typeof request !== 'object') throw agentError('BODY_DECODE', { prefix: 'Request decode failed', detail: 'the request must be an object' });
+  if (request === null || typeof request !== 'object')
+    throw agentError('BODY_DECODE', { prefix: 'Request decode failed', detail: 'the request must be an object' });
   const target = stringField(request.Target, 'Target');
   const namespace = stringField(request.Namespace, 'Namespace');
   const uri = stringField(request.ClientCertURI, 'ClientCertURI');
@@ -89,7 +107,8 @@ export function checkAuthorizeRequest(request: AuthorizeRequest): CheckedAuthori
 // A JavaScript caller can pass anything; the HTTP body was decoded to strings already.
 function stringField(value: unknown, name: string): string {
   if (value === undefined || value === null) return '';
-  if (typeof value !== 'string') throw agentError('BODY_DECODE', { prefix: 'Request decode failed', detail: `${name} must be a string` });
+  if (typeof value !== 'string')
+    throw agentError('BODY_DECODE', { prefix: 'Request decode failed', detail: `${name} must be a string` });
   return value;
 }
 
@@ -104,8 +123,18 @@ export function checkPartition(source: SpiffeService): void {
  * The first intention by precedence whose source matches the client wins; with none, the default
  * (`defaultAllow`: ACLs off, or acl.default_policy = allow).
  */
-export function decide(index: IntentionIndex, targetNamespace: string, target: string, source: SpiffeService, defaultAllow: boolean): Decision {
-  const match = firstSourceMatch(destinationIntentions(index, targetNamespace, target), source.namespace, source.service);
+export function decide(
+  index: IntentionIndex,
+  targetNamespace: string,
+  target: string,
+  source: SpiffeService,
+  defaultAllow: boolean,
+): Decision {
+  const match = firstSourceMatch(
+    destinationIntentions(index, targetNamespace, target),
+    source.namespace,
+    source.service,
+  );
   if (match !== undefined) return match.decision;
   return defaultAllow ? DEFAULT_ALLOW : DEFAULT_DENY;
 }

@@ -4,8 +4,21 @@
 // and no URL object; the rest goes through the general rules. Guarded by bench/micro/authorize.ts.
 
 export type SpiffeId =
-  | { readonly kind: 'service'; readonly host: string; readonly partition: string; readonly namespace: string; readonly datacenter: string; readonly service: string }
-  | { readonly kind: 'agent'; readonly host: string; readonly partition: string; readonly datacenter: string; readonly node: string }
+  | {
+      readonly kind: 'service';
+      readonly host: string;
+      readonly partition: string;
+      readonly namespace: string;
+      readonly datacenter: string;
+      readonly service: string;
+    }
+  | {
+      readonly kind: 'agent';
+      readonly host: string;
+      readonly partition: string;
+      readonly datacenter: string;
+      readonly node: string;
+    }
   | { readonly kind: 'mesh-gateway'; readonly host: string; readonly partition: string; readonly datacenter: string }
   | { readonly kind: 'server'; readonly host: string; readonly datacenter: string }
   | { readonly kind: 'signing'; readonly host: string; readonly clusterId: string; readonly domain: string };
@@ -13,44 +26,44 @@ export type SpiffeId =
 export type SpiffeService = Extract<SpiffeId, { kind: 'service' }>;
 
 /** Why a URI is not a SPIFFE ID; the caller words the HTTP error (`… not a valid Connect identifier`). */
-export type SpiffeParseResult = { readonly ok: true; readonly id: SpiffeId } | { readonly ok: false; readonly reason: string };
+export type SpiffeParseResult =
+  { readonly ok: true; readonly id: SpiffeId } | { readonly ok: false; readonly reason: string };
 
 const PREFIX = 'spiffe://';
 const DEFAULT_PARTITION = 'default';
 
 /** Parses a SPIFFE URI as Consul's connect.ParseCertURI does (scheme, then path shapes in order). */
 export function parseSpiffeId(uri: string): SpiffeParseResult {
-  // The fast path: lower-case scheme, no escapes, no query or fragment, no user info.
+  const service = plainService(uri);
+  if (service !== undefined) return { ok: true, id: service };
+  // Other plain shapes: lower-case scheme, no escapes, no query or fragment, no user info.
   if (uri.startsWith(PREFIX) && !hasSpecial(uri)) {
     const slash = uri.indexOf('/', PREFIX.length);
     const host = slash === -1 ? uri.slice(PREFIX.length) : uri.slice(PREFIX.length, slash);
-    if (validHost(host)) {
-      const service = slash === -1 ? undefined : fastService(uri, slash, host);
-      if (service !== undefined) return { ok: true, id: service };
-      return matchPath(uri, host, slash === -1 ? '' : uri.slice(slash));
-    }
+    if (validHost(host)) return matchPath(uri, host, slash === -1 ? '' : uri.slice(slash));
   }
   return parseGeneral(uri);
 }
 
-/** `/ns/<ns>/dc/<dc>/svc/<name>` without escapes, scanned with indexOf; undefined for anything else. */
-function fastService(uri: string, slash: number, host: string): SpiffeService | undefined {
-  if (!uri.startsWith('/ns/', slash)) return undefined;
-  const nsStart = slash + 4;
-  const nsEnd = uri.indexOf('/', nsStart);
-  if (nsEnd <= nsStart || !uri.startsWith('/dc/', nsEnd)) return undefined;
-  const dcStart = nsEnd + 4;
-  const dcEnd = uri.indexOf('/', dcStart);
-  if (dcEnd <= dcStart || !uri.startsWith('/svc/', dcEnd)) return undefined;
-  const svcStart = dcEnd + 5;
-  if (svcStart >= uri.length || uri.indexOf('/', svcStart) !== -1) return undefined;
+// The usual service URI with no character that needs the general rules: none of hasSpecial's, a
+// host of validHost's characters but '%', every segment set. One regular expression (native code,
+// a few instructions a character, where a JavaScript loop over the characters costs ~40).
+const PLAIN_SEGMENT = '([^/%?#@\\x00-\\x20\\x7f-\\uffff]+)';
+const PLAIN_SERVICE = new RegExp(
+  `^spiffe://([A-Za-z0-9\\-._~!$&'()*+,;=:[\\]]*)/ns/${PLAIN_SEGMENT}/dc/${PLAIN_SEGMENT}/svc/${PLAIN_SEGMENT}$`,
+);
+
+/** `spiffe://<host>/ns/<ns>/dc/<dc>/svc/<name>` when PLAIN_SERVICE matches; undefined for anything else. */
+function plainService(uri: string): SpiffeService | undefined {
+  const m = PLAIN_SERVICE.exec(uri);
+  if (m === null) return undefined;
   return {
     kind: 'service',
-    host,
+    host: m[1] as string,
     partition: DEFAULT_PARTITION,
-    namespace: uri.slice(nsStart, nsEnd),
-    datacenter: uri.slice(dcStart, dcEnd),
-    service: uri.slice(svcStart),
+    namespace: m[2] as string,
+    datacenter: m[3] as string,
+    service: m[4] as string,
   };
 }
 
@@ -81,7 +94,8 @@ function parseGeneral(uri: string): SpiffeParseResult {
     if (c < 32 || c === 127) return fail('net/url: invalid control character in URL');
   }
   const scheme = SCHEME.exec(uri);
-  if (scheme === null || (scheme[1] as string).toLowerCase() !== 'spiffe') return fail("SPIFFE ID must have 'spiffe' scheme");
+  if (scheme === null || (scheme[1] as string).toLowerCase() !== 'spiffe')
+    return fail("SPIFFE ID must have 'spiffe' scheme");
   let rest = uri.slice((scheme[0] as string).length);
   const hash = rest.indexOf('#');
   if (hash !== -1) rest = rest.slice(0, hash);
@@ -110,8 +124,12 @@ function matchPath(uri: string, host: string, path: string): SpiffeParseResult {
   let m = SERVICE_PATH.exec(path);
   if (m !== null) {
     const [partition, namespace, datacenter, service] = unescapeAll(m, 4);
-    if (partition === undefined || namespace === undefined || datacenter === undefined || service === undefined) return badSegment(m);
-    return { ok: true, id: { kind: 'service', host, partition: partition || DEFAULT_PARTITION, namespace, datacenter, service } };
+    if (partition === undefined || namespace === undefined || datacenter === undefined || service === undefined)
+      return badSegment(m);
+    return {
+      ok: true,
+      id: { kind: 'service', host, partition: partition || DEFAULT_PARTITION, namespace, datacenter, service },
+    };
   }
   m = AGENT_PATH.exec(path);
   if (m !== null) {
@@ -190,9 +208,10 @@ export interface ServiceUriParts {
 
 /** `spiffe://<td>/ns/<ns>/dc/<dc>/svc/<name>`, with `/ap/<partition>` first when it is not default. */
 export function formatServiceUri(parts: ServiceUriParts): string {
-  const ap = parts.partition !== undefined && parts.partition !== '' && parts.partition !== DEFAULT_PARTITION
-    ? `/ap/${escapePathSegment(parts.partition)}`
-    : '';
+  const ap =
+    parts.partition !== undefined && parts.partition !== '' && parts.partition !== DEFAULT_PARTITION
+      ? `/ap/${escapePathSegment(parts.partition)}`
+      : '';
   const ns = parts.namespace === '' ? 'default' : parts.namespace;
   return `${PREFIX}${parts.trustDomain}${ap}/ns/${escapePathSegment(ns)}/dc/${escapePathSegment(parts.datacenter)}/svc/${escapePathSegment(parts.service)}`;
 }

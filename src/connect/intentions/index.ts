@@ -16,6 +16,9 @@ export interface IndexedIntention {
   readonly decision: Decision;
   /** The intention-check answer: allow and not L7, as Consul's `check` answers. */
   readonly allowed: boolean;
+  /** The source's namespace and name, undefined where `*`: the match compares one string, not two. */
+  readonly sourceNamespace: string | undefined;
+  readonly sourceName: string | undefined;
 }
 
 export interface IntentionIndex {
@@ -36,7 +39,14 @@ export interface IntentionIndex {
 /** An entry for a row: its decision encoded now. */
 export function indexedIntention(row: Row<StoredIntention>): IndexedIntention {
   const x = row.value;
-  return { key: row.key, row, decision: matchDecision(x), allowed: !isL7(x) && x.Action === 'allow' };
+  return {
+    key: row.key,
+    row,
+    decision: matchDecision(x),
+    allowed: !isL7(x) && x.Action === 'allow',
+    sourceNamespace: x.SourceNS === WILDCARD ? undefined : x.SourceNS,
+    sourceName: x.SourceName === WILDCARD ? undefined : x.SourceName,
+  };
 }
 
 /** The answer when `x` is the first match: L7 intentions always deny, as Consul's authorize does. */
@@ -95,7 +105,11 @@ function freeze<T>(list: T[]): readonly T[] {
 }
 
 /** A destination's intentions in precedence order (docs/decisions.md#intention-precedence). */
-export function destinationIntentions(index: IntentionIndex, namespace: string, name: string): readonly IndexedIntention[] {
+export function destinationIntentions(
+  index: IntentionIndex,
+  namespace: string,
+  name: string,
+): readonly IndexedIntention[] {
   const names = index.byDestination.get(namespace);
   if (names !== undefined) {
     const list = names.get(name);
@@ -104,12 +118,21 @@ export function destinationIntentions(index: IntentionIndex, namespace: string, 
   return index.byNamespace.get(namespace) ?? index.wildcard;
 }
 
-/** The first intention (by precedence) whose source side matches the client. */
-export function firstSourceMatch(list: readonly IndexedIntention[], namespace: string, name: string): IndexedIntention | undefined {
+/**
+ * The first intention (by precedence) whose source side matches the client. The name first: in a
+ * destination's list most sources share the client's namespace and differ by name.
+ */
+export function firstSourceMatch(
+  list: readonly IndexedIntention[],
+  namespace: string,
+  name: string,
+): IndexedIntention | undefined {
   for (let i = 0; i < list.length; i++) {
     const entry = list[i] as IndexedIntention;
-    const x = entry.row.value;
-    if ((x.SourceNS === WILDCARD || x.SourceNS === namespace) && (x.SourceName === WILDCARD || x.SourceName === name)) return entry;
+    const sourceName = entry.sourceName;
+    if (sourceName !== undefined && sourceName !== name) continue;
+    const sourceNamespace = entry.sourceNamespace;
+    if (sourceNamespace === undefined || sourceNamespace === namespace) return entry;
   }
   return undefined;
 }
