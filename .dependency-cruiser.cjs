@@ -41,13 +41,21 @@ module.exports = {
     layer('config', ['core'], 'config/ imports only core/.'),
     layer('acl', ['state', 'core'], 'acl/ imports only state/ and core/.'),
     layer('kv', ['state', 'core'], 'kv/ imports only state/ and core/.'),
-    layer('cluster', ['connect', 'config', 'state', 'core'], 'cluster/ (membership, etcd leadership, the CA wired to etcd) imports only connect/, config/, state/ and core/.'),
+    layer(
+      'cluster',
+      ['connect', 'config', 'state', 'core'],
+      'cluster/ (membership, etcd leadership, the CA wired to etcd) imports only connect/, config/, state/ and core/.',
+    ),
     layer('loadgen', ['core'], 'loadgen/ (the load generator the loadtest client drives) imports only core/.'),
     {
       name: 'loadgen-for-loadtest-only',
       severity: 'error',
-      comment: 'Only the loadtest client (src/cli/loadtest/, workers/loadtest.worker.ts) imports loadgen/: the agent never runs it.',
-      from: { path: '^(src|workers|bench)/', pathNot: '^(src/loadgen/|src/cli/loadtest/|workers/loadtest\\.worker\\.ts$)' },
+      comment:
+        'Only the loadtest client (src/cli/loadtest/, workers/loadtest.worker.ts) imports loadgen/: the agent never runs it.',
+      from: {
+        path: '^(src|workers|bench)/',
+        pathNot: '^(src/loadgen/|src/cli/loadtest/|workers/loadtest\\.worker\\.ts$)',
+      },
       to: { path: '^src/loadgen/' },
     },
     {
@@ -74,14 +82,16 @@ module.exports = {
     {
       name: 'embedded-internals',
       severity: 'error',
-      comment: 'Outside src/state/embedded/, the embedded store is used through its public entry, src/state/embedded/index.ts.',
+      comment:
+        'Outside src/state/embedded/, the embedded store is used through its public entry, src/state/embedded/index.ts.',
       from: { path: '^(src|workers|bench)/', pathNot: '^src/state/embedded/' },
       to: { path: '^src/state/embedded/', pathNot: '^src/state/embedded/index\\.ts$' },
     },
     {
       name: 'connect-no-etcd',
       severity: 'error',
-      comment: "connect/ knows no etcd: the CA's cluster parts declare the small interfaces they need, and src/cluster/ wires etcd's.",
+      comment:
+        "connect/ knows no etcd: the CA's cluster parts declare the small interfaces they need, and src/cluster/ wires etcd's.",
       from: { path: '^src/connect/' },
       to: { path: '^src/state/etcd/' },
     },

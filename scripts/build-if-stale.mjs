@@ -31,10 +31,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = fileURLToPath(new URL('..', import.meta.url));
   if (buildIsStale(root)) {
     process.stderr.write('==> Compiling svc-agent (sources changed since the last build)...\n');
-    const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-      cwd: root,
-      stdio: 'inherit',
-    });
+    const tsc = spawnSync(
+      process.execPath,
+      [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      {
+        cwd: root,
+        stdio: 'inherit',
+      },
+    );
     process.exit(tsc.status ?? 1);
   }
 }

@@ -7,4 +7,15 @@ export type { AgentConfig } from './config/types.js';
 export { AgentError, type ErrorCode, type ErrorKind } from './core/errors.js';
 export { FakeClock, systemClock, type Clock } from './core/clock.js';
 export { createLogger, silentLogger, type Logger } from './core/log.js';
-export type { StateStore, Row, WriteOp, CommitResult, WatchTarget, RangeTarget, ReadConsistency, ReadResult, StoreHealth, StoreStats } from './state/types.js';
+export type {
+  StateStore,
+  Row,
+  WriteOp,
+  CommitResult,
+  WatchTarget,
+  RangeTarget,
+  ReadConsistency,
+  ReadResult,
+  StoreHealth,
+  StoreStats,
+} from './state/types.js';

@@ -26,7 +26,12 @@ function consulJsonRules(rules: ParsedRules): string {
   for (const [rule, value] of Object.entries(rules)) {
     if (typeof value === 'string') out[rule] = value;
     else if (Array.isArray(value)) {
-      out[rule] = Object.fromEntries(value.map((r: { name: string; policy: string; intentions?: string }) => [r.name, { policy: r.policy, ...(r.intentions ? { intentions: r.intentions } : {}) }]));
+      out[rule] = Object.fromEntries(
+        value.map((r: { name: string; policy: string; intentions?: string }) => [
+          r.name,
+          { policy: r.policy, ...(r.intentions ? { intentions: r.intentions } : {}) },
+        ]),
+      );
     }
   }
   return JSON.stringify(out);
@@ -35,10 +40,20 @@ function consulJsonRules(rules: ParsedRules): string {
 /** The micro-bench's 50 rules, one key rule traded for a grant on the benched key (bench/get). */
 function benchRules(): ParsedRules {
   const rules = fiftyRules();
-  return { ...rules, key: (rules.key ?? []).slice(1), key_prefix: [...(rules.key_prefix ?? []), { name: 'bench/', policy: 'read' }] };
+  return {
+    ...rules,
+    key: (rules.key ?? []).slice(1),
+    key_prefix: [...(rules.key_prefix ?? []), { name: 'bench/', policy: 'read' }],
+  };
 }
 
-async function api(port: number, method: string, path: string, token: string, body?: unknown): Promise<Record<string, unknown>> {
+async function api(
+  port: number,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<Record<string, unknown>> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`, {
     method,
     headers: { 'X-Svc-Token': token },
@@ -55,7 +70,10 @@ export async function runAclKvBench(argv: readonly string[]): Promise<Record<str
   const tool = await pickLoadTool(args.tool);
   const configFile = join(BENCH_OUT, 'acl-on.json');
   await mkdir(BENCH_OUT, { recursive: true });
-  await writeFile(configFile, JSON.stringify({ acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MANAGEMENT } } }));
+  await writeFile(
+    configFile,
+    JSON.stringify({ acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MANAGEMENT } } }),
+  );
 
   const results: Record<'off' | 'on', LoadResult[]> = { off: [], on: [] };
   const rounds = Math.max(2, args.rounds);
@@ -65,7 +83,10 @@ export async function runAclKvBench(argv: readonly string[]): Promise<Record<str
       try {
         let token = 'no-acls-this-header-is-ignored';
         if (mode === 'on') {
-          await api(agent.port, 'PUT', '/v1/acl/policy', MANAGEMENT, { Name: 'fifty', Rules: consulJsonRules(benchRules()) });
+          await api(agent.port, 'PUT', '/v1/acl/policy', MANAGEMENT, {
+            Name: 'fifty',
+            Rules: consulJsonRules(benchRules()),
+          });
           const created = await api(agent.port, 'PUT', '/v1/acl/token', MANAGEMENT, { Policies: [{ Name: 'fifty' }] });
           token = created.SecretID as string;
         }
@@ -77,7 +98,9 @@ export async function runAclKvBench(argv: readonly string[]): Promise<Record<str
         const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
         if (args.warmupS > 0) await tool.run(request, { ...settings, durationS: args.warmupS });
         results[mode].push(await tool.run(request, settings));
-        process.stderr.write(`  round ${round + 1} ACLs ${mode}: ${round_(results[mode].at(-1)!.rps)} req/s (probe ${check.status})\n`);
+        process.stderr.write(
+          `  round ${round + 1} ACLs ${mode}: ${round_(results[mode].at(-1)!.rps)} req/s (probe ${check.status})\n`,
+        );
       } finally {
         await agent.stop();
       }

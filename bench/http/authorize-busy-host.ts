@@ -43,7 +43,8 @@ const BODY = JSON.stringify({
  * Spins without a pause, but ends itself when the bench is gone (checked every 100,000 turns, a
  * fraction of a second), so that even a bench killed with SIGKILL leaves no busy core behind.
  */
-const BUSY_LOOP = 'i=0; while :; do i=$((i+1)); if [ "$i" -ge 100000 ]; then i=0; kill -0 "$PPID" 2>/dev/null || exit 0; fi; done';
+const BUSY_LOOP =
+  'i=0; while :; do i=$((i+1)); if [ "$i" -ge 100000 ]; then i=0; kill -0 "$PPID" 2>/dev/null || exit 0; fi; done';
 
 type Host = 'alone' | 'busy';
 
@@ -129,9 +130,14 @@ async function measure(tool: LoadTool, host: Host, args: HttpBenchArgs): Promise
   try {
     agent = await startPinnedAgent();
     await seedAgent(agent.port);
-    const request: LoadRequest = { url: `http://${LOOPBACK}:${agent.port}${AUTHORIZE_PATH}`, method: 'POST', body: BODY };
+    const request: LoadRequest = {
+      url: `http://${LOOPBACK}:${agent.port}${AUTHORIZE_PATH}`,
+      method: 'POST',
+      body: BODY,
+    };
     const check = await probe(request.url, { method: 'POST', body: BODY });
-    if (check.status !== 200) throw new Error(`POST ${request.url} answered ${check.status}: ${check.body.slice(0, 200)}`);
+    if (check.status !== 200)
+      throw new Error(`POST ${request.url} answered ${check.status}: ${check.body.slice(0, 200)}`);
     const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
     if (args.warmupS > 0) await tool.run(request, { ...settings, durationS: args.warmupS });
     const cpu = startCpuWatch(agent.pid);
@@ -139,7 +145,8 @@ async function measure(tool: LoadTool, host: Host, args: HttpBenchArgs): Promise
     const started = performance.now();
     const result = await tool.run(request, settings);
     const elapsedS = (performance.now() - started) / 1000;
-    const busyCpuPct = loop?.pid === undefined ? 0 : (((readCpuSeconds(loop.pid) ?? Number.NaN) - busy0) / elapsedS) * 100;
+    const busyCpuPct =
+      loop?.pid === undefined ? 0 : (((readCpuSeconds(loop.pid) ?? Number.NaN) - busy0) / elapsedS) * 100;
     return {
       result,
       serverCpuPct: cpu().serverPct,
@@ -172,7 +179,9 @@ export async function runAuthorizeBusyHostBench(args: HttpBenchArgs): Promise<Re
       const order: readonly Host[] = r % 2 === 1 ? ['alone', 'busy'] : ['busy', 'alone'];
       const pair: Partial<Record<Host, Sample>> = {};
       for (const host of order) {
-        process.stderr.write(`  round ${r}/${args.rounds}: agent ${host === 'busy' ? 'beside a busy loop' : 'alone'} on core ${AGENT_CORE} ...\n`);
+        process.stderr.write(
+          `  round ${r}/${args.rounds}: agent ${host === 'busy' ? 'beside a busy loop' : 'alone'} on core ${AGENT_CORE} ...\n`,
+        );
         try {
           const sample = await measure(tool, host, args);
           samples[host].push(sample);
@@ -181,7 +190,8 @@ export async function runAuthorizeBusyHostBench(args: HttpBenchArgs): Promise<Re
           errors[host].push(err instanceof Error ? err.message : String(err));
         }
       }
-      if (pair.alone !== undefined && pair.busy !== undefined) ratios.push(pair.busy.result.rps / pair.alone.result.rps);
+      if (pair.alone !== undefined && pair.busy !== undefined)
+        ratios.push(pair.busy.result.rps / pair.alone.result.rps);
     }
   } finally {
     killBusyLoops();
@@ -204,16 +214,48 @@ export async function runAuthorizeBusyHostBench(args: HttpBenchArgs): Promise<Re
       failedRuns: errors[host].length,
     };
   });
-  const labels: Record<Host, string> = { alone: `agent alone on core ${AGENT_CORE}`, busy: `agent + busy loop on core ${AGENT_CORE}` };
+  const labels: Record<Host, string> = {
+    alone: `agent alone on core ${AGENT_CORE}`,
+    busy: `agent + busy loop on core ${AGENT_CORE}`,
+  };
   const table = formatTable(
-    ['host', 'req/s', 'p50 ms', 'p99 ms', 'agent cpu%', 'busy loop cpu%', 'non-default policy threads', 'agent cpus', 'err', 'non2xx', 'failed runs'],
-    rows.map((x) => [labels[x.host], x.rps, x.p50Ms, x.p99Ms, x.serverCpuPct, x.busyCpuPct, x.nonDefaultPolicyThreads, x.agentCpus, x.errors, x.non2xx, x.failedRuns]),
+    [
+      'host',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'agent cpu%',
+      'busy loop cpu%',
+      'non-default policy threads',
+      'agent cpus',
+      'err',
+      'non2xx',
+      'failed runs',
+    ],
+    rows.map((x) => [
+      labels[x.host],
+      x.rps,
+      x.p50Ms,
+      x.p99Ms,
+      x.serverCpuPct,
+      x.busyCpuPct,
+      x.nonDefaultPolicyThreads,
+      x.agentCpus,
+      x.errors,
+      x.non2xx,
+      x.failedRuns,
+    ]),
   );
   const ratio = median(ratios);
-  process.stdout.write(`\nPOST ${AUTHORIZE_PATH} with a busy process on the agent's core (${settings}; load on core ${LOAD_CORE})\n${table}\n`);
+  process.stdout.write(
+    `\nPOST ${AUTHORIZE_PATH} with a busy process on the agent's core (${settings}; load on core ${LOAD_CORE})\n${table}\n`,
+  );
   const verdict = `>=${MIN_RATIO}x ${ratio >= MIN_RATIO ? 'ok' : 'MISS'}`;
-  process.stdout.write(`busy / alone: ${ratio.toFixed(2)}x [${verdict}] (median of ${ratios.length} alternated round(s): ${ratios.map((x) => x.toFixed(2)).join(' ')})\n`);
-  for (const host of ['alone', 'busy'] as const) for (const e of errors[host]) process.stdout.write(`! ${labels[host]}: ${brief(e, 4)}\n`);
+  process.stdout.write(
+    `busy / alone: ${ratio.toFixed(2)}x [${verdict}] (median of ${ratios.length} alternated round(s): ${ratios.map((x) => x.toFixed(2)).join(' ')})\n`,
+  );
+  for (const host of ['alone', 'busy'] as const)
+    for (const e of errors[host]) process.stdout.write(`! ${labels[host]}: ${brief(e, 4)}\n`);
   const summary = {
     agent: AGENT_MAIN,
     tool: { name: tool.name, version: tool.version },
@@ -222,7 +264,9 @@ export async function runAuthorizeBusyHostBench(args: HttpBenchArgs): Promise<Re
     verdict,
     ratios: ratios.map(round),
     errors,
-    rows: rows.map((x) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v]))),
+    rows: rows.map((x) =>
+      Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
+    ),
   };
   process.stdout.write(`wrote ${await writeJson('authorize-busy-host', summary)}\n`);
   return summary;

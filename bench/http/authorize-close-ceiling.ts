@@ -12,7 +12,8 @@ if (!Number.isInteger(port) || port <= 0) {
   process.exit(2);
 }
 
-const BODY = '{"Authorized":true,"Reason":"Matched L4 intention: ns-5/src-5 =\\u003e ns-5/svc-5 (Precedence: 9, Action: DENY)"}';
+const BODY =
+  '{"Authorized":true,"Reason":"Matched L4 intention: ns-5/src-5 =\\u003e ns-5/svc-5 (Precedence: 9, Action: DENY)"}';
 
 const app = uWS.App().any('/*', (res, req) => {
   const close = /(?:^|,)\s*close\s*(?:,|$)/i.test(req.getHeader('connection'));

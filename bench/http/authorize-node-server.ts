@@ -23,11 +23,17 @@ const server = createServer((req, res) => {
     try {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Parameters<typeof agent.authorize>[0];
       const result = JSON.stringify(agent.authorize(body));
-      res.writeHead(200, { 'Content-Type': 'application/json', 'X-Svc-Default-ACL-Policy': 'allow', 'Content-Length': Buffer.byteLength(result) });
+      res.writeHead(200, {
+        'Content-Type': 'application/json',
+        'X-Svc-Default-ACL-Policy': 'allow',
+        'Content-Length': Buffer.byteLength(result),
+      });
       res.end(result);
     } catch (err) {
       const status = isAgentError(err) ? (STATUS[err.kind] ?? 500) : 400;
-      res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' }).end(err instanceof Error ? err.message : String(err));
+      res
+        .writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' })
+        .end(err instanceof Error ? err.message : String(err));
     }
   });
 });

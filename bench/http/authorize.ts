@@ -64,7 +64,10 @@ const SCENARIOS: readonly Scenario[] = [
     id: 'agent authorize',
     server: 'agent',
     close: false,
-    ratios: [{ to: 'ceiling PUT (bare uWS)', min: 0.75 }, { to: 'node:http authorize', min: 2.5 }],
+    ratios: [
+      { to: 'ceiling PUT (bare uWS)', min: 0.75 },
+      { to: 'node:http authorize', min: 2.5 },
+    ],
     maxP99Ms: 2,
   },
   { id: HEADLINE_BASELINE, server: 'agent', close: false, bodies: 'one' },
@@ -90,7 +93,8 @@ function requestFor(scenario: Scenario, port: number): LoadRequest {
   const method = scenario.server === 'ceiling' ? 'PUT' : 'POST';
   const url = `http://${LOOPBACK}:${port}${AUTHORIZE_PATH}`;
   if (scenario.bodies === 'one') return { url, method, bodies: [AUTHORIZE_BODY], close: scenario.close };
-  if (scenario.bodies === 'distinct') return { url, method, bodies: (distinct ??= distinctAuthorizeBodies()), close: scenario.close };
+  if (scenario.bodies === 'distinct')
+    return { url, method, bodies: (distinct ??= distinctAuthorizeBodies()), close: scenario.close };
   return { url, method, body: AUTHORIZE_BODY, close: scenario.close };
 }
 
@@ -104,7 +108,10 @@ export async function seedAgent(port: number): Promise<void> {
       if (op === undefined || op.op !== 'set') continue;
       const x = op.value as StoredIntention;
       const q = `source=${encodeURIComponent(`${x.SourceNS}/${x.SourceName}`)}&destination=${encodeURIComponent(`${x.DestinationNS}/${x.DestinationName}`)}`;
-      const res = await fetch(`http://${LOOPBACK}:${port}/v1/connect/intentions/exact?${q}`, { method: 'PUT', body: JSON.stringify({ Action: x.Action }) });
+      const res = await fetch(`http://${LOOPBACK}:${port}/v1/connect/intentions/exact?${q}`, {
+        method: 'PUT',
+        body: JSON.stringify({ Action: x.Action }),
+      });
       if (res.status !== 200) throw new Error(`seeding intentions: ${res.status} ${await res.text()}`);
     }
   };
@@ -117,7 +124,12 @@ async function startServer(kind: ServerKind): Promise<ServerProcess> {
       return startCeiling();
     case 'node-http': {
       const port = await freePort();
-      return spawnServer({ name: 'node:http authorize', args: [NODE_SERVER, String(port)], port, startTimeoutMs: 60_000 });
+      return spawnServer({
+        name: 'node:http authorize',
+        args: [NODE_SERVER, String(port)],
+        port,
+        startTimeoutMs: 60_000,
+      });
     }
     case 'close-ceiling': {
       const port = await freePort();
@@ -145,13 +157,19 @@ interface Sample {
   bodyBytes: number;
 }
 
-async function measure(tool: LoadTool, server: ServerProcess, scenario: Scenario, args: HttpBenchArgs): Promise<Sample> {
+async function measure(
+  tool: LoadTool,
+  server: ServerProcess,
+  scenario: Scenario,
+  args: HttpBenchArgs,
+): Promise<Sample> {
   const request = requestFor(scenario, server.port);
   const bodies = request.bodies ?? [request.body];
   let check: Awaited<ReturnType<typeof probe>> | undefined;
   for (const body of new Set([bodies[0], bodies[bodies.length - 1]])) {
     check = await probe(request.url, { method: request.method as 'PUT', body });
-    if (check.status !== 200) throw new Error(`${request.method} ${request.url} answered ${check.status}: ${check.body.slice(0, 200)}`);
+    if (check.status !== 200)
+      throw new Error(`${request.method} ${request.url} answered ${check.status}: ${check.body.slice(0, 200)}`);
   }
   if (check === undefined) throw new Error('no body to probe');
   const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
@@ -192,7 +210,8 @@ async function runRound(tool: LoadTool, rows: Map<string, Row>, args: HttpBenchA
         }
       }
     } catch (err) {
-      for (const s of SCENARIOS.filter((x) => x.server === kind)) (rows.get(s.id) as Row).error = err instanceof Error ? err.message : String(err);
+      for (const s of SCENARIOS.filter((x) => x.server === kind))
+        (rows.get(s.id) as Row).error = err instanceof Error ? err.message : String(err);
     } finally {
       await server?.stop();
     }
@@ -220,7 +239,8 @@ export async function runAuthorizeBench(args: HttpBenchArgs): Promise<Record<str
       return { to, ratio, verdict: min === undefined ? '' : `>=${min}x ${ratio >= min ? 'ok' : 'MISS'}` };
     });
     const checks = ratios.filter((r) => r.verdict !== '').map((r) => r.verdict);
-    if (row.scenario.maxP99Ms !== undefined && s.length > 0) checks.push(`p99<=${row.scenario.maxP99Ms}ms ${p99 <= row.scenario.maxP99Ms ? 'ok' : 'MISS'}`);
+    if (row.scenario.maxP99Ms !== undefined && s.length > 0)
+      checks.push(`p99<=${row.scenario.maxP99Ms}ms ${p99 <= row.scenario.maxP99Ms ? 'ok' : 'MISS'}`);
     return {
       scenario: row.scenario.id,
       rps: own,
@@ -243,19 +263,35 @@ export async function runAuthorizeBench(args: HttpBenchArgs): Promise<Record<str
   const ordered = [...summaries.filter((x) => x.headline), ...summaries.filter((x) => !x.headline)];
   const table = formatTable(
     ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'srv cpu%', 'other cpu%', 'body B', 'err', 'non2xx'],
-    ordered.map((x) => [x.scenario, x.rps, x.p50Ms, x.p99Ms, x.serverCpuPct, x.otherCpuPct, x.bodyBytes, x.errors, x.non2xx]),
+    ordered.map((x) => [
+      x.scenario,
+      x.rps,
+      x.p50Ms,
+      x.p99Ms,
+      x.serverCpuPct,
+      x.otherCpuPct,
+      x.bodyBytes,
+      x.errors,
+      x.non2xx,
+    ]),
   );
   process.stdout.write(`\nPOST ${AUTHORIZE_PATH} (${settings}); close rows: req/s = connections/s\n${table}\n`);
   for (const x of ordered) {
-    if (x.ratios !== '') process.stdout.write(`${x.scenario}: ${x.ratios}${x.targets === '' ? '' : `  [${x.targets}]`}\n`);
+    if (x.ratios !== '')
+      process.stdout.write(`${x.scenario}: ${x.ratios}${x.targets === '' ? '' : `  [${x.targets}]`}\n`);
     if (x.error !== undefined) process.stdout.write(`! ${x.scenario}: ${brief(x.error, 8)}\n`);
   }
   const noisy = summaries.filter((x) => x.otherCpuPct > NOISY_OTHER_CPU_PCT).map((x) => x.scenario);
-  if (noisy.length > 0) process.stdout.write(`! other jobs took > ${NOISY_OTHER_CPU_PCT}% CPU during: ${noisy.join(', ')}; rerun later for firm figures\n`);
+  if (noisy.length > 0)
+    process.stdout.write(
+      `! other jobs took > ${NOISY_OTHER_CPU_PCT}% CPU during: ${noisy.join(', ')}; rerun later for firm figures\n`,
+    );
   const path = await writeJson('authorize', {
     tool: { name: tool.name, version: tool.version },
     settings: args,
-    rows: summaries.map((x) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v]))),
+    rows: summaries.map((x) =>
+      Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
+    ),
   });
   process.stdout.write(`wrote ${path}\n`);
   return summaries;

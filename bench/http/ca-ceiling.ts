@@ -15,7 +15,8 @@ const body = (bytes: number): string => `{"x":"${'a'.repeat(Math.max(0, bytes - 
 const ROOTS = body(rootsBytes);
 const LEAF = body(leafBytes);
 
-const app = uWS.App()
+const app = uWS
+  .App()
   .get('/roots', (res) => {
     res.cork(() => res.writeHeader('Content-Type', 'application/json').writeHeader('X-Svc-Index', '12').end(ROOTS));
   })

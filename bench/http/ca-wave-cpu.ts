@@ -47,7 +47,8 @@ async function measureWave(pid: number, storm: () => { stop(): Promise<string> }
   const waveMs = performance.now() - started;
   await sleep(SETTLE_MS);
   const threads = readThreadGroupsCpu(pid);
-  const spent = (group: keyof ThreadGroupsCpu): number => (threads?.[group] ?? Number.NaN) - (threads0?.[group] ?? Number.NaN);
+  const spent = (group: keyof ThreadGroupsCpu): number =>
+    (threads?.[group] ?? Number.NaN) - (threads0?.[group] ?? Number.NaN);
   const processMs = ((readCpuSeconds(pid) ?? Number.NaN) - process0) * 1000;
   return { mainMs: spent('mainMs'), otherMs: spent('otherMs'), signingMs: spent('loweredMs'), processMs, waveMs };
 }
@@ -68,8 +69,14 @@ export async function runCaWaveCpuBench(rounds = DEFAULT_ROUNDS): Promise<void> 
       process.stderr.write(`  ca wave cpu: round ${round}/${rounds}${round === 0 ? ' (warm-up)' : ''} ...\n`);
       const names: string[] = [];
       const first = await measureWave(agent.pid, firstLeafStorm(agent.port, WAVE, 1, names));
-      const cached = await measureWave(agent.pid, requestStorm(agent.port, WAVE, (_, i) => `/v1/agent/connect/ca/leaf/${names[i] ?? 'web'}`, 1));
-      const noWork = await measureWave(agent.pid, requestStorm(agent.port, WAVE, () => '/v1/no-such-endpoint', 1));
+      const cached = await measureWave(
+        agent.pid,
+        requestStorm(agent.port, WAVE, (_, i) => `/v1/agent/connect/ca/leaf/${names[i] ?? 'web'}`, 1),
+      );
+      const noWork = await measureWave(
+        agent.pid,
+        requestStorm(agent.port, WAVE, () => '/v1/no-such-endpoint', 1),
+      );
       if (round === 0) continue;
       samples.first.push(first);
       samples.cached.push(cached);
@@ -102,10 +109,34 @@ export async function runCaWaveCpuBench(rounds = DEFAULT_ROUNDS): Promise<void> 
     };
   });
   const table = formatTable(
-    ['wave of requests', 'main-thread ms', 'us/request', 'extra us vs 404', 'ratio vs 404', 'per round', 'other threads ms', 'signing ms', 'process cpu ms', 'wave ms'],
-    rows.map((r) => [r.scenario, round(r.mainMs), round(r.perRequestUs), round(r.extraUs), round(r.ratio), r.runs, round(r.otherMs), round(r.signingMs), round(r.processMs), round(r.waveMs)]),
+    [
+      'wave of requests',
+      'main-thread ms',
+      'us/request',
+      'extra us vs 404',
+      'ratio vs 404',
+      'per round',
+      'other threads ms',
+      'signing ms',
+      'process cpu ms',
+      'wave ms',
+    ],
+    rows.map((r) => [
+      r.scenario,
+      round(r.mainMs),
+      round(r.perRequestUs),
+      round(r.extraUs),
+      round(r.ratio),
+      r.runs,
+      round(r.otherMs),
+      round(r.signingMs),
+      round(r.processMs),
+      round(r.waveMs),
+    ]),
   );
-  process.stdout.write(`\nCA waves: the agent's main-thread CPU per wave (median of ${rounds} rounds; signing: the signing pool; other threads: V8's GC and compiler helpers above all)\n${table}\n`);
+  process.stdout.write(
+    `\nCA waves: the agent's main-thread CPU per wave (median of ${rounds} rounds; signing: the signing pool; other threads: V8's GC and compiler helpers above all)\n${table}\n`,
+  );
   const path = await writeJson('ca-wave-cpu', { rounds, wave: WAVE, rows });
   process.stdout.write(`wrote ${path}\n`);
 }
@@ -114,7 +145,8 @@ if (isEntryPoint(import.meta.url)) {
   runMain(async () => {
     const { values } = parseArgs({ options: { rounds: { type: 'string' } } });
     const rounds = Number(values.rounds ?? DEFAULT_ROUNDS);
-    if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, got ${values.rounds}`);
+    if (!Number.isInteger(rounds) || rounds < 1)
+      throw new Error(`--rounds must be a positive integer, got ${values.rounds}`);
     await runCaWaveCpuBench(rounds);
   });
 }

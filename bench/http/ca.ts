@@ -78,19 +78,34 @@ export const AGENT_CONFIG = { connect: { ca_config: { csr_max_per_second: 0 } } 
 const NOISY_OTHER_CPU_PCT = 10;
 const MAX_NOISY_RETRIES = 2;
 
-async function measure(tool: LoadTool, pid: number, request: LoadRequest, args: HttpBenchArgs, during?: () => { stop(): Promise<string> }): Promise<Omit<Row, 'scenario'> & { note?: string }> {
+async function measure(
+  tool: LoadTool,
+  pid: number,
+  request: LoadRequest,
+  args: HttpBenchArgs,
+  during?: () => { stop(): Promise<string> },
+): Promise<Omit<Row, 'scenario'> & { note?: string }> {
   let sample = await measureOnce(tool, pid, request, args, during);
   for (let retry = 1; retry <= MAX_NOISY_RETRIES && sample.otherCpuPct > NOISY_OTHER_CPU_PCT; retry++) {
-    process.stderr.write(`    other jobs took ${sample.otherCpuPct.toFixed(0)}% CPU; measuring again (${retry}/${MAX_NOISY_RETRIES})\n`);
+    process.stderr.write(
+      `    other jobs took ${sample.otherCpuPct.toFixed(0)}% CPU; measuring again (${retry}/${MAX_NOISY_RETRIES})\n`,
+    );
     const again = await measureOnce(tool, pid, request, args, during);
     if (again.otherCpuPct < sample.otherCpuPct) sample = again;
   }
   return sample;
 }
 
-async function measureOnce(tool: LoadTool, pid: number, request: LoadRequest, args: HttpBenchArgs, during?: () => { stop(): Promise<string> }): Promise<Omit<Row, 'scenario'> & { note?: string }> {
+async function measureOnce(
+  tool: LoadTool,
+  pid: number,
+  request: LoadRequest,
+  args: HttpBenchArgs,
+  during?: () => { stop(): Promise<string> },
+): Promise<Omit<Row, 'scenario'> & { note?: string }> {
   const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
-  if (args.quietWaitS > 0 && !(await waitForQuiet(args.quietWaitS * 1000))) process.stderr.write(`    machine still busy after ${args.quietWaitS}s; measuring anyway\n`);
+  if (args.quietWaitS > 0 && !(await waitForQuiet(args.quietWaitS * 1000)))
+    process.stderr.write(`    machine still busy after ${args.quietWaitS}s; measuring anyway\n`);
   if (args.warmupS > 0) await tool.run(request, { ...settings, durationS: args.warmupS });
   const cpu = startCpuWatch(pid);
   const waited0 = readMainThreadSched(pid)?.waitMs ?? Number.NaN;
@@ -111,17 +126,46 @@ type Sample = Omit<Row, 'scenario'>;
  * with the median p99; ratios are against the idle windows' median p99, and the floors show how
  * much of the first-leaf wave's rise any burst of WAVE requests causes on this machine.
  */
-async function oneWaveRows(tool: LoadTool, pid: number, port: number, authorize: LoadRequest, args: HttpBenchArgs): Promise<Row[]> {
+async function oneWaveRows(
+  tool: LoadTool,
+  pid: number,
+  port: number,
+  authorize: LoadRequest,
+  args: HttpBenchArgs,
+): Promise<Row[]> {
   const window = { ...args, durationS: WAVE_WINDOW_S };
-  const samples: Record<'idle' | 'first' | 'cached' | 'noWork', Sample[]> = { idle: [], first: [], cached: [], noWork: [] };
+  const samples: Record<'idle' | 'first' | 'cached' | 'noWork', Sample[]> = {
+    idle: [],
+    first: [],
+    cached: [],
+    noWork: [],
+  };
   for (let run = 1; run <= WAVE_REPEATS; run++) {
-    process.stderr.write(`  authorize over ${WAVE_WINDOW_S} s windows, run ${run}/${WAVE_REPEATS}: idle, first leaves, cached leaves, 404s ...\n`);
+    process.stderr.write(
+      `  authorize over ${WAVE_WINDOW_S} s windows, run ${run}/${WAVE_REPEATS}: idle, first leaves, cached leaves, 404s ...\n`,
+    );
     const names: string[] = [];
     samples.idle.push(await measure(tool, pid, authorize, window));
     samples.first.push(await measure(tool, pid, authorize, window, firstLeafStorm(port, WAVE, 1, names)));
     const again = names.slice(-WAVE);
-    samples.cached.push(await measure(tool, pid, authorize, window, requestStorm(port, WAVE, (_, i) => `/v1/agent/connect/ca/leaf/${again[i] ?? 'web'}`, 1)));
-    samples.noWork.push(await measure(tool, pid, authorize, window, requestStorm(port, WAVE, () => '/v1/no-such-endpoint', 1)));
+    samples.cached.push(
+      await measure(
+        tool,
+        pid,
+        authorize,
+        window,
+        requestStorm(port, WAVE, (_, i) => `/v1/agent/connect/ca/leaf/${again[i] ?? 'web'}`, 1),
+      ),
+    );
+    samples.noWork.push(
+      await measure(
+        tool,
+        pid,
+        authorize,
+        window,
+        requestStorm(port, WAVE, () => '/v1/no-such-endpoint', 1),
+      ),
+    );
   }
   const medianRun = (runs: readonly Sample[]): Sample => {
     const byP99 = [...runs].sort((a, b) => a.result.p99Ms - b.result.p99Ms);
@@ -129,7 +173,8 @@ async function oneWaveRows(tool: LoadTool, pid: number, port: number, authorize:
   };
   const idle = medianRun(samples.idle);
   const label = `${WAVE_WINDOW_S} s window, median p99 of ${WAVE_REPEATS}`;
-  const waits = (runs: readonly Sample[]): string => `event loop waited for a CPU ${runs.map((r) => r.serverWaitMs.toFixed(0)).join(' ')} ms per run`;
+  const waits = (runs: readonly Sample[]): string =>
+    `event loop waited for a CPU ${runs.map((r) => r.serverWaitMs.toFixed(0)).join(' ')} ms per run`;
   const rows: Row[] = [{ scenario: `agent authorize, idle, ${label}`, ...idle, note: waits(samples.idle) }];
   const during = [
     ['first', `one wave of ${WAVE} first leaves`, true],
@@ -144,7 +189,8 @@ async function oneWaveRows(tool: LoadTool, pid: number, port: number, authorize:
     const perRun = runs.map((r, i) => r.result.p99Ms / (samples.idle[i] as Sample).result.p99Ms);
     row.note = `${row.note ?? ''}; per-run ratios ${perRun.map((r) => r.toFixed(2)).join(' ')} (median ${median(perRun).toFixed(2)}); ${waits(runs)}`;
     const perRunMedian = median(perRun);
-    if (targeted) row.target = `per-run median <=${MAX_WAVE_RATIO_MEDIAN}x ${perRunMedian <= MAX_WAVE_RATIO_MEDIAN ? 'ok' : 'MISS'}`;
+    if (targeted)
+      row.target = `per-run median <=${MAX_WAVE_RATIO_MEDIAN}x ${perRunMedian <= MAX_WAVE_RATIO_MEDIAN ? 'ok' : 'MISS'}`;
     rows.push(row);
   }
   return rows;
@@ -170,26 +216,52 @@ export async function runCaBench(args: HttpBenchArgs): Promise<Row[]> {
     const roots = await probe(`${base}/v1/agent/connect/ca/roots`);
     await probe(`${base}/v1/agent/connect/ca/leaf/web`);
     const leaf = await probe(`${base}/v1/agent/connect/ca/leaf/web`);
-    if (roots.status !== 200 || leaf.status !== 200) throw new Error(`agent answered roots ${roots.status}, leaf ${leaf.status}: ${leaf.body.slice(0, 200)}`);
+    if (roots.status !== 200 || leaf.status !== 200)
+      throw new Error(`agent answered roots ${roots.status}, leaf ${leaf.status}: ${leaf.body.slice(0, 200)}`);
 
     const ceilingPort = await freePort();
-    ceiling = await spawnServer({ name: 'ca ceiling (bare uWS)', args: [CEILING, String(ceilingPort), String(roots.bodyBytes), String(leaf.bodyBytes)], port: ceilingPort });
-    for (const [id, path, bytes] of [['ceiling GET roots-sized', '/roots', roots.bodyBytes], ['ceiling GET leaf-sized', '/leaf', leaf.bodyBytes]] as const) {
+    ceiling = await spawnServer({
+      name: 'ca ceiling (bare uWS)',
+      args: [CEILING, String(ceilingPort), String(roots.bodyBytes), String(leaf.bodyBytes)],
+      port: ceilingPort,
+    });
+    for (const [id, path, bytes] of [
+      ['ceiling GET roots-sized', '/roots', roots.bodyBytes],
+      ['ceiling GET leaf-sized', '/leaf', leaf.bodyBytes],
+    ] as const) {
       process.stderr.write(`  ${id} ...\n`);
       const check = await probe(`http://${LOOPBACK}:${ceilingPort}${path}`);
-      rows.push({ scenario: id, bodyBytes: check.bodyBytes, ...(await measure(tool, ceiling.pid, { url: `http://${LOOPBACK}:${ceilingPort}${path}`, method: 'GET' }, args)) });
+      rows.push({
+        scenario: id,
+        bodyBytes: check.bodyBytes,
+        ...(await measure(tool, ceiling.pid, { url: `http://${LOOPBACK}:${ceilingPort}${path}`, method: 'GET' }, args)),
+      });
       if (check.bodyBytes !== bytes) throw new Error(`ceiling body ${check.bodyBytes} B, agent ${bytes} B`);
     }
     await ceiling.stop();
     ceiling = undefined;
 
     const gets = [
-      ['agent GET /v1/agent/connect/ca/roots (HIT)', '/v1/agent/connect/ca/roots', roots.bodyBytes, 'ceiling GET roots-sized'],
-      ['agent GET /v1/agent/connect/ca/leaf/web (cached)', '/v1/agent/connect/ca/leaf/web', leaf.bodyBytes, 'ceiling GET leaf-sized'],
+      [
+        'agent GET /v1/agent/connect/ca/roots (HIT)',
+        '/v1/agent/connect/ca/roots',
+        roots.bodyBytes,
+        'ceiling GET roots-sized',
+      ],
+      [
+        'agent GET /v1/agent/connect/ca/leaf/web (cached)',
+        '/v1/agent/connect/ca/leaf/web',
+        leaf.bodyBytes,
+        'ceiling GET leaf-sized',
+      ],
     ] as const;
     for (const [id, path, bytes, vs] of gets) {
       process.stderr.write(`  ${id} ...\n`);
-      const row: Row = { scenario: id, bodyBytes: bytes, ...(await measure(tool, agent.pid, { url: `${base}${path}`, method: 'GET' }, args)) };
+      const row: Row = {
+        scenario: id,
+        bodyBytes: bytes,
+        ...(await measure(tool, agent.pid, { url: `${base}${path}`, method: 'GET' }, args)),
+      };
       const reference = rows.find((r) => r.scenario === vs);
       if (reference !== undefined) {
         row.ratio = row.result.rps / reference.result.rps;
@@ -206,7 +278,10 @@ export async function runCaBench(args: HttpBenchArgs): Promise<Row[]> {
     const idle: Row = { scenario: 'agent authorize, idle', ...(await measure(tool, agent.pid, authorize, args)) };
     rows.push(idle);
     process.stderr.write(`  authorize during first-leaf waves of ${WAVE} ...\n`);
-    const storm: Row = { scenario: `agent authorize, ${WAVE} services' first leaves at once, repeated`, ...(await measure(tool, agent.pid, authorize, args, firstLeafStorm(agent.port, WAVE))) };
+    const storm: Row = {
+      scenario: `agent authorize, ${WAVE} services' first leaves at once, repeated`,
+      ...(await measure(tool, agent.pid, authorize, args, firstLeafStorm(agent.port, WAVE))),
+    };
     storm.ratio = storm.result.p99Ms / idle.result.p99Ms;
     storm.vs = 'p99 / idle p99';
     storm.target = `<${MAX_P99_RISE}x ${storm.ratio < MAX_P99_RISE ? 'ok' : 'MISS'}`;
@@ -219,15 +294,55 @@ export async function runCaBench(args: HttpBenchArgs): Promise<Row[]> {
   }
 
   const table = formatTable(
-    ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'vs', 'srv cpu%', 'srv wait ms', 'other cpu%', 'body B', 'err', 'non2xx', 'target'],
-    rows.map((r) => [r.scenario, r.result.rps, r.result.p50Ms, r.result.p99Ms, r.ratio, r.vs, r.serverCpuPct, r.serverWaitMs, r.otherCpuPct, r.bodyBytes, r.result.errors, r.result.non2xx, r.target]),
+    [
+      'scenario',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'ratio',
+      'vs',
+      'srv cpu%',
+      'srv wait ms',
+      'other cpu%',
+      'body B',
+      'err',
+      'non2xx',
+      'target',
+    ],
+    rows.map((r) => [
+      r.scenario,
+      r.result.rps,
+      r.result.p50Ms,
+      r.result.p99Ms,
+      r.ratio,
+      r.vs,
+      r.serverCpuPct,
+      r.serverWaitMs,
+      r.otherCpuPct,
+      r.bodyBytes,
+      r.result.errors,
+      r.result.non2xx,
+      r.target,
+    ]),
   );
   process.stdout.write(`\nCA over HTTP (${settings})\n${table}\n`);
   for (const r of rows) if (r.note !== undefined) process.stdout.write(`  ${r.scenario}: ${r.note}\n`);
   const path = await writeJson('ca', {
     tool: { name: tool.name, version: tool.version },
     settings: args,
-    rows: rows.map((r) => ({ scenario: r.scenario, rps: round(r.result.rps), p50Ms: r.result.p50Ms, p99Ms: r.result.p99Ms, ratio: r.ratio === undefined ? undefined : round(r.ratio), vs: r.vs, target: r.target, serverCpuPct: round(r.serverCpuPct), serverWaitMs: round(r.serverWaitMs), otherCpuPct: round(r.otherCpuPct), note: r.note })),
+    rows: rows.map((r) => ({
+      scenario: r.scenario,
+      rps: round(r.result.rps),
+      p50Ms: r.result.p50Ms,
+      p99Ms: r.result.p99Ms,
+      ratio: r.ratio === undefined ? undefined : round(r.ratio),
+      vs: r.vs,
+      target: r.target,
+      serverCpuPct: round(r.serverCpuPct),
+      serverWaitMs: round(r.serverWaitMs),
+      otherCpuPct: round(r.otherCpuPct),
+      note: r.note,
+    })),
   });
   process.stdout.write(`wrote ${path}\n`);
   return rows;

@@ -52,13 +52,28 @@ function parseArgs(argv: readonly string[]): ClusterArgs {
 async function clusterAgent(etcd: EtcdCluster, mesh: string, name: string, server = true): Promise<ServerProcess> {
   const config = join(BENCH_OUT, `cluster-${mesh}.json`);
   await writeFile(config, JSON.stringify({ cluster: { etcd: { prefix: `${PREFIX}${mesh}/` } } }));
-  return startAgent('dev', [...etcd.endpoints.flatMap((url) => ['-etcd', url]), ...(server ? ['-server'] : []), '-node', name, '-config-file', config]);
+  return startAgent('dev', [
+    ...etcd.endpoints.flatMap((url) => ['-etcd', url]),
+    ...(server ? ['-server'] : []),
+    '-node',
+    name,
+    '-config-file',
+    config,
+  ]);
 }
 
 // ---- authorize ---------------------------------------------------------------------------------
 
-async function authorizeRps(tool: LoadTool, agent: ServerProcess, args: HttpBenchArgs): Promise<{ rps: number; p99Ms: number; otherPct: number }> {
-  const request = { url: `http://${LOOPBACK}:${agent.port}/v1/agent/connect/authorize`, method: 'POST' as const, body: AUTHORIZE_BODY };
+async function authorizeRps(
+  tool: LoadTool,
+  agent: ServerProcess,
+  args: HttpBenchArgs,
+): Promise<{ rps: number; p99Ms: number; otherPct: number }> {
+  const request = {
+    url: `http://${LOOPBACK}:${agent.port}/v1/agent/connect/authorize`,
+    method: 'POST' as const,
+    body: AUTHORIZE_BODY,
+  };
   const check = await probe(request.url, { method: 'POST', body: AUTHORIZE_BODY });
   if (check.status !== 200) throw new Error(`authorize answered ${check.status}: ${check.body.slice(0, 200)}`);
   const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
@@ -83,7 +98,9 @@ async function authorizeRows(tool: LoadTool, etcd: EtcdCluster, args: HttpBenchA
       const [d, c] = first === dev ? [a, b] : [b, a];
       ratios.push(c.rps / d.rps);
       samples.push({ dev: d.rps, cluster: c.rps, otherPct: Math.max(a.otherPct, b.otherPct) });
-      process.stderr.write(`  authorize round ${r + 1}: -dev ${Math.round(d.rps)}/s, cluster ${Math.round(c.rps)}/s (${(c.rps / d.rps).toFixed(3)}x)\n`);
+      process.stderr.write(
+        `  authorize round ${r + 1}: -dev ${Math.round(d.rps)}/s, cluster ${Math.round(c.rps)}/s (${(c.rps / d.rps).toFixed(3)}x)\n`,
+      );
     }
     return { ratio: median(ratios), ratios, samples };
   } finally {
@@ -102,18 +119,30 @@ interface Latencies {
 
 function latencies(ms: number[]): Latencies {
   const sorted = [...ms].sort((x, y) => x - y);
-  return { p50Ms: quantileSorted(sorted, 0.5), p99Ms: quantileSorted(sorted, 0.99), maxMs: sorted[sorted.length - 1] ?? Number.NaN, count: sorted.length };
+  return {
+    p50Ms: quantileSorted(sorted, 0.5),
+    p99Ms: quantileSorted(sorted, 0.99),
+    maxMs: sorted[sorted.length - 1] ?? Number.NaN,
+    count: sorted.length,
+  };
 }
 
 async function gauge(agent: ServerProcess, name: string): Promise<number> {
-  const metrics = (await (await fetch(`http://${LOOPBACK}:${agent.port}/v1/agent/metrics`)).json()) as { Gauges: { Name: string; Value: number }[] };
+  const metrics = (await (await fetch(`http://${LOOPBACK}:${agent.port}/v1/agent/metrics`)).json()) as {
+    Gauges: { Name: string; Value: number }[];
+  };
   return metrics.Gauges.find((g) => g.Name === name)?.Value ?? 0;
 }
 
 const parkedOn = (agent: ServerProcess): Promise<number> => gauge(agent, 'svc.blocking.parked');
 
 /** Each write (through agent A) timed until B's blocking read of `readPath` answers with a later index. */
-async function propagation(b: ServerProcess, writes: number, readPath: string, write: (i: number) => Promise<void>): Promise<Latencies> {
+async function propagation(
+  b: ServerProcess,
+  writes: number,
+  readPath: string,
+  write: (i: number) => Promise<void>,
+): Promise<Latencies> {
   const base = `http://${LOOPBACK}:${b.port}${readPath}`;
   const sep = readPath.includes('?') ? '&' : '?';
   let index = Number((await fetch(base)).headers.get('x-svc-index'));
@@ -126,13 +155,16 @@ async function propagation(b: ServerProcess, writes: number, readPath: string, w
     // past revision waits for etcd's 100 ms catch-up loop.
     while ((await gauge(b, 'svc.state.watches')) <= idleWatches) await new Promise((r) => setImmediate(r));
     const t0 = performance.now();
-    await Promise.all([write(i), answered.then((res) => {
-      ms.push(performance.now() - t0);
-      const next = Number(res.headers.get('x-svc-index'));
-      if (!(next > index)) throw new Error(`${readPath}: index ${next} after ${index}`);
-      index = next;
-      return res.arrayBuffer();
-    })]);
+    await Promise.all([
+      write(i),
+      answered.then((res) => {
+        ms.push(performance.now() - t0);
+        const next = Number(res.headers.get('x-svc-index'));
+        if (!(next > index)) throw new Error(`${readPath}: index ${next} after ${index}`);
+        index = next;
+        return res.arrayBuffer();
+      }),
+    ]);
   }
   return latencies(ms);
 }
@@ -143,7 +175,9 @@ async function etcdFloor(etcd: EtcdCluster, writes: number): Promise<Latencies> 
   const watcher = connectEtcd({ endpoints: etcd.endpoints });
   const key = Buffer.from(`${PREFIX}floor`);
   const put = (value: string): Promise<number> =>
-    writer.txn({ compares: [], success: [{ op: 'put', key, value: Buffer.from(value) }], failure: [] }, 5_000).then((r) => r.revision);
+    writer
+      .txn({ compares: [], success: [{ op: 'put', key, value: Buffer.from(value) }], failure: [] }, 5_000)
+      .then((r) => r.revision);
   const ms: number[] = [];
   let delivered: (() => void) | undefined;
   let watch: { cancel(): void } | undefined;
@@ -218,7 +252,9 @@ async function putRows(tool: LoadTool, etcd: EtcdCluster, args: HttpBenchArgs): 
       }
       ratios.push(agentResult.rps / bareRps);
       samples.push({ agent: agentResult.rps, bare: bareRps, agentP99Ms: agentResult.p99Ms });
-      process.stderr.write(`  PUT round ${r + 1}: agent ${Math.round(agentResult.rps)}/s, bare etcd3 ${Math.round(bareRps)}/s\n`);
+      process.stderr.write(
+        `  PUT round ${r + 1}: agent ${Math.round(agentResult.rps)}/s, bare etcd3 ${Math.round(bareRps)}/s\n`,
+      );
     }
     return { ratio: median(ratios), ratios, samples };
   } finally {
@@ -230,13 +266,21 @@ async function putRows(tool: LoadTool, etcd: EtcdCluster, args: HttpBenchArgs): 
 // ---- fan-out -----------------------------------------------------------------------------------
 
 async function fanout(etcd: EtcdCluster, queries: number): Promise<Record<string, unknown>> {
-  const agents = await Promise.all([clusterAgent(etcd, 'fanout', 'fan-0'), clusterAgent(etcd, 'fanout', 'fan-1', false), clusterAgent(etcd, 'fanout', 'fan-2', false)]);
+  const agents = await Promise.all([
+    clusterAgent(etcd, 'fanout', 'fan-0'),
+    clusterAgent(etcd, 'fanout', 'fan-1', false),
+    clusterAgent(etcd, 'fanout', 'fan-2', false),
+  ]);
   try {
     await putKey(agents[0]!.port, 'bench/fanout', 'v0');
     const parked = [];
     for (const agent of agents) {
       const seeded = await probe(kvUrl(agent.port, 'bench/fanout'));
-      const set = await parkQueries({ port: agent.port, path: `/v1/kv/bench/fanout?index=${seeded.index}&wait=5m`, count: queries });
+      const set = await parkQueries({
+        port: agent.port,
+        path: `/v1/kv/bench/fanout?index=${seeded.index}&wait=5m`,
+        count: queries,
+      });
       parked.push(set);
       while ((await parkedOn(agent)) < set.parked) await new Promise((r) => setTimeout(r, 50));
     }
@@ -244,10 +288,21 @@ async function fanout(etcd: EtcdCluster, queries: number): Promise<Record<string
     await putKey(agents[0]!.port, 'bench/fanout', 'v1');
     const settled = await Promise.all(parked.map((set) => set.allSettled(WAKE_TIMEOUT_MS)));
     const perAgent = parked.map((set, i) => {
-      const wake = Array.from(set.answeredAt, (at) => at - t0).filter((ms) => Number.isFinite(ms)).sort((x, y) => x - y);
+      const wake = Array.from(set.answeredAt, (at) => at - t0)
+        .filter((ms) => Number.isFinite(ms))
+        .sort((x, y) => x - y);
       let non200 = 0;
       for (const status of set.status) if (status !== 0 && status !== 200) non200++;
-      return { agent: i, parked: set.parked, answered: set.answered, failed: set.failed, non200, firstMs: wake[0], lastMs: wake[wake.length - 1], complete: settled[i] };
+      return {
+        agent: i,
+        parked: set.parked,
+        answered: set.answered,
+        failed: set.failed,
+        non200,
+        firstMs: wake[0],
+        lastMs: wake[wake.length - 1],
+        complete: settled[i],
+      };
     });
     for (const set of parked) for (const socket of set.sockets) socket.destroy();
     return { queriesPerAgent: queries, perAgent, lastMs: Math.max(...perAgent.map((a) => a.lastMs ?? Number.NaN)) };
@@ -264,7 +319,9 @@ export async function runClusterBench(args: ClusterArgs): Promise<Record<string,
   // The repository's disk, not tmpfs: the PUT row compares durable writes.
   await mkdir(BENCH_OUT, { recursive: true });
   const etcd = await startEtcdCluster({ size: 1, dataRoot: BENCH_OUT });
-  process.stderr.write(`cluster bench: etcd ${etcd.endpoints.join(',')}, ${tool.name} -t${args.threads} -c${args.connections}, ${args.durationS}s per row, ${args.rounds} round(s)\n`);
+  process.stderr.write(
+    `cluster bench: etcd ${etcd.endpoints.join(',')}, ${tool.name} -t${args.threads} -c${args.connections}, ${args.durationS}s per row, ${args.rounds} round(s)\n`,
+  );
   try {
     const authorize = await authorizeRows(tool, etcd, args);
 
@@ -297,11 +354,26 @@ export async function runClusterBench(args: ClusterArgs): Promise<Record<string,
 // The result is the loose record written to the JSON file; its rows are read here as they were built.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function report(r: Record<string, any>): string {
-  const lat = (name: string, l: Latencies, target: string): Cell[] => [name, round(l.p50Ms), round(l.p99Ms), round(l.maxMs), l.count, target];
+  const lat = (name: string, l: Latencies, target: string): Cell[] => [
+    name,
+    round(l.p50Ms),
+    round(l.p99Ms),
+    round(l.maxMs),
+    l.count,
+    target,
+  ];
   const rows: Cell[][] = [
-    lat('propagation: KV write on A → blocking KV read on B', r['propagation'].kv, `p99 <= 50 ms ${r['propagation'].kv.p99Ms <= 50 ? 'ok' : 'MISS'}`),
-    lat('propagation: intention write on A → blocking list on B', r['propagation'].intention, `p99 <= 50 ms ${r['propagation'].intention.p99Ms <= 50 ? 'ok' : 'MISS'}`),
-    lat('floor: bare etcd3 put → second client\'s watch', r['propagation'].etcdFloor, ''),
+    lat(
+      'propagation: KV write on A → blocking KV read on B',
+      r['propagation'].kv,
+      `p99 <= 50 ms ${r['propagation'].kv.p99Ms <= 50 ? 'ok' : 'MISS'}`,
+    ),
+    lat(
+      'propagation: intention write on A → blocking list on B',
+      r['propagation'].intention,
+      `p99 <= 50 ms ${r['propagation'].intention.p99Ms <= 50 ? 'ok' : 'MISS'}`,
+    ),
+    lat("floor: bare etcd3 put → second client's watch", r['propagation'].etcdFloor, ''),
   ];
   const out = [
     `authorize, cluster agent / -dev agent: ${r['authorize'].ratio.toFixed(3)}x (rounds ${r['authorize'].ratios.map((x: number) => x.toFixed(3)).join(', ')}; target >= 0.95x)`,
@@ -310,7 +382,15 @@ function report(r: Record<string, any>): string {
     `fan-out: 3 agents x ${r['fanout'].queriesPerAgent} parked queries, one write: last answer after ${round(r['fanout'].lastMs)} ms`,
     formatTable(
       ['agent', 'parked', 'answered', 'failed', 'non-200', 'first ms', 'last ms'],
-      r['fanout'].perAgent.map((x: Record<string, number>) => [x['agent'], x['parked'], x['answered'], x['failed'], x['non200'], round(x['firstMs'] ?? NaN), round(x['lastMs'] ?? NaN)]),
+      r['fanout'].perAgent.map((x: Record<string, number>) => [
+        x['agent'],
+        x['parked'],
+        x['answered'],
+        x['failed'],
+        x['non200'],
+        round(x['firstMs'] ?? NaN),
+        round(x['lastMs'] ?? NaN),
+      ]),
     ),
   ];
   return out.join('\n');

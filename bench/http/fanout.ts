@@ -99,19 +99,28 @@ async function measureFanout(server: ServerProcess, count: number, quietWaitS: n
   const parkStart = performance.now();
   let queries: ParkedQueries | undefined;
   try {
-    queries = await parkQueries({ port: server.port, path: `/v1/kv/${FANOUT_KEY}?index=${parkedAt}&wait=${WAIT}`, count });
+    queries = await parkQueries({
+      port: server.port,
+      path: `/v1/kv/${FANOUT_KEY}?index=${parkedAt}&wait=${WAIT}`,
+      count,
+    });
     const parkSeconds = (performance.now() - parkStart) / 1000;
-    if (queries.connectFailed > 0) notes.push(`${queries.connectFailed} connects failed: ${queries.connectErrors.join('; ')}`);
+    if (queries.connectFailed > 0)
+      notes.push(`${queries.connectFailed} connects failed: ${queries.connectErrors.join('; ')}`);
 
     await new Promise((r) => setTimeout(r, PARK_SETTLE_MS));
     const after = await waitRssSettled(server.pid, { timeoutMs: 15_000 });
     if (!after.settled) notes.push('RSS still moving after 15 s; per-query figure is approximate');
     // Anything answered before the PUT did not park (bad index, limit, error): it must be seen.
     const earlyAnswers = queries.answered + queries.failed;
-    if (earlyAnswers > 0) notes.push(`${earlyAnswers} queries answered or closed before the PUT: ${queries.failures.join('; ')}`);
-    process.stderr.write(`  parked ${queries.parked} in ${parkSeconds.toFixed(1)} s, RSS ${after.rssKiB} KiB; PUT ...\n`);
+    if (earlyAnswers > 0)
+      notes.push(`${earlyAnswers} queries answered or closed before the PUT: ${queries.failures.join('; ')}`);
+    process.stderr.write(
+      `  parked ${queries.parked} in ${parkSeconds.toFixed(1)} s, RSS ${after.rssKiB} KiB; PUT ...\n`,
+    );
 
-    if (quietWaitS > 0 && !(await waitForQuiet(quietWaitS * 1000))) notes.push(`machine still busy after ${quietWaitS}s before the PUT`);
+    if (quietWaitS > 0 && !(await waitForQuiet(quietWaitS * 1000)))
+      notes.push(`machine still busy after ${quietWaitS}s before the PUT`);
     let stale = 0;
     const put = await openPutSocket(server.port);
     queries.onAnswer = ({ response }) => {
@@ -124,10 +133,13 @@ async function measureFanout(server: ServerProcess, count: number, quietWaitS: n
     const putMs = performance.now() - t0;
     const complete = await queries.allSettled(WAKE_TIMEOUT_MS);
     const { otherPct } = cpu();
-    if (!complete) notes.push(`only ${queries.answered + queries.failed} of ${queries.parked} settled within ${WAKE_TIMEOUT_MS} ms`);
+    if (!complete)
+      notes.push(`only ${queries.answered + queries.failed} of ${queries.parked} settled within ${WAKE_TIMEOUT_MS} ms`);
     if (putResponse.status !== 200) notes.push(`PUT answered ${putResponse.status}`);
 
-    const wake = Array.from(queries.answeredAt, (at) => at - t0).filter((ms) => Number.isFinite(ms) && ms >= 0).sort((a, b) => a - b);
+    const wake = Array.from(queries.answeredAt, (at) => at - t0)
+      .filter((ms) => Number.isFinite(ms) && ms >= 0)
+      .sort((a, b) => a - b);
     let non200 = 0;
     for (const status of queries.status) if (status !== 0 && status !== 200) non200++;
     return {
@@ -150,7 +162,10 @@ async function measureFanout(server: ServerProcess, count: number, quietWaitS: n
       non200,
       stale,
       otherCpuPct: otherPct,
-      notes: [...notes, ...(queries.failures.length > 0 && earlyAnswers === 0 ? [`failures: ${queries.failures.join('; ')}`] : [])],
+      notes: [
+        ...notes,
+        ...(queries.failures.length > 0 && earlyAnswers === 0 ? [`failures: ${queries.failures.join('; ')}`] : []),
+      ],
     };
   } finally {
     queries?.closeAll();
@@ -180,14 +195,29 @@ function tableRows(c: FanoutResult, a: FanoutResult | undefined): Cell[][] {
     ['park time s', ...both((r) => r.parkSeconds), '', ''],
     ['server RSS before MiB', ...both((r) => r.rssBeforeKiB / 1024), '', ''],
     ['server RSS parked MiB', ...both((r) => r.rssAfterKiB / 1024), '', ''],
-    ['KiB per parked query', ...both((r) => r.kibPerQuery), `<= ${TARGET_KIB_PER_QUERY}`, check((r) => r.kibPerQuery <= TARGET_KIB_PER_QUERY)],
+    [
+      'KiB per parked query',
+      ...both((r) => r.kibPerQuery),
+      `<= ${TARGET_KIB_PER_QUERY}`,
+      check((r) => r.kibPerQuery <= TARGET_KIB_PER_QUERY),
+    ],
     ['PUT answered ms', ...both((r) => r.putMs), '', ''],
     ['first response ms', ...both((r) => r.firstMs), '', ''],
     ['p50 response ms', ...both((r) => r.p50Ms), '', ''],
     ['p99 response ms', ...both((r) => r.p99Ms), '', ''],
-    ['LAST response ms', ...both((r) => r.lastMs), `<= ${TARGET_LAST_MS}`, check((r) => r.lastMs <= TARGET_LAST_MS && r.answered === r.parked)],
+    [
+      'LAST response ms',
+      ...both((r) => r.lastMs),
+      `<= ${TARGET_LAST_MS}`,
+      check((r) => r.lastMs <= TARGET_LAST_MS && r.answered === r.parked),
+    ],
     ['answered / failed', ...both((r) => `${r.answered} / ${r.failed}`), '', check((r) => r.failed === 0)],
-    ['non-200 / stale index', ...both((r) => `${r.non200} / ${r.stale}`), '0 / 0', check((r) => r.non200 === 0 && r.stale === 0)],
+    [
+      'non-200 / stale index',
+      ...both((r) => `${r.non200} / ${r.stale}`),
+      '0 / 0',
+      check((r) => r.non200 === 0 && r.stale === 0),
+    ],
     ['answered before PUT', ...both((r) => r.earlyAnswers), '0', check((r) => r.earlyAnswers === 0)],
     ['other jobs cpu% (wake)', ...both((r) => r.otherCpuPct), '', ''],
   ];
@@ -198,10 +228,15 @@ function roundAll(result: FanoutResult): Record<string, unknown> {
 }
 
 /** Runs the fan-out on the bare-uWS ceiling, then on the agent (-dev) when it is built. */
-export async function runFanoutBench(count: number, quietWaitS: number): Promise<{ ceiling: FanoutResult; agent?: FanoutResult }> {
+export async function runFanoutBench(
+  count: number,
+  quietWaitS: number,
+): Promise<{ ceiling: FanoutResult; agent?: FanoutResult }> {
   const limit = openFilesLimit() ?? Number.POSITIVE_INFINITY;
   if (count + FD_HEADROOM > limit) {
-    throw new Error(`--queries ${count} needs ~${count + FD_HEADROOM} open files in this process and the server; the limit is ${limit}`);
+    throw new Error(
+      `--queries ${count} needs ~${count + FD_HEADROOM} open files in this process and the server; the limit is ${limit}`,
+    );
   }
   process.stderr.write(`fan-out bench: ${count} parked blocking queries\n`);
   const ceiling = await onServer(startCeiling, count, quietWaitS);
@@ -217,7 +252,9 @@ export async function runFanoutBench(count: number, quietWaitS: number): Promise
   }
 
   process.stdout.write(`\nBlocking-query fan-out (${count} parked on one key, one PUT wakes them)\n`);
-  process.stdout.write(`${formatTable(['metric', 'ceiling', 'agent', 'target', 'verdict'], tableRows(ceiling, agent))}\n`);
+  process.stdout.write(
+    `${formatTable(['metric', 'ceiling', 'agent', 'target', 'verdict'], tableRows(ceiling, agent))}\n`,
+  );
   for (const note of ceiling.notes) process.stdout.write(`! ceiling: ${note}\n`);
   for (const note of agent?.notes ?? []) process.stdout.write(`! agent: ${note}\n`);
   if (agentError !== undefined) process.stdout.write(`! agent not measured: ${brief(agentError, 8)}\n`);

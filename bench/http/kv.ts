@@ -89,7 +89,12 @@ async function startServer(kind: ServerKind): Promise<ServerProcess> {
   }
 }
 
-async function measure(tool: LoadTool, server: ServerProcess, scenario: Scenario, args: HttpBenchArgs): Promise<Sample> {
+async function measure(
+  tool: LoadTool,
+  server: ServerProcess,
+  scenario: Scenario,
+  args: HttpBenchArgs,
+): Promise<Sample> {
   const request = requestFor(scenario, server.port);
   const check = await probe(request.url, { method: request.method, body: request.body });
   if (check.status !== 200) {
@@ -113,7 +118,12 @@ async function measure(tool: LoadTool, server: ServerProcess, scenario: Scenario
 }
 
 /** One pass over every scenario, one server process per kind, stopped before the next starts. */
-async function runRound(tool: LoadTool, scenarios: readonly Scenario[], rows: Map<string, Row>, args: HttpBenchArgs): Promise<void> {
+async function runRound(
+  tool: LoadTool,
+  scenarios: readonly Scenario[],
+  rows: Map<string, Row>,
+  args: HttpBenchArgs,
+): Promise<void> {
   const kinds = [...new Set(scenarios.map((s) => s.server))];
   for (const kind of kinds) {
     let server: ServerProcess | undefined;
@@ -125,7 +135,9 @@ async function runRound(tool: LoadTool, scenarios: readonly Scenario[], rows: Ma
         try {
           let sample = await measure(tool, server, scenario, args);
           for (let retry = 1; retry <= MAX_NOISY_RETRIES && sample.otherCpuPct > NOISY_OTHER_CPU_PCT; retry++) {
-            process.stderr.write(`    other jobs took ${sample.otherCpuPct.toFixed(0)}% CPU; measuring again (${retry}/${MAX_NOISY_RETRIES})\n`);
+            process.stderr.write(
+              `    other jobs took ${sample.otherCpuPct.toFixed(0)}% CPU; measuring again (${retry}/${MAX_NOISY_RETRIES})\n`,
+            );
             const again = await measure(tool, server, scenario, args);
             if (again.otherCpuPct < sample.otherCpuPct) sample = again;
           }
@@ -217,10 +229,35 @@ export async function runKvBench(args: HttpBenchArgs): Promise<Summary[]> {
   const list = [...summaries.values()];
 
   const table = formatTable(
-    ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'vs', 'srv cpu%', 'other cpu%', 'srv MiB', 'body B', 'err', 'non2xx', 'target'],
+    [
+      'scenario',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'ratio',
+      'vs',
+      'srv cpu%',
+      'other cpu%',
+      'srv MiB',
+      'body B',
+      'err',
+      'non2xx',
+      'target',
+    ],
     list.map((x) => [
-      x.scenario, x.rps, x.p50Ms, x.p99Ms, x.ratio, x.ratioTo, x.serverCpuPct, x.otherCpuPct,
-      x.serverRssMiB, x.bodyBytes, x.errors, x.non2xx, x.target,
+      x.scenario,
+      x.rps,
+      x.p50Ms,
+      x.p99Ms,
+      x.ratio,
+      x.ratioTo,
+      x.serverCpuPct,
+      x.otherCpuPct,
+      x.serverRssMiB,
+      x.bodyBytes,
+      x.errors,
+      x.non2xx,
+      x.target,
     ]),
   );
   process.stdout.write(`\nKV over HTTP (${settings})\n${table}\n`);
@@ -231,14 +268,18 @@ export async function runKvBench(args: HttpBenchArgs): Promise<Summary[]> {
   for (const s of skipped) process.stdout.write(`skipped ${s}\n`);
   const noisy = list.filter((x) => x.otherCpuPct > NOISY_OTHER_CPU_PCT).map((x) => x.scenario);
   if (noisy.length > 0) {
-    process.stdout.write(`! other jobs took > ${NOISY_OTHER_CPU_PCT}% CPU during: ${noisy.join(', ')}, even after retries; `);
+    process.stdout.write(
+      `! other jobs took > ${NOISY_OTHER_CPU_PCT}% CPU during: ${noisy.join(', ')}, even after retries; `,
+    );
     process.stdout.write('rerun later for firm figures\n');
   }
 
   const path = await writeJson('kv', {
     tool: { name: tool.name, version: tool.version },
     settings: args,
-    rows: list.map((x) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v]))),
+    rows: list.map((x) =>
+      Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
+    ),
     skipped,
   });
   process.stdout.write(`wrote ${path}\n`);

@@ -12,16 +12,25 @@ if (!Number.isInteger(port) || port <= 0 || certFile === undefined || keyFile ==
   process.exit(2);
 }
 
-const ANSWER = JSON.stringify({ Authorized: true, Reason: 'Matched L4 intention: "default/web" => "default/api" (allow)' });
+const ANSWER = JSON.stringify({
+  Authorized: true,
+  Reason: 'Matched L4 intention: "default/web" => "default/api" (allow)',
+});
 const server = createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, (req, res) => {
   req.on('data', () => {});
   req.on('end', () => {
-    res.writeHead(200, { 'Content-Type': 'application/json', 'X-Svc-Default-ACL-Policy': 'allow', 'Content-Length': Buffer.byteLength(ANSWER) });
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'X-Svc-Default-ACL-Policy': 'allow',
+      'Content-Length': Buffer.byteLength(ANSWER),
+    });
     res.end(ANSWER);
   });
 });
 server.keepAliveTimeout = 60_000;
-server.listen(port, LOOPBACK, () => process.stdout.write(`${JSON.stringify({ msg: 'tls ceiling listening', port })}\n`));
+server.listen(port, LOOPBACK, () =>
+  process.stdout.write(`${JSON.stringify({ msg: 'tls ceiling listening', port })}\n`),
+);
 process.once('SIGTERM', () => {
   server.closeAllConnections();
   server.close(() => process.exit(0));

@@ -51,7 +51,29 @@ async function makeTls(): Promise<Tls> {
   await mkdir(dir, { recursive: true });
   const certFile = join(dir, 'cert.pem');
   const keyFile = join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'pipe' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'pipe' },
+  );
   const configFile = join(dir, 'agent.json');
   await writeFile(configFile, JSON.stringify({ tls: { defaults: { cert_file: certFile, key_file: keyFile } } }));
   const metricsOffFile = join(dir, 'metrics-off.json');
@@ -60,8 +82,16 @@ async function makeTls(): Promise<Tls> {
 }
 
 /** `transport` undefined: the build's own default (a --before build may predate the flag). */
-async function seeded(transport: string | undefined, main?: string, extraArgs: readonly string[] = []): Promise<{ server: ServerProcess; url: string }> {
-  const server = await startAgent('dev', [...(transport === undefined ? [] : ['-http-transport', transport]), ...extraArgs], main);
+async function seeded(
+  transport: string | undefined,
+  main?: string,
+  extraArgs: readonly string[] = [],
+): Promise<{ server: ServerProcess; url: string }> {
+  const server = await startAgent(
+    'dev',
+    [...(transport === undefined ? [] : ['-http-transport', transport]), ...extraArgs],
+    main,
+  );
   await seedAgent(server.port).catch(async (err: unknown) => {
     await server.stop();
     throw err;
@@ -81,27 +111,73 @@ async function seededHttps(tls: Tls): Promise<{ server: ServerProcess; url: stri
 
 async function tlsCeiling(tls: Tls): Promise<{ server: ServerProcess; url: string }> {
   const port = await freePort();
-  const server = await spawnServer({ name: 'bare node:https', args: [TLS_CEILING, String(port), tls.certFile, tls.keyFile], port });
+  const server = await spawnServer({
+    name: 'bare node:https',
+    args: [TLS_CEILING, String(port), tls.certFile, tls.keyFile],
+    port,
+  });
   return { server, url: `https://${LOOPBACK}:${port}${PATH}` };
 }
 
 function rows(tls: Tls, before: string | undefined): Row[] {
   const list: Row[] = [
-    { id: 'ceiling PUT (bare uWS)', method: 'PUT', start: async () => { const server = await startCeiling(); return { server, url: `http://${LOOPBACK}:${server.port}${PATH}` }; } },
-    { id: 'agent, uws', method: 'POST', start: () => seeded('uws'), ratioTo: ['ceiling PUT (bare uWS)', 'agent, uws, metrics off'] },
-    { id: 'agent, uws, metrics off', method: 'POST', start: () => seeded('uws', undefined, ['-config-file', tls.metricsOffFile]) },
-    { id: 'agent, node:http', method: 'POST', start: () => seeded('node'), ratioTo: ['agent, uws', 'ceiling PUT (bare uWS)'] },
+    {
+      id: 'ceiling PUT (bare uWS)',
+      method: 'PUT',
+      start: async () => {
+        const server = await startCeiling();
+        return { server, url: `http://${LOOPBACK}:${server.port}${PATH}` };
+      },
+    },
+    {
+      id: 'agent, uws',
+      method: 'POST',
+      start: () => seeded('uws'),
+      ratioTo: ['ceiling PUT (bare uWS)', 'agent, uws, metrics off'],
+    },
+    {
+      id: 'agent, uws, metrics off',
+      method: 'POST',
+      start: () => seeded('uws', undefined, ['-config-file', tls.metricsOffFile]),
+    },
+    {
+      id: 'agent, node:http',
+      method: 'POST',
+      start: () => seeded('node'),
+      ratioTo: ['agent, uws', 'ceiling PUT (bare uWS)'],
+    },
     { id: 'bare node:https', method: 'POST', start: () => tlsCeiling(tls) },
-    { id: 'agent, https', method: 'POST', start: () => seededHttps(tls), ratioTo: ['bare node:https', 'agent, node:http'] },
+    {
+      id: 'agent, https',
+      method: 'POST',
+      start: () => seededHttps(tls),
+      ratioTo: ['bare node:https', 'agent, node:http'],
+    },
     { id: 'close: bare node:https', method: 'POST', close: true, start: () => tlsCeiling(tls) },
-    { id: 'close: agent, https', method: 'POST', close: true, start: () => seededHttps(tls), ratioTo: ['close: bare node:https'] },
+    {
+      id: 'close: agent, https',
+      method: 'POST',
+      close: true,
+      start: () => seededHttps(tls),
+      ratioTo: ['close: bare node:https'],
+    },
   ];
-  if (before !== undefined) list.splice(2, 0, { id: 'agent, uws, --before build', method: 'POST', start: () => seeded('uws', before) });
-  if (before !== undefined) (list[1] as { ratioTo?: readonly string[] }).ratioTo = ['ceiling PUT (bare uWS)', 'agent, uws, metrics off', 'agent, uws, --before build'];
+  if (before !== undefined)
+    list.splice(2, 0, { id: 'agent, uws, --before build', method: 'POST', start: () => seeded('uws', before) });
+  if (before !== undefined)
+    (list[1] as { ratioTo?: readonly string[] }).ratioTo = [
+      'ceiling PUT (bare uWS)',
+      'agent, uws, metrics off',
+      'agent, uws, --before build',
+    ];
   return list;
 }
 
-async function measure(tool: LoadTool, row: Row, args: HttpBenchArgs): Promise<{ result: LoadResult; serverCpuPct: number }> {
+async function measure(
+  tool: LoadTool,
+  row: Row,
+  args: HttpBenchArgs,
+): Promise<{ result: LoadResult; serverCpuPct: number }> {
   const { server, url } = await row.start();
   try {
     const request: LoadRequest = { url, method: row.method, body: AUTHORIZE_BODY, close: row.close === true };
@@ -115,7 +191,11 @@ async function measure(tool: LoadTool, row: Row, args: HttpBenchArgs): Promise<{
   }
 }
 
-export async function runTransportsBench(args: HttpBenchArgs, before: string | undefined, only: string | undefined): Promise<void> {
+export async function runTransportsBench(
+  args: HttpBenchArgs,
+  before: string | undefined,
+  only: string | undefined,
+): Promise<void> {
   if (!agentBuilt()) throw new Error(AGENT_MISSING);
   const tool = await pickLoadTool(args.tool);
   const tls = await makeTls();
@@ -139,14 +219,29 @@ export async function runTransportsBench(args: HttpBenchArgs, before: string | u
       p99Ms: median(s.map((x) => x.result.p99Ms)),
       serverCpuPct: median(s.map((x) => x.serverCpuPct)),
       errors: s.reduce((n, x) => n + x.result.errors + x.result.non2xx, 0),
-      ratios: (row.ratioTo ?? []).filter((to) => samples.has(to)).map((to) => `${(rps(row.id) / rps(to)).toFixed(3)}x ${to}`).join('; '),
+      ratios: (row.ratioTo ?? [])
+        .filter((to) => samples.has(to))
+        .map((to) => `${(rps(row.id) / rps(to)).toFixed(3)}x ${to}`)
+        .join('; '),
     };
   });
   const settings = `${tool.name} ${tool.version}, -t${args.threads} -c${args.connections}, ${args.warmupS}s warm-up + ${args.durationS}s per row, ${args.rounds} alternated round(s)`;
   process.stdout.write(`\nPOST ${PATH} by transport (${settings}); close rows: req/s = connections/s\n`);
-  process.stdout.write(`${formatTable(['scenario', 'req/s', 'per round', 'p50 ms', 'p99 ms', 'srv cpu%', 'err'], summary.map((x) => [x.scenario, x.rps, x.perRound, x.p50Ms, x.p99Ms, x.serverCpuPct, x.errors]))}\n`);
+  process.stdout.write(
+    `${formatTable(
+      ['scenario', 'req/s', 'per round', 'p50 ms', 'p99 ms', 'srv cpu%', 'err'],
+      summary.map((x) => [x.scenario, x.rps, x.perRound, x.p50Ms, x.p99Ms, x.serverCpuPct, x.errors]),
+    )}\n`,
+  );
   for (const x of summary) if (x.ratios !== '') process.stdout.write(`${x.scenario}: ${x.ratios}\n`);
-  const path = await writeJson('transports', { tool: { name: tool.name, version: tool.version }, settings: args, before: before ?? null, rows: summary.map((x) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v]))) });
+  const path = await writeJson('transports', {
+    tool: { name: tool.name, version: tool.version },
+    settings: args,
+    before: before ?? null,
+    rows: summary.map((x) =>
+      Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
+    ),
+  });
   process.stdout.write(`wrote ${path}\n`);
 }
 

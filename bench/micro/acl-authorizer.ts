@@ -14,25 +14,34 @@ export function fiftyRules(): ParsedRules {
   const rules = (names: string[], policy: NamedRule['policy']): NamedRule[] => names.map((name) => ({ name, policy }));
   return {
     acl: 'read',
-    key: rules(range(8).map((i) => `app/svc-${i}/config`), 'read'),
+    key: rules(
+      range(8).map((i) => `app/svc-${i}/config`),
+      'read',
+    ),
     key_prefix: [
-      ...rules(range(10).map((i) => `app/svc-${i}/`), 'write'),
+      ...rules(
+        range(10).map((i) => `app/svc-${i}/`),
+        'write',
+      ),
       { name: 'app/', policy: 'list' },
       { name: '', policy: 'deny' },
     ],
-    node: rules(range(4).map((i) => `node-${i}`), 'write'),
+    node: rules(
+      range(4).map((i) => `node-${i}`),
+      'write',
+    ),
     node_prefix: [
       { name: 'node-', policy: 'read' },
       { name: '', policy: 'read' },
     ],
     service: [
-      ...rules(range(10).map((i) => `web-${i}`), 'write'),
+      ...rules(
+        range(10).map((i) => `web-${i}`),
+        'write',
+      ),
       { name: 'db', policy: 'read', intentions: 'write' },
     ],
-    service_prefix: [
-      ...rules(['api-', 'api-v2-', 'batch-', 'cache-'], 'write'),
-      { name: '', policy: 'read' },
-    ],
+    service_prefix: [...rules(['api-', 'api-v2-', 'batch-', 'cache-'], 'write'), { name: '', policy: 'read' }],
     agent: rules(['node-0'], 'read'),
     agent_prefix: rules([''], 'read'),
     session: rules(['node-0'], 'write'),
@@ -69,7 +78,9 @@ export async function runAclAuthorizerMicro(): Promise<{ results: MicroResult[];
 
   // Names are flat strings built at run time, as they are when decoded off a request.
   const svc = (s: string): string => Buffer.from(s).toString();
-  const services = Array.from({ length: 64 }, (_, i) => svc(['web-', 'api-v2-', 'api-', 'db', 'other-'][i % 5] + String(i)));
+  const services = Array.from({ length: 64 }, (_, i) =>
+    svc(['web-', 'api-v2-', 'api-', 'db', 'other-'][i % 5] + String(i)),
+  );
   const keys = Array.from({ length: 64 }, (_, i) => svc(`app/svc-${i % 12}/${i % 3 === 0 ? 'config' : 'data/x'}`));
   const exactService = svc('web-7');
   const prefixService = svc('api-v2-orders');
@@ -79,16 +90,22 @@ export async function runAclAuthorizerMicro(): Promise<{ results: MicroResult[];
     measure('allowed(service, write) exact hit', () => authz.allowed('service', 'write', exactService)),
     measure('allowed(service, read) longest prefix', () => authz.allowed('service', 'read', prefixService)),
     measure('allowed(key, read) "" prefix fall-back', () => authz.allowed('key', 'read', missKey)),
-    measure('allowed(service, write) 64 names mixed', (i) => authz.allowed('service', 'write', services[i & 63] as string)),
+    measure('allowed(service, write) 64 names mixed', (i) =>
+      authz.allowed('service', 'write', services[i & 63] as string),
+    ),
     measure('allowed(key, write) 64 names mixed', (i) => authz.allowed('key', 'write', keys[i & 63] as string)),
     measure('allowed(intention, read)', () => authz.allowed('intention', 'read', exactService)),
     measure('allowed(mesh, write) scalar', () => authz.allowed('mesh', 'write')),
     measure('anyAllowed(service, write)', () => authz.anyAllowed('service', 'write')),
     measure('keyWritePrefix("app/svc-3/")', () => authz.keyWritePrefix('app/svc-3/')),
-    measure('compileAuthorizer (50 rules)', () => compileAuthorizer({ policies: [rules], datacenter: 'dc1', defaultPolicy: 'deny' }), {
-      iterations: 2_000,
-      warmup: 1_000,
-    }),
+    measure(
+      'compileAuthorizer (50 rules)',
+      () => compileAuthorizer({ policies: [rules], datacenter: 'dc1', defaultPolicy: 'deny' }),
+      {
+        iterations: 2_000,
+        warmup: 1_000,
+      },
+    ),
   ];
 
   // Parsing is async and happens once per policy write; wall-clock per call is what matters.
@@ -97,7 +114,14 @@ export async function runAclAuthorizerMicro(): Promise<{ results: MicroResult[];
     Object.fromEntries(
       Object.entries(rules).map(([k, v]) => [
         k,
-        typeof v === 'string' ? v : Object.fromEntries((v as NamedRule[]).map((r) => [r.name, { policy: r.policy, ...(r.intentions ? { intentions: r.intentions } : {}) }])),
+        typeof v === 'string'
+          ? v
+          : Object.fromEntries(
+              (v as NamedRule[]).map((r) => [
+                r.name,
+                { policy: r.policy, ...(r.intentions ? { intentions: r.intentions } : {}) },
+              ]),
+            ),
       ]),
     ),
   );
@@ -105,7 +129,8 @@ export async function runAclAuthorizerMicro(): Promise<{ results: MicroResult[];
   let t = process.hrtime.bigint();
   const first = await parseRules(hcl);
   const firstMs = ms(t);
-  if (JSON.stringify(first) !== JSON.stringify(await parseRules(json))) throw new Error('HCL and JSON parse differently');
+  if (JSON.stringify(first) !== JSON.stringify(await parseRules(json)))
+    throw new Error('HCL and JSON parse differently');
   const timeAll = async (text: string, n: number): Promise<number> => {
     const times: number[] = [];
     for (let i = 0; i < n; i++) {

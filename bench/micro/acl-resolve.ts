@@ -19,7 +19,9 @@ export async function runAclResolveMicro(): Promise<MicroResult[]> {
   const rules = JSON.stringify(
     Object.fromEntries(
       Object.entries(fiftyRules()).map(([rule, value]) =>
-        typeof value === 'string' ? [rule, value] : [rule, Object.fromEntries((value ?? []).map((r) => [r.name, { policy: r.policy }]))],
+        typeof value === 'string'
+          ? [rule, value]
+          : [rule, Object.fromEntries((value ?? []).map((r) => [r.name, { policy: r.policy }]))],
       ),
     ),
   );
@@ -30,9 +32,15 @@ export async function runAclResolveMicro(): Promise<MicroResult[]> {
   const secret = token.secret;
   const names = Array.from({ length: 64 }, (_, i) => `app/svc-${i % 10}/config`);
   const results = [
-    measure('ACLs off: resolve + key:read', (i) => off.resolve(secret).authorizer.allowed('key', 'read', names[i & 63])),
-    measure('ACLs on: cached resolve + key:read (50 rules)', (i) => on.resolve(secret).authorizer.allowed('key', 'read', names[i & 63])),
-    measure('ACLs on: cached resolve + service:write', (i) => on.resolve(secret).authorizer.allowed('service', 'write', `web-${i % 10}`)),
+    measure('ACLs off: resolve + key:read', (i) =>
+      off.resolve(secret).authorizer.allowed('key', 'read', names[i & 63]),
+    ),
+    measure('ACLs on: cached resolve + key:read (50 rules)', (i) =>
+      on.resolve(secret).authorizer.allowed('key', 'read', names[i & 63]),
+    ),
+    measure('ACLs on: cached resolve + service:write', (i) =>
+      on.resolve(secret).authorizer.allowed('service', 'write', `web-${i % 10}`),
+    ),
   ];
   await store.close();
   return results;

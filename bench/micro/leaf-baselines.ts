@@ -5,7 +5,15 @@
 import 'reflect-metadata';
 import * as px from '@peculiar/x509';
 import * as asn1js from 'asn1js';
-import { createHash, createPrivateKey, generateKeyPairSync, sign, verify, webcrypto, X509Certificate } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  generateKeyPairSync,
+  sign,
+  verify,
+  webcrypto,
+  X509Certificate,
+} from 'node:crypto';
 import * as pkijs from 'pkijs';
 
 const OID = {
@@ -23,7 +31,8 @@ const OID = {
 
 export type IssueLeaf = (uri: string, serial: number) => Promise<Buffer> | Buffer;
 
-const arrayBuffer = (b: Buffer): ArrayBuffer => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+const arrayBuffer = (b: Buffer): ArrayBuffer =>
+  b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
 
 /**
  * pkijs, with everything fixed for a root computed once (issuer name, authority key ID, the
@@ -37,7 +46,11 @@ export function pkijsIssuer(caDer: Buffer, caKeyPem: string): IssueLeaf {
   const ext = (extnID: string, critical: boolean, value: asn1js.BaseBlock): pkijs.Extension =>
     new pkijs.Extension({ extnID, critical, extnValue: value.toBER() });
   const sanExtension = (uri: string): pkijs.Extension =>
-    ext(OID.subjectAltName, true, new pkijs.GeneralNames({ names: [new pkijs.GeneralName({ type: 6, value: uri })] }).toSchema());
+    ext(
+      OID.subjectAltName,
+      true,
+      new pkijs.GeneralNames({ names: [new pkijs.GeneralName({ type: 6, value: uri })] }).toSchema(),
+    );
   const algorithm = (): pkijs.AlgorithmIdentifier => new pkijs.AlgorithmIdentifier({ algorithmId: OID.ecdsaSha256 });
   const fixed = [
     ext(OID.keyUsage, true, new asn1js.BitString({ valueHex: new Uint8Array([0xb8]).buffer, unusedBits: 3 })),
@@ -47,14 +60,23 @@ export function pkijsIssuer(caDer: Buffer, caKeyPem: string): IssueLeaf {
   const authorityKeyId = ext(
     OID.authorityKeyId,
     false,
-    new pkijs.AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: arrayBuffer(createHash('sha256').update(rootSpki).digest()) }) }).toSchema(),
+    new pkijs.AuthorityKeyIdentifier({
+      keyIdentifier: new asn1js.OctetString({ valueHex: arrayBuffer(createHash('sha256').update(rootSpki).digest()) }),
+    }).toSchema(),
   );
 
   return (uri, serial) => {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
     const csr = new pkijs.CertificationRequest();
-    csr.subjectPublicKeyInfo = pkijs.PublicKeyInfo.fromBER(arrayBuffer(publicKey.export({ type: 'spki', format: 'der' })));
-    csr.attributes = [new pkijs.Attribute({ type: OID.extensionRequest, values: [new pkijs.Extensions({ extensions: [sanExtension(uri)] }).toSchema()] })];
+    csr.subjectPublicKeyInfo = pkijs.PublicKeyInfo.fromBER(
+      arrayBuffer(publicKey.export({ type: 'spki', format: 'der' })),
+    );
+    csr.attributes = [
+      new pkijs.Attribute({
+        type: OID.extensionRequest,
+        values: [new pkijs.Extensions({ extensions: [sanExtension(uri)] }).toSchema()],
+      }),
+    ];
     csr.signatureAlgorithm = algorithm();
     // encodeTBS is protected on CertificationRequest (its sign() is WebCrypto-only); same call as on Certificate.
     const info = Buffer.from((csr as unknown as { encodeTBS(): asn1js.Sequence }).encodeTBS().toBER());
@@ -65,7 +87,8 @@ export function pkijsIssuer(caDer: Buffer, caKeyPem: string): IssueLeaf {
     const request = pkijs.CertificationRequest.fromBER(csrDer);
     const spki = Buffer.from(request.subjectPublicKeyInfo.toSchema().toBER());
     const signature = Buffer.from(request.signatureValue.valueBlock.valueHexView);
-    if (!verify('sha256', Buffer.from(request.tbsView), { key: spki, format: 'der', type: 'spki' }, signature)) throw new Error('CSR signature is invalid');
+    if (!verify('sha256', Buffer.from(request.tbsView), { key: spki, format: 'der', type: 'spki' }, signature))
+      throw new Error('CSR signature is invalid');
     const requested = request.attributes?.find((a) => a.type === OID.extensionRequest)?.values[0];
     const san = new pkijs.Extensions({ schema: requested }).extensions.find((e) => e.extnID === OID.subjectAltName);
     const requestedUri = (san?.parsedValue as pkijs.AltName | undefined)?.altNames[0]?.value as string;
@@ -79,7 +102,11 @@ export function pkijsIssuer(caDer: Buffer, caKeyPem: string): IssueLeaf {
     cert.notBefore = new pkijs.Time({ type: 0, value: new Date(notBefore) });
     cert.notAfter = new pkijs.Time({ type: 0, value: new Date(notBefore + 72 * 3_600_000) });
     cert.subjectPublicKeyInfo = request.subjectPublicKeyInfo;
-    const subjectKeyId = ext(OID.subjectKeyId, false, new asn1js.OctetString({ valueHex: arrayBuffer(createHash('sha256').update(spki).digest()) }));
+    const subjectKeyId = ext(
+      OID.subjectKeyId,
+      false,
+      new asn1js.OctetString({ valueHex: arrayBuffer(createHash('sha256').update(spki).digest()) }),
+    );
     cert.extensions = [...fixed, subjectKeyId, authorityKeyId, sanExtension(requestedUri)];
     const tbs = Buffer.from(cert.encodeTBS().toBER());
     cert.signatureAlgorithm = algorithm();
@@ -98,7 +125,11 @@ export async function peculiarIssuer(caDer: Buffer, caKeyPem: string): Promise<I
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const caKey = await subtle.importKey('pkcs8', pkcs8, alg, false, ['sign']);
   const caCert = new px.X509Certificate(caDer);
-  const usages = px.KeyUsageFlags.digitalSignature | px.KeyUsageFlags.keyEncipherment | px.KeyUsageFlags.dataEncipherment | px.KeyUsageFlags.keyAgreement;
+  const usages =
+    px.KeyUsageFlags.digitalSignature |
+    px.KeyUsageFlags.keyEncipherment |
+    px.KeyUsageFlags.dataEncipherment |
+    px.KeyUsageFlags.keyAgreement;
   return async (uri, serial) => {
     const keys = (await subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
     const now = Date.now();

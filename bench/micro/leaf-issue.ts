@@ -111,15 +111,35 @@ function argValue(name: string, fallback: number): number {
 async function testCa(): Promise<SignTask['ca'] & { key: CryptoKeyPairLike }> {
   const key = await generateCaKey({ type: 'ec', bits: 256 });
   const now = Date.now();
-  const der = createRootCertificate({ key, serial: 1n, commonName: 'pri-bench.consul.ca.11111111.consul', uri: `spiffe://${TD}`, notBefore: now, notAfter: now + 87600 * 3_600_000 });
-  return { id: 'bench-root', privateKeyPem: key.export({ type: 'pkcs8', format: 'pem' }) as string, rootCertPem: toPem(der, 'CERTIFICATE'), key: { der } };
+  const der = createRootCertificate({
+    key,
+    serial: 1n,
+    commonName: 'pri-bench.consul.ca.11111111.consul',
+    uri: `spiffe://${TD}`,
+    notBefore: now,
+    notAfter: now + 87600 * 3_600_000,
+  });
+  return {
+    id: 'bench-root',
+    privateKeyPem: key.export({ type: 'pkcs8', format: 'pem' }) as string,
+    rootCertPem: toPem(der, 'CERTIFICATE'),
+    key: { der },
+  };
 }
 interface CryptoKeyPairLike {
   readonly der: Buffer;
 }
 
 function task(ca: SignTask['ca'], i: number): SignTask {
-  return { ca, serial: BigInt(i + 2), uri: `spiffe://${TD}/ns/default/dc/dc1/svc/svc-${i}`, nowMs: Date.now(), ttlMs: 72 * 3_600_000, trustDomain: TD, datacenter: 'dc1' };
+  return {
+    ca,
+    serial: BigInt(i + 2),
+    uri: `spiffe://${TD}/ns/default/dc/dc1/svc/svc-${i}`,
+    nowMs: Date.now(),
+    ttlMs: 72 * 3_600_000,
+    trustDomain: TD,
+    datacenter: 'dc1',
+  };
 }
 
 function inProcess(ca: SignTask['ca'], count: number): Row {
@@ -140,7 +160,8 @@ function inProcess(ca: SignTask['ca'], count: number): Row {
 async function libraryBaseline(scenario: string, issue: IssueLeaf, caDer: Buffer, count: number): Promise<Row> {
   const uri = (i: number): string => `spiffe://${TD}/ns/default/dc/dc1/svc/svc-${i}`;
   const first = new X509Certificate(await issue(uri(0), 2));
-  if (!first.verify(new X509Certificate(caDer).publicKey) || first.subjectAltName !== `URI:${uri(0)}`) throw new Error(`${scenario}: bad certificate`);
+  if (!first.verify(new X509Certificate(caDer).publicKey) || first.subjectAltName !== `URI:${uri(0)}`)
+    throw new Error(`${scenario}: bad certificate`);
   for (let i = 0; i < 50; i++) await issue(uri(i), i + 2);
   const start = performance.now();
   for (let i = 0; i < count; i++) await issue(uri(i), i + 2);
@@ -149,7 +170,12 @@ async function libraryBaseline(scenario: string, issue: IssueLeaf, caDer: Buffer
 }
 
 /** Runs `count` issuances with `inFlight` outstanding, timing them and the event loop. */
-async function throughPool(scenario: string, issue: (i: number) => Promise<unknown>, count: number, inFlight: number): Promise<Row> {
+async function throughPool(
+  scenario: string,
+  issue: (i: number) => Promise<unknown>,
+  count: number,
+  inFlight: number,
+): Promise<Row> {
   await Promise.all(Array.from({ length: 16 }, (_, i) => issue(i))); // start and warm the workers
   const stop = watchLoop();
   const start = performance.now();
@@ -187,7 +213,13 @@ async function paced(scenario: string, issue: (i: number) => Promise<unknown>, s
   await Promise.all(pending);
   const elapsed = performance.now() - start;
   const loop = await stop();
-  return { scenario, perSecond: (pending.length * 1000) / elapsed, msPerCert: Number.NaN, ...loop, target: loopTarget(loop) };
+  return {
+    scenario,
+    perSecond: (pending.length * 1000) / elapsed,
+    msPerCert: Number.NaN,
+    ...loop,
+    target: loopTarget(loop),
+  };
 }
 
 function loopTarget(loop: LoopFigures): string {
@@ -198,7 +230,12 @@ function loopTarget(loop: LoopFigures): string {
 async function idleLoop(ms: number): Promise<Row> {
   const stop = watchLoop();
   await new Promise((resolve) => setTimeout(resolve, ms));
-  return { scenario: `idle event loop for ${(ms / 1000).toFixed(1)} s (noise floor)`, perSecond: Number.NaN, msPerCert: Number.NaN, ...(await stop()) };
+  return {
+    scenario: `idle event loop for ${(ms / 1000).toFixed(1)} s (noise floor)`,
+    perSecond: Number.NaN,
+    msPerCert: Number.NaN,
+    ...(await stop()),
+  };
 }
 
 async function withManager(durable: boolean, count: number, inFlight: number): Promise<Row[]> {
@@ -222,7 +259,11 @@ async function withManager(durable: boolean, count: number, inFlight: number): P
     });
     const name = `ServerCa.signLeaf: pool + serial commit (${durable ? 'durable store' : 'memory store'})`;
     const row = await throughPool(name, (i) => manager.signLeaf('default', `svc-${i}`), count, inFlight);
-    const atTarget = await paced(`${name}, paced at ${MIN_PER_SECOND}/s`, (i) => manager.signLeaf('default', `paced-${i}`), 4);
+    const atTarget = await paced(
+      `${name}, paced at ${MIN_PER_SECOND}/s`,
+      (i) => manager.signLeaf('default', `paced-${i}`),
+      4,
+    );
     manager.close();
     return [row, atTarget];
   } finally {
@@ -240,8 +281,22 @@ export async function runLeafIssueBench(count = 3000, inFlight = 64): Promise<Ro
   process.stderr.write('leaf-issue: in-process ...\n');
   rows.push(inProcess(ca, Math.min(count, 2000)));
   process.stderr.write('leaf-issue: library baselines ...\n');
-  rows.push(await libraryBaseline('pkijs, per-root precomputation (baseline), 1 thread', pkijsIssuer(ca.key.der, ca.privateKeyPem), ca.key.der, 500));
-  rows.push(await libraryBaseline('@peculiar/x509, 1 thread', await peculiarIssuer(ca.key.der, ca.privateKeyPem), ca.key.der, 200));
+  rows.push(
+    await libraryBaseline(
+      'pkijs, per-root precomputation (baseline), 1 thread',
+      pkijsIssuer(ca.key.der, ca.privateKeyPem),
+      ca.key.der,
+      500,
+    ),
+  );
+  rows.push(
+    await libraryBaseline(
+      '@peculiar/x509, 1 thread',
+      await peculiarIssuer(ca.key.der, ca.privateKeyPem),
+      ca.key.der,
+      200,
+    ),
+  );
   process.stderr.write('leaf-issue: pool ...\n');
   for (const threads of [...new Set([DEFAULT_THREADS, availableParallelism()])]) {
     const priorities: readonly SigningPriority[] = threads === DEFAULT_THREADS ? ['low', 'normal'] : ['low'];
@@ -262,8 +317,32 @@ export async function runLeafIssueBench(count = 3000, inFlight = 64): Promise<Ro
 
   const baseline = rows[1]?.msPerCert ?? Number.NaN;
   const table = formatTable(
-    ['scenario', 'certs/s', 'ms/cert', 'x baseline', 'loop max ms', 'loop p99 ms', 'gc max ms', 'gc max kind', 'stall ran ms', 'stall waited ms', 'target'],
-    rows.map((r) => [r.scenario, nan(r.perSecond), nan(r.msPerCert), nan(baseline / r.msPerCert), r.loopMaxMs, r.loopP99Ms, r.gcMaxMs, r.gcMaxKind, r.stall?.cpuMs, r.stall?.waitMs, r.target]),
+    [
+      'scenario',
+      'certs/s',
+      'ms/cert',
+      'x baseline',
+      'loop max ms',
+      'loop p99 ms',
+      'gc max ms',
+      'gc max kind',
+      'stall ran ms',
+      'stall waited ms',
+      'target',
+    ],
+    rows.map((r) => [
+      r.scenario,
+      nan(r.perSecond),
+      nan(r.msPerCert),
+      nan(baseline / r.msPerCert),
+      r.loopMaxMs,
+      r.loopP99Ms,
+      r.gcMaxMs,
+      r.gcMaxKind,
+      r.stall?.cpuMs,
+      r.stall?.waitMs,
+      r.target,
+    ]),
   );
   process.stdout.write(`\nLeaf issuance, cold (EC P-256), ${count} certificates per pool row\n${table}\n`);
   const path = await writeJson('leaf-issue', {
@@ -272,7 +351,9 @@ export async function runLeafIssueBench(count = 3000, inFlight = 64): Promise<Ro
     cores: availableParallelism(),
     rows: rows.map(({ stall, ...r }) => ({
       ...Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
-      ...(stall === undefined ? {} : { stallGapMs: round(stall.gapMs), stallRanMs: round(stall.cpuMs), stallWaitedMs: round(stall.waitMs) }),
+      ...(stall === undefined
+        ? {}
+        : { stallGapMs: round(stall.gapMs), stallRanMs: round(stall.cpuMs), stallWaitedMs: round(stall.waitMs) }),
     })),
   });
   process.stdout.write(`wrote ${path}\n`);

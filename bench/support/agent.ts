@@ -23,7 +23,11 @@ async function mkdirOut(): Promise<string> {
 }
 
 /** `extraArgs` go after the defaults (e.g. `-config-file <path>`); later flags win. `main`: another build's CLI. */
-export async function startAgent(mode: AgentMode, extraArgs: readonly string[] = [], main: string = AGENT_MAIN): Promise<ServerProcess> {
+export async function startAgent(
+  mode: AgentMode,
+  extraArgs: readonly string[] = [],
+  main: string = AGENT_MAIN,
+): Promise<ServerProcess> {
   const port = await freePort();
   // Under .bench-out/, on the repository's disk: a tmpfs /tmp would make every fsync free and the
   // durable figures fiction.

@@ -25,8 +25,18 @@ export function autocannonTool(): LoadTool {
     async run(request: LoadRequest, settings: LoadSettings): Promise<LoadResult> {
       // autocannon would keep reconnecting on Connection: close and report nonsense; refuse instead.
       if (request.close === true) throw new Error('autocannon: Connection: close scenarios need wrk');
-      if (request.bodies !== undefined || request.paths !== undefined) throw new Error('autocannon: per-request bodies and paths need wrk');
-      const args = [cli, '-j', '-c', String(settings.connections), '-d', String(settings.durationS), '-m', request.method];
+      if (request.bodies !== undefined || request.paths !== undefined)
+        throw new Error('autocannon: per-request bodies and paths need wrk');
+      const args = [
+        cli,
+        '-j',
+        '-c',
+        String(settings.connections),
+        '-d',
+        String(settings.durationS),
+        '-m',
+        request.method,
+      ];
       if (request.body !== undefined) args.push('-b', request.body, '-H', 'Content-Type=application/octet-stream');
       for (const [name, value] of Object.entries(request.headers ?? {})) args.push('-H', `${name}=${value}`);
       args.push(request.url);

@@ -32,7 +32,8 @@ function wakeAll(): void {
   parked.clear();
 }
 
-const app = uWS.App()
+const app = uWS
+  .App()
   .get('/*', (res, req) => {
     if (req.getQuery('index') !== undefined) {
       res.onAborted(() => parked.delete(res));

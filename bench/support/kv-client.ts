@@ -19,7 +19,12 @@ export async function probe(url: string, init: { method?: Method; body?: string 
   const response = await fetch(url, { method: init.method ?? 'GET', body: init.body ?? null });
   const body = await response.text();
   const index = response.headers.get('x-svc-index');
-  return { status: response.status, bodyBytes: Buffer.byteLength(body), index: index === null ? undefined : Number(index), body };
+  return {
+    status: response.status,
+    bodyBytes: Buffer.byteLength(body),
+    index: index === null ? undefined : Number(index),
+    body,
+  };
 }
 
 /** PUTs `value` at `key` and fails unless the server answers 200 `true`. */

@@ -34,7 +34,8 @@ export function watchStalls(): () => Stall {
     const now = performance.now();
     const after = sched();
     const gapMs = now - last - PROBE_MS;
-    if (gapMs > longest.gapMs) longest = { gapMs, cpuMs: after.cpuMs - before.cpuMs, waitMs: after.waitMs - before.waitMs };
+    if (gapMs > longest.gapMs)
+      longest = { gapMs, cpuMs: after.cpuMs - before.cpuMs, waitMs: after.waitMs - before.waitMs };
     last = now;
     before = after;
   };

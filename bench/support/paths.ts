@@ -9,7 +9,8 @@ export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
  * The built agent CLI; the bench never builds it, `npm run bench` does. SVC_BENCH_AGENT names
  * another build's main.js instead, e.g. a checkout of main to compare a branch against.
  */
-export const AGENT_MAIN = process.env['SVC_BENCH_AGENT'] ?? fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+export const AGENT_MAIN =
+  process.env['SVC_BENCH_AGENT'] ?? fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 /** Compiled sibling scripts that run as separate server processes. */
 export const CEILING_SERVER = fileURLToPath(new URL('./ceiling-server.js', import.meta.url));

@@ -33,11 +33,7 @@ function tryConnect(port: number): Promise<boolean> {
  * Resolves once `port` accepts a TCP connection. `gaveUp` is polled between tries so a child that
  * died during start-up fails the wait at once instead of after the whole timeout.
  */
-export async function waitForPort(
-  port: number,
-  timeoutMs: number,
-  gaveUp: () => string | undefined,
-): Promise<void> {
+export async function waitForPort(port: number, timeoutMs: number, gaveUp: () => string | undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const reason = gaveUp();

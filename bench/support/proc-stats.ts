@@ -92,7 +92,8 @@ export function readThreadGroupsCpu(pid: number): ThreadGroupsCpu | undefined {
       return []; // The thread exited between the listing and the read.
     }
   });
-  const sum = (group: (t: (typeof threads)[number]) => boolean): number => threads.filter(group).reduce((ms, t) => ms + t.cpuMs, 0);
+  const sum = (group: (t: (typeof threads)[number]) => boolean): number =>
+    threads.filter(group).reduce((ms, t) => ms + t.cpuMs, 0);
   return {
     mainMs: sum((t) => t.tid === pid),
     loweredMs: sum((t) => t.tid !== pid && t.lowered),
@@ -105,7 +106,9 @@ export const NICE_FIELD = 19 - 3;
 export const POLICY_FIELD = 41 - 3;
 
 /** Nice value and scheduling policy (0 is SCHED_OTHER) of each live thread of `pid`. */
-export function readThreadPriorities(pid: number | 'self'): { readonly tid: number; readonly nice: number; readonly policy: number }[] {
+export function readThreadPriorities(
+  pid: number | 'self',
+): { readonly tid: number; readonly nice: number; readonly policy: number }[] {
   return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
     try {
       const fields = fieldsAfterName(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));

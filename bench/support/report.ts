@@ -12,11 +12,17 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
   const text = rows.map((row) => headers.map((_, i) => cellText(row[i])));
   const widths = headers.map((h, i) => Math.max(h.length, ...text.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[], numeric: (i: number) => boolean): string =>
-    cells.map((c, i) => (numeric(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (numeric(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   const isNumeric = (i: number): boolean => rows.some((r) => typeof r[i] === 'number');
   return [
     line(headers, isNumeric),
-    line(widths.map((w) => '-'.repeat(w)), () => false),
+    line(
+      widths.map((w) => '-'.repeat(w)),
+      () => false,
+    ),
     ...text.map((r) => line(r, isNumeric)),
   ].join('\n');
 }
@@ -41,7 +47,12 @@ export function round(n: number): number {
 export async function writeJson(name: string, data: Record<string, unknown>): Promise<string> {
   await mkdir(BENCH_OUT, { recursive: true });
   const path = join(BENCH_OUT, `${name}.json`);
-  const env = { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', platform: process.platform };
+  const env = {
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    platform: process.platform,
+  };
   await writeFile(path, `${JSON.stringify({ name, date: new Date().toISOString(), env, ...data }, null, 2)}\n`);
   return path;
 }

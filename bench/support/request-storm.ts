@@ -11,7 +11,12 @@ import { LOOPBACK } from './ports.js';
  * wave can take seconds while wrk saturates the agent (the signing worker runs at a lower
  * priority), so a connection the server closed as idle is replaced before the next wave.
  */
-export function requestStorm(port: number, size: number, target: (wave: number, i: number) => string, maxWaves = Number.POSITIVE_INFINITY): () => { stop(): Promise<string> } {
+export function requestStorm(
+  port: number,
+  size: number,
+  target: (wave: number, i: number) => string,
+  maxWaves = Number.POSITIVE_INFINITY,
+): () => { stop(): Promise<string> } {
   return () => {
     let running = true;
     let answered = 0;
@@ -73,7 +78,12 @@ export function requestStorm(port: number, size: number, target: (wave: number, 
 let serviceSeq = 0;
 
 /** Waves of `size` never-seen services asking for their first leaf; `names` collects them in order. */
-export function firstLeafStorm(port: number, size: number, maxWaves?: number, names?: string[]): () => { stop(): Promise<string> } {
+export function firstLeafStorm(
+  port: number,
+  size: number,
+  maxWaves?: number,
+  names?: string[],
+): () => { stop(): Promise<string> } {
   return requestStorm(
     port,
     size,

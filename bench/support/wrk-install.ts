@@ -45,7 +45,8 @@ async function wrkVersion(path: string): Promise<string> {
 export async function ensureWrk(): Promise<WrkLookup> {
   let path = findOnPath('wrk');
   if (path === undefined) {
-    if (process.getuid?.() !== 0) return { ok: false, reason: 'wrk is not on PATH and the bench is not root (apt-get install wrk)' };
+    if (process.getuid?.() !== 0)
+      return { ok: false, reason: 'wrk is not on PATH and the bench is not root (apt-get install wrk)' };
     if (findOnPath('apt-get') === undefined) return { ok: false, reason: 'wrk is not on PATH and there is no apt-get' };
     const failure = await aptInstallWrk();
     if (failure !== undefined) return { ok: false, reason: failure };

@@ -30,7 +30,8 @@ export function parseWrkOutput(text: string): WrkReport {
     const [, pct, value, unit] = m;
     if (pct !== undefined && value !== undefined && unit !== undefined) latencyMs.set(Number(pct), toMs(value, unit));
   }
-  if (!latencyMs.has(50) || !latencyMs.has(99)) throw new Error(`wrk: no latency distribution (run with --latency):\n${text}`);
+  if (!latencyMs.has(50) || !latencyMs.has(99))
+    throw new Error(`wrk: no latency distribution (run with --latency):\n${text}`);
 
   // "Socket errors: connect 0, read 0, write 0, timeout 0" appears only when one is non-zero.
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);

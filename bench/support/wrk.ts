@@ -37,7 +37,9 @@ export function wrkScript(request: LoadRequest): string | undefined {
     lines.push('local requests, count, n = {}, 0, 0');
     lines.push('function init(args)');
     // A missing entry (nil) keeps wrk's default: the URL's path, the script's body.
-    lines.push(`  for i = 1, ${Math.max(bodies.length, paths.length)} do requests[i] = wrk.format(nil, paths[i], nil, bodies[i]) end`);
+    lines.push(
+      `  for i = 1, ${Math.max(bodies.length, paths.length)} do requests[i] = wrk.format(nil, paths[i], nil, bodies[i]) end`,
+    );
     lines.push('  count = #requests');
     lines.push('end');
     lines.push('function request()');
@@ -46,7 +48,8 @@ export function wrkScript(request: LoadRequest): string | undefined {
     lines.push('end');
   }
   if (request.close === true) lines.push('wrk.headers["Connection"] = "close"');
-  for (const [name, value] of Object.entries(request.headers ?? {})) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
+  for (const [name, value] of Object.entries(request.headers ?? {}))
+    lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
   return lines.length === 0 ? undefined : `${lines.join('\n')}\n`;
 }
 

@@ -4,7 +4,14 @@
 // request's decision is then a field read (scalars) or one walk of a small radix tree (named
 // resources). Hot file: bench/micro/acl-authorizer.ts guards it.
 import { type NodeIdentity, type ServiceIdentity, identityRules } from './rules/identities.js';
-import { BLOCK_RULES, type BlockRule, mergeNamedRule, type NamedRule, type ParsedRules, stronger } from './rules/model.js';
+import {
+  BLOCK_RULES,
+  type BlockRule,
+  mergeNamedRule,
+  type NamedRule,
+  type ParsedRules,
+  stronger,
+} from './rules/model.js';
 import { NameIndex, NONE } from './rules/name-index.js';
 import type { Access, Authorizer, PolicyLevel, Resource } from './types.js';
 

@@ -83,7 +83,13 @@ export function globalManagementPolicy(): StoredPolicy {
   );
 }
 
-function builtinPolicy(id: string, name: string, description: string, rules: string, parsed: ParsedRules): StoredPolicy {
+function builtinPolicy(
+  id: string,
+  name: string,
+  description: string,
+  rules: string,
+  parsed: ParsedRules,
+): StoredPolicy {
   // Like Consul's policy hash, over what a client would notice changing.
   const hash = createHash('sha256').update(name).update(description).update(rules).digest('base64');
   return { ID: id, Name: name, Description: description, Rules: rules, Datacenters: null, Hash: hash, Parsed: parsed };

@@ -17,7 +17,12 @@ export interface DeniedSubject {
 }
 
 /** `Permission denied: token with AccessorID '…' lacks permission 'service:write' on "db"`. */
-export function permissionDenied(subject: DeniedSubject, resource: Resource, access: Access, name?: string): AgentError {
+export function permissionDenied(
+  subject: DeniedSubject,
+  resource: Resource,
+  access: Access,
+  name?: string,
+): AgentError {
   const who = subject.anonymous ? 'anonymous token' : `token with AccessorID '${subject.accessorId}'`;
   let reason = `${who} lacks permission '${resource}:${access}'`;
   if (name !== undefined) reason += ` on ${JSON.stringify(name)}`;

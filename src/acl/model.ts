@@ -59,21 +59,22 @@ const parsedRulesSchema = z.object({
   ...Object.fromEntries(SCALAR_RULES.map((rule) => [rule, level.exactOptional()])),
 }) as unknown as z.ZodType<ParsedRules>;
 
-export const storedTokenSchema = z.object({
-  AccessorID: z.string(),
-  // One of the two (secrets.ts): the secret on one machine, its hash in a cluster's view.
-  SecretID: z.string().exactOptional(),
-  SecretHash: z.string().exactOptional(),
-  Description: z.string(),
-  Policies: z.array(z.object({ ID: z.string() })),
-  ServiceIdentities: z.array(z.object({ ServiceName: z.string(), Datacenters: z.array(z.string()).exactOptional() })),
-  NodeIdentities: z.array(z.object({ NodeName: z.string(), Datacenter: z.string() })),
-  Local: z.boolean(),
-  ExpirationTime: z.string().exactOptional(),
-  CreateTime: z.string(),
-  Hash: z.string(),
-  Namespace: z.string(),
-})
+export const storedTokenSchema = z
+  .object({
+    AccessorID: z.string(),
+    // One of the two (secrets.ts): the secret on one machine, its hash in a cluster's view.
+    SecretID: z.string().exactOptional(),
+    SecretHash: z.string().exactOptional(),
+    Description: z.string(),
+    Policies: z.array(z.object({ ID: z.string() })),
+    ServiceIdentities: z.array(z.object({ ServiceName: z.string(), Datacenters: z.array(z.string()).exactOptional() })),
+    NodeIdentities: z.array(z.object({ NodeName: z.string(), Datacenter: z.string() })),
+    Local: z.boolean(),
+    ExpirationTime: z.string().exactOptional(),
+    CreateTime: z.string(),
+    Hash: z.string(),
+    Namespace: z.string(),
+  })
   .refine((token) => (token.SecretID === undefined) !== (token.SecretHash === undefined), {
     message: 'a token row holds either SecretID or SecretHash',
   }) satisfies z.ZodType<StoredToken>;

@@ -103,7 +103,9 @@ export class AclPolicies {
       const row = this.read(id);
       if (row === undefined) return;
       if (id === GLOBAL_MANAGEMENT_POLICY_ID) throw agentError('ACL_POLICY_BUILTIN_DELETE');
-      const result = await this.store.commit([{ op: 'delete', table: ACL_POLICIES, key: id, ifIndex: row.modifyIndex }]);
+      const result = await this.store.commit([
+        { op: 'delete', table: ACL_POLICIES, key: id, ifIndex: row.modifyIndex },
+      ]);
       if (!result.ok) throw writeRaced();
     });
   }
@@ -168,7 +170,12 @@ export class AclPolicies {
 }
 
 /** Like Consul's policy hash: over everything a client would notice changing, base64 in JSON. */
-export function policyHash(name: string, description: string, rules: string, datacenters: readonly string[] | null): string {
+export function policyHash(
+  name: string,
+  description: string,
+  rules: string,
+  datacenters: readonly string[] | null,
+): string {
   const h = createHash('sha256');
   h.update(`name:${name}\u0000description:${description}\u0000rules:${rules}\u0000`);
   for (const dc of datacenters ?? []) h.update(`dc:${dc}\u0000`);

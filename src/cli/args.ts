@@ -51,7 +51,13 @@ const AGENT_FLAGS: readonly FlagSpec[] = [
   { name: 'log-rotate-duration', key: 'log_rotate_duration', kind: 'string', placeholder: 'duration' },
   { name: 'log-rotate-max-files', key: 'log_rotate_max_files', kind: 'int', placeholder: 'count' },
   { name: 'server', key: 'server', kind: 'bool' },
-  { name: 'etcd', key: 'cluster.etcd.endpoints', kind: 'list', placeholder: 'url', doc: 'An etcd client URL; repeat for each member.' },
+  {
+    name: 'etcd',
+    key: 'cluster.etcd.endpoints',
+    kind: 'list',
+    placeholder: 'url',
+    doc: 'An etcd client URL; repeat for each member.',
+  },
   {
     name: 'accept-state-loss',
     kind: 'bool',
@@ -103,7 +109,11 @@ export function parseAgentArgs(argv: readonly string[]): AgentArgs {
       continue;
     }
     if (spec.kind === 'list' && spec.key !== undefined) {
-      setPath(flags, spec.key, values.map((v) => requireText(spec, String(v))));
+      setPath(
+        flags,
+        spec.key,
+        values.map((v) => requireText(spec, String(v))),
+      );
       continue;
     }
     // Go's flag package keeps the last of repeated flags.
@@ -207,7 +217,11 @@ export function parseCommand(argv: readonly string[]): Command {
   const [first, ...rest] = argv;
   if (first === undefined) return { name: 'help', text: mainHelp(), exitCode: 1 };
   if (first === 'help' || HELP_FLAGS.has(first)) {
-    return { name: 'help', text: rest[0] === 'agent' ? agentHelp() : rest[0] === 'loadtest' ? loadtestHelp() : mainHelp(), exitCode: 0 };
+    return {
+      name: 'help',
+      text: rest[0] === 'agent' ? agentHelp() : rest[0] === 'loadtest' ? loadtestHelp() : mainHelp(),
+      exitCode: 0,
+    };
   }
   if (first === 'version' || first === '-version' || first === '--version' || first === '-v') {
     if (rest.length > 0) throw usageError('CLI_EXTRA_ARGUMENTS', { args: rest.join(' ') });
@@ -221,7 +235,10 @@ export function parseCommand(argv: readonly string[]): Command {
   }
   if (first === 'loadtest') return { name: 'loadtest', argv: rest };
   if (CLIENT_WORDS.has(first)) return { name: 'client', argv };
-  throw usageError('CLI_UNKNOWN_COMMAND', { command: first, commands: `    agent\n    version\n${clientCommandList()}` });
+  throw usageError('CLI_UNKNOWN_COMMAND', {
+    command: first,
+    commands: `    agent\n    version\n${clientCommandList()}`,
+  });
 }
 
 export function mainHelp(): string {
@@ -235,7 +252,7 @@ export function mainHelp(): string {
     '    help       Shows this help (help agent, help loadtest: their options)',
     '',
     'Client commands (they talk to a running agent: -http-addr or SVC_HTTP_ADDR, -token or SVC_HTTP_TOKEN;',
-    'CONSUL_HTTP_ADDR and CONSUL_HTTP_TOKEN work too; add -h for a command\'s options):',
+    "CONSUL_HTTP_ADDR and CONSUL_HTTP_TOKEN work too; add -h for a command's options):",
     '',
     clientCommandList(),
     '',

@@ -40,7 +40,13 @@ export async function runAgent(args: AgentArgs): Promise<number> {
   const warnings: string[] = [];
   let warn = (message: string): void => void warnings.push(message);
   // Sources are read (HCL parsed) before each load: at start and on every reload.
-  const load = async (): Promise<ReturnType<typeof loadConfig>> => loadConfig({ sources: await readConfigSources(args.config), flags: args.flags, dev: args.dev, warn: (message) => warn(message) });
+  const load = async (): Promise<ReturnType<typeof loadConfig>> =>
+    loadConfig({
+      sources: await readConfigSources(args.config),
+      flags: args.flags,
+      dev: args.dev,
+      warn: (message) => warn(message),
+    });
   try {
     config = await load();
   } catch (err) {
@@ -49,7 +55,15 @@ export async function runAgent(args: AgentArgs): Promise<number> {
   let file: RotatingLogFile | undefined;
   try {
     const f = config.logFile;
-    file = f.path === undefined ? undefined : new RotatingLogFile({ path: f.path, maxBytes: f.rotateBytes, maxAgeMs: f.rotateDurationMs, maxFiles: f.rotateMaxFiles });
+    file =
+      f.path === undefined
+        ? undefined
+        : new RotatingLogFile({
+            path: f.path,
+            maxBytes: f.rotateBytes,
+            maxAgeMs: f.rotateDurationMs,
+            maxFiles: f.rotateMaxFiles,
+          });
   } catch (err) {
     return fail(new ConfigError([`log_file: cannot open ${config.logFile.path}: ${describeFsError(err)}`]));
   }
@@ -87,7 +101,12 @@ export async function runAgent(args: AgentArgs): Promise<number> {
     return startFailed(err);
   }
   const listening = agent.listening!;
-  const address = (port: number | undefined): string | null => (port === undefined ? null : config.clientAddr.includes(':') ? `[${config.clientAddr}]:${port}` : `${config.clientAddr}:${port}`);
+  const address = (port: number | undefined): string | null =>
+    port === undefined
+      ? null
+      : config.clientAddr.includes(':')
+        ? `[${config.clientAddr}]:${port}`
+        : `${config.clientAddr}:${port}`;
   log.info(
     {
       address: address(listening.http),
@@ -133,6 +152,5 @@ export async function runAgent(args: AgentArgs): Promise<number> {
     };
     stopNow = stop;
     if (requested !== undefined) stop(requested);
-
   });
 }

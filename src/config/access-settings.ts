@@ -25,7 +25,9 @@ export function accessSettingProblems(merged: PlainObject, values: ConfigValues)
   for (const [key, instead] of Object.entries(RESTRICTING_LISTS)) {
     const list = getPath(merged, ['http_config', key]);
     if (!Array.isArray(list) || list.length === 0) continue;
-    problems.push(`http_config.${key}: svc-agent does not implement this Consul restriction and will not serve without it; ${instead}`);
+    problems.push(
+      `http_config.${key}: svc-agent does not implement this Consul restriction and will not serve without it; ${instead}`,
+    );
   }
   return problems;
 }

@@ -2,7 +2,9 @@
 // own docs name it at the top level, so both spellings work (never both in one file).
 import { isPlainObject, type PlainObject } from './object.js';
 
-const ALIASES: readonly (readonly [alias: string, section: string, key: string])[] = [['kv_max_value_size', 'limits', 'kv_max_value_size']];
+const ALIASES: readonly (readonly [alias: string, section: string, key: string])[] = [
+  ['kv_max_value_size', 'limits', 'kv_max_value_size'],
+];
 
 /** Returns the layer with aliases moved to their canonical place, and any conflict found. */
 export function resolveAliases(layer: PlainObject): { values: PlainObject; problems: string[] } {

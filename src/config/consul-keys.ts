@@ -13,9 +13,17 @@ export interface ConsulKeyTree {
   readonly [name: string]: typeof VALUE | typeof FREE | ConsulKeyTree;
 }
 
-const keys = (...names: string[]): Record<string, typeof VALUE> => Object.fromEntries(names.map((name) => [name, VALUE]));
+const keys = (...names: string[]): Record<string, typeof VALUE> =>
+  Object.fromEntries(names.map((name) => [name, VALUE]));
 
-const GOSSIP = keys('gossip_nodes', 'gossip_interval', 'probe_interval', 'probe_timeout', 'suspicion_mult', 'retransmit_mult');
+const GOSSIP = keys(
+  'gossip_nodes',
+  'gossip_interval',
+  'probe_interval',
+  'probe_timeout',
+  'suspicion_mult',
+  'retransmit_mult',
+);
 
 const TLS_PROTOCOL = keys(
   'ca_file',
@@ -45,7 +53,14 @@ export const CONSUL_KEYS: ConsulKeyTree = {
       'msp_disable_bootstrap',
     ),
     tokens: {
-      ...keys('initial_management', 'replication', 'agent_recovery', 'default', 'agent', 'config_file_service_registration'),
+      ...keys(
+        'initial_management',
+        'replication',
+        'agent_recovery',
+        'default',
+        'agent',
+        'config_file_service_registration',
+      ),
       managed_service_provider: FREE,
     },
   },
@@ -259,7 +274,14 @@ export const CONSUL_KEYS: ConsulKeyTree = {
   xds: keys('update_max_per_second'),
   ...keys('ui', 'ui_content_path', 'ui_dir'),
   ui_config: {
-    ...keys('enabled', 'dir', 'content_path', 'metrics_provider', 'metrics_provider_files', 'metrics_provider_options_json'),
+    ...keys(
+      'enabled',
+      'dir',
+      'content_path',
+      'metrics_provider',
+      'metrics_provider_files',
+      'metrics_provider_options_json',
+    ),
     metrics_proxy: { base_url: VALUE, add_headers: FREE, path_allowlist: VALUE },
     dashboard_url_templates: FREE,
   },

@@ -20,7 +20,11 @@ const RENAMES: readonly Rename[] = [
   { from: 'acl_token', to: 'acl.tokens.default' },
   { from: 'acl.tokens.master', to: 'acl.tokens.initial_management' },
   { from: 'acl_master_token', to: 'acl.tokens.initial_management' },
-  { from: 'acl_replication_token', to: 'acl.tokens.replication', implies: { path: 'acl.enable_token_replication', value: true } },
+  {
+    from: 'acl_replication_token',
+    to: 'acl.tokens.replication',
+    implies: { path: 'acl.enable_token_replication', value: true },
+  },
   { from: 'enable_acl_replication', to: 'acl.enable_token_replication' },
   { from: 'acl_datacenter', to: 'primary_datacenter', implies: { path: 'acl.enabled', value: true } },
   { from: 'acl_default_policy', to: 'acl.default_policy' },
@@ -45,11 +49,19 @@ const RENAMES: readonly Rename[] = [
 
 /** Keys Consul reads and drops, with its warning. */
 const DROPPED: readonly { readonly key: string; readonly warning: string }[] = [
-  { key: 'tls_prefer_server_cipher_suites', warning: "The 'tls_prefer_server_cipher_suites' field is deprecated and will be ignored." },
+  {
+    key: 'tls_prefer_server_cipher_suites',
+    warning: "The 'tls_prefer_server_cipher_suites' field is deprecated and will be ignored.",
+  },
 ];
 
 /** The old top-level tls_min_version values and what Consul reads them as. */
-const OLD_TLS_VERSIONS: Readonly<Record<string, string>> = { tls10: 'TLSv1_0', tls11: 'TLSv1_1', tls12: 'TLSv1_2', tls13: 'TLSv1_3' };
+const OLD_TLS_VERSIONS: Readonly<Record<string, string>> = {
+  tls10: 'TLSv1_0',
+  tls11: 'TLSv1_1',
+  tls12: 'TLSv1_2',
+  tls13: 'TLSv1_3',
+};
 
 /** One file's values with Consul's deprecated keys moved to their new place, and Consul's warning for each. */
 export function moveConsulRenames(layer: PlainObject): { values: PlainObject; warnings: string[] } {
@@ -68,7 +80,8 @@ export function moveConsulRenames(layer: PlainObject): { values: PlainObject; wa
     const toParts = to.split('.');
     const current = getPath(values, toParts);
     if (current === undefined) values = withPath(values, toParts, value);
-    else if (append === true && Array.isArray(current) && Array.isArray(value)) values = withPath(values, toParts, [...current, ...value]);
+    else if (append === true && Array.isArray(current) && Array.isArray(value))
+      values = withPath(values, toParts, [...current, ...value]);
     if (implies !== undefined) values = withPath(values, implies.path.split('.'), implies.value);
     warnings.push(`The '${from}' field is deprecated. Use the '${to}' field instead.`);
   }

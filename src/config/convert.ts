@@ -24,7 +24,12 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
     dataDir: v.data_dir,
     logLevel: v.log_level,
     logJson: v.log_json,
-    logFile: { path: v.log_file, rotateBytes: v.log_rotate_bytes, rotateDurationMs: v.log_rotate_duration, rotateMaxFiles: v.log_rotate_max_files },
+    logFile: {
+      path: v.log_file,
+      rotateBytes: v.log_rotate_bytes,
+      rotateDurationMs: v.log_rotate_duration,
+      rotateMaxFiles: v.log_rotate_max_files,
+    },
     translateWanAddrs: v.translate_wan_addrs,
     // A lone agent is its own server: it holds its CA key as it always did.
     server: v.server || v.cluster.etcd.endpoints.length === 0,
@@ -32,7 +37,11 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
       etcd: {
         endpoints: v.cluster.etcd.endpoints,
         prefix: v.cluster.etcd.prefix,
-        tls: { caFile: v.cluster.etcd.tls.ca_file, certFile: v.cluster.etcd.tls.cert_file, keyFile: v.cluster.etcd.tls.key_file },
+        tls: {
+          caFile: v.cluster.etcd.tls.ca_file,
+          certFile: v.cluster.etcd.tls.cert_file,
+          keyFile: v.cluster.etcd.tls.key_file,
+        },
         username: v.cluster.etcd.username,
         password: v.cluster.etcd.password,
       },

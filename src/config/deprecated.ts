@@ -7,12 +7,23 @@ const CPU_POLICY = 'CPU policy for the whole service is the operator\'s to set (
 
 /** Keys that no longer exist, by dotted path, with what replaced them. */
 const REMOVED_KEYS: readonly { readonly path: string; readonly instead: string }[] = [
-  { path: 'performance.event_loop_slice', instead: `the agent no longer changes its event loop's scheduler slice; ${CPU_POLICY}` },
-  { path: 'performance.v8_threads', instead: `the agent no longer changes the scheduling of V8's threads; ${CPU_POLICY}` },
+  {
+    path: 'performance.event_loop_slice',
+    instead: `the agent no longer changes its event loop's scheduler slice; ${CPU_POLICY}`,
+  },
+  {
+    path: 'performance.v8_threads',
+    instead: `the agent no longer changes the scheduling of V8's threads; ${CPU_POLICY}`,
+  },
 ];
 
 /** Values a key no longer takes, with the value they now stand for. */
-const RETIRED_VALUES: readonly { readonly path: string; readonly value: string; readonly becomes: string; readonly why: string }[] = [
+const RETIRED_VALUES: readonly {
+  readonly path: string;
+  readonly value: string;
+  readonly becomes: string;
+  readonly why: string;
+}[] = [
   {
     path: 'connect.signing_priority',
     value: 'idle',

@@ -74,7 +74,10 @@ const UUID_TEXT = 'a UUID (8-4-4-4-12 hex digits)';
 
 /** A UUID-shaped string; Consul stores node IDs lower case, so it is folded here. */
 export const uuid = () =>
-  z.string(expecting(UUID_TEXT)).refine(isUuid, expecting(UUID_TEXT)).transform((v) => v.toLowerCase());
+  z
+    .string(expecting(UUID_TEXT))
+    .refine(isUuid, expecting(UUID_TEXT))
+    .transform((v) => v.toLowerCase());
 
 export const secretText = () =>
   z.string(expecting('a non-empty string', showShape)).min(1, expecting('a non-empty string', showShape));
@@ -96,7 +99,10 @@ export const urlList = () =>
         url = undefined;
       }
       if (url === undefined || !/^https?:$/.test(url.protocol) || url.hostname === '' || url.pathname.length > 1) {
-        ctx.addIssue({ code: 'custom', message: `expected http:// or https:// URLs such as "http://127.0.0.1:2379", got ${JSON.stringify(value)}` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `expected http:// or https:// URLs such as "http://127.0.0.1:2379", got ${JSON.stringify(value)}`,
+        });
         return z.NEVER;
       }
     }
@@ -105,7 +111,9 @@ export const urlList = () =>
 
 /** An etcd key prefix: absolute, so meshes sharing one etcd cannot overlap by accident. */
 export const keyPrefix = () =>
-  z.string(expecting('a key prefix starting with "/"')).refine((v) => v.startsWith('/') && v.length > 1, expecting('a key prefix starting with "/"'));
+  z
+    .string(expecting('a key prefix starting with "/"'))
+    .refine((v) => v.startsWith('/') && v.length > 1, expecting('a key prefix starting with "/"'));
 
 export const ipAddress = () =>
   z.string(expecting('an IP address')).refine((v) => isIP(v) !== 0, expecting('an IP address'));
@@ -115,7 +123,10 @@ export const trustDomain = () =>
   z.string(expecting('a non-empty string')).transform((value, ctx) => {
     const lower = value.toLowerCase();
     if (!/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(lower) || lower.length > 255) {
-      ctx.addIssue({ code: 'custom', message: `expected a trust domain (letters, digits, "-", "_", dot-separated), got ${JSON.stringify(value)}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a trust domain (letters, digits, "-", "_", dot-separated), got ${JSON.stringify(value)}`,
+      });
       return z.NEVER;
     }
     return lower;

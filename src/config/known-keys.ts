@@ -22,7 +22,8 @@ export function checkKeys(raw: PlainObject): KeyCheck {
 }
 
 /** The warning for an ignored key; load.ts prefixes the file. */
-export const ignoredWarning = (path: string): string => `${path} is ignored: svc-agent does not implement this Consul setting`;
+export const ignoredWarning = (path: string): string =>
+  `${path} is ignored: svc-agent does not implement this Consul setting`;
 
 function walk(
   raw: PlainObject,
@@ -41,12 +42,14 @@ function walk(
     if (ours !== undefined) {
       // A non-object where a group belongs is a type error, validate.ts's to report. A group
       // Consul leaves free (connect.ca_config) holds the keys of svc-agent's schema only.
-      if (!(ours instanceof ConfigKey) && isPlainObject(value)) walk(value, ours, consulGroup, `${path}.`, insideIgnored, problems, ignored);
+      if (!(ours instanceof ConfigKey) && isPlainObject(value))
+        walk(value, ours, consulGroup, `${path}.`, insideIgnored, problems, ignored);
       continue;
     }
     if (theirs !== undefined) {
       if (!insideIgnored) ignored.push(path);
-      if (consulGroup !== undefined && isPlainObject(value)) walk(value, undefined, consulGroup, `${path}.`, true, problems, ignored);
+      if (consulGroup !== undefined && isPlainObject(value))
+        walk(value, undefined, consulGroup, `${path}.`, true, problems, ignored);
       continue;
     }
     const known = [...Object.keys(schema ?? {}), ...Object.keys(consul ?? {})];

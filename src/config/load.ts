@@ -82,7 +82,10 @@ export function loadConfig(input: LoadInput): AgentConfig {
   warnings.push(...currentFlags.warnings.map((w) => `command line: ${w}`));
   const flags = currentFlags.values;
   const problems: string[] = [];
-  for (const [source, values] of [...layers.map((l) => [l.path, l.values] as const), ['command line', flags] as const]) {
+  for (const [source, values] of [
+    ...layers.map((l) => [l.path, l.values] as const),
+    ['command line', flags] as const,
+  ]) {
     const keys = checkKeys(values);
     problems.push(...keys.problems.map((p) => `${source}: ${p}`));
     warnings.push(...keys.ignored.map((key) => `${source}: ${ignoredWarning(key)}`));
@@ -97,12 +100,17 @@ export function loadConfig(input: LoadInput): AgentConfig {
     problems.push(`data_dir: ${JSON.stringify(dataDir)} is not a directory`);
   }
 
-  if (result.ok) problems.push(...accessSettingProblems(merged, result.values).map((problem) => withSource(problem, layers, flags)));
+  if (result.ok)
+    problems.push(...accessSettingProblems(merged, result.values).map((problem) => withSource(problem, layers, flags)));
 
   // The TLS files are read at start-up; one that cannot be read is named now, with its key.
   if (result.ok) {
     const tls = result.values.cluster.etcd.tls;
-    for (const [name, path] of [['ca_file', tls.ca_file], ['cert_file', tls.cert_file], ['key_file', tls.key_file]] as const) {
+    for (const [name, path] of [
+      ['ca_file', tls.ca_file],
+      ['cert_file', tls.cert_file],
+      ['key_file', tls.key_file],
+    ] as const) {
       if (path === undefined) continue;
       try {
         env.readFile(path);
@@ -113,7 +121,9 @@ export function loadConfig(input: LoadInput): AgentConfig {
   }
 
   if (!result.ok || problems.length > 0) throw new ConfigError(problems);
-  const warn = input.warn ?? ((message: string) => process.emitWarning(message, { type: 'DeprecationWarning', code: CONFIG_DEPRECATION_CODE }));
+  const warn =
+    input.warn ??
+    ((message: string) => process.emitWarning(message, { type: 'DeprecationWarning', code: CONFIG_DEPRECATION_CODE }));
   for (const message of warnings) warn(message);
   return deepFreeze(toAgentConfig(result.values, input.dev));
 }
@@ -127,7 +137,11 @@ function readJsonFile(path: string, env: LoadEnv): ConfigSource {
 }
 
 /** Prefixes a value problem (`key: …`) with the file that last set the key; a flag's stays as it is. */
-function withSource(problem: string, layers: readonly { readonly path: string; readonly values: PlainObject }[], flags: PlainObject): string {
+function withSource(
+  problem: string,
+  layers: readonly { readonly path: string; readonly values: PlainObject }[],
+  flags: PlainObject,
+): string {
   const key = problem.slice(0, problem.indexOf(':'));
   if (key === '' || key.includes(' ')) return problem;
   if (hasPath(flags, key)) return problem;
@@ -146,4 +160,3 @@ function hasPath(tree: PlainObject, dotted: string): boolean {
   }
   return true;
 }
-

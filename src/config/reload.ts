@@ -36,7 +36,8 @@ const KEY_NAMES: Readonly<Record<string, string>> = {
 export function planReload(current: AgentConfig, next: AgentConfig): ReloadPlan {
   const applied: string[] = [];
   const restartNeeded: string[] = [];
-  for (const path of changedPaths(current, next, '')) (RELOADABLE.has(path) ? applied : restartNeeded).push(fileKey(path));
+  for (const path of changedPaths(current, next, ''))
+    (RELOADABLE.has(path) ? applied : restartNeeded).push(fileKey(path));
   return { applied, restartNeeded };
 }
 
@@ -45,7 +46,8 @@ function changedPaths(a: unknown, b: unknown, path: string): string[] {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
     return [...keys].flatMap((key) => changedPaths(a[key], b[key], path === '' ? key : `${path}.${key}`));
   }
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => JSON.stringify(x) === JSON.stringify(b[i])) ? [] : [path];
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((x, i) => JSON.stringify(x) === JSON.stringify(b[i])) ? [] : [path];
   return Object.is(a, b) ? [] : [path];
 }
 

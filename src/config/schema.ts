@@ -61,8 +61,16 @@ export const CONFIG_SCHEMA = {
   node_id: optionalKey(uuid(), 'Unique ID of this node (UUID).', 'derived by the agent'),
   client_addr: key(ipAddress(), '127.0.0.1', 'Address the HTTP API binds to.'),
   ports: {
-    http: key(int(-1, 65535), 8500, 'Port of the HTTP API; 0 picks a free port (tests); -1 disables plain HTTP (with ports.https set).'),
-    https: key(int(-1, 65535), -1, 'Port of the HTTPS API (needs tls.defaults.cert_file and key_file); 0 picks a free port; -1 disables it.'),
+    http: key(
+      int(-1, 65535),
+      8500,
+      'Port of the HTTP API; 0 picks a free port (tests); -1 disables plain HTTP (with ports.https set).',
+    ),
+    https: key(
+      int(-1, 65535),
+      -1,
+      'Port of the HTTPS API (needs tls.defaults.cert_file and key_file); 0 picks a free port; -1 disables it.',
+    ),
   },
   tls: {
     defaults: {
@@ -70,7 +78,11 @@ export const CONFIG_SCHEMA = {
       cert_file: optionalKey(text(), 'PEM certificate (chain) the HTTPS API presents; re-read on reload.'),
       key_file: optionalKey(text(), 'PEM private key of cert_file; re-read on reload.'),
       verify_incoming: key(bool(), false, 'Require HTTPS clients to present a certificate signed by ca_file.'),
-      tls_min_version: key(oneOf(['TLSv1_0', 'TLSv1_1', 'TLSv1_2', 'TLSv1_3']), 'TLSv1_2', 'Oldest TLS version the HTTPS API accepts.'),
+      tls_min_version: key(
+        oneOf(['TLSv1_0', 'TLSv1_1', 'TLSv1_2', 'TLSv1_3']),
+        'TLSv1_2',
+        'Oldest TLS version the HTTPS API accepts.',
+      ),
     },
     // Consul's settings for its HTTPS API alone, over tls.defaults; the agent serves no other TLS.
     https: {
@@ -78,23 +90,45 @@ export const CONFIG_SCHEMA = {
       cert_file: optionalKey(text(), 'For the HTTPS API, in place of tls.defaults.cert_file.'),
       key_file: optionalKey(text(), 'For the HTTPS API, in place of tls.defaults.key_file.'),
       verify_incoming: optionalKey(bool(), 'For the HTTPS API, in place of tls.defaults.verify_incoming.'),
-      tls_min_version: optionalKey(oneOf(['TLSv1_0', 'TLSv1_1', 'TLSv1_2', 'TLSv1_3']), 'For the HTTPS API, in place of tls.defaults.tls_min_version.'),
+      tls_min_version: optionalKey(
+        oneOf(['TLSv1_0', 'TLSv1_1', 'TLSv1_2', 'TLSv1_3']),
+        'For the HTTPS API, in place of tls.defaults.tls_min_version.',
+      ),
     },
   },
   data_dir: optionalKey(text(), 'Directory for persistent state; required unless -dev.', 'none (required unless -dev)'),
-  log_level: key(logLevel(), 'info', 'Log level: trace, debug, info, warn or error (any case; "err" means error); changes on reload.'),
-  log_file: optionalKey(text(), 'Also write log lines to this file (rotated: log_rotate_bytes, log_rotate_duration, log_rotate_max_files).'),
+  log_level: key(
+    logLevel(),
+    'info',
+    'Log level: trace, debug, info, warn or error (any case; "err" means error); changes on reload.',
+  ),
+  log_file: optionalKey(
+    text(),
+    'Also write log lines to this file (rotated: log_rotate_bytes, log_rotate_duration, log_rotate_max_files).',
+  ),
   log_rotate_bytes: key(int(0), 0, 'Rotate the log file before it grows past this many bytes; 0: no size limit.'),
-  log_rotate_duration: key(duration('non-negative'), '24h', 'Rotate the log file once it is this old; 0s: never by age.'),
+  log_rotate_duration: key(
+    duration('non-negative'),
+    '24h',
+    'Rotate the log file once it is this old; 0s: never by age.',
+  ),
   log_rotate_max_files: key(int(-1), 0, 'Rotated log files to keep: 0 keeps all, -1 keeps none.'),
-  log_json: key(bool(), false, 'Write log lines as JSON (level, ISO time, component, msg, fields) instead of Consul\'s text format.'),
-  server: key(bool(), false, 'Server agent: holds the CA key, signs leaves, initialises and rotates the CA (cluster mode).'),
+  log_json: key(
+    bool(),
+    false,
+    "Write log lines as JSON (level, ISO time, component, msg, fields) instead of Consul's text format.",
+  ),
+  server: key(
+    bool(),
+    false,
+    'Server agent: holds the CA key, signs leaves, initialises and rotates the CA (cluster mode).',
+  ),
   cluster: {
     etcd: {
       endpoints: key(urlList(), [], 'etcd client URLs; none runs the agent on its own embedded store.'),
       prefix: key(keyPrefix(), '/svc/', 'Key prefix of this mesh in etcd; several meshes can share one etcd.'),
       tls: {
-        ca_file: optionalKey(text(), 'PEM file of the CA that signed the etcd members\' certificates.'),
+        ca_file: optionalKey(text(), "PEM file of the CA that signed the etcd members' certificates."),
         cert_file: optionalKey(text(), 'PEM client certificate for etcd (with key_file).'),
         key_file: optionalKey(text(), 'PEM private key of cert_file.'),
       },
@@ -104,12 +138,12 @@ export const CONFIG_SCHEMA = {
     member_ttl: key(
       duration('positive'),
       '10s',
-      'Lease TTL of this agent\'s member entry: a crashed agent leaves /v1/agent/members this long after its last keepalive.',
+      "Lease TTL of this agent's member entry: a crashed agent leaves /v1/agent/members this long after its last keepalive.",
     ),
     leader_probe_interval: key(
       duration('positive'),
       '500ms',
-      'How often the agent asks etcd for its leader (KnownLeader, LastContact); each agent adds one status request per interval to etcd\'s load.',
+      "How often the agent asks etcd for its leader (KnownLeader, LastContact); each agent adds one status request per interval to etcd's load.",
     ),
   },
   translate_wan_addrs: key(bool(), false, 'Prefer WAN addresses for nodes in remote datacenters.'),
@@ -124,7 +158,10 @@ export const CONFIG_SCHEMA = {
     token_min_expiration_ttl: key(duration('positive'), '1m', 'Shortest ExpirationTTL a token may be given.'),
     token_max_expiration_ttl: key(duration('positive'), '24h', 'Longest ExpirationTTL a token may be given.'),
     tokens: {
-      initial_management: optionalKey(secretText(), 'Secret of the management token created at bootstrap (any non-empty string; a UUID is usual).'),
+      initial_management: optionalKey(
+        secretText(),
+        'Secret of the management token created at bootstrap (any non-empty string; a UUID is usual).',
+      ),
       default: optionalKey(secretText(), 'Token used for requests that carry none.'),
       agent: optionalKey(
         secretText(),
@@ -197,7 +234,7 @@ export const CONFIG_SCHEMA = {
     prometheus_retention_time: key(
       duration('non-negative'),
       '60s',
-      'Any positive value serves GET /v1/agent/metrics?format=prometheus and records what it needs (request latencies); 0s turns that off (Consul\'s default; the agent\'s is on, measured at under 3% of authorize throughput).',
+      "Any positive value serves GET /v1/agent/metrics?format=prometheus and records what it needs (request latencies); 0s turns that off (Consul's default; the agent's is on, measured at under 3% of authorize throughput).",
     ),
   },
   cache: {

@@ -15,7 +15,8 @@ export interface ConfigPath {
 }
 
 /** One file's values, or why it gave none. */
-export type ConfigSource = { readonly path: string; readonly values: PlainObject } | { readonly path: string; readonly problem: string };
+export type ConfigSource =
+  { readonly path: string; readonly values: PlainObject } | { readonly path: string; readonly problem: string };
 
 const FORMATS = ['.json', '.hcl'];
 
@@ -60,7 +61,12 @@ export function parseJsonConfig(path: string, raw: string): ConfigSource {
     parsed = JSON.parse(text);
   } catch (err) {
     const at = findJsonSyntaxError(text);
-    return { path, problem: at ? `invalid JSON at line ${at.line}, column ${at.column}: ${at.reason}` : `invalid JSON: ${err instanceof Error ? err.message : String(err)}` };
+    return {
+      path,
+      problem: at
+        ? `invalid JSON at line ${at.line}, column ${at.column}: ${at.reason}`
+        : `invalid JSON: ${err instanceof Error ? err.message : String(err)}`,
+    };
   }
   if (!isPlainObject(parsed)) return { path, problem: 'expected a JSON object at the top level' };
   return { path, values: parsed };
@@ -80,7 +86,8 @@ export async function parseHclConfig(path: string, text: string): Promise<Config
 /** `{ acl: [ { tokens: [ { … } ] } ] }` → `{ acl: { tokens: { … } } }`; a block given twice is merged. */
 export function foldBlocks(value: unknown): unknown {
   if (Array.isArray(value)) {
-    if (value.length > 0 && value.every(isPlainObject)) return deepMerge(...value.map((body) => foldBlocks(body) as PlainObject));
+    if (value.length > 0 && value.every(isPlainObject))
+      return deepMerge(...value.map((body) => foldBlocks(body) as PlainObject));
     return value.map(foldBlocks);
   }
   if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, foldBlocks(v)]));

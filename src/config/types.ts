@@ -82,7 +82,12 @@ export interface AgentConfig {
   /** JSON log lines instead of Consul's text format. */
   readonly logJson: boolean;
   /** Log lines also go to this file, rotated (src/core/log-file.ts). */
-  readonly logFile: { readonly path: string | undefined; readonly rotateBytes: number; readonly rotateDurationMs: number; readonly rotateMaxFiles: number };
+  readonly logFile: {
+    readonly path: string | undefined;
+    readonly rotateBytes: number;
+    readonly rotateDurationMs: number;
+    readonly rotateMaxFiles: number;
+  };
   readonly translateWanAddrs: boolean;
   /**
    * A server agent holds the CA key and signs; a client agent never reads the key. Always true

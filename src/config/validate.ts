@@ -12,8 +12,7 @@ export interface ValidationContext extends DefaultContext {
 }
 
 export type ValidationResult =
-  | { readonly ok: true; readonly values: ConfigValues }
-  | { readonly ok: false; readonly problems: readonly string[] };
+  { readonly ok: true; readonly values: ConfigValues } | { readonly ok: false; readonly problems: readonly string[] };
 
 /**
  * Validates the merged raw config: fills defaults, converts every key through its schema, then
@@ -82,8 +81,14 @@ function parseKey(
 }
 
 /** The CA defaults, validated once; they stand in for CA keys that failed to parse. */
-const DEFAULT_CA = walk(CONFIG_SCHEMA.connect.ca_config, {}, '', { hostname: '' }, [], new Set()) as unknown as
-  ConfigValues['connect']['ca_config'];
+const DEFAULT_CA = walk(
+  CONFIG_SCHEMA.connect.ca_config,
+  {},
+  '',
+  { hostname: '' },
+  [],
+  new Set(),
+) as unknown as ConfigValues['connect']['ca_config'];
 
 /** `v` is typed as complete, but keys listed in `failed` are undefined in it. */
 function crossKeyProblems(v: ConfigValues, failed: ReadonlySet<string>): string[] {
@@ -97,7 +102,10 @@ function crossKeyProblems(v: ConfigValues, failed: ReadonlySet<string>): string[
   }
   const [minTtl, maxTtl] = ['acl.token_min_expiration_ttl', 'acl.token_max_expiration_ttl'];
   if (ok(minTtl, maxTtl) && v.acl.token_max_expiration_ttl < v.acl.token_min_expiration_ttl) {
-    const [floor, given] = [formatDuration(v.acl.token_min_expiration_ttl), formatDuration(v.acl.token_max_expiration_ttl)];
+    const [floor, given] = [
+      formatDuration(v.acl.token_min_expiration_ttl),
+      formatDuration(v.acl.token_max_expiration_ttl),
+    ];
     problems.push(`${maxTtl}: must be at least ${minTtl} (${floor}), got ${given}`);
   }
   const body = 'limits.http_max_body_bytes';
@@ -154,11 +162,17 @@ function listenerProblems(v: ConfigValues, ok: (...paths: string[]) => boolean):
   // What the HTTPS API gets: tls.https over tls.defaults, as in Consul.
   const { defaults, https } = v.tls;
   if (ok('ports.https') && v.ports.https !== -1) {
-    if ((https.cert_file ?? defaults.cert_file) === undefined) problems.push('tls.defaults.cert_file: required with ports.https');
-    if ((https.key_file ?? defaults.key_file) === undefined) problems.push('tls.defaults.key_file: required with ports.https');
+    if ((https.cert_file ?? defaults.cert_file) === undefined)
+      problems.push('tls.defaults.cert_file: required with ports.https');
+    if ((https.key_file ?? defaults.key_file) === undefined)
+      problems.push('tls.defaults.key_file: required with ports.https');
   }
   const verify = https.verify_incoming === undefined ? 'tls.defaults.verify_incoming' : 'tls.https.verify_incoming';
-  if (ok(verify) && (https.verify_incoming ?? defaults.verify_incoming) && (https.ca_file ?? defaults.ca_file) === undefined) {
+  if (
+    ok(verify) &&
+    (https.verify_incoming ?? defaults.verify_incoming) &&
+    (https.ca_file ?? defaults.ca_file) === undefined
+  ) {
     problems.push(`tls.defaults.ca_file: required with ${verify}`);
   }
   return problems;

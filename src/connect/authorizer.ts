@@ -17,5 +17,6 @@ export type Authorize = (request: AuthorizeRequest, token?: string) => Authorize
 
 /** Builds `authorize(request, token?)`: returns the decision, or throws the AgentError HTTP would answer. */
 export function connectAuthorizer(deps: ConnectAuthorizerDeps): Authorize {
-  return (request, token) => authorize(deps, request, () => deps.resolve(token || deps.defaultToken || ANONYMOUS_SECRET)).decision.result;
+  return (request, token) =>
+    authorize(deps, request, () => deps.resolve(token || deps.defaultToken || ANONYMOUS_SECRET)).decision.result;
 }

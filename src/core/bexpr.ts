@@ -13,7 +13,14 @@ export type Predicate = (item: Readonly<Record<string, unknown>>) => boolean;
 type Node =
   | { readonly kind: 'and' | 'or'; readonly left: Node; readonly right: Node }
   | { readonly kind: 'not'; readonly expr: Node }
-  | { readonly kind: 'match'; readonly op: MatchOp; readonly negate: boolean; readonly selector: readonly string[]; readonly value: string; readonly regex?: RegExp };
+  | {
+      readonly kind: 'match';
+      readonly op: MatchOp;
+      readonly negate: boolean;
+      readonly selector: readonly string[];
+      readonly value: string;
+      readonly regex?: RegExp;
+    };
 
 type MatchOp = 'equal' | 'contains' | 'matches' | 'empty' | 'in';
 
@@ -30,7 +37,11 @@ function syntax(message: string): AgentError {
  * Compiles `expression` into a predicate. `fields` are the selectable top-level fields; those in
  * `maps` may be followed by any key (`Meta.env`, `Meta["app.kubernetes.io/name"]`).
  */
-export function compileFilter(expression: string, fields: ReadonlySet<string>, maps: ReadonlySet<string> = new Set()): Predicate {
+export function compileFilter(
+  expression: string,
+  fields: ReadonlySet<string>,
+  maps: ReadonlySet<string> = new Set(),
+): Predicate {
   const parser = new Parser(tokenize(expression));
   const node = parser.parseAll();
   check(node, fields, maps);
@@ -143,7 +154,11 @@ class Parser {
     if (start === undefined) throw syntax('no match found, expected a match expression at end of input');
     // `Value [not] in Selector`: the only form that starts with a value.
     const next = this.peek(1);
-    if (start.t === 'string' || this.isWord(next, 'in') || (this.isWord(next, 'not') && this.isWord(this.peek(2), 'in'))) {
+    if (
+      start.t === 'string' ||
+      this.isWord(next, 'in') ||
+      (this.isWord(next, 'not') && this.isWord(this.peek(2), 'in'))
+    ) {
       const value = this.value();
       const negate = this.isWord(this.peek(), 'not');
       if (negate) this.pos++;
@@ -184,7 +199,11 @@ class Parser {
       return { kind: 'match', op: 'matches', negate, selector, value, regex };
     }
     const at = (word ?? op)?.at;
-    throw syntax(at === undefined ? 'no match found, expected an operator at end of input' : `1:${at + 1}: no match found, expected an operator`);
+    throw syntax(
+      at === undefined
+        ? 'no match found, expected an operator at end of input'
+        : `1:${at + 1}: no match found, expected an operator`,
+    );
   }
 
   private selector(): string[] {
@@ -204,7 +223,8 @@ class Parser {
       } else if (this.isOp(this.peek(), '[')) {
         this.pos++;
         const key = this.peek();
-        if (key === undefined || key.t !== 'string' || !this.isOp(this.peek(1), ']')) throw syntax('Invalid selector: expected ["key"]');
+        if (key === undefined || key.t !== 'string' || !this.isOp(this.peek(1), ']'))
+          throw syntax('Invalid selector: expected ["key"]');
         this.pos += 2;
         path.push(key.text);
       } else {
@@ -238,7 +258,8 @@ function check(node: Node, fields: ReadonlySet<string>, maps: ReadonlySet<string
     check(node.expr, fields, maps);
   } else if (node.kind === 'match') {
     const [head, ...rest] = node.selector;
-    const valid = head !== undefined && fields.has(head) && (rest.length === 0 || (maps.has(head) && rest.length === 1));
+    const valid =
+      head !== undefined && fields.has(head) && (rest.length === 0 || (maps.has(head) && rest.length === 1));
     if (!valid) throw syntax(`Selector ${JSON.stringify(node.selector.join('.'))} is not valid`);
   }
 }

@@ -29,18 +29,36 @@ export interface ErrorSpec {
 
 export const ERROR_CATALOGUE = {
   // Requests: bodies, query parameters, features this agent does not serve.
-  BODY_DECODE: { kind: 'invalid', message: '{prefix}: {detail}', note: "A request body Go's decoder would refuse, in its words." },
+  BODY_DECODE: {
+    kind: 'invalid',
+    message: '{prefix}: {detail}',
+    note: "A request body Go's decoder would refuse, in its words.",
+  },
   INVALID_WAIT: { kind: 'invalid', message: 'Invalid wait time' },
   INVALID_INDEX: { kind: 'invalid', message: 'Invalid index' },
   FILTER_INVALID: { kind: 'invalid', message: 'Failed to create boolean expression evaluator: {detail}' },
-  PARTITION_UNSUPPORTED: { kind: 'invalid', message: 'Invalid query parameter: "partition" - Partitions are a Consul Enterprise feature' },
+  PARTITION_UNSUPPORTED: {
+    kind: 'invalid',
+    message: 'Invalid query parameter: "partition" - Partitions are a Consul Enterprise feature',
+  },
   PARTITION_NOT_ON_ENDPOINT: { kind: 'invalid', message: 'Cannot use a partition with this endpoint' },
   MEMBERS_SEGMENT: { kind: 'invalid', message: 'Cannot provide a segment with wan=true' },
   CONNECT_DISABLED: { kind: 'invalid', message: 'Connect must be enabled in order to use this endpoint' },
-  HTTP_NOT_API_PATH: { kind: 'not-found', message: "Invalid URL path: if attempting to use the HTTP API, ensure the path starts with '/v1/'\n" },
+  HTTP_NOT_API_PATH: {
+    kind: 'not-found',
+    message: "Invalid URL path: if attempting to use the HTTP API, ensure the path starts with '/v1/'\n",
+  },
   HTTP_UNKNOWN_ENDPOINT: { kind: 'not-found', message: 'Invalid URL path: not a recognized HTTP API endpoint\n' },
-  HTTP_METHOD_NOT_ALLOWED: { kind: 'method-not-allowed', message: 'method {method} not allowed', note: 'The reply names the methods the path serves in its Allow header.' },
-  HTTP_BODY_TOO_LARGE: { kind: 'too-large', message: 'Request body({size} bytes) too large, max size: {max} bytes.', note: 'Over limits.http_max_body_bytes.' },
+  HTTP_METHOD_NOT_ALLOWED: {
+    kind: 'method-not-allowed',
+    message: 'method {method} not allowed',
+    note: 'The reply names the methods the path serves in its Allow header.',
+  },
+  HTTP_BODY_TOO_LARGE: {
+    kind: 'too-large',
+    message: 'Request body({size} bytes) too large, max size: {max} bytes.',
+    note: 'Over limits.http_max_body_bytes.',
+  },
   HTTP_BAD_PATH_ESCAPE: { kind: 'invalid', message: 'Invalid URL path: malformed percent-encoding' },
   HTTP_DUPLICATE_HOST: {
     kind: 'invalid',
@@ -54,13 +72,30 @@ export const ERROR_CATALOGUE = {
   },
   HTTP_LENGTH_REQUIRED: {
     kind: 'length-required',
-    message: 'Length required: this listener takes request bodies with Content-Length only (README, "HTTP transports")\n',
+    message:
+      'Length required: this listener takes request bodies with Content-Length only (README, "HTTP transports")\n',
     note: 'uWS listener: a chunked request body (docs/decisions.md D18). The connection is closed.',
   },
-  HTTP_MISSING_HOST: { kind: 'invalid', message: 'Bad request: missing required Host header\n', note: 'An HTTP/1.1 request without a Host header; the connection is closed.' },
-  FRAMING_CONTENT_LENGTHS: { kind: 'invalid', message: 'Bad request framing: more than one Content-Length header\n', note: 'The connection is closed (request smuggling guard, docs/decisions.md D18).' },
-  FRAMING_BAD_CONTENT_LENGTH: { kind: 'invalid', message: 'Bad request framing: invalid Content-Length {value:q}\n', note: 'The connection is closed.' },
-  FRAMING_BOTH_LENGTHS: { kind: 'invalid', message: 'Bad request framing: both Content-Length and Transfer-Encoding\n', note: 'The connection is closed.' },
+  HTTP_MISSING_HOST: {
+    kind: 'invalid',
+    message: 'Bad request: missing required Host header\n',
+    note: 'An HTTP/1.1 request without a Host header; the connection is closed.',
+  },
+  FRAMING_CONTENT_LENGTHS: {
+    kind: 'invalid',
+    message: 'Bad request framing: more than one Content-Length header\n',
+    note: 'The connection is closed (request smuggling guard, docs/decisions.md D18).',
+  },
+  FRAMING_BAD_CONTENT_LENGTH: {
+    kind: 'invalid',
+    message: 'Bad request framing: invalid Content-Length {value:q}\n',
+    note: 'The connection is closed.',
+  },
+  FRAMING_BOTH_LENGTHS: {
+    kind: 'invalid',
+    message: 'Bad request framing: both Content-Length and Transfer-Encoding\n',
+    note: 'The connection is closed.',
+  },
   FRAMING_BAD_TRANSFER_ENCODING: {
     kind: 'invalid',
     message: 'Bad request framing: Transfer-Encoding {value:q} must end in chunked, applied once\n',
@@ -80,7 +115,7 @@ export const ERROR_CATALOGUE = {
     kind: 'internal',
     logged: true,
     message: '{detail}',
-    note: 'A fault the code did not foresee: the thrown error\'s own message. Logged with its stack; please report it.',
+    note: "A fault the code did not foresee: the thrown error's own message. Logged with its stack; please report it.",
   },
 
   // KV.
@@ -90,10 +125,15 @@ export const ERROR_CATALOGUE = {
   KV_CONFLICTING_FLAGS: { kind: 'invalid', message: 'Conflicting flags: {query}\n' },
   KV_VALUE_TOO_LARGE: {
     kind: 'too-large',
-    message: 'Request body({size} bytes) too large, max size: {max} bytes. See https://developer.hashicorp.com/docs/agent/config/config-files#kv_max_value_size.',
+    message:
+      'Request body({size} bytes) too large, max size: {max} bytes. See https://developer.hashicorp.com/docs/agent/config/config-files#kv_max_value_size.',
     note: 'Over limits.kv_max_value_size.',
   },
-  KV_INVALID_SESSION: { kind: 'invalid', message: 'Invalid session {session:q}', note: 'The agent has no session API, so every lock operation names an unknown session.' },
+  KV_INVALID_SESSION: {
+    kind: 'invalid',
+    message: 'Invalid session {session:q}',
+    note: 'The agent has no session API, so every lock operation names an unknown session.',
+  },
   KV_VALUE_UNREADABLE: {
     kind: 'internal',
     message: 'value of key {key:q} is unreadable: it is not a KV entry',
@@ -102,19 +142,36 @@ export const ERROR_CATALOGUE = {
 
   // ACLs. Clients match on "ACL not found" and "Permission denied".
   ACL_DISABLED: { kind: 'unauthorized', message: 'ACL support disabled' },
-  ACL_NOT_FOUND: { kind: 'permission-denied', message: 'ACL not found', note: 'The request token is unknown or expired.' },
-  ACL_NO_SERVER: { kind: 'unavailable', message: 'No server agent answered for token secrets: {detail}', note: 'In a cluster a token secret lives where only server agents read it: a client agent records a new one, and shows one, through a server.' },
+  ACL_NOT_FOUND: {
+    kind: 'permission-denied',
+    message: 'ACL not found',
+    note: 'The request token is unknown or expired.',
+  },
+  ACL_NO_SERVER: {
+    kind: 'unavailable',
+    message: 'No server agent answered for token secrets: {detail}',
+    note: 'In a cluster a token secret lives where only server agents read it: a client agent records a new one, and shows one, through a server.',
+  },
   ACL_PERMISSION_DENIED: { kind: 'permission-denied', message: 'Permission denied: {reason}' },
-  ACL_BOOTSTRAP_DONE: { kind: 'permission-denied', message: 'Permission denied: ACL bootstrap no longer allowed (reset index: {resetIndex})' },
+  ACL_BOOTSTRAP_DONE: {
+    kind: 'permission-denied',
+    message: 'Permission denied: ACL bootstrap no longer allowed (reset index: {resetIndex})',
+  },
   ACL_BAD_ESCAPE: { kind: 'invalid', message: 'invalid URL escape {escape:q}' },
   ACL_MISSING_ACCESSOR: { kind: 'invalid', message: 'Missing token AccessorID' },
   ACL_MISSING_POLICY_ID: { kind: 'invalid', message: 'Missing policy ID' },
   ACL_MISSING_POLICY_NAME: { kind: 'invalid', message: 'Missing policy Name' },
-  ACL_TOKEN_FILTER_CONFLICT: { kind: 'invalid', message: 'can only filter by one of policy, role, serviceName, or authmethod at once' },
+  ACL_TOKEN_FILTER_CONFLICT: {
+    kind: 'invalid',
+    message: 'can only filter by one of policy, role, serviceName, or authmethod at once',
+  },
   ACL_TOKEN_ID_MISMATCH: { kind: 'invalid', message: 'Token Accessor ID in URL and payload do not match' },
   ACL_TOKEN_ACCESSOR_NOT_UUID: { kind: 'invalid', message: 'AccessorID is not a valid UUID' },
   ACL_TOKEN_ID_NOT_UUID: { kind: 'invalid', message: 'Invalid Token: {field} - not a valid UUID' },
-  ACL_TOKEN_ID_RESERVED: { kind: 'invalid', message: 'Invalid Token: {field} - UUIDs with the prefix {prefix:q} are reserved' },
+  ACL_TOKEN_ID_RESERVED: {
+    kind: 'invalid',
+    message: 'Invalid Token: {field} - UUIDs with the prefix {prefix:q} are reserved',
+  },
   ACL_TOKEN_SECRET_CHANGE: { kind: 'invalid', message: "Changing a token's SecretID is not permitted" },
   ACL_TOKEN_LOCAL_CHANGE: { kind: 'invalid', message: 'Cannot toggle local mode of {accessorId}' },
   ACL_TOKEN_AUTH_METHOD_CHANGE: { kind: 'invalid', message: 'Cannot change AuthMethod of {accessorId}' },
@@ -124,23 +181,51 @@ export const ERROR_CATALOGUE = {
   ACL_TOKEN_TTL_NEGATIVE: { kind: 'invalid', message: "Token Expiration TTL '{ttl}' should be > 0" },
   ACL_TOKEN_TTL_AND_TIME: { kind: 'invalid', message: 'Token Expiration TTL and Expiration Time cannot both be set' },
   ACL_TOKEN_EXPIRES_BEFORE_CREATE: { kind: 'invalid', message: 'ExpirationTime cannot be before CreateTime' },
-  ACL_TOKEN_EXPIRES_TOO_LATE: { kind: 'invalid', message: 'ExpirationTime cannot be more than {max} in the future (was {expiresIn})' },
-  ACL_TOKEN_EXPIRES_TOO_SOON: { kind: 'invalid', message: 'ExpirationTime cannot be less than {min} in the future (was {expiresIn})' },
-  ACL_TOKEN_NO_ROLE_ID: { kind: 'invalid', message: 'No such ACL role with ID {id:q}', note: 'The agent stores no roles.' },
-  ACL_TOKEN_NO_ROLE_NAME: { kind: 'invalid', message: 'No such ACL role with name {name:q}', note: 'The agent stores no roles.' },
+  ACL_TOKEN_EXPIRES_TOO_LATE: {
+    kind: 'invalid',
+    message: 'ExpirationTime cannot be more than {max} in the future (was {expiresIn})',
+  },
+  ACL_TOKEN_EXPIRES_TOO_SOON: {
+    kind: 'invalid',
+    message: 'ExpirationTime cannot be less than {min} in the future (was {expiresIn})',
+  },
+  ACL_TOKEN_NO_ROLE_ID: {
+    kind: 'invalid',
+    message: 'No such ACL role with ID {id:q}',
+    note: 'The agent stores no roles.',
+  },
+  ACL_TOKEN_NO_ROLE_NAME: {
+    kind: 'invalid',
+    message: 'No such ACL role with name {name:q}',
+    note: 'The agent stores no roles.',
+  },
   ACL_TOKEN_NO_POLICY_ID: { kind: 'invalid', message: 'No such ACL policy with ID {id:q}' },
   ACL_TOKEN_NO_POLICY_NAME: { kind: 'invalid', message: 'No such ACL policy with name {name:q}' },
-  ACL_TOKEN_SERVICE_IDENTITY_NO_NAME: { kind: 'invalid', message: 'Service identity is missing the service name field on this token' },
-  ACL_TOKEN_SERVICE_IDENTITY_LOCAL_DCS: { kind: 'invalid', message: 'Service identity {name:q} cannot specify a list of datacenters on a local token' },
+  ACL_TOKEN_SERVICE_IDENTITY_NO_NAME: {
+    kind: 'invalid',
+    message: 'Service identity is missing the service name field on this token',
+  },
+  ACL_TOKEN_SERVICE_IDENTITY_LOCAL_DCS: {
+    kind: 'invalid',
+    message: 'Service identity {name:q} cannot specify a list of datacenters on a local token',
+  },
   ACL_TOKEN_SERVICE_IDENTITY_NAME: {
     kind: 'invalid',
-    message: "Service identity {name:q} has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed",
+    message:
+      "Service identity {name:q} has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed",
   },
-  ACL_TOKEN_NODE_IDENTITY_NO_NAME: { kind: 'invalid', message: 'Node identity is missing the node name field on this token' },
-  ACL_TOKEN_NODE_IDENTITY_NO_DC: { kind: 'invalid', message: 'Node identity is missing the datacenter field on this token' },
+  ACL_TOKEN_NODE_IDENTITY_NO_NAME: {
+    kind: 'invalid',
+    message: 'Node identity is missing the node name field on this token',
+  },
+  ACL_TOKEN_NODE_IDENTITY_NO_DC: {
+    kind: 'invalid',
+    message: 'Node identity is missing the datacenter field on this token',
+  },
   ACL_TOKEN_TEMPLATED_POLICIES: {
     kind: 'invalid',
-    message: 'Templated policies are not supported: cannot link templated policy {name:q}; link policies, service identities or node identities instead',
+    message:
+      'Templated policies are not supported: cannot link templated policy {name:q}; link policies, service identities or node identities instead',
     note: "Consul 1.17's TemplatedPolicies field; an empty or null list is accepted.",
   },
   ACL_TOKEN_NODE_IDENTITY_NAME: {
@@ -152,7 +237,8 @@ export const ERROR_CATALOGUE = {
   ACL_TOKEN_DELETE_SELF: { kind: 'invalid', message: "Deletion of the request's authorization token is not permitted" },
   NAMESPACE_INVALID: {
     kind: 'invalid',
-    message: "Invalid Namespace {name:q}: a namespace name is 1 to 64 letters, digits or '-', starting and ending with a letter or digit",
+    message:
+      "Invalid Namespace {name:q}: a namespace name is 1 to 64 letters, digits or '-', starting and ending with a letter or digit",
   },
   ACL_TOKEN_NOT_FOUND: { kind: 'not-found', message: 'Cannot find token {accessorId:q}' },
   ACL_TOKEN_READ_NOT_FOUND: { kind: 'not-found', message: 'Requested token does not exist: ACL not found' },
@@ -161,17 +247,39 @@ export const ERROR_CATALOGUE = {
   ACL_TOKEN_DELETE_NOT_FOUND: { kind: 'not-found', message: 'Cannot find token to delete' },
   ACL_TOKEN_ID_IN_USE: { kind: 'conflict', message: 'Invalid Token: {field} is already in use' },
   ACL_TOKEN_LOST: { kind: 'internal', message: 'Failed to retrieve token after insertion' },
-  ACL_SECRET_MISMATCH: { kind: 'permission-denied', message: "Permission denied: the secret does not match the token's", note: 'A server records a token secret only when it hashes to what the token row holds.' },
+  ACL_SECRET_MISMATCH: {
+    kind: 'permission-denied',
+    message: "Permission denied: the secret does not match the token's",
+    note: 'A server records a token secret only when it hashes to what the token row holds.',
+  },
   ACL_POLICY_ID_SET: { kind: 'invalid', message: 'Cannot specify the ID when creating a new policy' },
   ACL_POLICY_ID_MISMATCH: { kind: 'invalid', message: 'Policy ID in URL and payload do not match' },
   ACL_POLICY_ID_NOT_UUID: { kind: 'invalid', message: 'Policy ID invalid UUID' },
   ACL_POLICY_NO_NAME: { kind: 'invalid', message: 'Invalid Policy: no Name is set' },
-  ACL_POLICY_NAME_LENGTH: { kind: 'invalid', message: 'Invalid Policy: invalid Name. Length must be greater than 0 and less than {max}' },
-  ACL_POLICY_NAME_PREFIX: { kind: 'invalid', message: "Invalid Policy: invalid Name. Names cannot be prefixed with '/' or '{prefix}'" },
-  ACL_POLICY_NAME_CHARS: { kind: 'invalid', message: "Invalid Policy: invalid Name. Only alphanumeric characters, a single '/', '-' and '_' are allowed" },
-  ACL_POLICY_BUILTIN_RULES: { kind: 'invalid', message: 'Changing the Rules for the builtin global-management policy is not permitted' },
-  ACL_POLICY_BUILTIN_DATACENTERS: { kind: 'invalid', message: 'Changing the Datacenters of the builtin global-management policy is not permitted' },
-  ACL_POLICY_BUILTIN_DELETE: { kind: 'invalid', message: 'Delete operation not permitted on the builtin global-management policy' },
+  ACL_POLICY_NAME_LENGTH: {
+    kind: 'invalid',
+    message: 'Invalid Policy: invalid Name. Length must be greater than 0 and less than {max}',
+  },
+  ACL_POLICY_NAME_PREFIX: {
+    kind: 'invalid',
+    message: "Invalid Policy: invalid Name. Names cannot be prefixed with '/' or '{prefix}'",
+  },
+  ACL_POLICY_NAME_CHARS: {
+    kind: 'invalid',
+    message: "Invalid Policy: invalid Name. Only alphanumeric characters, a single '/', '-' and '_' are allowed",
+  },
+  ACL_POLICY_BUILTIN_RULES: {
+    kind: 'invalid',
+    message: 'Changing the Rules for the builtin global-management policy is not permitted',
+  },
+  ACL_POLICY_BUILTIN_DATACENTERS: {
+    kind: 'invalid',
+    message: 'Changing the Datacenters of the builtin global-management policy is not permitted',
+  },
+  ACL_POLICY_BUILTIN_DELETE: {
+    kind: 'invalid',
+    message: 'Delete operation not permitted on the builtin global-management policy',
+  },
   ACL_POLICY_NOT_FOUND: { kind: 'not-found', message: 'cannot find policy {id}' },
   ACL_POLICY_READ_NOT_FOUND: { kind: 'not-found', message: 'Requested policy does not exist: ACL not found' },
   ACL_POLICY_NAME_IN_USE: { kind: 'conflict', message: 'Invalid Policy: A Policy with Name {name:q} already exists' },
@@ -179,7 +287,10 @@ export const ERROR_CATALOGUE = {
   ACL_POLICY_LOST: { kind: 'internal', message: 'Failed to retrieve policy after insertion' },
   ACL_RULES_INVALID: { kind: 'invalid', message: 'Failed to parse ACL rules: {detail}' },
   ACL_RULES_BAD_POLICY: { kind: 'invalid', message: 'Invalid {rule} policy: {name:q} has invalid policy {policy:q}' },
-  ACL_RULES_BAD_INTENTIONS: { kind: 'invalid', message: 'Invalid {rule} intentions policy: {name:q} has invalid intentions {intentions:q}' },
+  ACL_RULES_BAD_INTENTIONS: {
+    kind: 'invalid',
+    message: 'Invalid {rule} intentions policy: {name:q} has invalid intentions {intentions:q}',
+  },
   ACL_RULES_BAD_LEVEL: { kind: 'invalid', message: 'Invalid {rule} policy: {policy:q}' },
   AGENT_TOKEN_UNKNOWN: {
     kind: 'not-found',
@@ -189,8 +300,15 @@ export const ERROR_CATALOGUE = {
   ACL_WRITE_RACE: { kind: 'conflict', message: 'ACL state changed while the write was applied; retry the request' },
 
   // Intentions.
-  INTENTION_INVALID: { kind: 'invalid', message: '{problems}', note: "Every problem found (legacy API, in go-multierror's text) or the first one (/exact API)." },
-  INTENTION_DESTINATION_FIXED: { kind: 'invalid', message: 'Cannot modify Destination partition/namespace/name for an intention once it exists.' },
+  INTENTION_INVALID: {
+    kind: 'invalid',
+    message: '{problems}',
+    note: "Every problem found (legacy API, in go-multierror's text) or the first one (/exact API).",
+  },
+  INTENTION_DESTINATION_FIXED: {
+    kind: 'invalid',
+    message: 'Cannot modify Destination partition/namespace/name for an intention once it exists.',
+  },
   INTENTION_NOT_FOUND: { kind: 'not-found', message: "Cannot {action} non-existent intention: '{id}'" },
   INTENTION_READ_NOT_FOUND: { kind: 'not-found', message: 'Intention not found' },
   INTENTION_DUPLICATE: { kind: 'conflict', message: 'duplicate intention found: {intention}' },
@@ -214,17 +332,44 @@ export const ERROR_CATALOGUE = {
   CA_CONFIG_PARSE: { kind: 'invalid', message: "error parsing CA config: '{field}': {detail}" },
   CA_CONFIG_INVALID: { kind: 'invalid', message: 'error configuring provider: {detail}' },
   CA_UNKNOWN_PROVIDER: { kind: 'invalid', message: 'unknown CA provider {provider:q}' },
-  CA_STATE_READ_ONLY: { kind: 'invalid', message: 'Provider State is read-only. It must be omitted or identical to the current value' },
+  CA_STATE_READ_ONLY: {
+    kind: 'invalid',
+    message: 'Provider State is read-only. It must be omitted or identical to the current value',
+  },
   CA_CONFIG_CONFLICT: { kind: 'conflict', message: 'CA configuration changed concurrently; try again' },
   CA_NOT_INITIALIZED: { kind: 'internal', message: 'CA has not finished initializing' },
   CA_BAD_CERT: { kind: 'invalid', message: 'error parsing root cert: {detail}' },
-  CA_BAD_KEY: { kind: 'invalid', message: '{detail}', note: 'A CA private key of an unsupported type or size, or one that does not parse.' },
+  CA_BAD_KEY: {
+    kind: 'invalid',
+    message: '{detail}',
+    note: 'A CA private key of an unsupported type or size, or one that does not parse.',
+  },
   CA_KEY_MISMATCH: { kind: 'invalid', message: 'private key does not match the root certificate' },
-  CA_BAD_CSR: { kind: 'invalid', message: '{detail}', note: 'A CSR that does not parse, is not signed by its key, or names another trust domain or datacenter.' },
-  CA_ROOT_EXPIRED: { kind: 'internal', message: 'root expired: valid until {notAfter}', note: 'Rotate the CA (PUT /v1/connect/ca/configuration).' },
-  CA_SIGNER_UNAVAILABLE: { kind: 'unavailable', message: '{detail}', note: 'The signing pool is closed (shutting down) or a signing thread failed.' },
-  CSR_RATE_LIMITED: { kind: 'rate-limited', message: 'Rate limit reached, try again later', note: 'Leaf signing is over connect.ca_config csr_max_per_second; clients retry.' },
-  CA_UNKNOWN: { kind: 'internal', message: 'CA {caId} is not prepared in this worker', note: 'Between the agent and its signing threads only: the task is resent with the CA.' },
+  CA_BAD_CSR: {
+    kind: 'invalid',
+    message: '{detail}',
+    note: 'A CSR that does not parse, is not signed by its key, or names another trust domain or datacenter.',
+  },
+  CA_ROOT_EXPIRED: {
+    kind: 'internal',
+    message: 'root expired: valid until {notAfter}',
+    note: 'Rotate the CA (PUT /v1/connect/ca/configuration).',
+  },
+  CA_SIGNER_UNAVAILABLE: {
+    kind: 'unavailable',
+    message: '{detail}',
+    note: 'The signing pool is closed (shutting down) or a signing thread failed.',
+  },
+  CSR_RATE_LIMITED: {
+    kind: 'rate-limited',
+    message: 'Rate limit reached, try again later',
+    note: 'Leaf signing is over connect.ca_config csr_max_per_second; clients retry.',
+  },
+  CA_UNKNOWN: {
+    kind: 'internal',
+    message: 'CA {caId} is not prepared in this worker',
+    note: 'Between the agent and its signing threads only: the task is resent with the CA.',
+  },
   CA_SIGNER_NO_THREAD: {
     kind: 'unavailable',
     message: 'leaf signing unavailable: no signing thread could start ({detail}); try again later',
@@ -232,13 +377,29 @@ export const ERROR_CATALOGUE = {
     logged: true,
   },
   CA_SIGN_FAILED: { kind: 'internal', message: '{detail}' },
-  CA_NO_SERVER: { kind: 'unavailable', message: 'No CA server answered the leaf signing request: {detail}', note: 'A client agent needs a server agent (and etcd) to sign a new leaf; cached leaves keep being served.' },
-  CA_SERIAL_CONFLICT: { kind: 'unavailable', message: 'could not take a certificate serial: the counter kept changing', note: 'Every guarded commit on the serial counter lost to another server; the caller retries.' },
-  CA_SERVER_ONLY: { kind: 'invalid', message: 'the CA configuration is changed on a server agent', note: 'A client agent holds no CA key, so it cannot initialise or rotate the CA.' },
+  CA_NO_SERVER: {
+    kind: 'unavailable',
+    message: 'No CA server answered the leaf signing request: {detail}',
+    note: 'A client agent needs a server agent (and etcd) to sign a new leaf; cached leaves keep being served.',
+  },
+  CA_SERIAL_CONFLICT: {
+    kind: 'unavailable',
+    message: 'could not take a certificate serial: the counter kept changing',
+    note: 'Every guarded commit on the serial counter lost to another server; the caller retries.',
+  },
+  CA_SERVER_ONLY: {
+    kind: 'invalid',
+    message: 'the CA configuration is changed on a server agent',
+    note: 'A client agent holds no CA key, so it cannot initialise or rotate the CA.',
+  },
 
   // State store.
   STORE_CLOSED: { kind: 'unavailable', message: 'state store is closed' },
-  STATE_INVALID_OP: { kind: 'invalid', message: '{detail}', note: 'A commit the store refuses (embedders writing to the store directly).' },
+  STATE_INVALID_OP: {
+    kind: 'invalid',
+    message: '{detail}',
+    note: 'A commit the store refuses (embedders writing to the store directly).',
+  },
   STATE_APPLY_FAILED: { kind: 'internal', message: 'applying the commit failed' },
   STATE_WAL_WRITE_FAILED: {
     kind: 'unavailable',
@@ -254,7 +415,8 @@ export const ERROR_CATALOGUE = {
   },
   STATE_LOSS_DETECTED: {
     kind: 'internal',
-    message: '{detail}; refusing to start rather than lose acknowledged writes silently. Restore the data directory from a backup, or start once with -accept-state-loss to continue from index {index}',
+    message:
+      '{detail}; refusing to start rather than lose acknowledged writes silently. Restore the data directory from a backup, or start once with -accept-state-loss to continue from index {index}',
     note: 'At start-up: a WAL segment is missing or cut before the last acknowledged write (docs/decisions.md D17).',
   },
   STATE_SNAPSHOT_CORRUPT: {
@@ -277,15 +439,28 @@ export const ERROR_CATALOGUE = {
     message: 'state directory {dir} is in use by process {pid} (lock file {lockFile})',
     note: 'At start-up: another agent uses this data_dir.',
   },
-  STATE_DIR_LOCK_FAILED: { kind: 'unavailable', message: 'cannot lock state directory {dir}', note: 'At start-up; the cause is logged.' },
+  STATE_DIR_LOCK_FAILED: {
+    kind: 'unavailable',
+    message: 'cannot lock state directory {dir}',
+    note: 'At start-up; the cause is logged.',
+  },
   // logged: etcd going and coming back is logged once (per member, and by the store), not per request.
-  STATE_NO_LEADER: { kind: 'unavailable', logged: true, message: 'No cluster leader', note: "Cluster: etcd did not answer a write within its deadline (Consul's text; clients match on it)." },
+  STATE_NO_LEADER: {
+    kind: 'unavailable',
+    logged: true,
+    message: 'No cluster leader',
+    note: "Cluster: etcd did not answer a write within its deadline (Consul's text; clients match on it).",
+  },
   STATE_COMMIT_TOO_LARGE: {
     kind: 'too-large',
     message: 'commit needs {needed} etcd operations; one transaction holds at most {max} (etcd --max-txn-ops)',
     note: 'Cluster: one commit must fit one etcd transaction, so it is refused rather than split.',
   },
-  STATE_REQUEST_TOO_LARGE: { kind: 'too-large', message: 'commit is larger than etcd accepts', note: 'Cluster: over etcd --max-request-bytes (1.5 MiB by default).' },
+  STATE_REQUEST_TOO_LARGE: {
+    kind: 'too-large',
+    message: 'commit is larger than etcd accepts',
+    note: 'Cluster: over etcd --max-request-bytes (1.5 MiB by default).',
+  },
   STATE_ETCD_FAILED: { kind: 'internal', message: 'etcd refused the request: {detail}' },
 
   // Start-up and command line.
@@ -294,39 +469,134 @@ export const ERROR_CATALOGUE = {
     message: 'HTTPS: {detail}',
     note: 'At start-up or reload: a tls.defaults file is missing, unreadable, not PEM, or the key does not match the certificate. A reload keeps the certificate in use.',
   },
-  CONFIG_INVALID: { kind: 'invalid', message: '{problems}', note: 'At start-up: one line per problem, each naming its file or dotted key.' },
+  CONFIG_INVALID: {
+    kind: 'invalid',
+    message: '{problems}',
+    note: 'At start-up: one line per problem, each naming its file or dotted key.',
+  },
   // Client commands (svc-agent kv get ...): printed on stderr as one line, exit status 1.
-  CLI_FLAG_UNDEFINED: { kind: 'invalid', message: 'flag provided but not defined: -{flag}', note: 'A client command given a flag it does not have; `-h` after the command lists its flags.' },
+  CLI_FLAG_UNDEFINED: {
+    kind: 'invalid',
+    message: 'flag provided but not defined: -{flag}',
+    note: 'A client command given a flag it does not have; `-h` after the command lists its flags.',
+  },
   CLI_EXTRA_ARGUMENTS: { kind: 'invalid', message: 'unexpected extra arguments: [{args}]' },
   CLI_UNKNOWN_COMMAND: { kind: 'invalid', message: 'unknown command: {command:q}\n\nCommands:\n{commands}' },
   CLI_FLAG_NEEDS_ARGUMENT: { kind: 'invalid', message: 'flag needs an argument: -{flag}' },
   CLI_FLAG_VALUE: { kind: 'invalid', message: 'invalid value {value:q} for flag -{flag}: {reason}' },
-  CLI_FLAG_BOOL: { kind: 'invalid', message: 'invalid boolean value {value:q} for -{flag}: parse error', note: "Go's spellings: 1, t, T, true, TRUE, True and 0, f, F, false, FALSE, False." },
-  CLI_FLAG_MISSING: { kind: 'invalid', message: '{detail}', note: "A client command run without a flag it needs, in Consul's words (\"Must specify the -id parameter\")." },
-  CLI_FLAG_CONFLICT: { kind: 'invalid', message: '{detail}', note: 'Two flags that exclude each other (-allow and -deny, -cas and -recurse).' },
+  CLI_FLAG_BOOL: {
+    kind: 'invalid',
+    message: 'invalid boolean value {value:q} for -{flag}: parse error',
+    note: "Go's spellings: 1, t, T, true, TRUE, True and 0, f, F, false, FALSE, False.",
+  },
+  CLI_FLAG_MISSING: {
+    kind: 'invalid',
+    message: '{detail}',
+    note: 'A client command run without a flag it needs, in Consul\'s words ("Must specify the -id parameter").',
+  },
+  CLI_FLAG_CONFLICT: {
+    kind: 'invalid',
+    message: '{detail}',
+    note: 'Two flags that exclude each other (-allow and -deny, -cas and -recurse).',
+  },
   CLI_FORMAT_UNKNOWN: { kind: 'invalid', message: 'Unknown format: {format}', note: '-format takes pretty or json.' },
   CLI_MISSING_ARGUMENT: { kind: 'invalid', message: 'Error! Missing {name} argument' },
   CLI_EMPTY_ARGUMENT: { kind: 'invalid', message: 'Error! Empty {name} argument' },
   CLI_TOO_MANY_ARGUMENTS: { kind: 'invalid', message: 'Too many arguments (expected {expected}, got {got})' },
-  CLI_ENV_INVALID: { kind: 'invalid', message: 'invalid boolean value {value:q} for {name}: parse error', note: 'CONSUL_HTTP_SSL or CONSUL_HTTP_SSL_VERIFY (or their SVC_ spellings) set to a value that is not a Go boolean.' },
-  CLI_ADDRESS_SCHEME: { kind: 'invalid', message: 'Unknown protocol scheme: {scheme}', note: 'The agent address is host:port, http://host:port or https://host:port.' },
-  CLI_FILE_UNREADABLE: { kind: 'invalid', message: '{what}: open {path}: {reason}', note: 'A file named by a flag, an environment variable or @file cannot be read: a token file, a CA file or directory, a client certificate or key, a value or import file.' },
-  CLI_TLS_SETUP: { kind: 'invalid', message: '{detail}', note: 'The TLS files do not make a client: only one of -client-cert and -client-key, a file that holds no PEM, or a key that does not match the certificate. Nothing was sent.' },
-  CLI_TLS_FAILED: { kind: 'unavailable', message: 'Error connecting to the agent at {address}: {reason}', note: "The TLS handshake failed, said in Go's words (x509: certificate signed by unknown authority; certificate is valid for ..., not ...; remote error: tls: certificate required) with what to give the command." },
-  CLI_CONNECT_FAILED: { kind: 'unavailable', message: 'Error connecting to the agent at {address}: {reason}', note: 'No connection to the agent: refused (is it running, on that port?), reset, or a name that does not resolve.' },
-  CLI_UNEXPECTED_ANSWER: { kind: 'internal', message: 'Error {what}: Unexpected response code: {status} ({body})', note: "The agent answered with an error status; the body is the agent's message (403: the token may not do it)." },
-  CLI_ANSWER_NOT_JSON: { kind: 'internal', message: 'Error {what}: the agent answered {status} with a body that is not JSON: {detail}', note: 'The address is not an agent, or a proxy answered in its place.' },
-  CLI_IMPORT_NOT_JSON: { kind: 'invalid', message: 'Cannot unmarshal data: {detail}', note: '`kv import` takes what `kv export` writes: a JSON array of {"key", "flags", "value" (base64)} objects.' },
-  CLI_IMPORT_BAD_BASE64: { kind: 'invalid', message: 'Error base 64 decoding value for key {key}: illegal base64 data at input byte {offset}' },
-  CLI_LOADTEST_FLAG: { kind: 'invalid', message: '{detail}', note: '`svc-agent loadtest`: a flag out of range or of the wrong shape, or flags that exclude each other.' },
-  CLI_LOADTEST_TARGET: { kind: 'invalid', message: '{detail}', note: '`svc-agent loadtest`: the target does not serve the endpoint, refuses the token, or did not reach the state the scenario waits for.' },
-  CLI_LOADTEST_COMPARE: { kind: 'invalid', message: '{detail}', note: '`svc-agent loadtest compare`: a file that is not a result, or two unlike runs without -force.' },
-  CLI_INTENTION_EXISTS: { kind: 'conflict', message: 'Error! Intention already exists for {source} => {destination} (use -replace to replace it)' },
-  NODE_ID_CORRUPT: { kind: 'internal', message: '{file} does not hold a UUID: remove it or set node_id', note: 'At start-up.' },
-  CONFIG_RELOAD_FAILED: { kind: 'internal', logged: true, message: 'Failed to reload configs: {detail}', note: 'PUT /v1/agent/reload or SIGHUP with a config that does not load; the running config stays.' },
-  CONFIG_RELOAD_UNAVAILABLE: { kind: 'internal', message: 'Failed to reload configs: this agent was started without config files to re-read', note: 'An agent embedded as a library without a reloadConfig option.' },
-  DIR_CREATE_FAILED: { kind: 'internal', message: 'cannot create directory {path}: {reason}', note: 'At start-up: the data directory (or a directory in it) cannot be made.' },
-  HTTP_LISTEN: { kind: 'internal', message: 'error starting {api} listener: listen tcp {address}: bind: {reason}', note: 'At start-up: the address is taken (by another agent too: the port is bound exclusively), not permitted, or not on this host.' },
+  CLI_ENV_INVALID: {
+    kind: 'invalid',
+    message: 'invalid boolean value {value:q} for {name}: parse error',
+    note: 'CONSUL_HTTP_SSL or CONSUL_HTTP_SSL_VERIFY (or their SVC_ spellings) set to a value that is not a Go boolean.',
+  },
+  CLI_ADDRESS_SCHEME: {
+    kind: 'invalid',
+    message: 'Unknown protocol scheme: {scheme}',
+    note: 'The agent address is host:port, http://host:port or https://host:port.',
+  },
+  CLI_FILE_UNREADABLE: {
+    kind: 'invalid',
+    message: '{what}: open {path}: {reason}',
+    note: 'A file named by a flag, an environment variable or @file cannot be read: a token file, a CA file or directory, a client certificate or key, a value or import file.',
+  },
+  CLI_TLS_SETUP: {
+    kind: 'invalid',
+    message: '{detail}',
+    note: 'The TLS files do not make a client: only one of -client-cert and -client-key, a file that holds no PEM, or a key that does not match the certificate. Nothing was sent.',
+  },
+  CLI_TLS_FAILED: {
+    kind: 'unavailable',
+    message: 'Error connecting to the agent at {address}: {reason}',
+    note: "The TLS handshake failed, said in Go's words (x509: certificate signed by unknown authority; certificate is valid for ..., not ...; remote error: tls: certificate required) with what to give the command.",
+  },
+  CLI_CONNECT_FAILED: {
+    kind: 'unavailable',
+    message: 'Error connecting to the agent at {address}: {reason}',
+    note: 'No connection to the agent: refused (is it running, on that port?), reset, or a name that does not resolve.',
+  },
+  CLI_UNEXPECTED_ANSWER: {
+    kind: 'internal',
+    message: 'Error {what}: Unexpected response code: {status} ({body})',
+    note: "The agent answered with an error status; the body is the agent's message (403: the token may not do it).",
+  },
+  CLI_ANSWER_NOT_JSON: {
+    kind: 'internal',
+    message: 'Error {what}: the agent answered {status} with a body that is not JSON: {detail}',
+    note: 'The address is not an agent, or a proxy answered in its place.',
+  },
+  CLI_IMPORT_NOT_JSON: {
+    kind: 'invalid',
+    message: 'Cannot unmarshal data: {detail}',
+    note: '`kv import` takes what `kv export` writes: a JSON array of {"key", "flags", "value" (base64)} objects.',
+  },
+  CLI_IMPORT_BAD_BASE64: {
+    kind: 'invalid',
+    message: 'Error base 64 decoding value for key {key}: illegal base64 data at input byte {offset}',
+  },
+  CLI_LOADTEST_FLAG: {
+    kind: 'invalid',
+    message: '{detail}',
+    note: '`svc-agent loadtest`: a flag out of range or of the wrong shape, or flags that exclude each other.',
+  },
+  CLI_LOADTEST_TARGET: {
+    kind: 'invalid',
+    message: '{detail}',
+    note: '`svc-agent loadtest`: the target does not serve the endpoint, refuses the token, or did not reach the state the scenario waits for.',
+  },
+  CLI_LOADTEST_COMPARE: {
+    kind: 'invalid',
+    message: '{detail}',
+    note: '`svc-agent loadtest compare`: a file that is not a result, or two unlike runs without -force.',
+  },
+  CLI_INTENTION_EXISTS: {
+    kind: 'conflict',
+    message: 'Error! Intention already exists for {source} => {destination} (use -replace to replace it)',
+  },
+  NODE_ID_CORRUPT: {
+    kind: 'internal',
+    message: '{file} does not hold a UUID: remove it or set node_id',
+    note: 'At start-up.',
+  },
+  CONFIG_RELOAD_FAILED: {
+    kind: 'internal',
+    logged: true,
+    message: 'Failed to reload configs: {detail}',
+    note: 'PUT /v1/agent/reload or SIGHUP with a config that does not load; the running config stays.',
+  },
+  CONFIG_RELOAD_UNAVAILABLE: {
+    kind: 'internal',
+    message: 'Failed to reload configs: this agent was started without config files to re-read',
+    note: 'An agent embedded as a library without a reloadConfig option.',
+  },
+  DIR_CREATE_FAILED: {
+    kind: 'internal',
+    message: 'cannot create directory {path}: {reason}',
+    note: 'At start-up: the data directory (or a directory in it) cannot be made.',
+  },
+  HTTP_LISTEN: {
+    kind: 'internal',
+    message: 'error starting {api} listener: listen tcp {address}: bind: {reason}',
+    note: 'At start-up: the address is taken (by another agent too: the port is bound exclusively), not permitted, or not on this host.',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
@@ -347,4 +617,3 @@ export type TemplateValue = string | number | bigint;
 export type CodeTaking<P extends string> = {
   [C in ErrorCode]: [PlaceholderOf<C>] extends [P] ? ([P] extends [PlaceholderOf<C>] ? C : never) : never;
 }[ErrorCode];
-

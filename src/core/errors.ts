@@ -32,12 +32,16 @@ export interface ErrorDetails {
 export type ErrorParams<C extends ErrorCode> = { readonly [K in PlaceholderOf<C>]: TemplateValue } & ErrorDetails;
 
 /** A code without parameters takes only optional details; any other code needs its parameters. */
-export type ErrorArgs<C extends ErrorCode> = [PlaceholderOf<C>] extends [never] ? [details?: ErrorDetails] : [params: ErrorParams<C>];
+export type ErrorArgs<C extends ErrorCode> = [PlaceholderOf<C>] extends [never]
+  ? [details?: ErrorDetails]
+  : [params: ErrorParams<C>];
 
 /** The error for `code`, its message rendered from the catalogue's template with `params`. */
 export function agentError<C extends ErrorCode>(code: C, ...[params]: ErrorArgs<C>): AgentError {
   const message = renderMessage(code, params as Readonly<Record<string, unknown>> | undefined);
-  return params?.cause === undefined ? new AgentError(code, message) : new AgentError(code, message, { cause: params.cause });
+  return params?.cause === undefined
+    ? new AgentError(code, message)
+    : new AgentError(code, message, { cause: params.cause });
 }
 
 // A template compiled once into alternating literal text and parameters, on its first use.

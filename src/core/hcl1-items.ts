@@ -84,7 +84,12 @@ export function oneItemPerLine(text: string): string | undefined {
     } else {
       // A word or number: a value after `=` or in a list, otherwise the next item's key.
       let j = i;
-      while (j < text.length && !/[\s"{}[\],=#]/.test(text[j] as string) && !(text[j] === '/' && (text[j + 1] === '/' || text[j + 1] === '*'))) j++;
+      while (
+        j < text.length &&
+        !/[\s"{}[\],=#]/.test(text[j] as string) &&
+        !(text[j] === '/' && (text[j + 1] === '/' || text[j + 1] === '*'))
+      )
+        j++;
       if (j === i) return undefined;
       const isValue: boolean = last === 'eq' || !inBlock();
       if (!isValue) breakIfSameItemLine();

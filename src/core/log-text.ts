@@ -33,7 +33,13 @@ export function formatTextLine(json: string): string {
   const blocks: string[] = [];
   let stack: string | undefined;
   const add = (key: string, value: string): void => {
-    if (value.includes('\n')) blocks.push(`\n  ${key}=\n${value.split('\n').map((l) => `  | ${l}`).join('\n')}`);
+    if (value.includes('\n'))
+      blocks.push(
+        `\n  ${key}=\n${value
+          .split('\n')
+          .map((l) => `  | ${l}`)
+          .join('\n')}`,
+      );
     else fields.push(`${key}=${value}`);
   };
   for (const [key, value] of Object.entries(entry)) {
@@ -48,7 +54,11 @@ export function formatTextLine(json: string): string {
   if (msg !== '' && fields.length + blocks.length > 0) line += ':';
   if (fields.length > 0) line += ` ${fields.join(' ')}`;
   line += blocks.join('');
-  if (stack !== undefined) line += `\n${stack.split('\n').map((l) => `  ${l}`).join('\n')}`;
+  if (stack !== undefined)
+    line += `\n${stack
+      .split('\n')
+      .map((l) => `  ${l}`)
+      .join('\n')}`;
   return `${line}\n`;
 }
 
@@ -71,6 +81,11 @@ function text(value: string): string {
 }
 
 function item(value: unknown): string {
-  const shown = typeof value === 'string' ? value : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+  const shown =
+    typeof value === 'string'
+      ? value
+      : typeof value === 'object' && value !== null
+        ? JSON.stringify(value)
+        : String(value);
   return /[\s]/.test(shown) ? JSON.stringify(shown) : shown;
 }

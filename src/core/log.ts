@@ -54,7 +54,12 @@ const REDACT = [
  * JSON lines carry `level` as its name, `time` as an ISO timestamp and one `component`; text lines
  * are Consul's format. `destination` defaults to stdout.
  */
-export function createLogger(level: LogLevel, destination: NodeJS.WritableStream = process.stdout, format: LogFormat = 'json', file?: { write(line: string): void }): RootLogger {
+export function createLogger(
+  level: LogLevel,
+  destination: NodeJS.WritableStream = process.stdout,
+  format: LogFormat = 'json',
+  file?: { write(line: string): void },
+): RootLogger {
   const shape = format === 'json' ? (line: string) => line : formatTextLine;
   let fileFailing = false;
   const stream = {
@@ -70,7 +75,13 @@ export function createLogger(level: LogLevel, destination: NodeJS.WritableStream
       } catch (err) {
         if (fileFailing) return;
         fileFailing = true;
-        const entry = { level: 'error', time: new Date().toISOString(), component: 'agent', msg: 'cannot write to log_file; lines go to the console only', err: { message: describeFsError(err) } };
+        const entry = {
+          level: 'error',
+          time: new Date().toISOString(),
+          component: 'agent',
+          msg: 'cannot write to log_file; lines go to the console only',
+          err: { message: describeFsError(err) },
+        };
         destination.write(shape(`${JSON.stringify(entry)}\n`));
       }
     },

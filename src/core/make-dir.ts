@@ -16,12 +16,14 @@ export async function makeDir(path: string): Promise<void> {
       throw agentError('DIR_CREATE_FAILED', { path, reason: 'a file of that name is in the way' });
     }
     const parent = dirname(path);
-    if (code !== 'ENOENT' || parent === path) throw agentError('DIR_CREATE_FAILED', { path, reason: describe(err), cause: err });
+    if (code !== 'ENOENT' || parent === path)
+      throw agentError('DIR_CREATE_FAILED', { path, reason: describe(err), cause: err });
     const parentIsDir = await stat(parent).then(
       (s) => s.isDirectory(),
       () => undefined,
     );
-    if (parentIsDir === true) throw agentError('DIR_CREATE_FAILED', { path, reason: `${parent} does not take new directories` });
+    if (parentIsDir === true)
+      throw agentError('DIR_CREATE_FAILED', { path, reason: `${parent} does not take new directories` });
     if (parentIsDir === false) throw agentError('DIR_CREATE_FAILED', { path, reason: `${parent} is not a directory` });
   }
   await makeDir(dirname(path));

@@ -21,7 +21,8 @@ export interface LimitReport {
  * runs the agent out of descriptors; 65536 is what the README's systemd unit sets.
  */
 export const LOW_OPEN_FILES = 4096;
-const ADVICE = 'raise it where the agent is started: LimitNOFILE=65536 in its systemd unit (README, "Open files"), or ulimit -n';
+const ADVICE =
+  'raise it where the agent is started: LimitNOFILE=65536 in its systemd unit (README, "Open files"), or ulimit -n';
 
 /** The "Max open files" row of Linux's /proc/<pid>/limits. */
 export function parseOpenFilesLimit(procLimits: string): OpenFilesLimit | undefined {
@@ -34,7 +35,9 @@ export function parseOpenFilesLimit(procLimits: string): OpenFilesLimit | undefi
 }
 
 /** This process's limit, where the platform shows it (Linux); undefined elsewhere. */
-export function readOpenFilesLimit(read: () => string = () => readFileSync('/proc/self/limits', 'utf8')): OpenFilesLimit | undefined {
+export function readOpenFilesLimit(
+  read: () => string = () => readFileSync('/proc/self/limits', 'utf8'),
+): OpenFilesLimit | undefined {
   try {
     return parseOpenFilesLimit(read());
   } catch {
@@ -47,10 +50,18 @@ export function openFilesReport(limit: OpenFilesLimit | undefined): LimitReport 
   if (limit === undefined) return { level: 'debug', obj: {}, msg: 'open-files limit not readable on this platform' };
   const obj = { openFiles: limit.soft, openFilesHard: limit.hard };
   if (limit.soft < limit.hard) {
-    return { level: 'warn', obj, msg: `open-files limit ${limit.soft} could not be raised to the hard limit ${limit.hard}; ${ADVICE}` };
+    return {
+      level: 'warn',
+      obj,
+      msg: `open-files limit ${limit.soft} could not be raised to the hard limit ${limit.hard}; ${ADVICE}`,
+    };
   }
   if (limit.soft < LOW_OPEN_FILES) {
-    return { level: 'warn', obj, msg: `open-files limit ${limit.soft} is low: each connection and parked query holds a descriptor; ${ADVICE}` };
+    return {
+      level: 'warn',
+      obj,
+      msg: `open-files limit ${limit.soft} is low: each connection and parked query holds a descriptor; ${ADVICE}`,
+    };
   }
   return { level: 'info', obj, msg: 'open-files limit' };
 }

@@ -16,8 +16,18 @@ export type RequestRecorder = (route: string, method: string, status: number, se
 
 export class PrometheusMetrics {
   private readonly registry = new Registry();
-  private readonly http = new Histograms('svc_http_request_duration_seconds', 'HTTP requests by route pattern, method and status, from the request line to the answer.', HTTP_BUCKETS, ['route', 'method', 'code']);
-  private readonly walSync = new Histograms('svc_state_wal_sync_seconds', 'One WAL batch written and fdatasynced (group commit).', FSYNC_BUCKETS, []);
+  private readonly http = new Histograms(
+    'svc_http_request_duration_seconds',
+    'HTTP requests by route pattern, method and status, from the request line to the answer.',
+    HTTP_BUCKETS,
+    ['route', 'method', 'code'],
+  );
+  private readonly walSync = new Histograms(
+    'svc_state_wal_sync_seconds',
+    'One WAL batch written and fdatasynced (group commit).',
+    FSYNC_BUCKETS,
+    [],
+  );
   private readonly walSyncAll = this.walSync.series([]);
   /** route → method → status → its series, so a request costs three map lookups. */
   private readonly series = new Map<string, Map<string, Map<number, Series>>>();
@@ -131,7 +141,13 @@ class Histograms {
     return series;
   }
 
-  get(): { name: string; help: string; type: string; values: { metricName: string; labels: Record<string, string | number>; value: number }[]; aggregator: string } {
+  get(): {
+    name: string;
+    help: string;
+    type: string;
+    values: { metricName: string; labels: Record<string, string | number>; value: number }[];
+    aggregator: string;
+  } {
     const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = [];
     for (const s of this.all) {
       let cumulative = 0;

@@ -16,7 +16,11 @@ export function commonHeaders(config: AgentConfig, brand: BrandHeaders): Header[
 }
 
 /** `maxBodyBytes`: the body cap of routes without their own, read per request (a reload changes it). */
-export function buildApi(maxBodyBytes: () => number, gate: AclGate, routeGroups: readonly (readonly Route[])[]): CompiledRoute[] {
+export function buildApi(
+  maxBodyBytes: () => number,
+  gate: AclGate,
+  routeGroups: readonly (readonly Route[])[],
+): CompiledRoute[] {
   return compileRoutes(routeGroups.flat(), gate, maxBodyBytes);
 }
 

@@ -147,7 +147,14 @@ export class BlockingQueries {
       if (key !== undefined) this.shared.set(key, group);
       this.arm(group);
     }
-    const entry = new Entry(group, handle, deliver as Deliver<unknown>, closeConnection, parked.params.minIndex, this.clock.now() + parked.params.timeoutMs);
+    const entry = new Entry(
+      group,
+      handle,
+      deliver as Deliver<unknown>,
+      closeConnection,
+      parked.params.minIndex,
+      this.clock.now() + parked.params.timeoutMs,
+    );
     group.members.add(entry);
     this.wheel.add(entry);
     this.parkedCount++;

@@ -25,7 +25,12 @@ export function unmatchedPathReply(path: string, rawQuery: string, method: strin
 export function redirectReply(location: string, method: string): Reply {
   const headers = [['Location', location]] as const;
   if (method !== 'GET' && method !== 'HEAD') return { status: 301, headers };
-  return { status: 301, body: `<a href="${htmlEscape(location)}">Moved Permanently</a>.\n\n`, contentType: 'text/html; charset=utf-8', headers };
+  return {
+    status: 301,
+    body: `<a href="${htmlEscape(location)}">Moved Permanently</a>.\n\n`,
+    contentType: 'text/html; charset=utf-8',
+    headers,
+  };
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
@@ -51,7 +56,8 @@ export function cleanPath(path: string): string {
 export function errorReply(err: unknown, log: Logger, path: string): Reply {
   if (isAgentError(err)) {
     const status = STATUS_BY_KIND[err.kind];
-    if (status >= 500 && (ERROR_CATALOGUE[err.code] as ErrorSpec).logged !== true) log.error({ err, path }, 'request failed');
+    if (status >= 500 && (ERROR_CATALOGUE[err.code] as ErrorSpec).logged !== true)
+      log.error({ err, path }, 'request failed');
     return errorTextReply(err);
   }
   log.error({ err, path }, 'unexpected error');

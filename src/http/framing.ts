@@ -42,7 +42,8 @@ export function framingProblem(f: FramingHeaders): Reply | undefined {
   if (te === undefined) {
     if (f.contentLengths === 0) return undefined;
     if (f.contentLengths > 1) return errorTextReply(agentError('FRAMING_CONTENT_LENGTHS'));
-    if (!DIGITS.test(f.contentLength)) return errorTextReply(agentError('FRAMING_BAD_CONTENT_LENGTH', { value: f.contentLength }));
+    if (!DIGITS.test(f.contentLength))
+      return errorTextReply(agentError('FRAMING_BAD_CONTENT_LENGTH', { value: f.contentLength }));
     return undefined;
   }
   if (f.contentLengths > 0) return errorTextReply(agentError('FRAMING_BOTH_LENGTHS'));

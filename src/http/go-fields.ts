@@ -19,7 +19,9 @@ export class GoFields {
   }
 
   typeError(value: unknown, path: string, type: string): AgentError {
-    return this.fail(`json: cannot unmarshal ${goValue(value)} into Go struct field ${this.struct}.${path} of type ${type}`);
+    return this.fail(
+      `json: cannot unmarshal ${goValue(value)} into Go struct field ${this.struct}.${path} of type ${type}`,
+    );
   }
 
   string(value: unknown, path: string): string | undefined {
@@ -38,7 +40,9 @@ export class GoFields {
     if (value === undefined || value === null) return undefined;
     if (typeof value !== 'number') throw this.typeError(value, path, type);
     if (!Number.isInteger(value) || (type === 'uint64' && value < 0)) {
-      throw this.fail(`json: cannot unmarshal number ${value} into Go struct field ${this.struct}.${path} of type ${type}`);
+      throw this.fail(
+        `json: cannot unmarshal number ${value} into Go struct field ${this.struct}.${path} of type ${type}`,
+      );
     }
     return value;
   }
@@ -96,9 +100,12 @@ export class GoFields {
     if (value === undefined || value === null) return undefined;
     if (typeof value !== 'string') throw this.fail('Time.UnmarshalJSON: input is not a JSON string');
     const m = RFC3339.exec(value);
-    const ms = m === null ? NaN : Date.parse(`${m[1]}${m[2] === undefined ? '' : `.${m[2].slice(0, 3).padEnd(3, '0')}`}${m[3]}`);
+    const ms =
+      m === null ? NaN : Date.parse(`${m[1]}${m[2] === undefined ? '' : `.${m[2].slice(0, 3).padEnd(3, '0')}`}${m[3]}`);
     if (Number.isNaN(ms)) {
-      throw this.fail(`parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(value)} as "2006"`);
+      throw this.fail(
+        `parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(value)} as "2006"`,
+      );
     }
     return ms;
   }

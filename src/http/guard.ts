@@ -21,7 +21,10 @@ const noParse = (): undefined => undefined;
  * ACL requirement (the token resolved, the permission checked: 403s) → the handler.
  */
 export function guard<P>(spec: MethodSpec | ParsedMethodSpec<P>, gate: AclGate, aclApi: boolean): RequestHandler {
-  const checked = spec.parse === undefined ? enforce<undefined>({ parse: noParse, acl: spec.acl, handler: spec.handler }, gate) : enforce(spec, gate);
+  const checked =
+    spec.parse === undefined
+      ? enforce<undefined>({ parse: noParse, acl: spec.acl, handler: spec.handler }, gate)
+      : enforce(spec, gate);
   if (!aclApi) return checked;
   return (req) => {
     if (!gate.enabled) throw aclDisabled();
@@ -34,7 +37,8 @@ function enforce<P>(spec: ParsedMethodSpec<P>, gate: AclGate): RequestHandler {
   const run = (req: ApiRequest, requirement: AclRequirement, parsed: P): Outcome => {
     if (requirement === 'none') return handler(req, gate.unresolved, parsed);
     const identity = gate.identify(req);
-    if (requirement !== 'resolved') requirePermission(identity, requirement.resource, requirement.access, requirement.name?.(req));
+    if (requirement !== 'resolved')
+      requirePermission(identity, requirement.resource, requirement.access, requirement.name?.(req));
     return handler(req, identity, parsed);
   };
   if (typeof acl === 'function') {

@@ -12,6 +12,13 @@ export function requestNamespaces(req: ApiRequest): RequestNamespaces {
  * endpoint has that step), else `fallback`. Every call passes the sources in one shape, so the
  * resolution stays monomorphic on the hot leaf and authorize paths (bench/http/ca.ts).
  */
-export function requestNamespace<F extends string | undefined>(req: ApiRequest, token: string | undefined, fallback: F): string | F {
-  return resolveNamespace({ body: undefined, query: req.query.get('ns'), header: req.head.namespaceHeader, token }, fallback);
+export function requestNamespace<F extends string | undefined>(
+  req: ApiRequest,
+  token: string | undefined,
+  fallback: F,
+): string | F {
+  return resolveNamespace(
+    { body: undefined, query: req.query.get('ns'), header: req.head.namespaceHeader, token },
+    fallback,
+  );
 }

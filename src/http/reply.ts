@@ -17,11 +17,15 @@ export const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 export function jsonReply(value: unknown, pretty: boolean, headers?: readonly Header[]): Reply {
   const body = encodeJson(value, pretty);
-  return headers ? { status: 200, body, contentType: JSON_TYPE, headers } : { status: 200, body, contentType: JSON_TYPE };
+  return headers
+    ? { status: 200, body, contentType: JSON_TYPE, headers }
+    : { status: 200, body, contentType: JSON_TYPE };
 }
 
 export function textReply(status: number, message: string, headers?: readonly Header[]): Reply {
-  return headers ? { status, body: message, contentType: TEXT_TYPE, headers } : { status, body: message, contentType: TEXT_TYPE };
+  return headers
+    ? { status, body: message, contentType: TEXT_TYPE, headers }
+    : { status, body: message, contentType: TEXT_TYPE };
 }
 
 /** A catalogue error as a reply: its kind's status and its message as text, with any headers (a read's index). */

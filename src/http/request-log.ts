@@ -52,7 +52,10 @@ export class RequestLog {
     const line = trace.line;
     if (line === undefined) return;
     const url = line.rawQuery === '' ? line.path : `${line.path}?${hideToken(line.rawQuery)}`;
-    this.log.debug({ method: trace.method, url, status, from: line.from, latency: `${ms.toFixed(3)}ms` }, 'Request finished');
+    this.log.debug(
+      { method: trace.method, url, status, from: line.from, latency: `${ms.toFixed(3)}ms` },
+      'Request finished',
+    );
   }
 }
 

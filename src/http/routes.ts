@@ -30,7 +30,11 @@ export interface CompiledRoute {
 const defaultTooLarge = (size: number, max: number): AgentError => agentError('HTTP_BODY_TOO_LARGE', { size, max });
 
 /** `defaultMaxBodyBytes` as a function: read per request, so a reload can change it. */
-export function compileRoutes(routes: readonly Route[], gate: AclGate, defaultMaxBodyBytes: number | (() => number)): CompiledRoute[] {
+export function compileRoutes(
+  routes: readonly Route[],
+  gate: AclGate,
+  defaultMaxBodyBytes: number | (() => number),
+): CompiledRoute[] {
   const seen = new Set<string>();
   return routes.map((route) => {
     if (seen.has(route.path)) throw new Error(`route ${route.path} declared twice`);
@@ -39,7 +43,10 @@ export function compileRoutes(routes: readonly Route[], gate: AclGate, defaultMa
     const aclApi = route.aclApi ?? false;
     const handlers = new Map<string, RequestHandler>();
     for (const [method, spec] of Object.entries(route.methods) as [Method, MethodSpec | ParsedMethod][]) {
-      handlers.set(method, 'open' in spec ? spec.open((parsed) => guard(parsed, gate, aclApi)) : guard(spec, gate, aclApi));
+      handlers.set(
+        method,
+        'open' in spec ? spec.open((parsed) => guard(parsed, gate, aclApi)) : guard(spec, gate, aclApi),
+      );
     }
     const cap = route.maxBodyBytes ?? defaultMaxBodyBytes;
     return {

@@ -42,14 +42,28 @@ export async function readTlsCredentials(tls: TlsConfig): Promise<TlsServerCrede
   try {
     createSecureContext(contextOptions(credentials));
   } catch (err) {
-    throw agentError('TLS_FILES_INVALID', { detail: `${tls.certFile} with ${tls.keyFile}${tls.caFile === undefined ? '' : ` and ${tls.caFile}`}: ${describe(err)}` });
+    throw agentError('TLS_FILES_INVALID', {
+      detail: `${tls.certFile} with ${tls.keyFile}${tls.caFile === undefined ? '' : ` and ${tls.caFile}`}: ${describe(err)}`,
+    });
   }
   return credentials;
 }
 
 /** The subset `setSecureContext` and `createSecureContext` take. */
-export function contextOptions(c: TlsServerCredentials): { key: Buffer; cert: Buffer; ca?: Buffer; minVersion: SecureVersion; ciphers?: string } {
-  return { key: c.key, cert: c.cert, minVersion: c.minVersion, ...(c.ca === undefined ? {} : { ca: c.ca }), ...(c.ciphers === undefined ? {} : { ciphers: c.ciphers }) };
+export function contextOptions(c: TlsServerCredentials): {
+  key: Buffer;
+  cert: Buffer;
+  ca?: Buffer;
+  minVersion: SecureVersion;
+  ciphers?: string;
+} {
+  return {
+    key: c.key,
+    cert: c.cert,
+    minVersion: c.minVersion,
+    ...(c.ca === undefined ? {} : { ca: c.ca }),
+    ...(c.ciphers === undefined ? {} : { ciphers: c.ciphers }),
+  };
 }
 
 async function readPem(name: string, path: string | undefined): Promise<Buffer> {
@@ -60,7 +74,8 @@ async function readPem(name: string, path: string | undefined): Promise<Buffer> 
   } catch (err) {
     throw agentError('TLS_FILES_INVALID', { detail: `tls.defaults.${name} ${path}: ${describeFsError(err)}` });
   }
-  if (!buf.includes('-----BEGIN ')) throw agentError('TLS_FILES_INVALID', { detail: `tls.defaults.${name} ${path}: not a PEM file` });
+  if (!buf.includes('-----BEGIN '))
+    throw agentError('TLS_FILES_INVALID', { detail: `tls.defaults.${name} ${path}: not a PEM file` });
   return buf;
 }
 

@@ -13,7 +13,10 @@ export class ChannelPool {
 
   constructor(target: HttpTarget, size: number) {
     this.bytes = Array.from({ length: size }, () => Buffer.alloc(0));
-    this.channels = Array.from({ length: size }, (_, i) => new HttpChannel(target, () => this.bytes[i] as Buffer, false, 10_000, true));
+    this.channels = Array.from(
+      { length: size },
+      (_, i) => new HttpChannel(target, () => this.bytes[i] as Buffer, false, 10_000, true),
+    );
     for (let i = size - 1; i >= 0; i--) this.free.push(i);
   }
 

@@ -15,7 +15,10 @@ const CHUNKED_END = Buffer.from('0\r\n\r\n');
 const EMPTY = Buffer.alloc(0);
 /** Header names as servers send them, in both usual spellings. */
 const CONTENT_LENGTH = [Buffer.from('\r\nContent-Length:'), Buffer.from('\r\ncontent-length:')];
-const TRANSFER_ENCODING = [Buffer.from('\r\nTransfer-Encoding: chunked'), Buffer.from('\r\ntransfer-encoding: chunked')];
+const TRANSFER_ENCODING = [
+  Buffer.from('\r\nTransfer-Encoding: chunked'),
+  Buffer.from('\r\ntransfer-encoding: chunked'),
+];
 const CONNECTION_CLOSE = [Buffer.from('\r\nConnection: close'), Buffer.from('\r\nconnection: close')];
 
 /** Where one of the spellings starts within the head (before `end`), or -1. */
@@ -81,7 +84,14 @@ export class HttpChannel implements Channel {
     // A socket already replaced (closed after a `Connection: close` answer) fails nothing: the
     // request in flight belongs to its successor.
     socket.on('error', (err: NodeJS.ErrnoException) => {
-      if (this.socket === socket) this.fail(err.code === 'ECONNREFUSED' ? 'refused' : err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'reset' : (err.code ?? err.message));
+      if (this.socket === socket)
+        this.fail(
+          err.code === 'ECONNREFUSED'
+            ? 'refused'
+            : err.code === 'ECONNRESET' || err.code === 'EPIPE'
+              ? 'reset'
+              : (err.code ?? err.message),
+        );
     });
     socket.on('close', () => {
       if (this.socket !== socket) return;
@@ -132,8 +142,17 @@ export class HttpChannel implements Channel {
 }
 
 /** A request's bytes, built once. */
-export function httpRequest(method: string, path: string, headers: Readonly<Record<string, string>>, body?: string): Buffer {
-  const lines = [`${method} ${path} HTTP/1.1`, 'Host: svc-agent', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+export function httpRequest(
+  method: string,
+  path: string,
+  headers: Readonly<Record<string, string>>,
+  body?: string,
+): Buffer {
+  const lines = [
+    `${method} ${path} HTTP/1.1`,
+    'Host: svc-agent',
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
   if (body !== undefined) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
   return Buffer.from(`${lines.join('\r\n')}\r\n\r\n${body ?? ''}`);
 }

@@ -141,7 +141,14 @@ export class MemoryTables {
     sink.changed(table, key);
   }
 
-  private deleteKey(t: Table | undefined, table: string, key: string, index: number, now: number, sink: ChangeSink): void {
+  private deleteKey(
+    t: Table | undefined,
+    table: string,
+    key: string,
+    index: number,
+    now: number,
+    sink: ChangeSink,
+  ): void {
     // Deleting an absent key changes nothing: no tombstone, no index move, no wake-up.
     if (t === undefined || !t.rows.delete(key)) return;
     t.rowOrder.removed(key);

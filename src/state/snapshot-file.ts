@@ -32,8 +32,12 @@ export async function writeSnapshot(dir: string, image: ViewImage): Promise<numb
     await out.record({ kind: 'snapshot', version: FORMAT_VERSION, index: image.index });
     for (const table of image.tables) {
       await out.record({ kind: 'table', name: table.name, index: table.index, reapedFloor: table.reapedFloor });
-      await writeChunked(out, table.name, 'rows', table.rows, (r) => JSON.stringify([r.key, r.value, r.createIndex, r.modifyIndex]));
-      await writeChunked(out, table.name, 'tombstones', table.tombstones, (t) => JSON.stringify([t.key, t.index, t.deletedAt]));
+      await writeChunked(out, table.name, 'rows', table.rows, (r) =>
+        JSON.stringify([r.key, r.value, r.createIndex, r.modifyIndex]),
+      );
+      await writeChunked(out, table.name, 'tombstones', table.tombstones, (t) =>
+        JSON.stringify([t.key, t.index, t.deletedAt]),
+      );
     }
     const size = await out.finish();
     await rename(tempPath, join(dir, SNAPSHOT_FILE));
@@ -46,7 +50,13 @@ export async function writeSnapshot(dir: string, image: ViewImage): Promise<numb
   }
 }
 
-async function writeChunked<T>(out: SnapshotWriter, table: string, kind: 'rows' | 'tombstones', items: readonly T[], encode: (item: T) => string): Promise<void> {
+async function writeChunked<T>(
+  out: SnapshotWriter,
+  table: string,
+  kind: 'rows' | 'tombstones',
+  items: readonly T[],
+  encode: (item: T) => string,
+): Promise<void> {
   let parts: string[] = [];
   let chars = 0;
   const emit = async (): Promise<void> => {
@@ -131,7 +141,8 @@ export async function readSnapshot(dir: string): Promise<ViewImage | undefined> 
   const last = records[records.length - 1];
   const end = last?.value as SnapshotRecord | undefined;
   if (last === undefined || end?.kind !== 'end') throw corrupt('no end record');
-  if (end.records !== records.length - 1 || end.crc !== crc32(buf.subarray(0, last.offset))) throw corrupt('end record does not match the content');
+  if (end.records !== records.length - 1 || end.crc !== crc32(buf.subarray(0, last.offset)))
+    throw corrupt('end record does not match the content');
   const header = records[0]?.value as SnapshotRecord | undefined;
   if (header?.kind !== 'snapshot' || header.version !== FORMAT_VERSION) throw corrupt('unknown header or version');
 
@@ -147,7 +158,8 @@ export async function readSnapshot(dir: string): Promise<ViewImage | undefined> 
       const table = byName.get(rec.table);
       if (table === undefined) throw corrupt(`${rec.kind} before their table ${rec.table}`);
       if (rec.kind === 'rows') {
-        for (const [key, value, createIndex, modifyIndex] of rec.rows) table.rows.push({ key, value, createIndex, modifyIndex });
+        for (const [key, value, createIndex, modifyIndex] of rec.rows)
+          table.rows.push({ key, value, createIndex, modifyIndex });
       } else {
         for (const [key, index, deletedAt] of rec.tombstones) table.tombstones.push({ key, index, deletedAt });
       }

@@ -15,7 +15,13 @@ import { RemoteLeafSource, serveSigningRequests } from '../../src/connect/ca/rem
 import { LocalSigner } from '../../src/connect/ca/signer.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
-import { connectEtcd, type EtcdStore, openEtcdPrivateRange, openEtcdSignChannel, openEtcdStore } from '../../src/state/etcd/index.js';
+import {
+  connectEtcd,
+  type EtcdStore,
+  openEtcdPrivateRange,
+  openEtcdSignChannel,
+  openEtcdStore,
+} from '../../src/state/etcd/index.js';
 import { handshake, type LeafKeys } from '../integration/support/mtls.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { DEFAULT_CA } from '../unit/connect/ca/support.js';
@@ -53,7 +59,16 @@ async function startServer(prefix: string, bootstrap = DEFAULT_CA): Promise<Agen
   const store = await openView(prefix);
   const range = openEtcdPrivateRange({ etcd: etcd(), prefix });
   cleanups.push(() => range.close());
-  const ca = await ServerCa.open({ store, signer: new LocalSigner(), clock: systemClock, random: Math.random, log: silentLogger, datacenter: 'dc1', bootstrap, custody: sharedCustody(store, new ClusterKeyStore(range)) });
+  const ca = await ServerCa.open({
+    store,
+    signer: new LocalSigner(),
+    clock: systemClock,
+    random: Math.random,
+    log: silentLogger,
+    datacenter: 'dc1',
+    bootstrap,
+    custody: sharedCustody(store, new ClusterKeyStore(range)),
+  });
   cleanups.push(() => ca.close());
   const channel = openEtcdSignChannel({ etcd: etcd(), prefix, log: silentLogger });
   cleanups.push(() => channel.close());
@@ -66,7 +81,13 @@ async function startClient(prefix: string, deadlineMs?: number): Promise<Agent> 
   const store = await openView(prefix);
   const channel = openEtcdSignChannel({ etcd: etcd(), prefix, log: silentLogger });
   cleanups.push(() => channel.close());
-  const remote = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'client-1', deadlineMs, keys: new LocalSigner() });
+  const remote = new RemoteLeafSource({
+    channel,
+    datacenter: 'dc1',
+    node: 'client-1',
+    deadlineMs,
+    keys: new LocalSigner(),
+  });
   const ca = new ClientCa(new CaRecords(store, systemClock), remote);
   cleanups.push(() => ca.close());
   return { store, ca };
@@ -121,7 +142,9 @@ describe('the CA on a shared etcd prefix', () => {
   it('gives 3 servers x 300 concurrent leaves 900 distinct serials, increasing in commit order', async () => {
     const prefix = freshPrefix();
     const servers = await Promise.all([startServer(prefix), startServer(prefix), startServer(prefix)]);
-    const waves = await Promise.all(servers.map((s) => Promise.all(Array.from({ length: 300 }, (_, i) => s.ca.signLeaf('default', `svc-${i}`)))));
+    const waves = await Promise.all(
+      servers.map((s) => Promise.all(Array.from({ length: 300 }, (_, i) => s.ca.signLeaf('default', `svc-${i}`)))),
+    );
     const all = waves.flat();
     expect(new Set(all.map((l) => l.serial)).size).toBe(900);
     const certSerials = new Set(all.map((l) => BigInt(`0x${new X509Certificate(l.certPem).serialNumber}`)));
@@ -143,8 +166,16 @@ describe('the CA on a shared etcd prefix', () => {
     const client = await startClient(prefix);
     const oldRoot = a.ca.roots().activeRootId;
     const rootsChanged = new Promise<void>((resolve) => client.store.watchOnce({ table: ROOTS_TABLE }, resolve));
-    const update = (bits: number) => ({ provider: 'consul', config: { PrivateKeyType: 'ec', PrivateKeyBits: bits }, state: null, forceWithoutCrossSigning: false });
-    const results = await Promise.allSettled([a.ca.updateConfiguration(update(384)), b.ca.updateConfiguration(update(384))]);
+    const update = (bits: number) => ({
+      provider: 'consul',
+      config: { PrivateKeyType: 'ec', PrivateKeyBits: bits },
+      state: null,
+      forceWithoutCrossSigning: false,
+    });
+    const results = await Promise.allSettled([
+      a.ca.updateConfiguration(update(384)),
+      b.ca.updateConfiguration(update(384)),
+    ]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')!;
     expect(rejected.reason).toMatchObject({ code: 'CA_CONFIG_CONFLICT', kind: 'conflict' });
@@ -169,12 +200,18 @@ describe('the CA on a shared etcd prefix', () => {
     expect(fromClient.uri).toBe(`spiffe://${server.ca.trustDomain}/ns/default/dc/dc1/svc/web`);
     const root = new X509Certificate(rootsOf(server)[0]!);
     expect(new X509Certificate(fromClient.certPem).verify(root.publicKey)).toBe(true);
-    expect(new X509Certificate(fromClient.certPem).checkPrivateKey(await import('node:crypto').then((c) => c.createPrivateKey(fromClient.privateKeyPem)))).toBe(true);
+    expect(
+      new X509Certificate(fromClient.certPem).checkPrivateKey(
+        await import('node:crypto').then((c) => c.createPrivateKey(fromClient.privateKeyPem)),
+      ),
+    ).toBe(true);
     expect(client.ca.roots().activeRootId).toBe(server.ca.roots().activeRootId);
     const seen = await handshake(apiLeaf(fromServer), rootsOf(server), apiLeaf(fromClient), rootsOf(client));
     expect(seen).toEqual({ serverSaw: fromClient.uri, clientSaw: fromServer.uri, echoed: 'ping' });
     // The client cannot change the CA, and has no key to lose.
-    await expect(client.ca.updateConfiguration({ provider: 'consul', config: {}, state: null, forceWithoutCrossSigning: false })).rejects.toMatchObject({ code: 'CA_SERVER_ONLY' });
+    await expect(
+      client.ca.updateConfiguration({ provider: 'consul', config: {}, state: null, forceWithoutCrossSigning: false }),
+    ).rejects.toMatchObject({ code: 'CA_SERVER_ONLY' });
   });
 
   it('fails a client agent leaf with a clear 5xx when no server answers', async () => {
@@ -184,7 +221,10 @@ describe('the CA on a shared etcd prefix', () => {
     // Only the view and the client: the server agent is gone (its signing channel closed).
     for (const fn of cleanups.splice(0).reverse()) await fn();
     const client = await startClient(prefix, 300);
-    await expect(client.ca.signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_NO_SERVER', kind: 'unavailable' });
+    await expect(client.ca.signLeaf('default', 'web')).rejects.toMatchObject({
+      code: 'CA_NO_SERVER',
+      kind: 'unavailable',
+    });
   });
 
   it('fails a client agent leaf with CA_NO_SERVER while etcd is down, and signs again once it is back', async () => {
@@ -195,7 +235,10 @@ describe('the CA on a shared etcd prefix', () => {
     const member = cluster.members[0]!;
     await member.kill();
     try {
-      await expect(client.ca.signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_NO_SERVER', kind: 'unavailable' });
+      await expect(client.ca.signLeaf('default', 'web')).rejects.toMatchObject({
+        code: 'CA_NO_SERVER',
+        kind: 'unavailable',
+      });
       // The roots stay readable from the view.
       expect(client.ca.roots().roots).toHaveLength(1);
     } finally {
@@ -203,7 +246,9 @@ describe('the CA on a shared etcd prefix', () => {
     }
     // "Back" is once the server's signing watch has reconnected (its backoff), not the moment etcd
     // answers again: ask until a server answers, each try bounded by the client's own deadline.
-    await expect(signOnceServed(() => client.ca.signLeaf('default', 'web'))).resolves.toMatchObject({ uri: expect.stringContaining('/svc/web') });
+    await expect(signOnceServed(() => client.ca.signLeaf('default', 'web'))).resolves.toMatchObject({
+      uri: expect.stringContaining('/svc/web'),
+    });
   });
 });
 

@@ -51,40 +51,52 @@ describe('one etcd member of three down', () => {
     ['paused', 'follower'],
     ['killed', 'leader'],
     ['paused', 'leader'],
-  ])('%s %s: every write, KV read and new leaf through every agent succeeds', async (fault, victim) => {
-    await etcd.waitHealthy();
-    const member = await pick(victim);
-    const host = new URL(member.clientUrl).host;
-    const logFrom = cluster.agents.map((a) => a.logs.length);
-    const gate = whenAllReach(cluster.agents.length, FAULT_AT);
-    const run = `${fault}-${victim}`;
-    const loads = cluster.agents.map((agent, i) =>
-      workload(agent, `${run}-${cluster.names[i]}`, WRITES, (done) => gate.report(i, done)),
-    );
-    await gate.reached;
-    if (fault === 'killed') await member.kill();
-    else await member.pause();
-    let tallies: Tally[];
-    try {
-      tallies = await Promise.all(loads);
-    } finally {
-      if (fault === 'paused') member.resume();
-      else await member.start();
-    }
-    await etcd.waitHealthy();
+  ])(
+    '%s %s: every write, KV read and new leaf through every agent succeeds',
+    async (fault, victim) => {
+      await etcd.waitHealthy();
+      const member = await pick(victim);
+      const host = new URL(member.clientUrl).host;
+      const logFrom = cluster.agents.map((a) => a.logs.length);
+      const gate = whenAllReach(cluster.agents.length, FAULT_AT);
+      const run = `${fault}-${victim}`;
+      const loads = cluster.agents.map((agent, i) =>
+        workload(agent, `${run}-${cluster.names[i]}`, WRITES, (done) => gate.report(i, done)),
+      );
+      await gate.reached;
+      if (fault === 'killed') await member.kill();
+      else await member.pause();
+      let tallies: Tally[];
+      try {
+        tallies = await Promise.all(loads);
+      } finally {
+        if (fault === 'paused') member.resume();
+        else await member.start();
+      }
+      await etcd.waitHealthy();
 
-    const byAgent = Object.fromEntries(tallies.map((t, i) => [cluster.names[i], { failures: t.failures, samples: t.samples }]));
-    const seen = tallies.map((t, i) => [cluster.names[i], { ops: t.ops, failures: t.failures, slowestMs: Math.round(t.slowestMs) }]);
-    console.log(`${run}:`, JSON.stringify(Object.fromEntries(seen)));
-    expect(byAgent).toEqual(Object.fromEntries(cluster.names.map((n) => [n, { failures: 0, samples: [] }])));
-    for (const [i, agent] of cluster.agents.entries()) {
-      const lines = agent.logs.slice(logFrom[i]);
-      const naming = lines.filter((l) => JSON.stringify(l).includes(host));
-      const going = naming.filter((l) => l.msg === GOING);
-      // Once when it went (never a line per failed call); the only other line is its return.
-      expect(going.length, `${cluster.names[i]}: ${JSON.stringify(going)}`).toBeLessThanOrEqual(1);
-      expect(naming.filter((l) => l.msg !== GOING && l.msg !== BACK), cluster.names[i]).toEqual([]);
-      expect(stackLines(agent), cluster.names[i]).toEqual([]);
-    }
-  }, 180_000);
+      const byAgent = Object.fromEntries(
+        tallies.map((t, i) => [cluster.names[i], { failures: t.failures, samples: t.samples }]),
+      );
+      const seen = tallies.map((t, i) => [
+        cluster.names[i],
+        { ops: t.ops, failures: t.failures, slowestMs: Math.round(t.slowestMs) },
+      ]);
+      console.log(`${run}:`, JSON.stringify(Object.fromEntries(seen)));
+      expect(byAgent).toEqual(Object.fromEntries(cluster.names.map((n) => [n, { failures: 0, samples: [] }])));
+      for (const [i, agent] of cluster.agents.entries()) {
+        const lines = agent.logs.slice(logFrom[i]);
+        const naming = lines.filter((l) => JSON.stringify(l).includes(host));
+        const going = naming.filter((l) => l.msg === GOING);
+        // Once when it went (never a line per failed call); the only other line is its return.
+        expect(going.length, `${cluster.names[i]}: ${JSON.stringify(going)}`).toBeLessThanOrEqual(1);
+        expect(
+          naming.filter((l) => l.msg !== GOING && l.msg !== BACK),
+          cluster.names[i],
+        ).toEqual([]);
+        expect(stackLines(agent), cluster.names[i]).toEqual([]);
+      }
+    },
+    180_000,
+  );
 });

@@ -63,75 +63,90 @@ describe.each([false, true])('a whole-etcd outage (etcd auth %s)', (auth) => {
   });
 
   const title = 'of %i s ends cleanly: one lease per agent, connections and memory as before, writes back';
-  it.each(OUTAGES_S)(title, async (seconds) => {
-    const run = `${auth ? 'auth' : 'plain'}-${seconds}`;
-    // Warm up (the first writes grow every agent's heap), then take the measures to come back to.
-    await Promise.all(cluster.agents.map((a, i) => workload(a, `${run}-warm-${i}`, 200)));
-    await until(() => etcd.leases(), (l) => l.length === cluster.agents.length);
-    const before = await Promise.all(cluster.agents.map((a) => footprint(a, ports)));
-    const logFrom = cluster.agents.map((a) => a.logs.length);
+  it.each(OUTAGES_S)(
+    title,
+    async (seconds) => {
+      const run = `${auth ? 'auth' : 'plain'}-${seconds}`;
+      // Warm up (the first writes grow every agent's heap), then take the measures to come back to.
+      await Promise.all(cluster.agents.map((a, i) => workload(a, `${run}-warm-${i}`, 200)));
+      await until(
+        () => etcd.leases(),
+        (l) => l.length === cluster.agents.length,
+      );
+      const before = await Promise.all(cluster.agents.map((a) => footprint(a, ports)));
+      const logFrom = cluster.agents.map((a) => a.logs.length);
 
-    let outage = true;
-    const load = cluster.agents.map((a, i) => writeThrough(a, `${run}-${i}`, () => !outage));
-    await Promise.all(etcd.members.map((m) => m.pause()));
-    await sleep((seconds * 1000) / 2);
-    await Promise.all(etcd.members.map((m) => m.kill()));
-    await sleep((seconds * 1000) / 2);
-    await Promise.all(etcd.members.map((m) => m.start()));
-    await etcd.waitHealthy();
-    const leaderAt = performance.now();
-    outage = false;
-    await Promise.all(load);
+      let outage = true;
+      const load = cluster.agents.map((a, i) => writeThrough(a, `${run}-${i}`, () => !outage));
+      await Promise.all(etcd.members.map((m) => m.pause()));
+      await sleep((seconds * 1000) / 2);
+      await Promise.all(etcd.members.map((m) => m.kill()));
+      await sleep((seconds * 1000) / 2);
+      await Promise.all(etcd.members.map((m) => m.start()));
+      await etcd.waitHealthy();
+      const leaderAt = performance.now();
+      outage = false;
+      await Promise.all(load);
 
-    // Writes from the leader on; only those sent after the bound are counted.
-    const counted = await Promise.all(
-      cluster.agents.map(async (agent, i) => {
-        let failures = 0;
-        let sent = 0;
-        const samples: string[] = [];
-        for (let n = 0; sent < WRITES_AFTER; n++) {
-          const afterBound = performance.now() - leaderAt >= WRITES_BACK_WITHIN_MS;
-          const init = { method: 'PUT', body: 'y', signal: AbortSignal.timeout(10_000) };
-          const res = await fetch(`${agent.url}/v1/kv/outage/${run}-after-${i}/${n}`, init).then(
-            async (r) => `${r.status} ${await r.text()}`,
-            (err: Error) => err.message,
-          );
-          if (!afterBound) continue;
-          sent++;
-          if (res.trim() !== '200 true') {
-            failures++;
-            if (samples.length < 3) samples.push(res);
+      // Writes from the leader on; only those sent after the bound are counted.
+      const counted = await Promise.all(
+        cluster.agents.map(async (agent, i) => {
+          let failures = 0;
+          let sent = 0;
+          const samples: string[] = [];
+          for (let n = 0; sent < WRITES_AFTER; n++) {
+            const afterBound = performance.now() - leaderAt >= WRITES_BACK_WITHIN_MS;
+            const init = { method: 'PUT', body: 'y', signal: AbortSignal.timeout(10_000) };
+            const res = await fetch(`${agent.url}/v1/kv/outage/${run}-after-${i}/${n}`, init).then(
+              async (r) => `${r.status} ${await r.text()}`,
+              (err: Error) => err.message,
+            );
+            if (!afterBound) continue;
+            sent++;
+            if (res.trim() !== '200 true') {
+              failures++;
+              if (samples.length < 3) samples.push(res);
+            }
           }
-        }
-        return { failures, samples };
-      }),
-    );
+          return { failures, samples };
+        }),
+      );
 
-    // etcd's lease list: the leases of the attempts before settle (revoked, or expired after their TTL).
-    const leases = await settled(() => etcd.leases(), (l) => l.length === cluster.agents.length, SETTLE_MS);
-    // Connections come back as the streams that moved settle; memory is read once that is so.
-    const after = await Promise.all(
-      cluster.agents.map((a, i) =>
-        settled(() => footprint(a, ports), (f) => f.connections === before[i]!.connections, SETTLE_MS),
-      ),
-    );
-    const report = cluster.names.map((n, i) => ({
-      agent: n,
-      connections: `${before[i]!.connections} -> ${after[i]!.connections}`,
-      rssMb: `${Math.round(before[i]!.rss / 2 ** 20)} -> ${Math.round(after[i]!.rss / 2 ** 20)}`,
-      leaseLostLines: cluster.agents[i]!.logs.slice(logFrom[i]).filter((l) => String(l.msg).includes('lease lost'))
-        .length,
-    }));
-    console.log(`outage ${run}: leases ${leases.length}`, JSON.stringify(report), JSON.stringify(counted));
+      // etcd's lease list: the leases of the attempts before settle (revoked, or expired after their TTL).
+      const leases = await settled(
+        () => etcd.leases(),
+        (l) => l.length === cluster.agents.length,
+        SETTLE_MS,
+      );
+      // Connections come back as the streams that moved settle; memory is read once that is so.
+      const after = await Promise.all(
+        cluster.agents.map((a, i) =>
+          settled(
+            () => footprint(a, ports),
+            (f) => f.connections === before[i]!.connections,
+            SETTLE_MS,
+          ),
+        ),
+      );
+      const report = cluster.names.map((n, i) => ({
+        agent: n,
+        connections: `${before[i]!.connections} -> ${after[i]!.connections}`,
+        rssMb: `${Math.round(before[i]!.rss / 2 ** 20)} -> ${Math.round(after[i]!.rss / 2 ** 20)}`,
+        leaseLostLines: cluster.agents[i]!.logs.slice(logFrom[i]).filter((l) => String(l.msg).includes('lease lost'))
+          .length,
+      }));
+      console.log(`outage ${run}: leases ${leases.length}`, JSON.stringify(report), JSON.stringify(counted));
 
-    expect(counted).toEqual(cluster.agents.map(() => ({ failures: 0, samples: [] })));
-    expect(leases.length).toBe(cluster.agents.length);
-    expect(after.map((f) => f.connections)).toEqual(before.map((f) => f.connections));
-    for (const [i, agent] of cluster.agents.entries()) {
-      expect(after[i]!.rss, cluster.names[i]).toBeLessThanOrEqual(before[i]!.rss * 1.2);
-      // One line when the lease went, not one per attempt to put it back.
-      expect(report[i]!.leaseLostLines, cluster.names[i]).toBeLessThanOrEqual(1);
-      expect(stackLines(agent), cluster.names[i]).toEqual([]);
-    }
-  }, 600_000);
+      expect(counted).toEqual(cluster.agents.map(() => ({ failures: 0, samples: [] })));
+      expect(leases.length).toBe(cluster.agents.length);
+      expect(after.map((f) => f.connections)).toEqual(before.map((f) => f.connections));
+      for (const [i, agent] of cluster.agents.entries()) {
+        expect(after[i]!.rss, cluster.names[i]).toBeLessThanOrEqual(before[i]!.rss * 1.2);
+        // One line when the lease went, not one per attempt to put it back.
+        expect(report[i]!.leaseLostLines, cluster.names[i]).toBeLessThanOrEqual(1);
+        expect(stackLines(agent), cluster.names[i]).toEqual([]);
+      }
+    },
+    600_000,
+  );
 });

@@ -42,15 +42,23 @@ describeStateStoreContract(
   { disjointCommitsInCallOrder: false },
 );
 
-describeReadPathContract('etcd, a table in the view', async () => {
-  const store = await openStore(freshPrefix());
-  return { store, cleanup: () => store.close() };
-}, 'kv');
+describeReadPathContract(
+  'etcd, a table in the view',
+  async () => {
+    const store = await openStore(freshPrefix());
+    return { store, cleanup: () => store.close() };
+  },
+  'kv',
+);
 
-describeReadPathContract('etcd, a table read through', async () => {
-  const store = await openStore(freshPrefix(), { readThroughTables: ['kv'] });
-  return { store, cleanup: () => store.close() };
-}, 'kv');
+describeReadPathContract(
+  'etcd, a table read through',
+  async () => {
+    const store = await openStore(freshPrefix(), { readThroughTables: ['kv'] });
+    return { store, cleanup: () => store.close() };
+  },
+  'kv',
+);
 
 const set = (key: string, value: unknown, table = 'kv'): WriteOp => ({ op: 'set', table, key, value });
 const del = (key: string, table = 'kv'): WriteOp => ({ op: 'delete', table, key });
@@ -99,7 +107,7 @@ describe('etcd store beyond the contract', () => {
     await Promise.all(open.splice(0).map((s) => s.close()));
   });
 
-  it('two stores on one prefix see each other\'s writes and wake each other\'s watchers', async () => {
+  it("two stores on one prefix see each other's writes and wake each other's watchers", async () => {
     const prefix = freshPrefix();
     const a = await openStore(prefix);
     const b = await openStore(prefix);
@@ -107,7 +115,12 @@ describe('etcd store beyond the contract', () => {
     const onA = watched(a, { table: 'kv', prefix: 'y/' });
     const written = await a.commit([set('x', { from: 'a' })]);
     await onB.next;
-    expect(b.get('kv', 'x')).toEqual({ key: 'x', value: { from: 'a' }, createIndex: written.index, modifyIndex: written.index });
+    expect(b.get('kv', 'x')).toEqual({
+      key: 'x',
+      value: { from: 'a' },
+      createIndex: written.index,
+      modifyIndex: written.index,
+    });
     expect(b.index).toBe(written.index);
     const deleted = await b.commit([del('x'), set('y/1', 1)]);
     await onA.next;
@@ -134,7 +147,12 @@ describe('etcd store beyond the contract', () => {
   it('deletes a prefix and puts under it in one commit (etcd refuses a put inside a deleted range)', async () => {
     const store = await openStore(freshPrefix());
     await store.commit([set('app/a', 1), set('app/b', 1), set('app/c', 1), set('apple', 1)]);
-    const r = await store.commit([set('app/new', 0), { op: 'delete-prefix', table: 'kv', prefix: 'app/' }, set('app/b', 2), set('app/z', 3)]);
+    const r = await store.commit([
+      set('app/new', 0),
+      { op: 'delete-prefix', table: 'kv', prefix: 'app/' },
+      set('app/b', 2),
+      set('app/z', 3),
+    ]);
     expect(r.ok).toBe(true);
     expect(store.list('kv', '').map((row) => [row.key, row.value, row.modifyIndex === r.index])).toEqual([
       ['app/b', 2, true],
@@ -254,7 +272,11 @@ describe('etcd store on a three-member cluster', () => {
   });
 
   it('keeps committing with one member killed, and fails fast with two', async () => {
-    const store = await openEtcdStore({ etcd: { endpoints: three.endpoints }, prefix: freshPrefix(), log: silentLogger });
+    const store = await openEtcdStore({
+      etcd: { endpoints: three.endpoints },
+      prefix: freshPrefix(),
+      log: silentLogger,
+    });
     try {
       await store.commit([set('a', 1)]);
       await three.members[0]!.kill();
@@ -272,7 +294,7 @@ describe('etcd store on a three-member cluster', () => {
 /** The store's one read path, which a read-through table is served by. */
 type ReadPath = Pick<StateStore, 'read' | 'changedAfter'>;
 
-describe('read-through tables (the cluster\'s KV)', () => {
+describe("read-through tables (the cluster's KV)", () => {
   afterEach(async () => {
     await Promise.all(open.splice(0).map((s) => s.close()));
   });
@@ -283,7 +305,11 @@ describe('read-through tables (the cluster\'s KV)', () => {
   };
 
   /** Resolves once `target` changed after `revision`, as changedAfter reports it. */
-  const changed = (kv: ReadPath, target: RangeTarget, revision: number): { fired: () => boolean; next: Promise<void> } => {
+  const changed = (
+    kv: ReadPath,
+    target: RangeTarget,
+    revision: number,
+  ): { fired: () => boolean; next: Promise<void> } => {
     let fired = false;
     const next = new Promise<void>((resolve) =>
       kv.changedAfter(target, revision, () => {
@@ -294,20 +320,27 @@ describe('read-through tables (the cluster\'s KV)', () => {
     return { fired: () => fired, next };
   };
 
-  it('keeps the table out of the view, and reads it from etcd with Consul\'s indexes', async () => {
+  it("keeps the table out of the view, and reads it from etcd with Consul's indexes", async () => {
     const prefix = freshPrefix();
     const { store, kv } = await openReadThrough(prefix);
     const other = await openStore(prefix, { readThroughTables: ['kv'] });
     const written = await store.commit([set('dir/a', 1), set('dir/b', 2), set('x', 1, 'intentions')]);
     expect(store.get('kv', 'dir/a')).toBeUndefined();
     const key = await other.read({ table: 'kv', key: 'dir/a' }, 'default');
-    expect(key).toEqual({ rows: [{ key: 'dir/a', value: 1, createIndex: written.index, modifyIndex: written.index }], index: written.index, revision: written.index });
+    expect(key).toEqual({
+      rows: [{ key: 'dir/a', value: 1, createIndex: written.index, modifyIndex: written.index }],
+      index: written.index,
+      revision: written.index,
+    });
     const later = await store.commit([set('y', 1, 'intentions')]);
     const listed = await kv.read({ table: 'kv', prefix: 'dir/' }, 'stale');
     expect(listed.rows.map((r) => r.key)).toEqual(['dir/a', 'dir/b']);
     // A listing (and an absent key) reports the revision it read at: it never goes back.
     expect(listed.index).toBe(later.index);
-    expect(await kv.read({ table: 'kv', key: 'dir/none' }, 'consistent')).toMatchObject({ rows: [], index: later.index });
+    expect(await kv.read({ table: 'kv', key: 'dir/none' }, 'consistent')).toMatchObject({
+      rows: [],
+      index: later.index,
+    });
   });
 
   it('reports a change of its own target only, including one made before the watch began', async () => {

@@ -56,7 +56,7 @@ export function describeReadPathContract(name: string, open: () => Promise<Opene
       expect((await store.read({ table: T, prefix: '' }, 'default')).rows.map((r) => r.key)).toEqual(['p', 'p/a', 'q']);
     });
 
-    it('answers an absent key with no rows and an index past the table\'s last change, never 0', async () => {
+    it("answers an absent key with no rows and an index past the table's last change, never 0", async () => {
       await store.commit([set(T, 'x', 1)]);
       const last = await store.commit([del(T, 'x')]);
       for (const consistency of ['default', 'stale', 'consistent'] as const) {

@@ -30,7 +30,11 @@ export interface ContractOptions {
   readonly disjointCommitsInCallOrder?: boolean;
 }
 
-export function describeStateStoreContract(name: string, open: () => Promise<OpenedStore>, options: ContractOptions = {}): void {
+export function describeStateStoreContract(
+  name: string,
+  open: () => Promise<OpenedStore>,
+  options: ContractOptions = {},
+): void {
   describe(`StateStore contract: ${name}`, () => {
     let opened: OpenedStore;
     let store: StateStore;
@@ -99,7 +103,12 @@ export function describeStateStoreContract(name: string, open: () => Promise<Ope
         const first = await store.commit([set('a', 'v1')]);
         const second = await store.commit([set('a', 'v2')]);
         expect(second.index).toBeGreaterThan(first.index);
-        expect(store.get(T, 'a')).toEqual({ key: 'a', value: 'v2', createIndex: first.index, modifyIndex: second.index });
+        expect(store.get(T, 'a')).toEqual({
+          key: 'a',
+          value: 'v2',
+          createIndex: first.index,
+          modifyIndex: second.index,
+        });
       });
 
       it('stores JSON values of every shape', async () => {
@@ -119,7 +128,17 @@ export function describeStateStoreContract(name: string, open: () => Promise<Ope
         // UTF-8 byte order: U+FFFF sorts before U+10000 (UTF-16 code-unit order would not).
         const keys = ['b', 'a/b', 'a', 'ab', 'a/a', '\u{10000}', '\uffff', 'B', 'a/'];
         await store.commit(keys.map((k) => set(k, k)));
-        expect(store.list(T, '').map((r) => r.key)).toEqual(['B', 'a', 'a/', 'a/a', 'a/b', 'ab', 'b', '\uffff', '\u{10000}']);
+        expect(store.list(T, '').map((r) => r.key)).toEqual([
+          'B',
+          'a',
+          'a/',
+          'a/a',
+          'a/b',
+          'ab',
+          'b',
+          '\uffff',
+          '\u{10000}',
+        ]);
         expect(store.list(T, 'a/').map((r) => r.key)).toEqual(['a/', 'a/a', 'a/b']);
         expect(store.list(T, 'a').map((r) => r.key)).toEqual(['a', 'a/', 'a/a', 'a/b', 'ab']);
         expect(store.list(T, 'c')).toEqual([]);
@@ -132,7 +151,12 @@ export function describeStateStoreContract(name: string, open: () => Promise<Ope
         await store.commit([set('a', 1), set('z', 1), set('d', 1)]);
         expect(store.list(T, '').map((r) => r.key)).toEqual(['a', 'c', 'd', 'm', 'z']);
         await store.commit([del('c'), set('m', 2)]);
-        expect(store.list(T, '').map((r) => [r.key, r.value])).toEqual([['a', 1], ['d', 1], ['m', 2], ['z', 1]]);
+        expect(store.list(T, '').map((r) => [r.key, r.value])).toEqual([
+          ['a', 1],
+          ['d', 1],
+          ['m', 2],
+          ['z', 1],
+        ]);
       });
 
       it('does not let a caller mutate stored values through its own objects', async () => {

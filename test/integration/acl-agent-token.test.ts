@@ -25,12 +25,19 @@ describe('agent tokens with ACLs on', () => {
   const made: Record<'configDefault' | 'apiDefault', { AccessorID: string; SecretID: string }> = {} as never;
 
   /** The AccessorID of the token a request without one acts with. */
-  const actingAs = async (): Promise<string> => ((await (await fetch(`${agent.url}/v1/acl/token/self`)).json()) as { AccessorID: string }).AccessorID;
+  const actingAs = async (): Promise<string> =>
+    ((await (await fetch(`${agent.url}/v1/acl/token/self`)).json()) as { AccessorID: string }).AccessorID;
 
   beforeAll(async () => {
     agent = await startAgent({
       args: ['-node', NODE],
-      config: { acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MANAGEMENT, default: CONFIG_DEFAULT, agent: 'some-agent-token' } } },
+      config: {
+        acl: {
+          enabled: true,
+          default_policy: 'deny',
+          tokens: { initial_management: MANAGEMENT, default: CONFIG_DEFAULT, agent: 'some-agent-token' },
+        },
+      },
     });
     for (const [name, body] of [
       ['configDefault', { Description: 'config default', SecretID: CONFIG_DEFAULT }],
@@ -46,13 +53,24 @@ describe('agent tokens with ACLs on', () => {
   it('replaces the default token until a reload puts the config one back', async () => {
     expect(await actingAs()).toBe(made.configDefault.AccessorID);
     const from = agent.logs.length;
-    expect(await put(agent, '/v1/agent/token/default', { Token: made.apiDefault.SecretID }, MANAGEMENT)).toEqual([200, '']);
-    expect(await agent.waitForLog((l) => l.msg === "Updated agent's ACL token", from)).toMatchObject({ kind: 'default' });
+    expect(await put(agent, '/v1/agent/token/default', { Token: made.apiDefault.SecretID }, MANAGEMENT)).toEqual([
+      200,
+      '',
+    ]);
+    expect(await agent.waitForLog((l) => l.msg === "Updated agent's ACL token", from)).toMatchObject({
+      kind: 'default',
+    });
     expect(await actingAs()).toBe(made.apiDefault.AccessorID);
     // Consul's legacy name for the same token.
-    expect(await put(agent, '/v1/agent/token/acl_token', { token: made.configDefault.SecretID }, MANAGEMENT)).toEqual([200, '']);
+    expect(await put(agent, '/v1/agent/token/acl_token', { token: made.configDefault.SecretID }, MANAGEMENT)).toEqual([
+      200,
+      '',
+    ]);
     expect(await actingAs()).toBe(made.configDefault.AccessorID);
-    expect(await put(agent, '/v1/agent/token/default', { Token: made.apiDefault.SecretID }, MANAGEMENT)).toEqual([200, '']);
+    expect(await put(agent, '/v1/agent/token/default', { Token: made.apiDefault.SecretID }, MANAGEMENT)).toEqual([
+      200,
+      '',
+    ]);
     const reloaded = agent.logs.length;
     expect(await put(agent, '/v1/agent/reload', '', MANAGEMENT)).toEqual([200, '']);
     await agent.waitForLog((l) => l.msg === 'config reloaded', reloaded);
@@ -61,23 +79,34 @@ describe('agent tokens with ACLs on', () => {
 
   it('accepts the agent token (and its legacy name) without changing what requests act as', async () => {
     for (const name of ['agent', 'acl_agent_token']) {
-      expect(await put(agent, `/v1/agent/token/${name}`, { Token: made.apiDefault.SecretID }, MANAGEMENT)).toEqual([200, '']);
+      expect(await put(agent, `/v1/agent/token/${name}`, { Token: made.apiDefault.SecretID }, MANAGEMENT)).toEqual([
+        200,
+        '',
+      ]);
       expect(await actingAs()).toBe(made.configDefault.AccessorID);
     }
   });
 
-  it("checks as Consul does: agent:write on this node before the body, then the body, then the kind", async () => {
-    const denied = answerOfError(permissionDenied({ accessorId: made.apiDefault.AccessorID, anonymous: false }, 'agent', 'write', NODE));
+  it('checks as Consul does: agent:write on this node before the body, then the body, then the kind', async () => {
+    const denied = answerOfError(
+      permissionDenied({ accessorId: made.apiDefault.AccessorID, anonymous: false }, 'agent', 'write', NODE),
+    );
     expect(await put(agent, '/v1/agent/token/agent', { Token: 'x' }, made.apiDefault.SecretID)).toEqual(denied);
     expect(await put(agent, '/v1/agent/token/agent', '', made.apiDefault.SecretID)).toEqual(denied);
-    expect(await put(agent, '/v1/agent/token/agent', { Token: 'x' }, 'no-such-token')).toEqual(answerOf('ACL_NOT_FOUND'));
+    expect(await put(agent, '/v1/agent/token/agent', { Token: 'x' }, 'no-such-token')).toEqual(
+      answerOf('ACL_NOT_FOUND'),
+    );
     const decodeFailed = (detail: string) => answerOf('BODY_DECODE', { prefix: 'Request decode failed', detail });
     expect(await put(agent, '/v1/agent/token/agent', '', MANAGEMENT)).toEqual(decodeFailed('EOF'));
-    expect(await put(agent, '/v1/agent/token/agent', { Token: 'x', Bogus: 1 }, MANAGEMENT)).toEqual(decodeFailed('json: unknown field "Bogus"'));
+    expect(await put(agent, '/v1/agent/token/agent', { Token: 'x', Bogus: 1 }, MANAGEMENT)).toEqual(
+      decodeFailed('json: unknown field "Bogus"'),
+    );
     expect(await put(agent, '/v1/agent/token/agent', { Token: 5 }, MANAGEMENT)).toEqual(
       decodeFailed('json: cannot unmarshal number into Go struct field AgentToken.Token of type string'),
     );
-    expect(await put(agent, '/v1/agent/token/dns', { Token: 'x' }, MANAGEMENT)).toEqual(answerOf('AGENT_TOKEN_UNKNOWN', { name: 'dns' }));
+    expect(await put(agent, '/v1/agent/token/dns', { Token: 'x' }, MANAGEMENT)).toEqual(
+      answerOf('AGENT_TOKEN_UNKNOWN', { name: 'dns' }),
+    );
     expect(await put(agent, '/v1/agent/token/dns', '', MANAGEMENT)).toEqual(decodeFailed('EOF'));
     expect(await actingAs()).toBe(made.configDefault.AccessorID);
   });

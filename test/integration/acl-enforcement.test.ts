@@ -23,19 +23,48 @@ interface Endpoint {
 }
 
 const ENDPOINTS: readonly Endpoint[] = [
-  { name: 'KV read', method: 'GET', path: '/v1/kv/app/config', needs: { resource: 'key', access: 'read', name: 'app/config' } },
-  { name: 'KV write', method: 'PUT', path: '/v1/kv/app/new', body: 'v', needs: { resource: 'key', access: 'write', name: 'app/new' } },
-  { name: 'KV delete', method: 'DELETE', path: '/v1/kv/app/other', needs: { resource: 'key', access: 'write', name: 'app/other' } },
+  {
+    name: 'KV read',
+    method: 'GET',
+    path: '/v1/kv/app/config',
+    needs: { resource: 'key', access: 'read', name: 'app/config' },
+  },
+  {
+    name: 'KV write',
+    method: 'PUT',
+    path: '/v1/kv/app/new',
+    body: 'v',
+    needs: { resource: 'key', access: 'write', name: 'app/new' },
+  },
+  {
+    name: 'KV delete',
+    method: 'DELETE',
+    path: '/v1/kv/app/other',
+    needs: { resource: 'key', access: 'write', name: 'app/other' },
+  },
   { name: 'KV list', method: 'GET', path: '/v1/kv/app/?recurse', needs: 'filter' },
-  { name: 'agent self', method: 'GET', path: '/v1/agent/self', needs: { resource: 'agent', access: 'read', name: 'acl-node' } },
+  {
+    name: 'agent self',
+    method: 'GET',
+    path: '/v1/agent/self',
+    needs: { resource: 'agent', access: 'read', name: 'acl-node' },
+  },
   { name: 'agent members', method: 'GET', path: '/v1/agent/members', needs: 'filter' },
   { name: 'status leader', method: 'GET', path: '/v1/status/leader', needs: 'none' },
   { name: 'ACL token list', method: 'GET', path: '/v1/acl/tokens', needs: { resource: 'acl', access: 'read' } },
-  { name: 'ACL policy create', method: 'PUT', path: '/v1/acl/policy', body: JSON.stringify({ Name: 'p-{n}', Rules: '' }), needs: { resource: 'acl', access: 'write' } },
+  {
+    name: 'ACL policy create',
+    method: 'PUT',
+    path: '/v1/acl/policy',
+    body: JSON.stringify({ Name: 'p-{n}', Rules: '' }),
+    needs: { resource: 'acl', access: 'write' },
+  },
 ];
 
-const READ_RULES = 'key_prefix "" { policy = "read" }\nagent_prefix "" { policy = "read" }\nnode_prefix "" { policy = "read" }\nacl = "read"';
-const WRITE_RULES = 'key_prefix "" { policy = "write" }\nagent_prefix "" { policy = "write" }\nnode_prefix "" { policy = "write" }\nacl = "write"';
+const READ_RULES =
+  'key_prefix "" { policy = "read" }\nagent_prefix "" { policy = "read" }\nnode_prefix "" { policy = "read" }\nacl = "read"';
+const WRITE_RULES =
+  'key_prefix "" { policy = "write" }\nagent_prefix "" { policy = "write" }\nnode_prefix "" { policy = "write" }\nacl = "write"';
 
 interface Setup {
   agent: AgentProcess;
@@ -46,7 +75,14 @@ interface Setup {
 async function setUp(defaultPolicy: 'allow' | 'deny'): Promise<Setup> {
   const agent = await startAgent({
     args: ['-node', 'acl-node'],
-    config: { acl: { enabled: true, default_policy: defaultPolicy, token_min_expiration_ttl: '10ms', tokens: { initial_management: MANAGEMENT } } },
+    config: {
+      acl: {
+        enabled: true,
+        default_policy: defaultPolicy,
+        token_min_expiration_ttl: '10ms',
+        tokens: { initial_management: MANAGEMENT },
+      },
+    },
   });
   const api = async (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => {
     const res = await fetch(`${agent.url}${path}`, {
@@ -61,7 +97,11 @@ async function setUp(defaultPolicy: 'allow' | 'deny'): Promise<Setup> {
   await api('PUT', '/v1/acl/policy', { Name: 'writer', Rules: WRITE_RULES });
   const read = await api('PUT', '/v1/acl/token', { Description: 'read', Policies: [{ Name: 'reader' }] });
   const write = await api('PUT', '/v1/acl/token', { Description: 'write', Policies: [{ Name: 'writer' }] });
-  const expired = await api('PUT', '/v1/acl/token', { Description: 'short', Policies: [{ Name: 'writer' }], ExpirationTTL: '20ms' });
+  const expired = await api('PUT', '/v1/acl/token', {
+    Description: 'short',
+    Policies: [{ Name: 'writer' }],
+    ExpirationTTL: '20ms',
+  });
   const self = await api('GET', '/v1/acl/token/self');
   for (const key of ['app/config', 'app/other', 'app/third']) {
     await fetch(`${agent.url}/v1/kv/${key}`, { method: 'PUT', body: 'x', headers: { 'X-Svc-Token': MANAGEMENT } });
@@ -101,17 +141,28 @@ async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise
 }
 
 /** What the request should get: a status and, for errors, the body its error code renders. */
-function expected(endpoint: Endpoint, who: Who, defaultPolicy: 'allow' | 'deny', setup: Setup): { status: number; text?: string } {
+function expected(
+  endpoint: Endpoint,
+  who: Who,
+  defaultPolicy: 'allow' | 'deny',
+  setup: Setup,
+): { status: number; text?: string } {
   const answer = ([status, text]: [number, string]) => ({ status, text });
   if (endpoint.needs === 'none') return { status: 200 };
   if (who === 'unknown' || who === 'expired') return answer(answerOf('ACL_NOT_FOUND'));
   const anonymousAllowed = (who === 'none' || who === 'anonymous') && defaultPolicy === 'allow';
   // A KV listing filtered down to nothing is a 404 (Consul: no entries → not found).
-  if (endpoint.needs === 'filter') return { status: endpoint.name === 'KV list' && (who === 'none' || who === 'anonymous') && !anonymousAllowed ? 404 : 200 };
+  if (endpoint.needs === 'filter')
+    return {
+      status: endpoint.name === 'KV list' && (who === 'none' || who === 'anonymous') && !anonymousAllowed ? 404 : 200,
+    };
   const { resource, access, name } = endpoint.needs;
   // As in Consul, the default policy never grants acl:*; only a rule does.
   const granted =
-    who === 'management' || who === 'write' || (who === 'read' && access === 'read') || (anonymousAllowed && resource !== 'acl');
+    who === 'management' ||
+    who === 'write' ||
+    (who === 'read' && access === 'read') ||
+    (anonymousAllowed && resource !== 'acl');
   if (granted) return { status: 200 };
   const subject = { accessorId: setup.accessors[who], anonymous: who === 'none' || who === 'anonymous' };
   return answer(answerOfError(permissionDenied(subject, resource, access, name)));
@@ -179,11 +230,19 @@ for (const defaultPolicy of ['allow', 'deny'] as const) {
       const write = setup.secrets.write!;
       expect((await fetch(`${url}?token=${write}`, { method: 'PUT', body: 'a' })).status).toBe(200);
       expect((await fetch(url, { method: 'PUT', body: 'a', headers: { 'X-Consul-Token': write } })).status).toBe(200);
-      expect((await fetch(url, { method: 'PUT', body: 'a', headers: { Authorization: `Bearer ${write}` } })).status).toBe(200);
+      expect(
+        (await fetch(url, { method: 'PUT', body: 'a', headers: { Authorization: `Bearer ${write}` } })).status,
+      ).toBe(200);
       // ?token= wins over the header, as in Consul.
-      const res = await fetch(`${url}?token=${setup.secrets.read}`, { method: 'PUT', body: 'a', headers: { 'X-Svc-Token': write } });
+      const res = await fetch(`${url}?token=${setup.secrets.read}`, {
+        method: 'PUT',
+        body: 'a',
+        headers: { 'X-Svc-Token': write },
+      });
       const reader = { accessorId: setup.accessors.read, anonymous: false };
-      expect([res.status, await res.text()]).toEqual(answerOfError(permissionDenied(reader, 'key', 'write', 'app/new2')));
+      expect([res.status, await res.text()]).toEqual(
+        answerOfError(permissionDenied(reader, 'key', 'write', 'app/new2')),
+      );
     });
   });
 }
@@ -197,45 +256,80 @@ describe('changes take effect on the very next request', () => {
 
   const asManagement = { 'X-Svc-Token': MANAGEMENT };
   const selfOf = async (secret: string) => {
-    const self = (await (await fetch(`${setup.agent.url}/v1/acl/token/self`, { headers: { 'X-Svc-Token': secret } })).json()) as { AccessorID: string };
+    const self = (await (
+      await fetch(`${setup.agent.url}/v1/acl/token/self`, { headers: { 'X-Svc-Token': secret } })
+    ).json()) as { AccessorID: string };
     return { accessorId: self.AccessorID, anonymous: false };
   };
 
   it('a deleted token is unknown at once', async () => {
     const token = (await (
-      await fetch(`${setup.agent.url}/v1/acl/token`, { method: 'PUT', headers: asManagement, body: JSON.stringify({ Policies: [{ Name: 'reader' }] }) })
+      await fetch(`${setup.agent.url}/v1/acl/token`, {
+        method: 'PUT',
+        headers: asManagement,
+        body: JSON.stringify({ Policies: [{ Name: 'reader' }] }),
+      })
     ).json()) as { AccessorID: string; SecretID: string };
-    const read = (): Promise<Response> => fetch(`${setup.agent.url}/v1/kv/app/config`, { headers: { 'X-Svc-Token': token.SecretID } });
+    const read = (): Promise<Response> =>
+      fetch(`${setup.agent.url}/v1/kv/app/config`, { headers: { 'X-Svc-Token': token.SecretID } });
     expect((await read()).status).toBe(200);
-    expect((await fetch(`${setup.agent.url}/v1/acl/token/${token.AccessorID}`, { method: 'DELETE', headers: asManagement })).status).toBe(200);
+    expect(
+      (await fetch(`${setup.agent.url}/v1/acl/token/${token.AccessorID}`, { method: 'DELETE', headers: asManagement }))
+        .status,
+    ).toBe(200);
     const after = await read();
     expect([after.status, await after.text()]).toEqual(answerOf('ACL_NOT_FOUND'));
   });
 
   it('a deleted policy stops granting at once', async () => {
     const policy = (await (
-      await fetch(`${setup.agent.url}/v1/acl/policy`, { method: 'PUT', headers: asManagement, body: JSON.stringify({ Name: 'short-lived', Rules: 'key "app/config" { policy = "read" }' }) })
+      await fetch(`${setup.agent.url}/v1/acl/policy`, {
+        method: 'PUT',
+        headers: asManagement,
+        body: JSON.stringify({ Name: 'short-lived', Rules: 'key "app/config" { policy = "read" }' }),
+      })
     ).json()) as { ID: string };
     const token = (await (
-      await fetch(`${setup.agent.url}/v1/acl/token`, { method: 'PUT', headers: asManagement, body: JSON.stringify({ Policies: [{ ID: policy.ID }] }) })
+      await fetch(`${setup.agent.url}/v1/acl/token`, {
+        method: 'PUT',
+        headers: asManagement,
+        body: JSON.stringify({ Policies: [{ ID: policy.ID }] }),
+      })
     ).json()) as { SecretID: string };
-    const read = (): Promise<Response> => fetch(`${setup.agent.url}/v1/kv/app/config`, { headers: { 'X-Svc-Token': token.SecretID } });
+    const read = (): Promise<Response> =>
+      fetch(`${setup.agent.url}/v1/kv/app/config`, { headers: { 'X-Svc-Token': token.SecretID } });
     expect((await read()).status).toBe(200);
-    expect((await fetch(`${setup.agent.url}/v1/acl/policy/${policy.ID}`, { method: 'DELETE', headers: asManagement })).status).toBe(200);
+    expect(
+      (await fetch(`${setup.agent.url}/v1/acl/policy/${policy.ID}`, { method: 'DELETE', headers: asManagement }))
+        .status,
+    ).toBe(200);
     const after = await read();
-    expect([after.status, await after.text()]).toEqual(answerOfError(permissionDenied(await selfOf(token.SecretID), 'key', 'read', 'app/config')));
+    expect([after.status, await after.text()]).toEqual(
+      answerOfError(permissionDenied(await selfOf(token.SecretID), 'key', 'read', 'app/config')),
+    );
   });
 
   it('an edited policy applies at once', async () => {
     const policy = (await (
-      await fetch(`${setup.agent.url}/v1/acl/policy`, { method: 'PUT', headers: asManagement, body: JSON.stringify({ Name: 'editable', Rules: 'key "app/config" { policy = "deny" }' }) })
+      await fetch(`${setup.agent.url}/v1/acl/policy`, {
+        method: 'PUT',
+        headers: asManagement,
+        body: JSON.stringify({ Name: 'editable', Rules: 'key "app/config" { policy = "deny" }' }),
+      })
     ).json()) as { ID: string };
     const token = (await (
-      await fetch(`${setup.agent.url}/v1/acl/token`, { method: 'PUT', headers: asManagement, body: JSON.stringify({ Policies: [{ ID: policy.ID }] }) })
+      await fetch(`${setup.agent.url}/v1/acl/token`, {
+        method: 'PUT',
+        headers: asManagement,
+        body: JSON.stringify({ Policies: [{ ID: policy.ID }] }),
+      })
     ).json()) as { SecretID: string };
-    const read = (): Promise<Response> => fetch(`${setup.agent.url}/v1/kv/app/config`, { headers: { 'X-Svc-Token': token.SecretID } });
+    const read = (): Promise<Response> =>
+      fetch(`${setup.agent.url}/v1/kv/app/config`, { headers: { 'X-Svc-Token': token.SecretID } });
     const before = await read();
-    expect([before.status, await before.text()]).toEqual(answerOfError(permissionDenied(await selfOf(token.SecretID), 'key', 'read', 'app/config')));
+    expect([before.status, await before.text()]).toEqual(
+      answerOfError(permissionDenied(await selfOf(token.SecretID), 'key', 'read', 'app/config')),
+    );
     const update = await fetch(`${setup.agent.url}/v1/acl/policy/${policy.ID}`, {
       method: 'PUT',
       headers: asManagement,
@@ -268,6 +362,8 @@ describe('ACLs disabled', () => {
   });
 
   it('lets any token do anything else', async () => {
-    expect((await fetch(`${agent.url}/v1/kv/x`, { method: 'PUT', body: '1', headers: { 'X-Svc-Token': UNKNOWN } })).status).toBe(200);
+    expect(
+      (await fetch(`${agent.url}/v1/kv/x`, { method: 'PUT', body: '1', headers: { 'X-Svc-Token': UNKNOWN } })).status,
+    ).toBe(200);
   });
 });

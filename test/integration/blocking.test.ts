@@ -11,7 +11,9 @@ const put = (path: string, body = 'v'): Promise<Response> => fetch(kv(path), { m
 const indexOf = async (path: string): Promise<number> => Number((await fetch(kv(path))).headers.get('x-svc-index'));
 
 async function agentStats(): Promise<{ parked: number; watches: number }> {
-  const self = (await (await fetch(`${agent.url}/v1/agent/self`)).json()) as { Stats: { agent: Record<string, string> } };
+  const self = (await (await fetch(`${agent.url}/v1/agent/self`)).json()) as {
+    Stats: { agent: Record<string, string> };
+  };
   return { parked: Number(self.Stats.agent.parked_queries), watches: Number(self.Stats.agent.watches) };
 }
 
@@ -107,7 +109,7 @@ describe('blocking queries', () => {
     expect(Number(res.headers.get('x-svc-index'))).toBe(index);
   });
 
-  it('rejects a bad index or wait with Consul\'s texts', async () => {
+  it("rejects a bad index or wait with Consul's texts", async () => {
     for (const [query, text] of [
       ['index=abc', 'Invalid index'],
       ['index=-1', 'Invalid index'],

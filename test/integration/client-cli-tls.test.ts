@@ -21,12 +21,30 @@ describe('client commands over HTTPS with verify_incoming', () => {
     agent = await startAgent({
       args: ['-https-port', '0', '-http-port', '-1'],
       config: {
-        tls: { defaults: { ca_file: files.caFile, cert_file: files.certFile, key_file: files.keyFile, verify_incoming: true } },
+        tls: {
+          defaults: {
+            ca_file: files.caFile,
+            cert_file: files.certFile,
+            key_file: files.keyFile,
+            verify_incoming: true,
+          },
+        },
         acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: ROOT } },
       },
     });
     addr = `127.0.0.1:${agent.port}`;
-    trusted = ['-http-addr', `https://${addr}`, '-token', ROOT, '-ca-file', files.caFile, '-client-cert', files.clientCertFile, '-client-key', files.clientKeyFile];
+    trusted = [
+      '-http-addr',
+      `https://${addr}`,
+      '-token',
+      ROOT,
+      '-ca-file',
+      files.caFile,
+      '-client-cert',
+      files.clientCertFile,
+      '-client-key',
+      files.clientKeyFile,
+    ];
   });
   afterAll(async () => {
     await agent.stop();
@@ -44,7 +62,10 @@ describe('client commands over HTTPS with verify_incoming', () => {
   }
 
   it('reaches the agent with the CA file and client certificate given by flag', async () => {
-    expect(await runCli(['kv', 'put', ...trusted, 'tls/flag', 'by flags'])).toMatchObject({ code: 0, stdout: 'Success! Data written to: tls/flag\n' });
+    expect(await runCli(['kv', 'put', ...trusted, 'tls/flag', 'by flags'])).toMatchObject({
+      code: 0,
+      stdout: 'Success! Data written to: tls/flag\n',
+    });
     expect(await runCli(['kv', 'get', ...trusted, 'tls/flag'])).toMatchObject({ code: 0, stdout: 'by flags\n' });
   });
 
@@ -57,7 +78,10 @@ describe('client commands over HTTPS with verify_incoming', () => {
       CONSUL_CLIENT_CERT: files.clientCertFile,
       CONSUL_CLIENT_KEY: files.clientKeyFile,
     };
-    expect(await runCli(['kv', 'put', 'tls/env', 'by env'], env)).toMatchObject({ code: 0, stdout: 'Success! Data written to: tls/env\n' });
+    expect(await runCli(['kv', 'put', 'tls/env', 'by env'], env)).toMatchObject({
+      code: 0,
+      stdout: 'Success! Data written to: tls/env\n',
+    });
     // Without CONSUL_HTTP_SSL a bare host:port is plain HTTP, which the HTTPS port drops.
     expect(await failure(['kv', 'get', 'tls/env'], { ...env, CONSUL_HTTP_SSL: '' })).toBe(
       `Error connecting to the agent at http://${addr}: read: connection reset by peer (if the agent serves HTTPS there, use an https:// address or CONSUL_HTTP_SSL=true)`,
@@ -75,8 +99,14 @@ describe('client commands over HTTPS with verify_incoming', () => {
       SVC_CLIENT_CERT: files.clientCertFile,
       SVC_CLIENT_KEY: files.clientKeyFile,
     };
-    expect(await runCli(['kv', 'put', 'tls/svc', 'by svc'], env)).toMatchObject({ code: 0, stdout: 'Success! Data written to: tls/svc\n' });
-    expect(await runCli(['kv', 'get', '-ca-path', caDir, 'tls/svc'], { ...env, SVC_CAPATH: '' })).toMatchObject({ code: 0, stdout: 'by svc\n' });
+    expect(await runCli(['kv', 'put', 'tls/svc', 'by svc'], env)).toMatchObject({
+      code: 0,
+      stdout: 'Success! Data written to: tls/svc\n',
+    });
+    expect(await runCli(['kv', 'get', '-ca-path', caDir, 'tls/svc'], { ...env, SVC_CAPATH: '' })).toMatchObject({
+      code: 0,
+      stdout: 'by svc\n',
+    });
   });
 
   it('says the agent certificate is signed by an unknown authority: no CA given, or the wrong one', async () => {
@@ -84,16 +114,24 @@ describe('client commands over HTTPS with verify_incoming', () => {
     const clientCert = ['-client-cert', files.clientCertFile, '-client-key', files.clientKeyFile];
     expect(await failure(['members', '-http-addr', `https://${addr}`, ...clientCert])).toBe(untrusted);
     const otherCa = join(files.dir, 'other-ca.pem');
-    expect(await failure(['members', '-http-addr', `https://${addr}`, '-ca-file', otherCa, ...clientCert])).toBe(untrusted);
-    expect(await failure(['members', ...clientCert], { CONSUL_HTTP_ADDR: `https://${addr}`, CONSUL_CACERT: otherCa })).toBe(untrusted);
+    expect(await failure(['members', '-http-addr', `https://${addr}`, '-ca-file', otherCa, ...clientCert])).toBe(
+      untrusted,
+    );
+    expect(
+      await failure(['members', ...clientCert], { CONSUL_HTTP_ADDR: `https://${addr}`, CONSUL_CACERT: otherCa }),
+    ).toBe(untrusted);
   });
 
   it('says which names the certificate holds when the agent is reached by another', async () => {
     expect(await failure(['members', ...trusted, '-tls-server-name', 'db.example'])).toBe(
       `Error connecting to the agent at https://${addr}: tls: failed to verify certificate: x509: certificate is valid for localhost, not db.example (the agent's certificate does not name the address: connect by a name it holds, or set -tls-server-name)`,
     );
-    expect(await failure(['members', ...trusted], { CONSUL_TLS_SERVER_NAME: 'db.example' })).toContain('x509: certificate is valid for localhost, not db.example');
-    expect(await failure(['members', ...trusted, '-tls-server-name', '10.1.2.3'])).toContain('x509: certificate is valid for 127.0.0.1, not 10.1.2.3');
+    expect(await failure(['members', ...trusted], { CONSUL_TLS_SERVER_NAME: 'db.example' })).toContain(
+      'x509: certificate is valid for localhost, not db.example',
+    );
+    expect(await failure(['members', ...trusted, '-tls-server-name', '10.1.2.3'])).toContain(
+      'x509: certificate is valid for 127.0.0.1, not 10.1.2.3',
+    );
   });
 
   it('says the agent requires a client certificate, or refused the one given', async () => {
@@ -102,26 +140,44 @@ describe('client commands over HTTPS with verify_incoming', () => {
       `Error connecting to the agent at https://${addr}: remote error: tls: certificate required (the agent requires a client certificate: give one with -client-cert and -client-key, or CONSUL_CLIENT_CERT and CONSUL_CLIENT_KEY)`,
     );
     // TLS 1.3 ends the client's handshake before the agent checks the certificate; node:https then closes.
-    expect(await failure(['members', ...ca, '-client-cert', files.strangerCertFile, '-client-key', files.strangerKeyFile])).toBe(
+    expect(
+      await failure(['members', ...ca, '-client-cert', files.strangerCertFile, '-client-key', files.strangerKeyFile]),
+    ).toBe(
       `Error connecting to the agent at https://${addr}: read: connection reset by peer (the agent closed the connection right after the TLS handshake: it did not accept the client certificate; is it signed by a CA the agent trusts?)`,
     );
   });
 
   it('says what is wrong with the TLS files before sending anything', async () => {
     const at = ['members', '-http-addr', `https://${addr}`];
-    expect(await failure([...at, '-ca-file', join(files.dir, 'missing.pem')])).toBe(`Error loading CA File: open ${join(files.dir, 'missing.pem')}: no such file or directory`);
-    expect(await failure([...at, '-ca-file', files.caFile, '-client-cert', files.clientCertFile])).toBe('both client cert and client key must be provided');
-    expect(await failure([...at, '-ca-file', files.caFile, '-client-cert', files.clientCertFile, '-client-key', files.strangerKeyFile])).toBe(
-      `tls: private key does not match public key (${files.clientCertFile})`,
+    expect(await failure([...at, '-ca-file', join(files.dir, 'missing.pem')])).toBe(
+      `Error loading CA File: open ${join(files.dir, 'missing.pem')}: no such file or directory`,
     );
-    expect(await failure([...at, '-ca-file', files.clientKeyFile])).toBe(`Error loading CA File: Couldn't parse PEM in: ${files.clientKeyFile}`);
+    expect(await failure([...at, '-ca-file', files.caFile, '-client-cert', files.clientCertFile])).toBe(
+      'both client cert and client key must be provided',
+    );
+    expect(
+      await failure([
+        ...at,
+        '-ca-file',
+        files.caFile,
+        '-client-cert',
+        files.clientCertFile,
+        '-client-key',
+        files.strangerKeyFile,
+      ]),
+    ).toBe(`tls: private key does not match public key (${files.clientCertFile})`);
+    expect(await failure([...at, '-ca-file', files.clientKeyFile])).toBe(
+      `Error loading CA File: Couldn't parse PEM in: ${files.clientKeyFile}`,
+    );
   });
 
   it('says an https address on a plain HTTP port is answered in plain HTTP', async () => {
     // node:http answers a ClientHello with a 400; uWS waits for a request line (the client then times out).
     const plain = await startAgent({ args: ['-http-transport', 'node'] });
     try {
-      expect(await failure(['members', '-http-addr', `https://127.0.0.1:${plain.port}`, '-ca-file', files.caFile])).toBe(
+      expect(
+        await failure(['members', '-http-addr', `https://127.0.0.1:${plain.port}`, '-ca-file', files.caFile]),
+      ).toBe(
         `Error connecting to the agent at https://127.0.0.1:${plain.port}: http: server gave HTTP response to HTTPS client (the agent serves plain HTTP there: use an http:// address)`,
       );
     } finally {

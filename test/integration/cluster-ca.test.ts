@@ -40,7 +40,10 @@ async function until<T>(get: () => Promise<T>, done: (value: T) => boolean): Pro
 
 /** The agent's roots once its view holds the CA (a client started with the servers may see it a moment later). */
 const rootsOf = async (agent: AgentProcess): Promise<{ body: Roots; index: number }> => {
-  const a = await until(() => call(agent, '/v1/agent/connect/ca/roots'), (r) => r.status === 200);
+  const a = await until(
+    () => call(agent, '/v1/agent/connect/ca/roots'),
+    (r) => r.status === 200,
+  );
   return { body: JSON.parse(a.text) as Roots, index: a.index };
 };
 
@@ -87,7 +90,11 @@ describe('the cluster CA over HTTP', () => {
   /** Two servers and a client on a fresh prefix, all started at once. */
   const startTrio = async (): Promise<Trio> => {
     const prefix = `/svc-ca-http-${process.pid}-${prefixes++}/`;
-    const [a, b, c] = await Promise.all([start(prefix, 'server-a', true), start(prefix, 'server-b', true), start(prefix, 'client-c', false)]);
+    const [a, b, c] = await Promise.all([
+      start(prefix, 'server-a', true),
+      start(prefix, 'server-b', true),
+      start(prefix, 'client-c', false),
+    ]);
     return { prefix, a, b, c };
   };
 
@@ -98,7 +105,10 @@ describe('the cluster CA over HTTP', () => {
     const raw = connectEtcd({ endpoints: etcd.endpoints });
     try {
       const { kvs } = await raw.rangePrefix(Buffer.from(`${prefix}private/`), 5_000);
-      return kvs.map((kv) => ({ key: kv.key, pem: (JSON.parse(kv.value.toString('utf8')) as { PrivateKey: string }).PrivateKey }));
+      return kvs.map((kv) => ({
+        key: kv.key,
+        pem: (JSON.parse(kv.value.toString('utf8')) as { PrivateKey: string }).PrivateKey,
+      }));
     } finally {
       raw.close();
     }
@@ -156,11 +166,19 @@ describe('the cluster CA over HTTP', () => {
     // Each proxy trusts the roots of its own agent: web's are C's, api's are A's.
     const trustC = rootsC.Roots.map((r) => r.RootCert);
     const trustA = rootsA.Roots.map((r) => r.RootCert);
-    expect(await handshake(web, trustC, api, trustA)).toEqual({ serverSaw: api.ServiceURI, clientSaw: web.ServiceURI, echoed: 'ping' });
-    expect(await handshake(api, trustA, web, trustC)).toEqual({ serverSaw: web.ServiceURI, clientSaw: api.ServiceURI, echoed: 'ping' });
+    expect(await handshake(web, trustC, api, trustA)).toEqual({
+      serverSaw: api.ServiceURI,
+      clientSaw: web.ServiceURI,
+      echoed: 'ping',
+    });
+    expect(await handshake(api, trustA, web, trustC)).toEqual({
+      serverSaw: web.ServiceURI,
+      clientSaw: api.ServiceURI,
+      echoed: 'ping',
+    });
   });
 
-  it('no API of the client agent returns the CA key; the only private key it serves is a leaf\'s own', async () => {
+  it("no API of the client agent returns the CA key; the only private key it serves is a leaf's own", async () => {
     const { prefix, a, c } = shared;
     const roots = (await rootsOf(a)).body;
     const caKeys = await privateCaKeys(prefix);
@@ -187,18 +205,31 @@ describe('the cluster CA over HTTP', () => {
     ];
     const answers = await Promise.all(paths.map(async (path) => ({ path, ...(await call(c, path)) })));
     // A configuration change on a client is refused (servers alone rotate), and says nothing of the key either.
-    const put = await call(c, '/v1/connect/ca/configuration', { method: 'PUT', body: JSON.stringify({ Provider: 'consul', Config: { PrivateKeyType: 'ec', PrivateKeyBits: 384 } }) });
+    const put = await call(c, '/v1/connect/ca/configuration', {
+      method: 'PUT',
+      body: JSON.stringify({ Provider: 'consul', Config: { PrivateKeyType: 'ec', PrivateKeyBits: 384 } }),
+    });
     expect(put.status).toBeGreaterThanOrEqual(400);
-    for (const { path, text } of [...answers, { path: 'PUT configuration', text: put.text }, { path: 'leaf', text: leafAnswer.text }]) {
+    for (const { path, text } of [
+      ...answers,
+      { path: 'PUT configuration', text: put.text },
+      { path: 'leaf', text: leafAnswer.text },
+    ]) {
       for (const body of caKeyBodies) expect(text.replace(/\\n|\s/g, ''), path).not.toContain(body);
       if (path !== 'leaf') expect(text, path).not.toContain('PRIVATE KEY');
     }
 
     // The leaf's key is the leaf's: it matches the leaf certificate and no root.
     const leaf = JSON.parse(leafAnswer.text) as Leaf;
-    const spki = (pem: string): string => createPublicKey(pem).export({ type: 'spki', format: 'der' }).toString('base64');
-    expect(spki(leaf.PrivateKeyPEM)).toBe(spki(new X509Certificate(leaf.CertPEM).publicKey.export({ type: 'spki', format: 'pem' }) as string));
-    for (const root of roots.Roots) expect(spki(leaf.PrivateKeyPEM)).not.toBe(spki(new X509Certificate(root.RootCert).publicKey.export({ type: 'spki', format: 'pem' }) as string));
+    const spki = (pem: string): string =>
+      createPublicKey(pem).export({ type: 'spki', format: 'der' }).toString('base64');
+    expect(spki(leaf.PrivateKeyPEM)).toBe(
+      spki(new X509Certificate(leaf.CertPEM).publicKey.export({ type: 'spki', format: 'pem' }) as string),
+    );
+    for (const root of roots.Roots)
+      expect(spki(leaf.PrivateKeyPEM)).not.toBe(
+        spki(new X509Certificate(root.RootCert).publicKey.export({ type: 'spki', format: 'pem' }) as string),
+      );
   });
 
   it('3 agents x 300 concurrent first leaves get 900 distinct serials, increasing in commit order, all from the one CA', async () => {
@@ -209,7 +240,12 @@ describe('the cluster CA over HTTP', () => {
       ['c', c],
     ] as const;
     const answers = await Promise.all(
-      named.flatMap(([name, agent]) => Array.from({ length: 300 }, async (_, i) => ({ service: `s-${name}-${i}`, ...(await call(agent, `/v1/agent/connect/ca/leaf/s-${name}-${i}`)) }))),
+      named.flatMap(([name, agent]) =>
+        Array.from({ length: 300 }, async (_, i) => ({
+          service: `s-${name}-${i}`,
+          ...(await call(agent, `/v1/agent/connect/ca/leaf/s-${name}-${i}`)),
+        })),
+      ),
     );
     const failed = answers.filter((x) => x.status !== 200);
     expect(failed.slice(0, 3).map((x) => `${x.service}: ${x.status} ${x.text}`)).toEqual([]);
@@ -218,7 +254,9 @@ describe('the cluster CA over HTTP', () => {
     const serials = leaves.map(({ leaf }) => serialOf(leaf.CertPEM));
     expect(new Set(serials).size).toBe(900);
     // Serials are taken in guarded batches: a leaf recorded at a later index has a higher serial.
-    const byIndex = leaves.map(({ leaf }, i) => ({ index: leaf.ModifyIndex, serial: serials[i]! })).sort((x, y) => x.index - y.index || (x.serial < y.serial ? -1 : 1));
+    const byIndex = leaves
+      .map(({ leaf }, i) => ({ index: leaf.ModifyIndex, serial: serials[i]! }))
+      .sort((x, y) => x.index - y.index || (x.serial < y.serial ? -1 : 1));
     for (let i = 1; i < byIndex.length; i++) expect(byIndex[i]!.serial).toBeGreaterThan(byIndex[i - 1]!.serial);
 
     const roots = (await rootsOf(a)).body;
@@ -240,14 +278,25 @@ describe('the cluster CA over HTTP', () => {
       const leaves = await Promise.all(agents.map((agent) => read<Leaf>(agent, '/v1/agent/connect/ca/leaf/web')));
       for (const { body } of leaves) expect(new X509Certificate(body.CertPEM).verify(oldRoot.publicKey)).toBe(true);
 
-      const rootsWoken = agents.map((agent, i) => read<Roots>(agent, `/v1/agent/connect/ca/roots?index=${before[i]!.index}&wait=120s`));
-      const leavesWoken = agents.map((agent, i) => read<Leaf>(agent, `/v1/agent/connect/ca/leaf/web?index=${leaves[i]!.body.ModifyIndex}&wait=120s`));
+      const rootsWoken = agents.map((agent, i) =>
+        read<Roots>(agent, `/v1/agent/connect/ca/roots?index=${before[i]!.index}&wait=120s`),
+      );
+      const leavesWoken = agents.map((agent, i) =>
+        read<Leaf>(agent, `/v1/agent/connect/ca/leaf/web?index=${leaves[i]!.body.ModifyIndex}&wait=120s`),
+      );
       // Both reads are parked on every agent before the rotation starts.
-      for (const agent of agents) await until(() => parkedQueries(agent), (n) => n >= 2);
+      for (const agent of agents)
+        await until(
+          () => parkedQueries(agent),
+          (n) => n >= 2,
+        );
 
       const put = await call(trio.a, '/v1/connect/ca/configuration', {
         method: 'PUT',
-        body: JSON.stringify({ Provider: 'consul', Config: { PrivateKeyType: 'ec', PrivateKeyBits: 384, CSRMaxPerSecond: 0 } }),
+        body: JSON.stringify({
+          Provider: 'consul',
+          Config: { PrivateKeyType: 'ec', PrivateKeyBits: 384, CSRMaxPerSecond: 0 },
+        }),
       });
       expect(put.status, put.text).toBe(200);
 

@@ -45,12 +45,35 @@ interface Running {
 
 type DownPolicy = 'extend-cache' | 'async-cache' | 'allow' | 'deny';
 
-async function startAgent(options: { endpoints: string[]; prefix: string; name: string; downPolicy?: DownPolicy; dataDir?: string; log?: Logger }): Promise<Running> {
+async function startAgent(options: {
+  endpoints: string[];
+  prefix: string;
+  name: string;
+  downPolicy?: DownPolicy;
+  dataDir?: string;
+  log?: Logger;
+}): Promise<Running> {
   const log = options.log ?? silentLogger;
   // KV read through from etcd, as createAgent opens it in a cluster (docs/decisions.md D15).
-  const store = await openEtcdStore({ etcd: { endpoints: options.endpoints }, prefix: options.prefix, log, dataDir: options.dataDir, viewSaveIntervalMs: 50, readThroughTables: ['kv'] });
-  const acl = { enabled: true, default_policy: 'deny' as const, tokens: { initial_management: MANAGEMENT }, ...(options.downPolicy === undefined ? {} : { down_policy: options.downPolicy }) };
-  const config = loadConfig({ files: [], flags: { ports: { http: 0 }, client_addr: '127.0.0.1', node_name: options.name, acl }, dev: true });
+  const store = await openEtcdStore({
+    etcd: { endpoints: options.endpoints },
+    prefix: options.prefix,
+    log,
+    dataDir: options.dataDir,
+    viewSaveIntervalMs: 50,
+    readThroughTables: ['kv'],
+  });
+  const acl = {
+    enabled: true,
+    default_policy: 'deny' as const,
+    tokens: { initial_management: MANAGEMENT },
+    ...(options.downPolicy === undefined ? {} : { down_policy: options.downPolicy }),
+  };
+  const config = loadConfig({
+    files: [],
+    flags: { ports: { http: 0 }, client_addr: '127.0.0.1', node_name: options.name, acl },
+    dev: true,
+  });
   const agent = await createAgent(config, { log, store });
   cleanups.push(() => agent.close());
   return { agent, store, url: `http://127.0.0.1:${await agent.listen()}` };
@@ -91,16 +114,29 @@ async function writeOnceBack(base: string, path: string, body: string): Promise<
 
 /** A token that may write (and so authorize for) service db and read app/ keys; and the intention web → db allow. */
 async function meshState(base: string): Promise<{ secret: string; trustDomain: string }> {
-  const policy = await json<{ ID: string }>(call(base, 'PUT', '/v1/acl/policy', { Name: 'db', Rules: 'service "db" { policy = "write" }\nkey_prefix "app/" { policy = "read" }' }));
+  const policy = await json<{ ID: string }>(
+    call(base, 'PUT', '/v1/acl/policy', {
+      Name: 'db',
+      Rules: 'service "db" { policy = "write" }\nkey_prefix "app/" { policy = "read" }',
+    }),
+  );
   const token = await json<{ SecretID: string }>(call(base, 'PUT', '/v1/acl/token', { Policies: [{ ID: policy.ID }] }));
-  expect((await call(base, 'PUT', '/v1/connect/intentions/exact?source=web&destination=db', { Action: 'allow' })).status).toBe(200);
+  expect(
+    (await call(base, 'PUT', '/v1/connect/intentions/exact?source=web&destination=db', { Action: 'allow' })).status,
+  ).toBe(200);
   expect((await call(base, 'PUT', '/v1/kv/app/k', 'v1')).status).toBe(200);
   const roots = await json<{ TrustDomain: string }>(call(base, 'GET', '/v1/agent/connect/ca/roots'));
   return { secret: token.SecretID, trustDomain: roots.TrustDomain };
 }
 
 function authorize(base: string, secret: string, trustDomain: string): Promise<Response> {
-  return call(base, 'POST', '/v1/agent/connect/authorize', { Target: 'db', ClientCertURI: `spiffe://${trustDomain}/ns/default/dc/dc1/svc/web` }, secret);
+  return call(
+    base,
+    'POST',
+    '/v1/agent/connect/authorize',
+    { Target: 'db', ClientCertURI: `spiffe://${trustDomain}/ns/default/dc/dc1/svc/web` },
+    secret,
+  );
 }
 
 async function parkedQueries(base: string): Promise<number> {
@@ -168,7 +204,10 @@ describe.each<Failure>(['killed', 'paused', 'cut'])('etcd %s', (failure) => {
     expect([roots.status, await roots.text()]).toEqual([200, rootsBody]);
     const cachedLeaf = await call(a.url, 'GET', '/v1/agent/connect/ca/leaf/web');
     // Stale, and saying so: served from the agent's cache while etcd has no known leader.
-    await until(async () => (await call(a.url, 'GET', '/v1/agent/connect/ca/roots')).headers.get('x-svc-knownleader') === 'false', 'KnownLeader false');
+    await until(
+      async () => (await call(a.url, 'GET', '/v1/agent/connect/ca/roots')).headers.get('x-svc-knownleader') === 'false',
+      'KnownLeader false',
+    );
     for (const res of [roots, cachedLeaf]) expect(res.headers.get('x-cache')).toBe('HIT');
     expect(((await cachedLeaf.json()) as { SerialNumber: string }).SerialNumber).toBe(leaf.SerialNumber);
     expect((await call(a.url, 'GET', '/v1/acl/token/self', undefined, secret)).status).toBe(200);
@@ -223,7 +262,10 @@ describe('the view on disk', () => {
     const first = await startAgent({ endpoints: cluster.endpoints, prefix, name: 'a', dataDir });
     const { secret, trustDomain } = await meshState(first.url);
     const written = first.store.index;
-    await until(async () => ((await readSnapshot(join(dataDir, ETCD_VIEW_DIR)))?.index ?? 0) >= written, 'the view to reach the disk');
+    await until(
+      async () => ((await readSnapshot(join(dataDir, ETCD_VIEW_DIR)))?.index ?? 0) >= written,
+      'the view to reach the disk',
+    );
     await first.agent.close();
 
     await member.kill();
@@ -249,10 +291,16 @@ describe('the view on disk', () => {
 
     // A read parked on the stale view wakes with what another agent wrote once etcd is back.
     const index = intentions.headers.get('x-svc-index')!;
-    const parked = call(again.url, 'GET', `/v1/connect/intentions?index=${index}&wait=120s`).then((r) => r.json() as Promise<{ SourceName: string }[]>);
+    const parked = call(again.url, 'GET', `/v1/connect/intentions?index=${index}&wait=120s`).then(
+      (r) => r.json() as Promise<{ SourceName: string }[]>,
+    );
     await member.start();
     const other = await startAgent({ endpoints: cluster.endpoints, prefix, name: 'b' });
-    await writeOnceBack(other.url, '/v1/connect/intentions/exact?source=api&destination=db', JSON.stringify({ Action: 'deny' }));
+    await writeOnceBack(
+      other.url,
+      '/v1/connect/intentions/exact?source=api&destination=db',
+      JSON.stringify({ Action: 'deny' }),
+    );
     expect((await parked).map((i) => i.SourceName).sort()).toEqual(['api', 'web']);
     await until(() => again.store.health.connected, 'the restarted agent to reconnect');
     expect(again.store.stats.resyncs).toBeGreaterThanOrEqual(1);
@@ -264,7 +312,13 @@ describe('the view on disk', () => {
     proxy.cut();
     const dataDir = await mkdtemp(join(tmpdir(), 'svc-failopen-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-    const opened = openEtcdStore({ etcd: { endpoints: [proxy.url] }, prefix: freshPrefix(), log: silentLogger, dataDir, readTimeoutMs: 500 });
+    const opened = openEtcdStore({
+      etcd: { endpoints: [proxy.url] },
+      prefix: freshPrefix(),
+      log: silentLogger,
+      dataDir,
+      readTimeoutMs: 500,
+    });
     await expect(opened).rejects.toMatchObject({ code: 'STATE_NO_LEADER' });
   }, 30_000);
 });

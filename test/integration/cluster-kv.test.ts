@@ -46,7 +46,8 @@ describe('KV shared by two agents', () => {
     client = await startClusterAgent('kv-client', false);
   }, 60_000);
 
-  const kv = (agent: AgentProcess, path: string, init?: RequestInit): Promise<Response> => fetch(`${agent.url}/v1/kv/${path}`, init);
+  const kv = (agent: AgentProcess, path: string, init?: RequestInit): Promise<Response> =>
+    fetch(`${agent.url}/v1/kv/${path}`, init);
   const value = async (res: Response): Promise<string> => {
     const [entry] = (await res.json()) as { Value: string }[];
     return Buffer.from(entry!.Value, 'base64').toString();
@@ -75,7 +76,10 @@ describe('KV shared by two agents', () => {
     // Writes elsewhere move the cluster's revision; had any woken the read, it would answer v1.
     await kv(server, 'watched/other', { method: 'PUT', body: 'x' });
     await kv(server, 'watched/keyed-sibling', { method: 'PUT', body: 'x' });
-    await fetch(`${server.url}/v1/connect/intentions/exact?source=web&destination=db`, { method: 'PUT', body: '{"Action":"allow"}' });
+    await fetch(`${server.url}/v1/connect/intentions/exact?source=web&destination=db`, {
+      method: 'PUT',
+      body: '{"Action":"allow"}',
+    });
     await kv(server, 'watched/key', { method: 'PUT', body: 'v2' });
     const woken = await parked;
     expect(await value(woken)).toBe('v2');
@@ -93,7 +97,7 @@ describe('KV shared by two agents', () => {
     expect(woken.map((e) => e.Key)).toEqual(['tree/one']);
   });
 
-  it('keeps KV out of the agents\' view: the row lives under bulk/, outside [data/, meta0)', async () => {
+  it("keeps KV out of the agents' view: the row lives under bulk/, outside [data/, meta0)", async () => {
     await kv(client, 'layout/k', { method: 'PUT', body: 'v' });
     const bulk = await fetch(`${etcd.endpoints[0]}/v3/kv/range`, {
       method: 'POST',
@@ -109,7 +113,9 @@ describe('KV shared by two agents', () => {
 });
 
 async function gauge(agent: AgentProcess, name: string): Promise<number> {
-  const metrics = (await (await fetch(`${agent.url}/v1/agent/metrics`)).json()) as { Gauges: { Name: string; Value: number }[] };
+  const metrics = (await (await fetch(`${agent.url}/v1/agent/metrics`)).json()) as {
+    Gauges: { Name: string; Value: number }[];
+  };
   return metrics.Gauges.find((g) => g.Name === name)?.Value ?? 0;
 }
 

@@ -18,7 +18,13 @@ interface Answer {
   headers: Headers;
 }
 
-async function call(agent: AgentProcess, method: string, path: string, body?: unknown, token: string = MANAGEMENT): Promise<Answer> {
+async function call(
+  agent: AgentProcess,
+  method: string,
+  path: string,
+  body?: unknown,
+  token: string = MANAGEMENT,
+): Promise<Answer> {
   const res = await fetch(`${agent.url}${path}`, {
     method,
     headers: { 'X-Svc-Token': token },
@@ -44,7 +50,10 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
 }
 
 const authorized = async (agent: AgentProcess): Promise<boolean> => {
-  const a = await call(agent, 'POST', '/v1/agent/connect/authorize', { Target: 'db', ClientCertURI: 'spiffe://any.consul/ns/default/dc/dc1/svc/web' });
+  const a = await call(agent, 'POST', '/v1/agent/connect/authorize', {
+    Target: 'db',
+    ClientCertURI: 'spiffe://any.consul/ns/default/dc/dc1/svc/web',
+  });
   expect(a.status).toBe(200);
   return (a.body as { Authorized: boolean }).Authorized;
 };
@@ -93,26 +102,50 @@ describe('an agent cluster on etcd', () => {
     expect(await authorized(c)).toBe(false);
     const put = await call(a, 'PUT', '/v1/connect/intentions/exact?source=web&destination=db', { Action: 'allow' });
     expect(put.status).toBe(200);
-    await until(() => authorized(b), (ok) => ok);
-    await until(() => authorized(c), (ok) => ok);
-    expect(await call(a, 'DELETE', '/v1/connect/intentions/exact?source=web&destination=db')).toMatchObject({ status: 200 });
-    await until(() => authorized(c), (ok) => !ok);
+    await until(
+      () => authorized(b),
+      (ok) => ok,
+    );
+    await until(
+      () => authorized(c),
+      (ok) => ok,
+    );
+    expect(await call(a, 'DELETE', '/v1/connect/intentions/exact?source=web&destination=db')).toMatchObject({
+      status: 200,
+    });
+    await until(
+      () => authorized(c),
+      (ok) => !ok,
+    );
   });
 
   it('a token created on A works on C, and stops working once deleted', async () => {
-    const made = await call(a, 'PUT', '/v1/acl/token', { Description: 'shared', Policies: [{ Name: 'global-management' }] });
+    const made = await call(a, 'PUT', '/v1/acl/token', {
+      Description: 'shared',
+      Policies: [{ Name: 'global-management' }],
+    });
     expect(made.status).toBe(200);
     const { AccessorID, SecretID } = made.body as { AccessorID: string; SecretID: string };
-    const self = await until(() => call(c, 'GET', '/v1/acl/token/self', undefined, SecretID), (r) => r.status === 200);
+    const self = await until(
+      () => call(c, 'GET', '/v1/acl/token/self', undefined, SecretID),
+      (r) => r.status === 200,
+    );
     expect((self.body as { AccessorID: string }).AccessorID).toBe(AccessorID);
     expect((await call(a, 'DELETE', `/v1/acl/token/${AccessorID}`)).status).toBe(200);
-    const gone = await until(() => call(c, 'GET', '/v1/acl/token/self', undefined, SecretID), (r) => r.status !== 200);
+    const gone = await until(
+      () => call(c, 'GET', '/v1/acl/token/self', undefined, SecretID),
+      (r) => r.status !== 200,
+    );
     expect(gone.status).toBe(403);
   });
 
   it('every agent lists all three members with their roles', async () => {
     const expected = { 'agent-a': 'consul', 'agent-b': 'consul', 'agent-c': 'node' };
-    for (const agent of [a, b, c]) await until(() => memberRoles(agent), (roles) => JSON.stringify(roles) === JSON.stringify(expected));
+    for (const agent of [a, b, c])
+      await until(
+        () => memberRoles(agent),
+        (roles) => JSON.stringify(roles) === JSON.stringify(expected),
+      );
     const self = await call(c, 'GET', '/v1/agent/self');
     expect(self.body).toMatchObject({ Config: { Server: false }, Member: { Name: 'agent-c', Tags: { role: 'node' } } });
     const members = (await call(a, 'GET', '/v1/agent/members')).body as { Name: string; Addr: string; Port: number }[];
@@ -121,18 +154,33 @@ describe('an agent cluster on etcd', () => {
 
   it('an agent killed with SIGKILL leaves the member list once its lease expires', async () => {
     const d = await start('agent-d', false);
-    await until(() => memberRoles(a), (roles) => roles['agent-d'] === 'node');
+    await until(
+      () => memberRoles(a),
+      (roles) => roles['agent-d'] === 'node',
+    );
     await d.stop('SIGKILL');
-    await until(() => memberRoles(a), (roles) => !('agent-d' in roles));
-    await until(() => memberRoles(c), (roles) => !('agent-d' in roles));
+    await until(
+      () => memberRoles(a),
+      (roles) => !('agent-d' in roles),
+    );
+    await until(
+      () => memberRoles(c),
+      (roles) => !('agent-d' in roles),
+    );
   });
 
   it('an agent stopped gracefully leaves the member list at once', async () => {
     const e = await start('agent-e', false);
-    await until(() => memberRoles(b), (roles) => roles['agent-e'] === 'node');
+    await until(
+      () => memberRoles(b),
+      (roles) => roles['agent-e'] === 'node',
+    );
     expect(await e.stop('SIGTERM'), e.stderr()).toBe(0); // its stderr says why, if it did not exit cleanly
     // Within the lease TTL: the revoke removed it.
-    await until(() => memberRoles(b), (roles) => !('agent-e' in roles));
+    await until(
+      () => memberRoles(b),
+      (roles) => !('agent-e' in roles),
+    );
   });
 
   it('an embedded client agent (createAgent) is a member and authorizes from the shared intentions', async () => {
@@ -148,21 +196,35 @@ describe('an agent cluster on etcd', () => {
     const lib = await createAgent(config);
     try {
       expect(lib.cluster).toBeDefined();
-      await until(() => memberRoles(a), (roles) => roles['embedded-1'] === 'node');
+      await until(
+        () => memberRoles(a),
+        (roles) => roles['embedded-1'] === 'node',
+      );
       const request = { Target: 'cache', ClientCertURI: 'spiffe://any.consul/ns/default/dc/dc1/svc/web' };
       expect(lib.authorize(request, MANAGEMENT).Authorized).toBe(false);
-      expect((await call(b, 'PUT', '/v1/connect/intentions/exact?source=web&destination=cache', { Action: 'allow' })).status).toBe(200);
-      await until(async () => lib.authorize(request, MANAGEMENT).Authorized, (ok) => ok);
+      expect(
+        (await call(b, 'PUT', '/v1/connect/intentions/exact?source=web&destination=cache', { Action: 'allow' })).status,
+      ).toBe(200);
+      await until(
+        async () => lib.authorize(request, MANAGEMENT).Authorized,
+        (ok) => ok,
+      );
     } finally {
       await lib.close();
     }
-    await until(() => memberRoles(a), (roles) => !('embedded-1' in roles));
+    await until(
+      () => memberRoles(a),
+      (roles) => !('embedded-1' in roles),
+    );
   });
 
   it('/v1/status/leader and /v1/status/peers describe the etcd cluster', async () => {
     const hosts = etcd.endpoints.map((url) => new URL(url).host).sort();
     for (const agent of [a, c]) {
-      const leader = await until(() => call(agent, 'GET', '/v1/status/leader'), (r) => r.body !== '');
+      const leader = await until(
+        () => call(agent, 'GET', '/v1/status/leader'),
+        (r) => r.body !== '',
+      );
       expect(hosts).toContain(leader.body);
       const peers = await call(agent, 'GET', '/v1/status/peers');
       expect((peers.body as string[]).slice().sort()).toEqual(hosts);
@@ -180,12 +242,21 @@ describe('an agent cluster on etcd', () => {
       );
       expect(put.body).toBe(true);
       const authorizedCache = async (): Promise<boolean> => {
-        const r = await call(c, 'POST', '/v1/agent/connect/authorize', { Target: 'cache', ClientCertURI: 'spiffe://any.consul/ns/default/dc/dc1/svc/web' });
+        const r = await call(c, 'POST', '/v1/agent/connect/authorize', {
+          Target: 'cache',
+          ClientCertURI: 'spiffe://any.consul/ns/default/dc/dc1/svc/web',
+        });
         return (r.body as { Authorized: boolean }).Authorized;
       };
       await until(authorizedCache, (ok) => ok);
-      await until(() => call(a, 'PUT', '/v1/kv/one-member-down', 'still'), (r) => r.status === 200);
-      const read = await until(() => call(c, 'GET', '/v1/kv/one-member-down?raw'), (r) => r.status === 200);
+      await until(
+        () => call(a, 'PUT', '/v1/kv/one-member-down', 'still'),
+        (r) => r.status === 200,
+      );
+      const read = await until(
+        () => call(c, 'GET', '/v1/kv/one-member-down?raw'),
+        (r) => r.status === 200,
+      );
       expect(read.body).toBe('still');
     } finally {
       await victim.start();
@@ -200,17 +271,32 @@ describe('an agent cluster on etcd', () => {
     };
     // The test before restarts an etcd member: B may still be finding its way back (seen once as
     // known false, contact 2,125 ms), so the run starts from a healthy B rather than assuming one.
-    await until(() => meta(b), (m) => m.known === 'true' && m.contact === 0);
+    await until(
+      () => meta(b),
+      (m) => m.known === 'true' && m.contact === 0,
+    );
     await Promise.all(etcd.members.map((m) => m.pause()));
     try {
-      const first = await until(() => meta(b), (m) => m.known === 'false');
-      await until(() => meta(b), (m) => m.known === 'false' && m.contact > first.contact);
+      const first = await until(
+        () => meta(b),
+        (m) => m.known === 'false',
+      );
+      await until(
+        () => meta(b),
+        (m) => m.known === 'false' && m.contact > first.contact,
+      );
       // Each agent probes etcd on its own schedule: C says so once its own probe has failed.
-      await until(() => meta(c), (m) => m.known === 'false');
+      await until(
+        () => meta(c),
+        (m) => m.known === 'false',
+      );
     } finally {
       for (const m of etcd.members) m.resume();
     }
-    await until(() => meta(b), (m) => m.known === 'true');
+    await until(
+      () => meta(b),
+      (m) => m.known === 'true',
+    );
     expect(await meta(b)).toEqual({ known: 'true', contact: 0 });
   });
 });

@@ -17,7 +17,10 @@ describe('config files', () => {
     const conf = join(dir.path, 'conf.d');
     await mkdir(conf);
     const secret = '0123456789abcdef0123456789abcdef';
-    await writeFile(join(conf, '10-acl.hcl'), `acl {\n  enabled = true\n  default_policy = "deny"\n  tokens {\n    initial_management = "${secret}"\n  }\n}\nnode_name = "from-hcl"\n`);
+    await writeFile(
+      join(conf, '10-acl.hcl'),
+      `acl {\n  enabled = true\n  default_policy = "deny"\n  tokens {\n    initial_management = "${secret}"\n  }\n}\nnode_name = "from-hcl"\n`,
+    );
     await writeFile(join(conf, '20-node.json'), JSON.stringify({ node_name: 'from-json' }));
     await writeFile(join(conf, 'notes.txt'), 'ignored');
     const agent = await startAgent({ args: ['-config-dir', conf] });
@@ -74,9 +77,30 @@ describe('config files', () => {
       const ignoredAt = (from: number): string[] =>
         agent.logs
           .slice(from)
-          .filter((l) => l.level === 'warn' && String(l.msg).endsWith(' is ignored: svc-agent does not implement this Consul setting'))
-          .map((l) => String(l.msg).slice(file.length + 2, -' is ignored: svc-agent does not implement this Consul setting'.length));
-      const expected = ['bootstrap_expect', 'ui_config', 'retry_join', 'bind_addr', 'ports.grpc', 'ports.dns', 'telemetry.disable_hostname', 'performance', 'encrypt', 'leave_on_terminate', 'services'];
+          .filter(
+            (l) =>
+              l.level === 'warn' &&
+              String(l.msg).endsWith(' is ignored: svc-agent does not implement this Consul setting'),
+          )
+          .map((l) =>
+            String(l.msg).slice(
+              file.length + 2,
+              -' is ignored: svc-agent does not implement this Consul setting'.length,
+            ),
+          );
+      const expected = [
+        'bootstrap_expect',
+        'ui_config',
+        'retry_join',
+        'bind_addr',
+        'ports.grpc',
+        'ports.dns',
+        'telemetry.disable_hostname',
+        'performance',
+        'encrypt',
+        'leave_on_terminate',
+        'services',
+      ];
       expect(ignoredAt(0).sort()).toEqual([...expected].sort());
       expect((await fetch(`${agent.url}/v1/kv/x`)).status).toBe(403); // acl.default_policy "deny" was read
       const from = agent.logs.length;

@@ -37,7 +37,9 @@ describe('fail-open CA roots', () => {
     failing!.failing = true;
     // A roots change reaches the cache's watch; its refresh cannot read the store.
     const row = agent.store.list(ROOTS_TABLE, '')[0]!;
-    await agent.store.commit([{ op: 'set', table: ROOTS_TABLE, key: 'ff', value: { ...(row.value as object), ID: 'ff', Active: false } }]);
+    await agent.store.commit([
+      { op: 'set', table: ROOTS_TABLE, key: 'ff', value: { ...(row.value as object), ID: 'ff', Active: false } },
+    ]);
     await new Promise((resolve) => setImmediate(resolve));
     clock.advance(7000);
 
@@ -78,11 +80,14 @@ describe('fail-open CA roots', () => {
   /** Re-writes an inactive root: a change of the roots table, which wakes its watchers. */
   const touchRoots = (): Promise<unknown> => {
     const row = agent.store.list(ROOTS_TABLE, '')[0]!;
-    return agent.store.commit([{ op: 'set', table: ROOTS_TABLE, key: 'fe', value: { ...(row.value as object), ID: 'fe', Active: false } }]);
+    return agent.store.commit([
+      { op: 'set', table: ROOTS_TABLE, key: 'fe', value: { ...(row.value as object), ID: 'fe', Active: false } },
+    ]);
   };
-  const serverErrors = (): number => log.entries.filter((e) => e.level === 'error' && e.obj['path'] === '/v1/connect/ca/roots').length;
+  const serverErrors = (): number =>
+    log.entries.filter((e) => e.level === 'error' && e.obj['path'] === '/v1/connect/ca/roots').length;
 
-  it('a parked servers\' roots query woken while the backend fails gets the error; the agent stays up and recovers', async () => {
+  it("a parked servers' roots query woken while the backend fails gets the error; the agent stays up and recovers", async () => {
     const index = await serverRootsIndex();
     const errorsBefore = serverErrors();
     const parked = Promise.all([
@@ -117,7 +122,7 @@ describe('fail-open CA roots', () => {
     expect(await parkedQueries()).toBe(0);
   });
 
-  it('a parked servers\' roots query whose wait runs out while the backend fails gets the error', async () => {
+  it("a parked servers' roots query whose wait runs out while the backend fails gets the error", async () => {
     const index = await serverRootsIndex();
     const parked = fetch(`${url}/v1/connect/ca/roots?index=${index}&wait=2s`);
     await untilParked(1);

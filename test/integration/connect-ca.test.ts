@@ -11,8 +11,33 @@ import { answerOf, answerOfError } from '../support/errors.js';
 import { startAgent, tempDir, type AgentProcess } from './support/agent-process.js';
 import { get as rawGet, openRequest, type RawResponse } from './support/raw-http.js';
 
-const ROOT_KEYS = ['ID', 'Name', 'SerialNumber', 'SigningKeyID', 'ExternalTrustDomain', 'NotBefore', 'NotAfter', 'RootCert', 'IntermediateCerts', 'Active', 'PrivateKeyType', 'PrivateKeyBits', 'CreateIndex', 'ModifyIndex'];
-const LEAF_KEYS = ['SerialNumber', 'CertPEM', 'PrivateKeyPEM', 'Service', 'ServiceURI', 'ValidAfter', 'ValidBefore', 'CreateIndex', 'ModifyIndex'];
+const ROOT_KEYS = [
+  'ID',
+  'Name',
+  'SerialNumber',
+  'SigningKeyID',
+  'ExternalTrustDomain',
+  'NotBefore',
+  'NotAfter',
+  'RootCert',
+  'IntermediateCerts',
+  'Active',
+  'PrivateKeyType',
+  'PrivateKeyBits',
+  'CreateIndex',
+  'ModifyIndex',
+];
+const LEAF_KEYS = [
+  'SerialNumber',
+  'CertPEM',
+  'PrivateKeyPEM',
+  'Service',
+  'ServiceURI',
+  'ValidAfter',
+  'ValidBefore',
+  'CreateIndex',
+  'ModifyIndex',
+];
 
 interface Root {
   ID: string;
@@ -40,19 +65,30 @@ interface Leaf {
 }
 
 const pems = (text: string): X509Certificate[] =>
-  [...text.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g)].map((m) => new X509Certificate(m[0]));
+  [...text.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g)].map(
+    (m) => new X509Certificate(m[0]),
+  );
 
 const SPREAD_ZERO = { connect: { leaf_root_change_spread: '0s', ca_config: { csr_max_per_second: 0 } } };
 
 /** An error answer as `get()` and `put()` return it, for toMatchObject. */
 const failed = ([status, text]: [number, string]) => ({ status, text });
 
-async function get(agent: AgentProcess, path: string, token?: string): Promise<{ status: number; headers: Headers; text: string }> {
+async function get(
+  agent: AgentProcess,
+  path: string,
+  token?: string,
+): Promise<{ status: number; headers: Headers; text: string }> {
   const res = await fetch(`${agent.url}${path}`, token === undefined ? {} : { headers: { 'X-Svc-Token': token } });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
-async function put(agent: AgentProcess, path: string, body: unknown, token?: string): Promise<{ status: number; text: string }> {
+async function put(
+  agent: AgentProcess,
+  path: string,
+  body: unknown,
+  token?: string,
+): Promise<{ status: number; text: string }> {
   const res = await fetch(`${agent.url}${path}`, {
     method: 'PUT',
     body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -108,7 +144,7 @@ describe('CA endpoints', () => {
     expect(bad).toMatchObject({ status: 400, text: "The 'pem' query parameter must be a boolean value" });
   });
 
-  it('issues a leaf in Consul\'s shape and caches it', async () => {
+  it("issues a leaf in Consul's shape and caches it", async () => {
     const roots = JSON.parse((await get(agent, '/v1/agent/connect/ca/roots')).text) as Roots;
     const first = await get(agent, '/v1/agent/connect/ca/leaf/billing');
     expect(first.status).toBe(200);
@@ -138,15 +174,26 @@ describe('CA endpoints', () => {
     // ?ns selects the namespace of the SPIFFE ID.
     const other = JSON.parse((await get(agent, '/v1/agent/connect/ca/leaf/billing?ns=team-a')).text) as Leaf;
     expect(other.ServiceURI).toBe(`spiffe://${roots.TrustDomain}/ns/team-a/dc/dc1/svc/billing`);
-    expect(BigInt(`0x${other.SerialNumber.replace(/:/g, '')}`)).toBeGreaterThan(BigInt(`0x${leaf.SerialNumber.replace(/:/g, '')}`));
-    expect(await get(agent, '/v1/agent/connect/ca/leaf/billing?index=abc')).toMatchObject(failed(answerOf('INVALID_INDEX')));
+    expect(BigInt(`0x${other.SerialNumber.replace(/:/g, '')}`)).toBeGreaterThan(
+      BigInt(`0x${leaf.SerialNumber.replace(/:/g, '')}`),
+    );
+    expect(await get(agent, '/v1/agent/connect/ca/leaf/billing?index=abc')).toMatchObject(
+      failed(answerOf('INVALID_INDEX')),
+    );
   });
 
   it('shows and validates the CA configuration; a TTL change rotates nothing', async () => {
     const config = await get(agent, '/v1/connect/ca/configuration');
     expect(config.status).toBe(200);
     const body = JSON.parse(config.text) as Record<string, unknown>;
-    expect(Object.keys(body)).toEqual(['Provider', 'Config', 'State', 'ForceWithoutCrossSigning', 'CreateIndex', 'ModifyIndex']);
+    expect(Object.keys(body)).toEqual([
+      'Provider',
+      'Config',
+      'State',
+      'ForceWithoutCrossSigning',
+      'CreateIndex',
+      'ModifyIndex',
+    ]);
     expect(body).toMatchObject({ Provider: 'consul', State: null, ForceWithoutCrossSigning: false });
     expect(body.Config).toMatchObject({ LeafCertTTL: '72h', IntermediateCertTTL: '8760h', RootCertTTL: '87600h' });
     expect(config.text).not.toMatch(/PRIVATE KEY/);
@@ -155,20 +202,34 @@ describe('CA endpoints', () => {
     const cases: [unknown, [number, string]][] = [
       ['', decodeFailed('EOF')],
       [{ Foo: 1 }, decodeFailed('json: unknown field "Foo"')],
-      [{ Provider: 'consul', Config: { LeafCertTTL: '10m' } }, answerOf('CA_CONFIG_INVALID', { detail: 'leaf cert TTL must be greater or equal than 1h0m0s' })],
+      [
+        { Provider: 'consul', Config: { LeafCertTTL: '10m' } },
+        answerOf('CA_CONFIG_INVALID', { detail: 'leaf cert TTL must be greater or equal than 1h0m0s' }),
+      ],
       [
         { Provider: 'consul', Config: { IntermediateCertTTL: '100h' } },
-        answerOf('CA_CONFIG_INVALID', { detail: 'Intermediate Cert TTL must be greater or equal than 3 * LeafCertTTL (>=216h0m0s).' }),
+        answerOf('CA_CONFIG_INVALID', {
+          detail: 'Intermediate Cert TTL must be greater or equal than 3 * LeafCertTTL (>=216h0m0s).',
+        }),
       ],
       [{ Provider: 'vault', Config: {} }, answerOf('CA_UNKNOWN_PROVIDER', { provider: 'vault' })],
       [{ Provider: 'consul', Config: {}, State: { x: '1' } }, answerOf('CA_STATE_READ_ONLY')],
     ];
-    for (const [sent, answer] of cases) expect(await put(agent, '/v1/connect/ca/configuration', sent)).toEqual(failed(answer));
+    for (const [sent, answer] of cases)
+      expect(await put(agent, '/v1/connect/ca/configuration', sent)).toEqual(failed(answer));
 
     const before = (await get(agent, '/v1/connect/ca/roots')).text;
-    expect(await put(agent, '/v1/connect/ca/configuration', { Provider: 'consul', Config: { LeafCertTTL: '48h', CSRMaxPerSecond: 0 } })).toEqual({ status: 200, text: '' });
+    expect(
+      await put(agent, '/v1/connect/ca/configuration', {
+        Provider: 'consul',
+        Config: { LeafCertTTL: '48h', CSRMaxPerSecond: 0 },
+      }),
+    ).toEqual({ status: 200, text: '' });
     expect((await get(agent, '/v1/connect/ca/roots')).text).toBe(before);
-    const after = JSON.parse((await get(agent, '/v1/connect/ca/configuration')).text) as { Config: Record<string, unknown>; ModifyIndex: number };
+    const after = JSON.parse((await get(agent, '/v1/connect/ca/configuration')).text) as {
+      Config: Record<string, unknown>;
+      ModifyIndex: number;
+    };
     expect(after.Config).toEqual({ CSRMaxPerSecond: 0, LeafCertTTL: '48h' });
     expect(after.ModifyIndex).toBeGreaterThan(body.ModifyIndex as number);
     const leaf = JSON.parse((await get(agent, '/v1/agent/connect/ca/leaf/ttl-check')).text) as Leaf;
@@ -191,7 +252,14 @@ describe('CA endpoints', () => {
     };
     const blockedLeaf = await park(`/v1/agent/connect/ca/leaf/web?index=${leaf.ModifyIndex}`);
     const blockedRoots = await park(`/v1/agent/connect/ca/roots?index=${rootsIndex}`);
-    expect((await put(agent, '/v1/connect/ca/configuration', { Provider: 'consul', Config: { PrivateKeyType: 'rsa', PrivateKeyBits: 2048, CSRMaxPerSecond: 0 } })).status).toBe(200);
+    expect(
+      (
+        await put(agent, '/v1/connect/ca/configuration', {
+          Provider: 'consul',
+          Config: { PrivateKeyType: 'rsa', PrivateKeyBits: 2048, CSRMaxPerSecond: 0 },
+        })
+      ).status,
+    ).toBe(200);
     const [newLeafRaw, newRootsRaw] = await Promise.all([blockedLeaf.response, blockedRoots.response]);
     const newLeafRes = { headers: new Headers(newLeafRaw.headers), text: newLeafRaw.body.toString() };
     const newRootsRes = { headers: new Headers(newRootsRaw.headers), text: newRootsRaw.body.toString() };
@@ -225,12 +293,20 @@ describe('leaf ACLs (D5)', () => {
   const tokens: Record<string, string> = {};
   const accessors: Record<string, string> = {};
   const denied = (who: string, resource: 'service' | 'operator', access: 'read' | 'write', name?: string) => {
-    const subject = who === 'anonymous' ? { accessorId: ANONYMOUS_ACCESSOR_ID, anonymous: true } : { accessorId: accessors[who] as string, anonymous: false };
+    const subject =
+      who === 'anonymous'
+        ? { accessorId: ANONYMOUS_ACCESSOR_ID, anonymous: true }
+        : { accessorId: accessors[who] as string, anonymous: false };
     return failed(answerOfError(permissionDenied(subject, resource, access, name)));
   };
 
   beforeAll(async () => {
-    agent = await startAgent({ config: { ...SPREAD_ZERO, acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MANAGEMENT } } } });
+    agent = await startAgent({
+      config: {
+        ...SPREAD_ZERO,
+        acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MANAGEMENT } },
+      },
+    });
     const create = async (name: string, rules: string): Promise<string> => {
       expect((await put(agent, '/v1/acl/policy', { Name: name, Rules: rules }, MANAGEMENT)).status).toBe(200);
       const res = await put(agent, '/v1/acl/token', { Policies: [{ Name: name }] }, MANAGEMENT);
@@ -245,14 +321,22 @@ describe('leaf ACLs (D5)', () => {
   afterAll(() => agent.stop());
 
   it('denies no token and service:read, allows service:write, on every request', async () => {
-    expect(await get(agent, '/v1/agent/connect/ca/leaf/web')).toMatchObject(denied('anonymous', 'service', 'write', 'web'));
+    expect(await get(agent, '/v1/agent/connect/ca/leaf/web')).toMatchObject(
+      denied('anonymous', 'service', 'write', 'web'),
+    );
     const ok = await get(agent, '/v1/agent/connect/ca/leaf/web', tokens.write);
     expect(ok.status).toBe(200);
     expect((await get(agent, '/v1/agent/connect/ca/leaf/web', tokens.write)).headers.get('x-cache')).toBe('HIT');
     // The leaf is cached now; a weaker token still gets nothing.
-    expect(await get(agent, '/v1/agent/connect/ca/leaf/web', tokens.read)).toMatchObject(denied(tokens.read as string, 'service', 'write', 'web'));
-    expect(await get(agent, '/v1/agent/connect/ca/leaf/db', tokens.write)).toMatchObject(denied(tokens.write as string, 'service', 'write', 'db'));
-    expect(await get(agent, '/v1/agent/connect/ca/leaf/web', 'not-a-token')).toMatchObject(failed(answerOf('ACL_NOT_FOUND')));
+    expect(await get(agent, '/v1/agent/connect/ca/leaf/web', tokens.read)).toMatchObject(
+      denied(tokens.read as string, 'service', 'write', 'web'),
+    );
+    expect(await get(agent, '/v1/agent/connect/ca/leaf/db', tokens.write)).toMatchObject(
+      denied(tokens.write as string, 'service', 'write', 'db'),
+    );
+    expect(await get(agent, '/v1/agent/connect/ca/leaf/web', 'not-a-token')).toMatchObject(
+      failed(answerOf('ACL_NOT_FOUND')),
+    );
   });
 
   it('needs no token for the roots, operator:read and operator:write for the configuration', async () => {
@@ -260,16 +344,27 @@ describe('leaf ACLs (D5)', () => {
     expect((await get(agent, '/v1/connect/ca/roots')).status).toBe(200);
     expect(await get(agent, '/v1/connect/ca/configuration')).toMatchObject(denied('anonymous', 'operator', 'read'));
     expect((await get(agent, '/v1/connect/ca/configuration', tokens.operatorRead)).status).toBe(200);
-    expect(await put(agent, '/v1/connect/ca/configuration', { Provider: 'consul', Config: {} }, tokens.operatorRead)).toMatchObject(
-      denied(tokens.operatorRead as string, 'operator', 'write'),
-    );
-    expect((await put(agent, '/v1/connect/ca/configuration', { Provider: 'consul', Config: { LeafCertTTL: '24h' } }, MANAGEMENT)).status).toBe(200);
+    expect(
+      await put(agent, '/v1/connect/ca/configuration', { Provider: 'consul', Config: {} }, tokens.operatorRead),
+    ).toMatchObject(denied(tokens.operatorRead as string, 'operator', 'write'));
+    expect(
+      (
+        await put(
+          agent,
+          '/v1/connect/ca/configuration',
+          { Provider: 'consul', Config: { LeafCertTTL: '24h' } },
+          MANAGEMENT,
+        )
+      ).status,
+    ).toBe(200);
   });
 });
 
 describe('CA settings from the agent config', () => {
   it('uses connect.trust_domain (D9) and answers 429 past csr_max_per_second', async () => {
-    const agent = await startAgent({ config: { connect: { trust_domain: 'Mesh.Example', ca_config: { csr_max_per_second: 1 } } } });
+    const agent = await startAgent({
+      config: { connect: { trust_domain: 'Mesh.Example', ca_config: { csr_max_per_second: 1 } } },
+    });
     try {
       const roots = JSON.parse((await get(agent, '/v1/agent/connect/ca/roots')).text) as Roots;
       expect(roots.TrustDomain).toBe('mesh.example');
@@ -280,7 +375,9 @@ describe('CA settings from the agent config', () => {
       expect(limited.length).toBeGreaterThanOrEqual(1);
       expect(limited[0]).toMatchObject(failed(answerOf('CSR_RATE_LIMITED')));
       const ok = answers.find((a) => a.status === 200)!;
-      expect((JSON.parse(ok.text) as Leaf).ServiceURI).toMatch(/^spiffe:\/\/mesh\.example\/ns\/default\/dc\/dc1\/svc\/[xyz]$/);
+      expect((JSON.parse(ok.text) as Leaf).ServiceURI).toMatch(
+        /^spiffe:\/\/mesh\.example\/ns\/default\/dc\/dc1\/svc\/[xyz]$/,
+      );
     } finally {
       await agent.stop();
     }

@@ -15,7 +15,9 @@ describe('mutual TLS with the CA', () => {
   };
 
   beforeAll(async () => {
-    agent = await startAgent({ config: { connect: { leaf_root_change_spread: '0s', ca_config: { csr_max_per_second: 0 } } } });
+    agent = await startAgent({
+      config: { connect: { leaf_root_change_spread: '0s', ca_config: { csr_max_per_second: 0 } } },
+    });
   });
   afterAll(() => agent.stop());
 
@@ -29,7 +31,13 @@ describe('mutual TLS with the CA', () => {
     expect(first).toEqual({ serverSaw: api1.ServiceURI, clientSaw: web.ServiceURI, echoed: 'ping' });
 
     // Rotate to a new key type; wait for the new leaves as a proxy would (blocking on its index).
-    await api('/v1/connect/ca/configuration', { method: 'PUT', body: JSON.stringify({ Provider: 'consul', Config: { PrivateKeyType: 'ec', PrivateKeyBits: 384, CSRMaxPerSecond: 0 } }) });
+    await api('/v1/connect/ca/configuration', {
+      method: 'PUT',
+      body: JSON.stringify({
+        Provider: 'consul',
+        Config: { PrivateKeyType: 'ec', PrivateKeyBits: 384, CSRMaxPerSecond: 0 },
+      }),
+    });
     const web2 = await api<Leaf>(`/v1/agent/connect/ca/leaf/web?index=${web.ModifyIndex}&wait=10s`);
     const api2 = await api<Leaf>(`/v1/agent/connect/ca/leaf/api?index=${api1.ModifyIndex}&wait=10s`);
     expect(web2.ModifyIndex).toBeGreaterThan(web.ModifyIndex);
@@ -42,8 +50,16 @@ describe('mutual TLS with the CA', () => {
 
     // Server with the full bundle; a client that only knows the old root (the cross-signed
     // intermediate in the leaf's chain bridges it), and one that only knows the new root.
-    expect(await handshake(web2, allRoots, api2, oldRoots)).toEqual({ serverSaw: api2.ServiceURI, clientSaw: web2.ServiceURI, echoed: 'ping' });
-    expect(await handshake(web2, allRoots, api2, newRoots)).toEqual({ serverSaw: api2.ServiceURI, clientSaw: web2.ServiceURI, echoed: 'ping' });
+    expect(await handshake(web2, allRoots, api2, oldRoots)).toEqual({
+      serverSaw: api2.ServiceURI,
+      clientSaw: web2.ServiceURI,
+      echoed: 'ping',
+    });
+    expect(await handshake(web2, allRoots, api2, newRoots)).toEqual({
+      serverSaw: api2.ServiceURI,
+      clientSaw: web2.ServiceURI,
+      echoed: 'ping',
+    });
     // And the other way round: servers holding only one root accept the new client leaf.
     expect((await handshake(web2, oldRoots, api2, allRoots)).serverSaw).toBe(api2.ServiceURI);
     expect((await handshake(web2, newRoots, api2, allRoots)).serverSaw).toBe(api2.ServiceURI);
@@ -59,9 +75,23 @@ describe('mutual TLS with the CA', () => {
     const bare: Leaf = { ...web, CertPEM: web.CertPEM.slice(0, web.CertPEM.indexOf('-----END CERTIFICATE-----') + 26) };
     const oldOnly = roots.Roots.filter((r) => !r.Active).map((r) => r.RootCert);
     expect(oldOnly.length).toBeGreaterThan(0);
-    const code = await handshakeError(bare, roots.Roots.map((r) => r.RootCert), client, oldOnly);
+    const code = await handshakeError(
+      bare,
+      roots.Roots.map((r) => r.RootCert),
+      client,
+      oldOnly,
+    );
     expect(['UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'SELF_SIGNED_CERT_IN_CHAIN']).toContain(code);
     // With its chain the same leaf is accepted by the same client.
-    expect((await handshake(web, roots.Roots.map((r) => r.RootCert), client, oldOnly)).clientSaw).toBe(web.ServiceURI);
+    expect(
+      (
+        await handshake(
+          web,
+          roots.Roots.map((r) => r.RootCert),
+          client,
+          oldOnly,
+        )
+      ).clientSaw,
+    ).toBe(web.ServiceURI);
   });
 });

@@ -17,7 +17,9 @@ describe.runIf(hasPrlimit)('open-files limit', () => {
 
   it('runs with the soft limit raised to the hard limit, and logs it', async () => {
     agent = await startAgent({ nofile: { soft: 1024, hard: 8192 } });
-    expect(agent.logs).toContainEqual(expect.objectContaining({ level: 'info', msg: 'open-files limit', openFiles: 8192, openFilesHard: 8192 }));
+    expect(agent.logs).toContainEqual(
+      expect.objectContaining({ level: 'info', msg: 'open-files limit', openFiles: 8192, openFilesHard: 8192 }),
+    );
   });
 
   it('warns with the LimitNOFILE advice when the limit is low and cannot be raised', async () => {
@@ -35,7 +37,8 @@ class Connection {
 
   private constructor(readonly socket: Socket) {
     socket.on('data', (chunk: Buffer) => {
-      for (let r = this.parser.push(chunk); r !== undefined; r = this.parser.push(Buffer.alloc(0))) this.waiting.shift()?.(r);
+      for (let r = this.parser.push(chunk); r !== undefined; r = this.parser.push(Buffer.alloc(0)))
+        this.waiting.shift()?.(r);
     });
   }
 
@@ -60,7 +63,8 @@ async function logged(agent: AgentProcess, msg: string, after = 0): Promise<void
   while (!agent.logs.slice(after).some((l) => l.msg === msg)) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-const EXHAUSTED = 'out of file descriptors: new connections wait until some are free, existing ones are kept (raise the open-files limit, see the line logged at start-up)';
+const EXHAUSTED =
+  'out of file descriptors: new connections wait until some are free, existing ones are kept (raise the open-files limit, see the line logged at start-up)';
 const RESUMED = 'file descriptors available again: accepting connections';
 
 describe.runIf(hasPrlimit)('out of descriptors (a 1,024 limit, 1,200 connections)', () => {
@@ -99,7 +103,11 @@ describe.runIf(hasPrlimit)('out of descriptors (a 1,024 limit, 1,200 connections
     expect(agent.child.exitCode).toBeNull();
     for (const reply of (await Promise.all(burst)).flat()) {
       // A leaf is signed, or refused with the catalogue's 503 when no signing thread could start.
-      if (reply.status !== 200) expect({ status: reply.status, body: reply.body.toString() }).toMatchObject({ status: 503, body: expect.stringMatching(/^leaf signing unavailable: no signing thread could start/) });
+      if (reply.status !== 200)
+        expect({ status: reply.status, body: reply.body.toString() }).toMatchObject({
+          status: 503,
+          body: expect.stringMatching(/^leaf signing unavailable: no signing thread could start/),
+        });
     }
     expect((await kept.send(get('/v1/kv/watched?raw'))).body.toString()).toBe('v1');
     expect((await kept.send(request('PUT', '/v1/kv/watched', 'v2'))).status).toBe(200);

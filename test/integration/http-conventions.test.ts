@@ -51,7 +51,9 @@ describe('HTTP conventions (brand Svc, translate on)', () => {
     expect(await res.text()).toBe('Invalid URL path: not a recognized HTTP API endpoint\n');
     res = await fetch(`${agent.url}/kv/foo`);
     expect(res.status).toBe(404);
-    expect(await res.text()).toBe("Invalid URL path: if attempting to use the HTTP API, ensure the path starts with '/v1/'\n");
+    expect(await res.text()).toBe(
+      "Invalid URL path: if attempting to use the HTTP API, ensure the path starts with '/v1/'\n",
+    );
   });
 
   it('answers a wrong method with 405, Allow and `method X not allowed`', async () => {
@@ -76,7 +78,9 @@ describe('HTTP conventions (brand Svc, translate on)', () => {
     let res = await fetch(`${agent.url}/v1/kv`, { redirect: 'manual' });
     expect(res.status).toBe(301);
     expect(res.headers.get('location')).toBe('/v1/kv/');
-    res = await rawRequest(agent.port, get('/v1//agent/self')).then((r) => new Response(r.body, { status: r.status, headers: r.headers }));
+    res = await rawRequest(agent.port, get('/v1//agent/self')).then(
+      (r) => new Response(r.body, { status: r.status, headers: r.headers }),
+    );
     expect(res.status).toBe(301);
     expect(res.headers.get('location')).toBe('/v1/agent/self');
   });
@@ -125,8 +129,18 @@ describe('HTTP conventions (brand Svc, translate on)', () => {
     expect(self.Config?.Version).toBe('1.17.0');
     expect(self.Meta).toEqual({ 'consul-network-segment': '', 'consul-version': '1.17.0' });
     const stats = self.Stats as Record<string, Record<string, string>>;
-    expect(stats.consul).toEqual({ acl: 'disabled', bootstrap: 'false', known_datacenters: '1', leader: 'true', leader_addr: '127.0.0.1:8300', server: 'true' });
-    expect(stats.build).toMatchObject({ version: '1.17.0', version_metadata: expect.stringMatching(/^svc-agent-\d+\.\d+\.\d+$/) });
+    expect(stats.consul).toEqual({
+      acl: 'disabled',
+      bootstrap: 'false',
+      known_datacenters: '1',
+      leader: 'true',
+      leader_addr: '127.0.0.1:8300',
+      server: 'true',
+    });
+    expect(stats.build).toMatchObject({
+      version: '1.17.0',
+      version_metadata: expect.stringMatching(/^svc-agent-\d+\.\d+\.\d+$/),
+    });
     expect(Object.keys(stats)).toEqual(expect.arrayContaining(['agent', 'raft', 'runtime', 'build', 'consul']));
     expect(self).not.toHaveProperty('xDS');
   });

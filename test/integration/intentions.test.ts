@@ -18,7 +18,9 @@ function client(agentOf: () => AgentProcess) {
     const res = await fetch(`${agentOf().url}${path}`, {
       method: init.method ?? 'GET',
       headers: init.token === undefined ? {} : { 'X-Svc-Token': init.token },
-      ...(init.body === undefined ? {} : { body: typeof init.body === 'string' ? init.body : JSON.stringify(init.body) }),
+      ...(init.body === undefined
+        ? {}
+        : { body: typeof init.body === 'string' ? init.body : JSON.stringify(init.body) }),
     });
     const text = await res.text();
     return { status: res.status, text, headers: res.headers, json: () => JSON.parse(text) as unknown };
@@ -41,7 +43,7 @@ describe('intentions API', () => {
   });
   afterAll(() => agent.stop());
 
-  it('legacy create, read, update and delete, in Consul\'s shape and key order', async () => {
+  it("legacy create, read, update and delete, in Consul's shape and key order", async () => {
     const created = await api('/v1/connect/intentions', {
       method: 'POST',
       body: { SourceName: 'web', DestinationName: 'db', Action: 'allow', Description: 'd', Meta: { b: '2', a: '1' } },
@@ -54,26 +56,52 @@ describe('intentions API', () => {
     const read = await api(`/v1/connect/intentions/${id}`);
     const x = read.json() as Record<string, unknown>;
     expect(Object.keys(x)).toEqual([
-      'CreatedAt', 'UpdatedAt', 'ID', 'Description', 'SourceNS', 'SourceName', 'DestinationNS', 'DestinationName',
-      'SourceType', 'Action', 'Meta', 'Precedence', 'Hash', 'CreateIndex', 'ModifyIndex',
+      'CreatedAt',
+      'UpdatedAt',
+      'ID',
+      'Description',
+      'SourceNS',
+      'SourceName',
+      'DestinationNS',
+      'DestinationName',
+      'SourceType',
+      'Action',
+      'Meta',
+      'Precedence',
+      'Hash',
+      'CreateIndex',
+      'ModifyIndex',
     ]);
-    expect(x).toMatchObject({ ID: id, SourceNS: 'default', DestinationNS: 'default', SourceType: 'consul', Precedence: 9, Meta: { a: '1', b: '2' } });
+    expect(x).toMatchObject({
+      ID: id,
+      SourceNS: 'default',
+      DestinationNS: 'default',
+      SourceType: 'consul',
+      Precedence: 9,
+      Meta: { a: '1', b: '2' },
+    });
     expect(read.text).toContain('"Meta":{"a":"1","b":"2"}');
     expect(x.CreatedAt).toMatch(TIME);
     expect(read.headers.get('x-svc-index')).toBe(String(x.ModifyIndex));
     expect(read.headers.get('x-svc-knownleader')).toBe('true');
 
-    const updated = await api(`/v1/connect/intentions/${id}`, { method: 'PUT', body: { ...x, Action: 'deny', Description: '' } });
+    const updated = await api(`/v1/connect/intentions/${id}`, {
+      method: 'PUT',
+      body: { ...x, Action: 'deny', Description: '' },
+    });
     expect([updated.status, updated.text]).toEqual([200, `{"ID":"${id}"}`]);
     const after = (await api(`/v1/connect/intentions/${id}`)).json() as Record<string, unknown>;
     expect(after).toMatchObject({ Action: 'deny', CreatedAt: x.CreatedAt, CreateIndex: x.CreateIndex });
     expect(after).not.toHaveProperty('Description');
 
-    expect(await api(`/v1/connect/intentions/${id}`, { method: 'DELETE' })).toMatchObject({ status: 200, text: 'true' });
+    expect(await api(`/v1/connect/intentions/${id}`, { method: 'DELETE' })).toMatchObject({
+      status: 200,
+      text: 'true',
+    });
     expect(await api(`/v1/connect/intentions/${id}`)).toMatchObject(failed(answerOf('INTENTION_READ_NOT_FOUND')));
   });
 
-  it('refuses every bad legacy write with a 4xx and Consul\'s text', async () => {
+  it("refuses every bad legacy write with a 4xx and Consul's text", async () => {
     const post = (body: unknown) => api('/v1/connect/intentions', { method: 'POST', body });
     expect(await post({ SourceName: 'w*', DestinationNS: '*', DestinationName: 'db', Action: 'x' })).toMatchObject(
       failed(
@@ -84,14 +112,22 @@ describe('intentions API', () => {
         }),
       ),
     );
-    expect(await post({ ID: '11111111-2222-3333-4444-555555555555', SourceName: 'a', DestinationName: 'b', Action: 'allow' })).toMatchObject(
-      failed(answerOf('INTENTION_ID_SET')),
-    );
-    const decodeFailed = (detail: string) => failed(answerOf('BODY_DECODE', { prefix: 'Failed to decode request body', detail }));
+    expect(
+      await post({
+        ID: '11111111-2222-3333-4444-555555555555',
+        SourceName: 'a',
+        DestinationName: 'b',
+        Action: 'allow',
+      }),
+    ).toMatchObject(failed(answerOf('INTENTION_ID_SET')));
+    const decodeFailed = (detail: string) =>
+      failed(answerOf('BODY_DECODE', { prefix: 'Failed to decode request body', detail }));
     expect(await post({ SourceName: 5 })).toMatchObject(
       decodeFailed('json: cannot unmarshal number into Go struct field Intention.SourceName of type string'),
     );
-    expect(await post({ SourceName: 'a', DestinationName: 'b', Action: 'allow', Bogus: true })).toMatchObject(decodeFailed('json: unknown field "Bogus"'));
+    expect(await post({ SourceName: 'a', DestinationName: 'b', Action: 'allow', Bogus: true })).toMatchObject(
+      decodeFailed('json: unknown field "Bogus"'),
+    );
     await post({ SourceName: 'dup', DestinationName: 'b', Action: 'allow' });
     const dup = await post({ SourceName: 'dup', DestinationName: 'b', Action: 'deny' });
     const first = /\(ID: ([0-9a-f-]{36}),/.exec(dup.text)?.[1] ?? 'none';
@@ -99,58 +135,109 @@ describe('intentions API', () => {
     expect(dup).toMatchObject(failed(answerOf('INTENTION_DUPLICATE', { intention })));
 
     const missing = '11111111-2222-3333-4444-555555555555';
-    expect(await api('/v1/connect/intentions/nope')).toMatchObject(failed(answerOf('INTENTION_BAD_ID', { reason: 'UUID must be 36 characters' })));
-    expect(await api(`/v1/connect/intentions/${missing}`)).toMatchObject(failed(answerOf('INTENTION_READ_NOT_FOUND')));
-    expect(await api(`/v1/connect/intentions/${missing}`, { method: 'PUT', body: { SourceName: 'a', DestinationName: 'b', Action: 'allow' } })).toMatchObject(
-      failed(answerOf('INTENTION_NOT_FOUND', { action: 'modify', id: missing })),
+    expect(await api('/v1/connect/intentions/nope')).toMatchObject(
+      failed(answerOf('INTENTION_BAD_ID', { reason: 'UUID must be 36 characters' })),
     );
+    expect(await api(`/v1/connect/intentions/${missing}`)).toMatchObject(failed(answerOf('INTENTION_READ_NOT_FOUND')));
+    expect(
+      await api(`/v1/connect/intentions/${missing}`, {
+        method: 'PUT',
+        body: { SourceName: 'a', DestinationName: 'b', Action: 'allow' },
+      }),
+    ).toMatchObject(failed(answerOf('INTENTION_NOT_FOUND', { action: 'modify', id: missing })));
     expect(await api(`/v1/connect/intentions/${missing}`, { method: 'DELETE' })).toMatchObject(
       failed(answerOf('INTENTION_NOT_FOUND', { action: 'delete', id: missing })),
     );
-    const id = ((await post({ SourceName: 'mover', DestinationName: 'b', Action: 'allow' })).json() as { ID: string }).ID;
-    expect(await api(`/v1/connect/intentions/${id}`, { method: 'PUT', body: { SourceName: 'mover', DestinationName: 'c', Action: 'allow' } })).toMatchObject(
-      failed(answerOf('INTENTION_DESTINATION_FIXED')),
-    );
+    const id = ((await post({ SourceName: 'mover', DestinationName: 'b', Action: 'allow' })).json() as { ID: string })
+      .ID;
+    expect(
+      await api(`/v1/connect/intentions/${id}`, {
+        method: 'PUT',
+        body: { SourceName: 'mover', DestinationName: 'c', Action: 'allow' },
+      }),
+    ).toMatchObject(failed(answerOf('INTENTION_DESTINATION_FIXED')));
   });
 
   it('exact: upsert by name (no ID), read, idempotent delete, and its errors', async () => {
     const path = '/v1/connect/intentions/exact?source=team-a/web&destination=team-b/api';
-    expect(await api(path, { method: 'PUT', body: { ID: 'ignored', Action: 'deny', Description: 'x' } })).toMatchObject({ status: 200, text: 'true' });
+    expect(await api(path, { method: 'PUT', body: { ID: 'ignored', Action: 'deny', Description: 'x' } })).toMatchObject(
+      { status: 200, text: 'true' },
+    );
     const read = await api(path);
     const x = read.json() as Record<string, unknown>;
     expect(Object.keys(x)).toEqual([
-      'Description', 'SourceNS', 'SourceName', 'DestinationNS', 'DestinationName', 'SourceType', 'Action', 'Precedence', 'CreateIndex', 'ModifyIndex',
+      'Description',
+      'SourceNS',
+      'SourceName',
+      'DestinationNS',
+      'DestinationName',
+      'SourceType',
+      'Action',
+      'Precedence',
+      'CreateIndex',
+      'ModifyIndex',
     ]);
-    expect(x).toMatchObject({ SourceNS: 'team-a', SourceName: 'web', DestinationNS: 'team-b', DestinationName: 'api', Action: 'deny' });
-    expect(await api(path, { method: 'PUT', body: { Permissions: [{ Action: 'allow', HTTP: { PathExact: 'no-slash' } }] } })).toMatchObject(
-      failed(answerOf('INTENTION_INVALID', { problems: `Permissions[0].HTTP.PathExact doesn't start with '/': "no-slash"` })),
+    expect(x).toMatchObject({
+      SourceNS: 'team-a',
+      SourceName: 'web',
+      DestinationNS: 'team-b',
+      DestinationName: 'api',
+      Action: 'deny',
+    });
+    expect(
+      await api(path, { method: 'PUT', body: { Permissions: [{ Action: 'allow', HTTP: { PathExact: 'no-slash' } }] } }),
+    ).toMatchObject(
+      failed(
+        answerOf('INTENTION_INVALID', { problems: `Permissions[0].HTTP.PathExact doesn't start with '/': "no-slash"` }),
+      ),
     );
-    expect(await api(path, { method: 'PUT', body: { Action: 'allow', Permissions: [{ Action: 'allow', HTTP: { PathExact: '/' } }] } })).toMatchObject(
+    expect(
+      await api(path, {
+        method: 'PUT',
+        body: { Action: 'allow', Permissions: [{ Action: 'allow', HTTP: { PathExact: '/' } }] },
+      }),
+    ).toMatchObject(
       failed(answerOf('INTENTION_INVALID', { problems: 'Action must be omitted if Permissions are specified' })),
     );
     expect(await api(path, { method: 'DELETE' })).toMatchObject({ status: 200, text: 'true' });
     expect(await api(path, { method: 'DELETE' })).toMatchObject({ status: 200, text: 'true' });
     expect(await api(path)).toMatchObject(failed(answerOf('INTENTION_READ_NOT_FOUND')));
 
-    expect(await api('/v1/connect/intentions/exact?destination=db')).toMatchObject(failed(answerOf('INTENTION_MISSING_PARAM', { name: 'source' })));
-    expect(await api('/v1/connect/intentions/exact?source=web')).toMatchObject(failed(answerOf('INTENTION_MISSING_PARAM', { name: 'destination' })));
+    expect(await api('/v1/connect/intentions/exact?destination=db')).toMatchObject(
+      failed(answerOf('INTENTION_MISSING_PARAM', { name: 'source' })),
+    );
+    expect(await api('/v1/connect/intentions/exact?source=web')).toMatchObject(
+      failed(answerOf('INTENTION_MISSING_PARAM', { name: 'destination' })),
+    );
     expect(await api('/v1/connect/intentions/exact?source=a/b/c/d&destination=db')).toMatchObject(
-      failed(answerOf('INTENTION_BAD_NAME', { what: 'source', input: 'a/b/c/d', reason: "input can contain at most two '/'" })),
+      failed(
+        answerOf('INTENTION_BAD_NAME', {
+          what: 'source',
+          input: 'a/b/c/d',
+          reason: "input can contain at most two '/'",
+        }),
+      ),
     );
-    expect(await api('/v1/connect/intentions/exact?source=web&destination=db', { method: 'PUT', body: { Action: 'maybe' } })).toMatchObject(
-      failed(answerOf('INTENTION_INVALID', { problems: "Action must be set to 'allow' or 'deny'" })),
-    );
+    expect(
+      await api('/v1/connect/intentions/exact?source=web&destination=db', { method: 'PUT', body: { Action: 'maybe' } }),
+    ).toMatchObject(failed(answerOf('INTENTION_INVALID', { problems: "Action must be set to 'allow' or 'deny'" })));
   });
 
-  it('match lists each name\'s intentions in precedence order, keys sorted, [] for none; check answers Allowed', async () => {
+  it("match lists each name's intentions in precedence order, keys sorted, [] for none; check answers Allowed", async () => {
     for (const [source, destination, action] of [
       ['*', 'm-db', 'deny'],
       ['m-web', 'm-db', 'allow'],
       ['*/*', '*/*', 'allow'],
     ] as const) {
-      await api(`/v1/connect/intentions/exact?source=${source}&destination=${destination}`, { method: 'PUT', body: { Action: action } });
+      await api(`/v1/connect/intentions/exact?source=${source}&destination=${destination}`, {
+        method: 'PUT',
+        body: { Action: action },
+      });
     }
-    await api('/v1/connect/intentions/exact?source=m-web&destination=m-l7', { method: 'PUT', body: { Permissions: [{ Action: 'allow', HTTP: { PathPrefix: '/' } }] } });
+    await api('/v1/connect/intentions/exact?source=m-web&destination=m-l7', {
+      method: 'PUT',
+      body: { Permissions: [{ Action: 'allow', HTTP: { PathPrefix: '/' } }] },
+    });
     const match = await api('/v1/connect/intentions/match?by=destination&name=m-db&name=default/a-none&name=ns9/x');
     expect(match.status).toBe(200);
     expect(match.headers.get('x-svc-effective-consistency')).toBe('leader');
@@ -158,34 +245,55 @@ describe('intentions API', () => {
     expect(Object.keys(lists)).toEqual(['default/a-none', 'm-db', 'ns9/x']);
     expect(lists['m-db']?.map((i) => `${i.SourceName}:${i.Precedence}`)).toEqual(['m-web:9', '*:8', '*:1']);
     expect(lists['ns9/x']?.map((i) => i.Precedence)).toEqual([1]);
-    const bySource = (await api('/v1/connect/intentions/match?by=source&name=m-web')).json() as Record<string, { DestinationName: string }[]>;
+    const bySource = (await api('/v1/connect/intentions/match?by=source&name=m-web')).json() as Record<
+      string,
+      { DestinationName: string }[]
+    >;
     expect(bySource['m-web']?.map((i) => i.DestinationName)).toEqual(expect.arrayContaining(['m-db', 'm-l7', '*']));
 
-    expect(await api('/v1/connect/intentions/match?name=x')).toMatchObject(failed(answerOf('INTENTION_MISSING_PARAM', { name: 'by' })));
+    expect(await api('/v1/connect/intentions/match?name=x')).toMatchObject(
+      failed(answerOf('INTENTION_MISSING_PARAM', { name: 'by' })),
+    );
     expect(await api('/v1/connect/intentions/match?by=x&name=x')).toMatchObject(failed(answerOf('INTENTION_MATCH_BY')));
-    expect(await api('/v1/connect/intentions/match?by=source')).toMatchObject(failed(answerOf('INTENTION_MISSING_PARAM', { name: 'name' })));
+    expect(await api('/v1/connect/intentions/match?by=source')).toMatchObject(
+      failed(answerOf('INTENTION_MISSING_PARAM', { name: 'name' })),
+    );
 
     const check = async (q: string) => (await api(`/v1/connect/intentions/check?${q}`)).text;
     expect(await check('source=m-web&destination=m-db')).toBe('{"Allowed":true}');
     expect(await check('source=m-api&destination=m-db')).toBe('{"Allowed":false}');
     expect(await check('source=m-web&destination=m-l7')).toBe('{"Allowed":false}');
-    expect(await api('/v1/connect/intentions/check?destination=db')).toMatchObject(failed(answerOf('INTENTION_MISSING_PARAM', { name: 'source' })));
+    expect(await api('/v1/connect/intentions/check?destination=db')).toMatchObject(
+      failed(answerOf('INTENTION_MISSING_PARAM', { name: 'source' })),
+    );
     expect(await api('/v1/connect/intentions/check?source=a&destination=db&source-type=dns')).toMatchObject(
       failed(answerOf('INTENTION_SOURCE_TYPE', { sourceType: 'dns' })),
     );
   });
 
   it('lists in precedence order and filters with ?filter', async () => {
-    await api('/v1/connect/intentions/exact?source=f-web&destination=f-db', { method: 'PUT', body: { Action: 'allow', Description: 'flt' } });
+    await api('/v1/connect/intentions/exact?source=f-web&destination=f-db', {
+      method: 'PUT',
+      body: { Action: 'allow', Description: 'flt' },
+    });
     const all = (await api('/v1/connect/intentions')).json() as { Precedence: number }[];
     expect(all.map((i) => i.Precedence)).toEqual([...all.map((i) => i.Precedence)].sort((a, b) => b - a));
-    const filtered = await api(`/v1/connect/intentions?filter=${encodeURIComponent('Description == flt and DestinationName == "f-db"')}`);
+    const filtered = await api(
+      `/v1/connect/intentions?filter=${encodeURIComponent('Description == flt and DestinationName == "f-db"')}`,
+    );
     expect((filtered.json() as { SourceName: string }[]).map((i) => i.SourceName)).toEqual(['f-web']);
     // ?ns scopes the list to destinations in that namespace; `*` lists every namespace.
     const teamA = (await api('/v1/connect/intentions?ns=f-team')).json() as unknown[];
     expect(teamA).toEqual([]);
-    await api('/v1/connect/intentions/exact?source=x&destination=f-team/svc', { method: 'PUT', body: { Action: 'deny' } });
-    expect(((await api('/v1/connect/intentions?ns=f-team')).json() as { DestinationName: string }[]).map((i) => i.DestinationName)).toEqual(['svc']);
+    await api('/v1/connect/intentions/exact?source=x&destination=f-team/svc', {
+      method: 'PUT',
+      body: { Action: 'deny' },
+    });
+    expect(
+      ((await api('/v1/connect/intentions?ns=f-team')).json() as { DestinationName: string }[]).map(
+        (i) => i.DestinationName,
+      ),
+    ).toEqual(['svc']);
     expect(((await api('/v1/connect/intentions?ns=*')).json() as unknown[]).length).toBe(all.length + 1);
     expect(await api(`/v1/connect/intentions?filter=${encodeURIComponent('Bogus == 1')}`)).toMatchObject(
       failed(answerOf('FILTER_INVALID', { detail: 'Selector "Bogus" is not valid' })),
@@ -199,8 +307,14 @@ describe('intentions API', () => {
     const waiting = api(`/v1/connect/intentions?filter=SourceName%20%3D%3D%20b-watched&index=${index}&wait=30s`);
     await until(async () => (await parked(agent)) === parkedBefore + 1);
     // Outside the filter: the query stays parked, so the answer below holds the later write.
-    await api('/v1/connect/intentions/exact?source=b-other&destination=b-db', { method: 'PUT', body: { Action: 'allow' } });
-    await api('/v1/connect/intentions/exact?source=b-watched&destination=b-db', { method: 'PUT', body: { Action: 'deny' } });
+    await api('/v1/connect/intentions/exact?source=b-other&destination=b-db', {
+      method: 'PUT',
+      body: { Action: 'allow' },
+    });
+    await api('/v1/connect/intentions/exact?source=b-watched&destination=b-db', {
+      method: 'PUT',
+      body: { Action: 'deny' },
+    });
     const woke = await waiting;
     expect((woke.json() as { SourceName: string }[]).map((i) => i.SourceName)).toEqual(['b-watched']);
     expect(Number(woke.headers.get('x-svc-index'))).toBeGreaterThan(index);
@@ -208,7 +322,9 @@ describe('intentions API', () => {
 });
 
 async function parked(agent: AgentProcess): Promise<number> {
-  const self = (await (await fetch(`${agent.url}/v1/agent/self`)).json()) as { Stats: { agent: Record<string, string> } };
+  const self = (await (await fetch(`${agent.url}/v1/agent/self`)).json()) as {
+    Stats: { agent: Record<string, string> };
+  };
   return Number(self.Stats.agent.parked_queries);
 }
 
@@ -227,27 +343,59 @@ describe('intentions API with ACLs', () => {
   const tokens: Record<string, { SecretID: string; AccessorID: string }> = {};
 
   beforeAll(async () => {
-    agent = await startAgent({ config: { acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MANAGEMENT } } } });
-    const put = async (path: string, body: unknown) => (await api(path, { method: 'PUT', body, token: MANAGEMENT })).json() as { SecretID: string; AccessorID: string };
-    await put('/v1/acl/policy', { Name: 'db-owner', Rules: 'service "db" {\n policy = "write"\n intentions = "write"\n}' });
+    agent = await startAgent({
+      config: { acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MANAGEMENT } } },
+    });
+    const put = async (path: string, body: unknown) =>
+      (await api(path, { method: 'PUT', body, token: MANAGEMENT })).json() as { SecretID: string; AccessorID: string };
+    await put('/v1/acl/policy', {
+      Name: 'db-owner',
+      Rules: 'service "db" {\n policy = "write"\n intentions = "write"\n}',
+    });
     await put('/v1/acl/policy', { Name: 'db-reader', Rules: 'service "db" { policy = "read" }' });
-    await put('/v1/acl/policy', { Name: 'db-blind', Rules: 'service "db" {\n policy = "read"\n intentions = "deny"\n}' });
-    for (const name of ['db-owner', 'db-reader', 'db-blind']) tokens[name] = await put('/v1/acl/token', { Policies: [{ Name: name }] });
-    await api('/v1/connect/intentions/exact?source=web&destination=db', { method: 'PUT', body: { Action: 'allow' }, token: MANAGEMENT });
-    await api('/v1/connect/intentions/exact?source=web&destination=other', { method: 'PUT', body: { Action: 'allow' }, token: MANAGEMENT });
+    await put('/v1/acl/policy', {
+      Name: 'db-blind',
+      Rules: 'service "db" {\n policy = "read"\n intentions = "deny"\n}',
+    });
+    for (const name of ['db-owner', 'db-reader', 'db-blind'])
+      tokens[name] = await put('/v1/acl/token', { Policies: [{ Name: name }] });
+    await api('/v1/connect/intentions/exact?source=web&destination=db', {
+      method: 'PUT',
+      body: { Action: 'allow' },
+      token: MANAGEMENT,
+    });
+    await api('/v1/connect/intentions/exact?source=web&destination=other', {
+      method: 'PUT',
+      body: { Action: 'allow' },
+      token: MANAGEMENT,
+    });
   });
   afterAll(() => agent.stop());
 
   it('writes need intentions:write on the destination', async () => {
     const owner = tokens['db-owner'] as { SecretID: string; AccessorID: string };
-    expect(await api('/v1/connect/intentions/exact?source=api&destination=db', { method: 'PUT', body: { Action: 'deny' }, token: owner.SecretID })).toMatchObject({ status: 200 });
-    expect(await api('/v1/connect/intentions/exact?source=api&destination=other', { method: 'PUT', body: { Action: 'deny' }, token: owner.SecretID })).toMatchObject(
-      denied(owner.AccessorID, 'write', 'other'),
-    );
+    expect(
+      await api('/v1/connect/intentions/exact?source=api&destination=db', {
+        method: 'PUT',
+        body: { Action: 'deny' },
+        token: owner.SecretID,
+      }),
+    ).toMatchObject({ status: 200 });
+    expect(
+      await api('/v1/connect/intentions/exact?source=api&destination=other', {
+        method: 'PUT',
+        body: { Action: 'deny' },
+        token: owner.SecretID,
+      }),
+    ).toMatchObject(denied(owner.AccessorID, 'write', 'other'));
     const reader = tokens['db-reader'] as { SecretID: string; AccessorID: string };
-    expect(await api('/v1/connect/intentions', { method: 'POST', body: { SourceName: 'x', DestinationName: 'db', Action: 'allow' }, token: reader.SecretID })).toMatchObject(
-      denied(reader.AccessorID, 'write', 'db'),
-    );
+    expect(
+      await api('/v1/connect/intentions', {
+        method: 'POST',
+        body: { SourceName: 'x', DestinationName: 'db', Action: 'allow' },
+        token: reader.SecretID,
+      }),
+    ).toMatchObject(denied(reader.AccessorID, 'write', 'db'));
   });
 
   it('reads: a service read rule grants intentions read unless it says intentions = "deny"; lists are filtered and say so', async () => {
@@ -258,14 +406,28 @@ describe('intentions API with ACLs', () => {
     expect(list.headers.get('x-svc-results-filtered-by-acls')).toBe('true');
     const everything = await api('/v1/connect/intentions', { token: MANAGEMENT });
     expect(everything.headers.get('x-svc-results-filtered-by-acls')).toBeNull();
-    expect(await api('/v1/connect/intentions/exact?source=web&destination=db', { token: blind.SecretID })).toMatchObject(denied(blind.AccessorID, 'read', 'db'));
-    expect(await api('/v1/connect/intentions/match?by=destination&name=db', { token: blind.SecretID })).toMatchObject(denied(blind.AccessorID, 'read', 'db'));
-    expect(await api('/v1/connect/intentions/match?by=destination&name=db', { token: reader.SecretID })).toMatchObject({ status: 200 });
+    expect(
+      await api('/v1/connect/intentions/exact?source=web&destination=db', { token: blind.SecretID }),
+    ).toMatchObject(denied(blind.AccessorID, 'read', 'db'));
+    expect(await api('/v1/connect/intentions/match?by=destination&name=db', { token: blind.SecretID })).toMatchObject(
+      denied(blind.AccessorID, 'read', 'db'),
+    );
+    expect(await api('/v1/connect/intentions/match?by=destination&name=db', { token: reader.SecretID })).toMatchObject({
+      status: 200,
+    });
     // check needs only service:read on the destination; the default (deny) answers a miss.
-    expect(await api('/v1/connect/intentions/check?source=web&destination=db', { token: blind.SecretID })).toMatchObject({ status: 200, text: '{"Allowed":true}' });
-    expect(await api('/v1/connect/intentions/check?source=zz&destination=db', { token: blind.SecretID })).toMatchObject({ status: 200, text: '{"Allowed":false}' });
-    const blindService = answerOfError(permissionDenied({ accessorId: blind.AccessorID, anonymous: false }, 'service', 'read', 'other'));
-    expect(await api('/v1/connect/intentions/check?source=web&destination=other', { token: blind.SecretID })).toMatchObject(failed(blindService));
+    expect(
+      await api('/v1/connect/intentions/check?source=web&destination=db', { token: blind.SecretID }),
+    ).toMatchObject({ status: 200, text: '{"Allowed":true}' });
+    expect(await api('/v1/connect/intentions/check?source=zz&destination=db', { token: blind.SecretID })).toMatchObject(
+      { status: 200, text: '{"Allowed":false}' },
+    );
+    const blindService = answerOfError(
+      permissionDenied({ accessorId: blind.AccessorID, anonymous: false }, 'service', 'read', 'other'),
+    );
+    expect(
+      await api('/v1/connect/intentions/check?source=web&destination=other', { token: blind.SecretID }),
+    ).toMatchObject(failed(blindService));
   });
 });
 
@@ -279,7 +441,10 @@ describe('intentions across restarts and with connect off', () => {
       await agent.stop();
       agent = await startAgent({ dataDir: dir.path });
       try {
-        const a = await api('/v1/agent/connect/authorize', { method: 'POST', body: { Target: 'db', ClientCertURI: 'spiffe://td/ns/default/dc/dc1/svc/web' } });
+        const a = await api('/v1/agent/connect/authorize', {
+          method: 'POST',
+          body: { Target: 'db', ClientCertURI: 'spiffe://td/ns/default/dc/dc1/svc/web' },
+        });
         expect((a.json() as { Authorized: boolean }).Authorized).toBe(false);
       } finally {
         await agent.stop();
@@ -299,7 +464,9 @@ describe('intentions across restarts and with connect off', () => {
         ['PUT', '/v1/connect/intentions/exact?source=a&destination=b'],
         ['POST', '/v1/agent/connect/authorize'],
       ] as const) {
-        expect(await api(path, { method, body: method === 'GET' ? undefined : { Action: 'allow' } })).toMatchObject(failed(answerOf('CONNECT_DISABLED')));
+        expect(await api(path, { method, body: method === 'GET' ? undefined : { Action: 'allow' } })).toMatchObject(
+          failed(answerOf('CONNECT_DISABLED')),
+        );
       }
     } finally {
       await agent.stop();

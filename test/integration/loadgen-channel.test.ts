@@ -52,7 +52,10 @@ describe('HttpChannel', () => {
 
   it('opens a new connection after an answer that says Connection: close, or every time when asked', async () => {
     let connections = 0;
-    const port = await scripted([['HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n']], () => connections++);
+    const port = await scripted(
+      [['HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n']],
+      () => connections++,
+    );
     const closing = new HttpChannel({ host: '127.0.0.1', port }, () => request);
     for (let i = 0; i < 3; i++) expect(await closing.send()).toEqual({ status: 200 });
     closing.close();
@@ -60,7 +63,9 @@ describe('HttpChannel', () => {
   });
 
   it('reports a server that closes mid-answer, and one that is not there', async () => {
-    const port = await scripted([['HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort']], (socket) => socket.on('data', () => setTimeout(() => socket.destroy(), 20)));
+    const port = await scripted([['HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort']], (socket) =>
+      socket.on('data', () => setTimeout(() => socket.destroy(), 20)),
+    );
     const channel = new HttpChannel({ host: '127.0.0.1', port }, () => request);
     expect(await channel.send()).toEqual({ error: 'closed' });
     channel.close();
@@ -89,15 +94,20 @@ describe('ChannelPool', () => {
       server = createServer((socket) => {
         connections++;
         socket.on('data', (chunk: Buffer) => {
-          for (const m of chunk.toString().matchAll(/GET (\S+) HTTP/g)) socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${m[1]!.length}\r\n\r\n${m[1]}`);
+          for (const m of chunk.toString().matchAll(/GET (\S+) HTTP/g))
+            socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${m[1]!.length}\r\n\r\n${m[1]}`);
         });
       }).listen(0, '127.0.0.1', () => ready());
     });
     const port = (server!.address() as { port: number }).port;
     const pool = new ChannelPool({ host: '127.0.0.1', port }, 2);
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.send(httpRequest('GET', `/call-${i}`, {}))));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => pool.send(httpRequest('GET', `/call-${i}`, {}))),
+    );
     pool.close();
-    expect(answers.map((a) => ('body' in a ? a.body?.toString() : a))).toEqual(Array.from({ length: 20 }, (_, i) => `/call-${i}`));
+    expect(answers.map((a) => ('body' in a ? a.body?.toString() : a))).toEqual(
+      Array.from({ length: 20 }, (_, i) => `/call-${i}`),
+    );
     expect(connections).toBe(2);
   });
 });

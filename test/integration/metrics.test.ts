@@ -20,13 +20,23 @@ const metrics = async (): Promise<{ gauge: (n: string) => number | undefined; co
 const authorize = (source: string): Promise<Response> =>
   fetch(`${agent.url}/v1/agent/connect/authorize`, {
     method: 'POST',
-    body: JSON.stringify({ Target: 'db', ClientCertURI: `spiffe://x.consul/ns/default/dc/dc1/svc/${source}`, ClientCertSerial: '01' }),
+    body: JSON.stringify({
+      Target: 'db',
+      ClientCertURI: `spiffe://x.consul/ns/default/dc/dc1/svc/${source}`,
+      ClientCertSerial: '01',
+    }),
   });
 
 beforeAll(async () => {
   agent = await startAgent();
-  await fetch(`${agent.url}/v1/connect/intentions/exact?source=web&destination=db`, { method: 'PUT', body: JSON.stringify({ Action: 'allow' }) });
-  await fetch(`${agent.url}/v1/connect/intentions/exact?source=api&destination=db`, { method: 'PUT', body: JSON.stringify({ Action: 'deny' }) });
+  await fetch(`${agent.url}/v1/connect/intentions/exact?source=web&destination=db`, {
+    method: 'PUT',
+    body: JSON.stringify({ Action: 'allow' }),
+  });
+  await fetch(`${agent.url}/v1/connect/intentions/exact?source=api&destination=db`, {
+    method: 'PUT',
+    body: JSON.stringify({ Action: 'deny' }),
+  });
 });
 afterAll(() => agent.stop());
 
@@ -78,7 +88,11 @@ describe('GET /v1/agent/metrics', () => {
     const rootsIndex = Number((await fetch(`${agent.url}/v1/agent/connect/ca/roots`)).headers.get('x-svc-index'));
     await fetch(`${agent.url}/v1/kv/m/many`, { method: 'PUT', body: 'x' });
     const kvIndex = Number((await fetch(`${agent.url}/v1/kv/m/many`)).headers.get('x-svc-index'));
-    const paths = [`/v1/kv/m/many?index=${kvIndex}`, `/v1/agent/connect/ca/roots?index=${rootsIndex}`, `/v1/agent/connect/ca/leaf/gauge?index=${leafIndex}`];
+    const paths = [
+      `/v1/kv/m/many?index=${kvIndex}`,
+      `/v1/agent/connect/ca/roots?index=${rootsIndex}`,
+      `/v1/agent/connect/ca/leaf/gauge?index=${leafIndex}`,
+    ];
     const opened = await Promise.all(
       Array.from({ length: 900 }, (_, i) => openRequest(agent.port, get(`${paths[i % 3]!}&wait=60s`))),
     );
@@ -103,7 +117,16 @@ describe('GET /v1/agent/metrics', () => {
 describe('GET /v1/agent/metrics with ACLs', () => {
   let secured: AgentProcess;
   beforeAll(async () => {
-    secured = await startAgent({ args: ['-node', 'm-node'], config: { acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: '2f0c5b9a-1d3e-4f5a-8b7c-6d5e4f3a2b1c' } } } });
+    secured = await startAgent({
+      args: ['-node', 'm-node'],
+      config: {
+        acl: {
+          enabled: true,
+          default_policy: 'deny',
+          tokens: { initial_management: '2f0c5b9a-1d3e-4f5a-8b7c-6d5e4f3a2b1c' },
+        },
+      },
+    });
   });
   afterAll(() => secured.stop());
 
@@ -113,7 +136,9 @@ describe('GET /v1/agent/metrics with ACLs', () => {
       403,
       `Permission denied: anonymous token lacks permission 'agent:read' on "m-node". The anonymous token is used implicitly when a request does not specify a token.`,
     ]);
-    const allowed = await fetch(`${secured.url}/v1/agent/metrics`, { headers: { 'X-Svc-Token': '2f0c5b9a-1d3e-4f5a-8b7c-6d5e4f3a2b1c' } });
+    const allowed = await fetch(`${secured.url}/v1/agent/metrics`, {
+      headers: { 'X-Svc-Token': '2f0c5b9a-1d3e-4f5a-8b7c-6d5e4f3a2b1c' },
+    });
     expect(allowed.status).toBe(200);
   });
 });

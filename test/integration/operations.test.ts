@@ -54,7 +54,9 @@ describe('persistence with -data-dir', () => {
 /** Resolves once the agent's parked-queries gauge reads `count`; vitest's test timeout is the hang guard. */
 async function parkedQueries(url: string, count: number): Promise<void> {
   for (;;) {
-    const body = (await (await fetch(`${url}/v1/agent/metrics`)).json()) as { Gauges: { Name: string; Value: number }[] };
+    const body = (await (await fetch(`${url}/v1/agent/metrics`)).json()) as {
+      Gauges: { Name: string; Value: number }[];
+    };
     if (body.Gauges.find((g) => g.Name === 'svc.blocking.parked')?.Value === count) return;
     await new Promise((r) => setImmediate(r));
   }
@@ -78,7 +80,9 @@ describe('graceful stop', () => {
   it('a SIGTERM during start-up stops the agent gracefully once it is up, exit 0', async () => {
     // The first log line comes before the agent starts: the signal lands in start-up, where the
     // default action used to kill it (seen once as a cluster member that never left).
-    const child = spawn(process.execPath, [MAIN, 'agent', '-dev', '-http-port', '0', '-log-json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN, 'agent', '-dev', '-http-port', '0', '-log-json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const lines: string[] = [];
     let signalled = false;
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -108,7 +112,9 @@ describe('start-up', () => {
     const dir = await tempDir('svc-cfg-');
     cleanups.push(dir.remove);
     const file = `${dir.path}/bad.json`;
-    await import('node:fs/promises').then((fs) => fs.writeFile(file, JSON.stringify({ acl: { default_policy: 'maybe' } })));
+    await import('node:fs/promises').then((fs) =>
+      fs.writeFile(file, JSON.stringify({ acl: { default_policy: 'maybe' } })),
+    );
     const out = await runCli(['agent', '-dev', '-config-file', file]);
     expect(out.code).toBe(1);
     expect(out.stderr).toContain('acl.default_policy');
@@ -132,7 +138,10 @@ describe('start-up', () => {
 
   describe.runIf(procThreadsAvailable)('CPU scheduling', () => {
     /** Waits for a log line; the hang guard is the test's timeout. */
-    const logged = async (agent: { logs: Record<string, unknown>[] }, msg: string): Promise<Record<string, unknown>> => {
+    const logged = async (
+      agent: { logs: Record<string, unknown>[] },
+      msg: string,
+    ): Promise<Record<string, unknown>> => {
       for (;;) {
         const line = agent.logs.find((l) => l.msg === msg);
         if (line !== undefined) return line;
@@ -157,12 +166,21 @@ describe('start-up', () => {
     });
 
     it('starts with a config file that still sets the removed performance keys, warning about each', async () => {
-      const agent = await startAgent({ config: { performance: { event_loop_slice: '100us', v8_threads: 'idle' }, connect: { signing_priority: 'idle' } } });
+      const agent = await startAgent({
+        config: {
+          performance: { event_loop_slice: '100us', v8_threads: 'idle' },
+          connect: { signing_priority: 'idle' },
+        },
+      });
       cleanups.push(() => agent.stop());
       const warnings = agent.logs.filter((l) => l.level === 'warn').map((l) => String(l.msg));
       expect(warnings).toEqual([
-        expect.stringMatching(/config\.json: performance\.event_loop_slice is deprecated and has no effect: .*README, "CPU policy"/),
-        expect.stringMatching(/config\.json: performance\.v8_threads is deprecated and has no effect: .*README, "CPU policy"/),
+        expect.stringMatching(
+          /config\.json: performance\.event_loop_slice is deprecated and has no effect: .*README, "CPU policy"/,
+        ),
+        expect.stringMatching(
+          /config\.json: performance\.v8_threads is deprecated and has no effect: .*README, "CPU policy"/,
+        ),
         expect.stringMatching(/config\.json: connect\.signing_priority "idle" is deprecated and means "low"/),
       ]);
       expect(threadPriorities(agent.child.pid!).filter((t) => t.policy !== SCHED_OTHER)).toEqual([]);

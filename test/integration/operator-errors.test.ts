@@ -35,7 +35,9 @@ describe('a start-up failure is one line, without a stack', () => {
 
   it('a port in use', async () => {
     const out = await failedStart(['-dev', '-http-port', String(port)]);
-    expect(out.stderr).toBe(`==> error starting HTTP listener: listen tcp 127.0.0.1:${port}: bind: address already in use\n`);
+    expect(out.stderr).toBe(
+      `==> error starting HTTP listener: listen tcp 127.0.0.1:${port}: bind: address already in use\n`,
+    );
     expect(out.stdout).not.toMatch(STACK_LINE);
     expect(out.stdout).not.toContain('[ERROR]');
   });
@@ -51,13 +53,17 @@ describe('a start-up failure is one line, without a stack', () => {
 
   it('a data dir that cannot be made', async () => {
     const out = await failedStart(['-data-dir', '/proc/svc-agent-operator-test', '-http-port', '0']);
-    expect(out.stderr).toBe('==> cannot create directory /proc/svc-agent-operator-test: /proc does not take new directories\n');
+    expect(out.stderr).toBe(
+      '==> cannot create directory /proc/svc-agent-operator-test: /proc does not take new directories\n',
+    );
     expect(out.stdout).not.toMatch(STACK_LINE);
   });
 
   it('a log file that cannot be opened, and a config file that does not parse', async () => {
     const logFile = join(dir.path, 'no-such-dir', 'agent.log');
-    expect((await failedStart(['-dev', '-http-port', '0', '-log-file', logFile])).stderr).toBe(`==> log_file: cannot open ${logFile}: no such file\n`);
+    expect((await failedStart(['-dev', '-http-port', '0', '-log-file', logFile])).stderr).toBe(
+      `==> log_file: cannot open ${logFile}: no such file\n`,
+    );
     const bad = join(dir.path, 'bad.hcl');
     await writeFile(bad, 'acl {\n  enabled = \n}\n');
     const out = await failedStart(['-dev', '-http-port', '0', '-config-file', bad]);
@@ -67,8 +73,12 @@ describe('a start-up failure is one line, without a stack', () => {
 
   it('shows the stack at debug level, as a debug line before the same one line', async () => {
     const out = await failedStart(['-dev', '-http-port', String(port), '-log-level', 'debug']);
-    expect(out.stderr).toBe(`==> error starting HTTP listener: listen tcp 127.0.0.1:${port}: bind: address already in use\n`);
-    expect(out.stdout).toMatch(/\[DEBUG\] agent: start-up failed: error="error starting HTTP listener: [^\n]*\n\s+AgentError: [^\n]*\n\s+at /);
+    expect(out.stderr).toBe(
+      `==> error starting HTTP listener: listen tcp 127.0.0.1:${port}: bind: address already in use\n`,
+    );
+    expect(out.stdout).toMatch(
+      /\[DEBUG\] agent: start-up failed: error="error starting HTTP listener: [^\n]*\n\s+AgentError: [^\n]*\n\s+at /,
+    );
   });
 });
 
@@ -82,13 +92,18 @@ describe('a failure while running is one log line', () => {
   it('a reload whose TLS file is gone: one error line naming it, no stack, and the agent serves on', async () => {
     const certFile = join(files.dir, 'reloaded-cert.pem');
     await writeFile(certFile, await import('node:fs/promises').then((fs) => fs.readFile(files.certFile)));
-    const agent = await startAgent({ args: ['-https-port', '0'], config: { tls: { defaults: { cert_file: certFile, key_file: files.keyFile } } } });
+    const agent = await startAgent({
+      args: ['-https-port', '0'],
+      config: { tls: { defaults: { cert_file: certFile, key_file: files.keyFile } } },
+    });
     try {
       await rm(certFile);
       const from = agent.logs.length;
       agent.child.kill('SIGHUP');
       const failed = await agent.waitForLog((l) => l.msg === 'config reload failed; the running config stays', from);
-      expect(failed.err).toEqual({ message: expect.stringContaining(`tls.defaults.cert_file ${certFile}: no such file`) });
+      expect(failed.err).toEqual({
+        message: expect.stringContaining(`tls.defaults.cert_file ${certFile}: no such file`),
+      });
       expect(agent.logs.slice(from).filter((l) => l.level === 'error')).toHaveLength(1);
       expect(JSON.stringify(agent.logs)).not.toMatch(/\\n\s+at /);
       expect((await fetch(`${agent.url}/v1/status/leader`)).status).toBe(200);

@@ -35,22 +35,36 @@ describe('Prometheus metrics', () => {
     return { text, values: samples(text), type: res.headers.get('content-type') };
   };
 
-  it('serves Node\'s runtime metrics in the Prometheus text format', async () => {
+  it("serves Node's runtime metrics in the Prometheus text format", async () => {
     const { text, type } = await scrape();
     expect(type).toBe('text/plain; version=0.0.4; charset=utf-8');
-    for (const name of ['process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_gc_duration_seconds']) {
+    for (const name of [
+      'process_resident_memory_bytes',
+      'process_cpu_seconds_total',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_eventloop_lag_p99_seconds',
+      'nodejs_gc_duration_seconds',
+    ]) {
       expect(text).toContain(`# TYPE ${name} `);
     }
   });
 
   it('counts requests by route pattern, method and status, with latency buckets', async () => {
-    const authorize = { method: 'POST', body: JSON.stringify({ Target: 'db', ClientCertURI: 'spiffe://x.consul/ns/default/dc/dc1/svc/web' }) };
-    for (let i = 0; i < 5; i++) expect((await fetch(`${agent.url}/v1/agent/connect/authorize`, authorize)).status).toBe(200);
+    const authorize = {
+      method: 'POST',
+      body: JSON.stringify({ Target: 'db', ClientCertURI: 'spiffe://x.consul/ns/default/dc/dc1/svc/web' }),
+    };
+    for (let i = 0; i < 5; i++)
+      expect((await fetch(`${agent.url}/v1/agent/connect/authorize`, authorize)).status).toBe(200);
     expect((await fetch(`${agent.url}/v1/kv/a/b/c`)).status).toBe(404);
     const { values } = await scrape();
     const labels = '{route="/v1/agent/connect/authorize",method="POST",code="200"}';
     expect(values.get(`svc_http_request_duration_seconds_count${labels}`)).toBe(5);
-    expect(values.get('svc_http_request_duration_seconds_bucket{le="+Inf",route="/v1/agent/connect/authorize",method="POST",code="200"}')).toBe(5);
+    expect(
+      values.get(
+        'svc_http_request_duration_seconds_bucket{le="+Inf",route="/v1/agent/connect/authorize",method="POST",code="200"}',
+      ),
+    ).toBe(5);
     expect(values.get('svc_http_request_duration_seconds_sum' + labels)).toBeGreaterThan(0);
     // The route's pattern, not the path: a KV key is not a label.
     expect(values.get('svc_http_request_duration_seconds_count{route="/v1/kv/",method="GET",code="404"}')).toBe(1);
@@ -64,7 +78,13 @@ describe('Prometheus metrics', () => {
     expect(values.get('svc_state_wal_sync_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(values.get('svc_connect_ca_leaf_issued_total')).toBeGreaterThanOrEqual(1);
     expect(values.get('svc_connect_leaf_cache_entries')).toBe(1);
-    for (const name of ['svc_connect_ca_leaf_signing_queue', 'svc_blocking_parked', 'svc_acl_token_cache_entries', 'svc_connect_authorize_cache_entries', 'svc_connect_ca_leaf_rate_limited_total']) {
+    for (const name of [
+      'svc_connect_ca_leaf_signing_queue',
+      'svc_blocking_parked',
+      'svc_acl_token_cache_entries',
+      'svc_connect_authorize_cache_entries',
+      'svc_connect_ca_leaf_rate_limited_total',
+    ]) {
       expect(values.has(name), name).toBe(true);
     }
   });

@@ -17,7 +17,10 @@ describe('reload', () => {
   let file: string;
   let agent: AgentProcess;
   const write = (config: Record<string, unknown>): Promise<void> => writeFile(file, JSON.stringify(config));
-  const base = { acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MGMT } }, limits: { http_max_body_bytes: 600_000, kv_max_value_size: 600_000 } };
+  const base = {
+    acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MGMT } },
+    limits: { http_max_body_bytes: 600_000, kv_max_value_size: 600_000 },
+  };
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'svc-reload-'));
@@ -30,26 +33,50 @@ describe('reload', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const reloaded = (from: number): Promise<Record<string, unknown>> => agent.waitForLog((l) => l.msg === 'config reloaded' || l.msg === 'config reload failed; the running config stays', from);
+  const reloaded = (from: number): Promise<Record<string, unknown>> =>
+    agent.waitForLog(
+      (l) => l.msg === 'config reloaded' || l.msg === 'config reload failed; the running config stays',
+      from,
+    );
 
   it('on SIGHUP applies the log level and limits, names what needs a restart, and keeps serving', async () => {
     const big = 'x'.repeat(100_000);
     const auth = { 'X-Svc-Token': MGMT };
     expect((await fetch(`${agent.url}/v1/kv/big`, { method: 'PUT', body: big, headers: auth })).status).toBe(200);
-    await write({ ...base, log_level: 'debug', datacenter: 'elsewhere', limits: { http_max_body_bytes: 50_000, kv_max_value_size: 50_000 } });
+    await write({
+      ...base,
+      log_level: 'debug',
+      datacenter: 'elsewhere',
+      limits: { http_max_body_bytes: 50_000, kv_max_value_size: 50_000 },
+    });
     const from = agent.logs.length;
     agent.child.kill('SIGHUP');
     const line = await reloaded(from);
-    expect(line).toMatchObject({ msg: 'config reloaded', applied: ['log_level', 'limits.http_max_body_bytes', 'limits.kv_max_value_size'], restartNeeded: ['datacenter'] });
+    expect(line).toMatchObject({
+      msg: 'config reloaded',
+      applied: ['log_level', 'limits.http_max_body_bytes', 'limits.kv_max_value_size'],
+      restartNeeded: ['datacenter'],
+    });
     expect(agent.child.exitCode).toBeNull();
     // The smaller cap is in force, and debug lines now name each request (the token hidden).
     expect((await fetch(`${agent.url}/v1/kv/big`, { method: 'PUT', body: big, headers: auth })).status).toBe(413);
     await fetch(`${agent.url}/v1/kv/big?token=${MGMT}`);
-    const request = await agent.waitForLog((l) => l.msg === 'Request finished' && String(l.url).startsWith('/v1/kv/big?'), from);
-    expect(request).toMatchObject({ level: 'debug', component: 'agent.http', method: 'GET', url: '/v1/kv/big?token=<hidden>', status: 200 });
+    const request = await agent.waitForLog(
+      (l) => l.msg === 'Request finished' && String(l.url).startsWith('/v1/kv/big?'),
+      from,
+    );
+    expect(request).toMatchObject({
+      level: 'debug',
+      component: 'agent.http',
+      method: 'GET',
+      url: '/v1/kv/big?token=<hidden>',
+      status: 200,
+    });
     expect(JSON.stringify(agent.logs)).not.toContain(MGMT);
     // The running config is the new one, as agent/self shows.
-    const self = (await (await fetch(`${agent.url}/v1/agent/self`, { headers: { 'X-Svc-Token': MGMT } })).json()) as { DebugConfig: Record<string, unknown> };
+    const self = (await (await fetch(`${agent.url}/v1/agent/self`, { headers: { 'X-Svc-Token': MGMT } })).json()) as {
+      DebugConfig: Record<string, unknown>;
+    };
     expect(self.DebugConfig.LogLevel).toBe('debug');
   });
 
@@ -57,7 +84,10 @@ describe('reload', () => {
     await writeFile(file, '{ "log_level": ');
     const from = agent.logs.length;
     agent.child.kill('SIGHUP');
-    expect(await reloaded(from)).toMatchObject({ level: 'error', msg: 'config reload failed; the running config stays' });
+    expect(await reloaded(from)).toMatchObject({
+      level: 'error',
+      msg: 'config reload failed; the running config stays',
+    });
     expect((await fetch(`${agent.url}/v1/status/leader`)).status).toBe(200);
     const res = await fetch(`${agent.url}/v1/agent/reload`, { method: 'PUT', headers: { 'X-Svc-Token': MGMT } });
     expect(res.status).toBe(500);
@@ -71,7 +101,10 @@ describe('reload', () => {
     const res = await fetch(`${agent.url}/v1/agent/reload`, { method: 'PUT', headers: { 'X-Svc-Token': MGMT } });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
-    expect(await reloaded(from)).toMatchObject({ applied: ['log_level', 'limits.http_max_body_bytes', 'limits.kv_max_value_size'], restartNeeded: ['node_name'] });
+    expect(await reloaded(from)).toMatchObject({
+      applied: ['log_level', 'limits.http_max_body_bytes', 'limits.kv_max_value_size'],
+      restartNeeded: ['node_name'],
+    });
   });
 });
 
@@ -81,8 +114,15 @@ describe('reload of the HTTPS certificate', () => {
   let httpsPort: number;
   beforeAll(async () => {
     files = await makeTlsFiles();
-    agent = await startAgent({ args: ['-https-port', '0'], config: { tls: { defaults: { cert_file: files.certFile, key_file: files.keyFile } } } });
-    httpsPort = Number(String(agent.logs.find((l) => l.msg === 'svc-agent started')?.httpsAddress).split(':').pop());
+    agent = await startAgent({
+      args: ['-https-port', '0'],
+      config: { tls: { defaults: { cert_file: files.certFile, key_file: files.keyFile } } },
+    });
+    httpsPort = Number(
+      String(agent.logs.find((l) => l.msg === 'svc-agent started')?.httpsAddress)
+        .split(':')
+        .pop(),
+    );
   });
   afterAll(async () => {
     await agent.stop();
@@ -104,7 +144,10 @@ describe('reload of the HTTPS certificate', () => {
     await copyFile(files.nextKeyFile, files.keyFile);
     const from = agent.logs.length;
     agent.child.kill('SIGHUP');
-    expect(await agent.waitForLog((l) => l.msg === 'config reloaded', from)).toMatchObject({ tlsReloaded: true, applied: [] });
+    expect(await agent.waitForLog((l) => l.msg === 'config reloaded', from)).toMatchObject({
+      tlsReloaded: true,
+      applied: [],
+    });
     expect(await presented()).toBe('next.svc');
   });
 
@@ -112,7 +155,9 @@ describe('reload of the HTTPS certificate', () => {
     await writeFile(files.keyFile, 'not a key');
     const from = agent.logs.length;
     agent.child.kill('SIGHUP');
-    expect(await agent.waitForLog((l) => String(l.msg).startsWith('config reload failed'), from)).toMatchObject({ level: 'error' });
+    expect(await agent.waitForLog((l) => String(l.msg).startsWith('config reload failed'), from)).toMatchObject({
+      level: 'error',
+    });
     expect(await presented()).toBe('next.svc');
   });
 });

@@ -26,7 +26,12 @@ describe.runIf(procThreadsAvailable)('connect.signing_priority', () => {
   const start = async (connect: NonNullable<RawConfig['connect']>) => {
     const log = recordingLogger();
     const warnings: string[] = [];
-    const config = loadConfig({ files: [], flags: { ports: { http: 0 }, client_addr: '127.0.0.1', connect }, dev: true, warn: (w) => warnings.push(w) });
+    const config = loadConfig({
+      files: [],
+      flags: { ports: { http: 0 }, client_addr: '127.0.0.1', connect },
+      dev: true,
+      warn: (w) => warnings.push(w),
+    });
     agent = await createAgent(config, { log });
     const report = await reportOf(log.entries);
     const tid = report.obj['tid'] as number;
@@ -35,13 +40,21 @@ describe.runIf(procThreadsAvailable)('connect.signing_priority', () => {
 
   it('runs them at nice +10 by default, and says so', async () => {
     const { report, kernelNice } = await start({});
-    expect(report).toEqual({ level: 'debug', obj: { signingPriority: 'low', nice: Math.min(19, processNice + 10), tid: expect.any(Number) }, msg: 'leaf-signing threads scheduled' });
+    expect(report).toEqual({
+      level: 'debug',
+      obj: { signingPriority: 'low', nice: Math.min(19, processNice + 10), tid: expect.any(Number) },
+      msg: 'leaf-signing threads scheduled',
+    });
     expect(kernelNice).toBe(Math.min(19, processNice + 10));
   });
 
-  it("leaves them at the process's priority with \"normal\", and still signs", async () => {
+  it('leaves them at the process\'s priority with "normal", and still signs', async () => {
     const { report, kernelNice } = await start({ signing_priority: 'normal' });
-    expect(report).toEqual({ level: 'debug', obj: { signingPriority: 'normal', nice: processNice, tid: expect.any(Number) }, msg: 'leaf-signing threads scheduled' });
+    expect(report).toEqual({
+      level: 'debug',
+      obj: { signingPriority: 'normal', nice: processNice, tid: expect.any(Number) },
+      msg: 'leaf-signing threads scheduled',
+    });
     expect(kernelNice).toBe(processNice);
     const leaf = await fetch(`http://127.0.0.1:${await agent!.listen()}/v1/agent/connect/ca/leaf/web`);
     expect(leaf.status).toBe(200);
@@ -49,8 +62,12 @@ describe.runIf(procThreadsAvailable)('connect.signing_priority', () => {
   });
 
   it('takes the deprecated "idle" as "low", with a warning', async () => {
-    const { report, warnings, kernelNice } = await start({ signing_priority: 'idle' } as unknown as NonNullable<RawConfig['connect']>);
-    expect(warnings).toEqual([expect.stringMatching(/^command line: connect\.signing_priority "idle" is deprecated and means "low"/)]);
+    const { report, warnings, kernelNice } = await start({ signing_priority: 'idle' } as unknown as NonNullable<
+      RawConfig['connect']
+    >);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^command line: connect\.signing_priority "idle" is deprecated and means "low"/),
+    ]);
     expect(report.obj).toMatchObject({ signingPriority: 'low' });
     expect(kernelNice).toBe(Math.min(19, processNice + 10));
   });

@@ -41,7 +41,9 @@ describe('a WAL cut before its last acknowledged write', () => {
 
     const refused = await runCli(['agent', '-data-dir', data.path, '-http-port', '0']);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/wal-\d+\.log ends with a damaged record at byte \d+ at index \d+, but durable-index records index \d+ as acknowledged: indexes \d+-\d+ are lost/);
+    expect(refused.stderr).toMatch(
+      /wal-\d+\.log ends with a damaged record at byte \d+ at index \d+, but durable-index records index \d+ as acknowledged: indexes \d+-\d+ are lost/,
+    );
     expect(refused.stderr).toContain('-accept-state-loss');
 
     const accepted = await started(data.path, ['-accept-state-loss']);

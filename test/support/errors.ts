@@ -13,7 +13,10 @@ export function answerOfError(err: AgentError): [number, string] {
 
 /** `[status, body]` of the reply for `code` with `params`, as `failure()` helpers of the integration tests read it. */
 export function answerOf<C extends ErrorCode>(code: C, ...[params]: ErrorArgs<C>): [number, string] {
-  return [STATUS_BY_KIND[ERROR_CATALOGUE[code].kind], renderMessage(code, params as Readonly<Record<string, unknown>> | undefined)];
+  return [
+    STATUS_BY_KIND[ERROR_CATALOGUE[code].kind],
+    renderMessage(code, params as Readonly<Record<string, unknown>> | undefined),
+  ];
 }
 
 /** The code and message of the AgentError a promise rejects with; its kind must be its code's. */

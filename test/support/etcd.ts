@@ -61,7 +61,9 @@ export interface EtcdCluster {
 }
 
 /** `dataRoot`: where the members' data dirs go (default tmpfs; a bench of durable writes passes a disk). */
-export async function startEtcdCluster(options: { size?: 1 | 3; args?: readonly string[]; dataRoot?: string } = {}): Promise<EtcdCluster> {
+export async function startEtcdCluster(
+  options: { size?: 1 | 3; args?: readonly string[]; dataRoot?: string } = {},
+): Promise<EtcdCluster> {
   const binary = await ensureEtcd();
   const size = options.size ?? 1;
   const root = await mkdtemp(join(options.dataRoot ?? DATA_ROOT, 'svc-agent-etcd-'));
@@ -116,7 +118,11 @@ export async function startEtcdCluster(options: { size?: 1 | 3; args?: readonly 
     },
     async leases() {
       // "found N leases" then one "<hex id>" a line.
-      return (await etcdctl('lease', 'list')).split('\n').slice(1).map((l) => l.trim()).filter((l) => l !== '');
+      return (await etcdctl('lease', 'list'))
+        .split('\n')
+        .slice(1)
+        .map((l) => l.trim())
+        .filter((l) => l !== '');
     },
     async stop() {
       await Promise.all(members.map((m) => m.kill()));

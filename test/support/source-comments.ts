@@ -16,7 +16,9 @@ export interface SourceComment {
 /** Every `.ts` file under the given folders of `root`, as paths from `root`. */
 export function typeScriptFiles(root: string, folders: readonly string[]): string[] {
   return folders
-    .flatMap((folder) => readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' }).map((f) => join(folder, f)))
+    .flatMap((folder) =>
+      readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' }).map((f) => join(folder, f)),
+    )
     .filter((f) => f.endsWith('.ts'))
     .map((f) => f.split('\\').join('/'))
     .sort();

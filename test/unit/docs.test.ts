@@ -16,10 +16,7 @@ const DECISIONS = 'docs/decisions.md';
  * TODO: empty this list once those branches are merged; the "still pending" test below fails for
  * each entry that has become clean or no longer exists, so the list cannot outlive its reason.
  */
-const PENDING_REWRITE = new Set([
-  'src/http/blocking.ts',
-  'src/config/types.ts',
-]);
+const PENDING_REWRITE = new Set(['src/http/blocking.ts', 'src/config/types.ts']);
 
 const decisionsText = readFileSync(new URL(`../../${DECISIONS}`, import.meta.url), 'utf8');
 const decisionNumbers = new Set([...decisionsText.matchAll(/^### (D\d+) /gm)].map((m) => m[1]));
@@ -59,9 +56,12 @@ function offenses(comment: SourceComment): string[] {
   }
   for (const m of comment.text.matchAll(PATH)) {
     const [, path = '', anchor, decision] = m;
-    if (!existsSync(new URL(`../../${path}`, import.meta.url))) found.push(`${where(comment, m.index)} names a missing file: ${path}`);
-    else if (path === DECISIONS && anchor !== undefined && !anchors.has(anchor)) found.push(`${where(comment, m.index)} names a missing anchor: ${path}#${anchor}`);
-    else if (path === DECISIONS && decision !== undefined && !decisionNumbers.has(decision)) found.push(`${where(comment, m.index)} names a missing decision: ${path} ${decision}`);
+    if (!existsSync(new URL(`../../${path}`, import.meta.url)))
+      found.push(`${where(comment, m.index)} names a missing file: ${path}`);
+    else if (path === DECISIONS && anchor !== undefined && !anchors.has(anchor))
+      found.push(`${where(comment, m.index)} names a missing anchor: ${path}#${anchor}`);
+    else if (path === DECISIONS && decision !== undefined && !decisionNumbers.has(decision))
+      found.push(`${where(comment, m.index)} names a missing decision: ${path} ${decision}`);
   }
   return found;
 }

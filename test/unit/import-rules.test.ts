@@ -8,9 +8,8 @@ import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const REPO = resolve(import.meta.dirname, '../..');
-const SCRIPT = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts[
-  'check:imports'
-] as string;
+const SCRIPT = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+  .scripts['check:imports'] as string;
 const dirs: string[] = [];
 
 /** A tree with the repository's check config and tsconfig, and `files` (path → source). */
@@ -51,18 +50,22 @@ const CLEAN = {
   'src/acl/tokens.ts': "import { S } from '../state/store.js';\nexport const T = S;\n",
   'src/connect/decision.ts': "import { E } from '../core/errors.js';\nexport const D = E;\n",
   'src/connect/intentions/index.ts': "import { D } from '../decision.js';\nexport const I = D;\n",
-  'src/connect/authorize.ts': "import { T } from '../acl/tokens.js';\nimport { I } from './intentions/index.js';\nexport const A = T + I;\n",
+  'src/connect/authorize.ts':
+    "import { T } from '../acl/tokens.js';\nimport { I } from './intentions/index.js';\nexport const A = T + I;\n",
   'src/http/routes.ts': "import { A } from '../connect/authorize.js';\nexport const R = A;\n",
   'src/agent.ts': "import { R } from './http/routes.js';\nexport const G = R;\n",
   'workers/sign.worker.ts': "import { D } from '../src/connect/decision.js';\nexport const W = D;\n",
   // The state backends, each behind its entry, on what they share; the cluster wires etcd to the CA.
   'src/state/etcd/client.ts': "import { E } from '../../core/errors.js';\nexport const C = E;\n",
-  'src/state/etcd/index.ts': "import { C } from './client.js';\nimport { S } from '../store.js';\nexport const Etcd = C + S;\n",
+  'src/state/etcd/index.ts':
+    "import { C } from './client.js';\nimport { S } from '../store.js';\nexport const Etcd = C + S;\n",
   'src/state/embedded/wal.ts': "import { S } from '../store.js';\nexport const Wal = S;\n",
   'src/state/embedded/index.ts': "import { Wal } from './wal.js';\nexport const Embedded = Wal;\n",
   'src/connect/ca/keys.ts': "import { S } from '../../state/store.js';\nexport const K = S;\n",
-  'src/cluster/ca.ts': "import { K } from '../connect/ca/keys.js';\nimport { Etcd } from '../state/etcd/index.js';\nexport const CA = K + Etcd;\n",
-  'src/index.ts': "import { Embedded } from './state/embedded/index.js';\nimport { CA } from './cluster/ca.js';\nexport const Lib = Embedded + CA;\n",
+  'src/cluster/ca.ts':
+    "import { K } from '../connect/ca/keys.js';\nimport { Etcd } from '../state/etcd/index.js';\nexport const CA = K + Etcd;\n",
+  'src/index.ts':
+    "import { Embedded } from './state/embedded/index.js';\nimport { CA } from './cluster/ca.js';\nexport const Lib = Embedded + CA;\n",
   // The load generator, used by the loadtest client and its worker only.
   'src/loadgen/types.ts': "import { E } from '../core/errors.js';\nexport const L = E;\n",
   'src/cli/loadtest/run.ts': "import { L } from '../../loadgen/types.js';\nexport const Run = L;\n",
@@ -115,7 +118,10 @@ const BAD: [string, Record<string, string>, string][] = [
   ],
   [
     'src importing test/',
-    { 'src/core/clock.ts': "import { F } from '../../test/fake.js';\nexport const C = F;\n", 'test/fake.ts': 'export const F = 1;\n' },
+    {
+      'src/core/clock.ts': "import { F } from '../../test/fake.js';\nexport const C = F;\n",
+      'test/fake.ts': 'export const F = 1;\n',
+    },
     'product-not-bench-or-test: src/core/clock.ts → test/fake.ts',
   ],
   [
@@ -169,7 +175,10 @@ const BAD: [string, Record<string, string>, string][] = [
 let clean: Checked;
 let bad: Checked;
 beforeAll(async () => {
-  [clean, bad] = await Promise.all([check(tree(CLEAN)), check(tree(Object.assign({}, CLEAN, ...BAD.map(([, files]) => files))))]);
+  [clean, bad] = await Promise.all([
+    check(tree(CLEAN)),
+    check(tree(Object.assign({}, CLEAN, ...BAD.map(([, files]) => files)))),
+  ]);
 }, 180_000);
 
 describe('import check', () => {

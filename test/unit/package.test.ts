@@ -12,12 +12,15 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 
 describe('package.json', () => {
   it('has no script npm runs when the package is installed (npm asks users to approve those)', () => {
-    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(pkg.scripts).not.toHaveProperty(hook);
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare'])
+      expect(pkg.scripts).not.toHaveProperty(hook);
     expect(pkg.scripts.prepack).toContain('tsconfig.build.json');
   });
 
   it('starts the agent through the staleness check, not a full compile', () => {
-    expect(pkg.scripts.start).toMatch(/^node scripts\/build-if-stale\.mjs && node dist\/src\/cli\/main\.js agent -dev$/);
+    expect(pkg.scripts.start).toMatch(
+      /^node scripts\/build-if-stale\.mjs && node dist\/src\/cli\/main\.js agent -dev$/,
+    );
   });
 });
 

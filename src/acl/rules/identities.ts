@@ -41,7 +41,8 @@ export function identityRules(
   const out: ParsedRules[] = [];
   for (const s of services) {
     const dcs = s.Datacenters;
-    if (dcs === undefined || dcs.length === 0 || dcs.includes(datacenter)) out.push(serviceIdentityRules(s.ServiceName));
+    if (dcs === undefined || dcs.length === 0 || dcs.includes(datacenter))
+      out.push(serviceIdentityRules(s.ServiceName));
   }
   for (const n of nodes) if (n.Datacenter === datacenter) out.push(nodeIdentityRules(n.NodeName));
   return out;

@@ -58,7 +58,11 @@ export class NameIndex {
       // Length of the common run of the child's label and the rest of the name.
       const label = child.label;
       let common = 1;
-      while (common < label.length && pos + common < name.length && label.charCodeAt(common) === name.charCodeAt(pos + common)) {
+      while (
+        common < label.length &&
+        pos + common < name.length &&
+        label.charCodeAt(common) === name.charCodeAt(pos + common)
+      ) {
         common++;
       }
       if (common < label.length) {

@@ -2,7 +2,16 @@
 // printed as Consul's CLI prints tokens and policies.
 import { usageError } from '../usage-error.js';
 import type { ApiClient } from './api.js';
-import { FORMAT_FLAG, SERVER_FLAGS, formatOf, jsonText, record, valueOf, type ClientCommand, type Context } from './command.js';
+import {
+  FORMAT_FLAG,
+  SERVER_FLAGS,
+  formatOf,
+  jsonText,
+  record,
+  valueOf,
+  type ClientCommand,
+  type Context,
+} from './command.js';
 
 interface Token {
   AccessorID: string;
@@ -51,7 +60,12 @@ function policyText(p: Policy, indent = ''): string {
 async function policyPath(api: ApiClient, flags: Readonly<Record<string, unknown>>): Promise<string> {
   if (typeof flags.id === 'string') return `/v1/acl/policy/${encodeURIComponent(flags.id)}`;
   if (typeof flags.name === 'string') {
-    const policy = await api.json<Policy>('GET', `/v1/acl/policy/name/${encodeURIComponent(flags.name)}`, undefined, 'reading the policy');
+    const policy = await api.json<Policy>(
+      'GET',
+      `/v1/acl/policy/name/${encodeURIComponent(flags.name)}`,
+      undefined,
+      'reading the policy',
+    );
     return `/v1/acl/policy/${policy.ID}`;
   }
   throw usageError('CLI_FLAG_MISSING', { detail: 'Must specify either the -id or -name parameters' });
@@ -62,7 +76,10 @@ function printer<T>(flags: Context['flags'], pretty: (value: T) => string): (val
   return formatOf(flags) === 'json' ? jsonText : pretty;
 }
 
-const idOrName = { id: { kind: 'string', doc: 'The policy ID.' }, name: { kind: 'string', doc: 'The policy name.' } } as const;
+const idOrName = {
+  id: { kind: 'string', doc: 'The policy ID.' },
+  name: { kind: 'string', doc: 'The policy name.' },
+} as const;
 
 export const aclCommands: ClientCommand[] = [
   {
@@ -83,7 +100,7 @@ export const aclCommands: ClientCommand[] = [
     argsUsage: '',
     arity: [0, 0],
     flags: {
-      name: { kind: 'string', doc: 'The new policy\'s name (required).' },
+      name: { kind: 'string', doc: "The new policy's name (required)." },
       description: { kind: 'string', doc: 'A description.' },
       rules: { kind: 'string', doc: 'The rules, in HCL or JSON: text, @file, or - for standard input.' },
       'valid-datacenter': { kind: 'list', doc: 'A datacenter the policy is valid in; repeatable.' },
@@ -91,7 +108,8 @@ export const aclCommands: ClientCommand[] = [
     },
     async run({ api, flags, io }) {
       const show = printer(flags, (p: Policy) => policyText(p));
-      if (typeof flags.name !== 'string') throw usageError('CLI_FLAG_MISSING', { detail: "Missing required '-name' flag" });
+      if (typeof flags.name !== 'string')
+        throw usageError('CLI_FLAG_MISSING', { detail: "Missing required '-name' flag" });
       const body = {
         Name: flags.name,
         Description: typeof flags.description === 'string' ? flags.description : '',
@@ -109,7 +127,9 @@ export const aclCommands: ClientCommand[] = [
     arity: [0, 0],
     flags: { ...FORMAT_FLAG, ...SERVER_FLAGS },
     async run({ api, flags, io }) {
-      const show = printer(flags, (all: Policy[]) => all.map(({ Rules: _, ...p }) => `${p.Name}:\n${policyText(p, '   ')}`).join(''));
+      const show = printer(flags, (all: Policy[]) =>
+        all.map(({ Rules: _, ...p }) => `${p.Name}:\n${policyText(p, '   ')}`).join(''),
+      );
       io.out(show(await api.json<Policy[]>('GET', '/v1/acl/policies', undefined, 'listing policies')));
       return 0;
     },
@@ -188,14 +208,19 @@ export const aclCommands: ClientCommand[] = [
     argsUsage: '',
     arity: [0, 0],
     flags: {
-      id: { kind: 'string', doc: 'The token\'s AccessorID.' },
+      id: { kind: 'string', doc: "The token's AccessorID." },
       self: { kind: 'bool', doc: 'The token the command runs with.' },
       ...FORMAT_FLAG,
       ...SERVER_FLAGS,
     },
     async run({ api, flags, io }) {
       const show = printer(flags, tokenText);
-      const path = flags.self === true ? '/v1/acl/token/self' : typeof flags.id === 'string' ? `/v1/acl/token/${encodeURIComponent(flags.id)}` : undefined;
+      const path =
+        flags.self === true
+          ? '/v1/acl/token/self'
+          : typeof flags.id === 'string'
+            ? `/v1/acl/token/${encodeURIComponent(flags.id)}`
+            : undefined;
       if (path === undefined) throw usageError('CLI_FLAG_MISSING', { detail: 'Must specify the -id parameter' });
       io.out(show(await api.json<Token>('GET', path, undefined, 'reading the token')));
       return 0;
@@ -206,9 +231,10 @@ export const aclCommands: ClientCommand[] = [
     synopsis: 'Deletes a token (-id ACCESSOR)',
     argsUsage: '',
     arity: [0, 0],
-    flags: { id: { kind: 'string', doc: 'The token\'s AccessorID.' } },
+    flags: { id: { kind: 'string', doc: "The token's AccessorID." } },
     async run({ api, flags, io }) {
-      if (typeof flags.id !== 'string') throw usageError('CLI_FLAG_MISSING', { detail: 'Must specify the -id parameter' });
+      if (typeof flags.id !== 'string')
+        throw usageError('CLI_FLAG_MISSING', { detail: 'Must specify the -id parameter' });
       await api.expectOk('DELETE', `/v1/acl/token/${encodeURIComponent(flags.id)}`, undefined, 'deleting the token');
       io.out(`Token "${flags.id}" deleted successfully\n`);
       return 0;

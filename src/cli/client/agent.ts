@@ -20,9 +20,26 @@ export const agentCommands: ClientCommand[] = [
     arity: [0, 0],
     flags: { wan: { kind: 'bool', doc: 'The WAN members (servers, named node.dc).' } },
     async run({ api, flags, io }) {
-      const members = await api.json<Member[]>('GET', `/v1/agent/members${flags.wan === true ? '?wan=1' : ''}`, undefined, 'retrieving members');
-      const rows = members.map((m) => [m.Name, `${m.Addr}:${m.Port}`, STATUS[m.Status] ?? 'unknown', m.Tags.role === 'consul' ? 'server' : 'client', (m.Tags.build ?? '').split(':')[0] ?? '', m.Tags.vsn ?? '', m.Tags.dc ?? '', 'default', m.Tags.role === 'consul' ? '<all>' : '<default>']);
-      io.out(`${table([['Node', 'Address', 'Status', 'Type', 'Build', 'Protocol', 'DC', 'Partition', 'Segment'], ...rows])}\n`);
+      const members = await api.json<Member[]>(
+        'GET',
+        `/v1/agent/members${flags.wan === true ? '?wan=1' : ''}`,
+        undefined,
+        'retrieving members',
+      );
+      const rows = members.map((m) => [
+        m.Name,
+        `${m.Addr}:${m.Port}`,
+        STATUS[m.Status] ?? 'unknown',
+        m.Tags.role === 'consul' ? 'server' : 'client',
+        (m.Tags.build ?? '').split(':')[0] ?? '',
+        m.Tags.vsn ?? '',
+        m.Tags.dc ?? '',
+        'default',
+        m.Tags.role === 'consul' ? '<all>' : '<default>',
+      ]);
+      io.out(
+        `${table([['Node', 'Address', 'Status', 'Type', 'Build', 'Protocol', 'DC', 'Partition', 'Segment'], ...rows])}\n`,
+      );
       return 0;
     },
   },
@@ -40,12 +57,17 @@ export const agentCommands: ClientCommand[] = [
   },
   {
     name: 'info',
-    synopsis: 'Shows the agent\'s stats, section by section',
+    synopsis: "Shows the agent's stats, section by section",
     argsUsage: '',
     arity: [0, 0],
     flags: {},
     async run({ api, io }) {
-      const self = await api.json<{ Stats: Record<string, Record<string, string>> }>('GET', '/v1/agent/self', undefined, 'querying the agent');
+      const self = await api.json<{ Stats: Record<string, Record<string, string>> }>(
+        'GET',
+        '/v1/agent/self',
+        undefined,
+        'querying the agent',
+      );
       for (const section of Object.keys(self.Stats).sort()) {
         io.out(`${section}:\n`);
         const values = self.Stats[section] ?? {};
@@ -61,7 +83,9 @@ export const agentCommands: ClientCommand[] = [
     arity: [0, 0],
     flags: { ...SERVER_FLAGS },
     async run({ api, io }) {
-      io.out(`${JSON.stringify(await api.json('GET', '/v1/connect/ca/configuration', undefined, 'reading the CA configuration'), null, 4)}\n`);
+      io.out(
+        `${JSON.stringify(await api.json('GET', '/v1/connect/ca/configuration', undefined, 'reading the CA configuration'), null, 4)}\n`,
+      );
       return 0;
     },
   },
@@ -72,7 +96,8 @@ export const agentCommands: ClientCommand[] = [
     arity: [0, 0],
     flags: { 'config-file': { kind: 'string', doc: 'A JSON file with the new configuration (Provider, Config).' } },
     async run({ api, flags, io }) {
-      if (typeof flags['config-file'] !== 'string') throw usageError('CLI_FLAG_MISSING', { detail: '-config-file is required' });
+      if (typeof flags['config-file'] !== 'string')
+        throw usageError('CLI_FLAG_MISSING', { detail: '-config-file is required' });
       const body = await fileText(io, flags['config-file'], 'Error reading config file');
       await api.expectOk('PUT', '/v1/connect/ca/configuration', body, 'setting the CA configuration');
       io.out('Configuration updated!\n');

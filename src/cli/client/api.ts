@@ -52,7 +52,10 @@ export class ApiClient {
       if (url.protocol === 'https:') {
         req.on('socket', (socket) => {
           // Go's TLSHandshakeTimeout: a plain-HTTP server may wait for a request line forever.
-          const timer = setTimeout(() => req.destroy(Object.assign(new Error('TLS handshake timeout'), { code: HANDSHAKE_TIMEOUT })), TLS_HANDSHAKE_MS);
+          const timer = setTimeout(
+            () => req.destroy(Object.assign(new Error('TLS handshake timeout'), { code: HANDSHAKE_TIMEOUT })),
+            TLS_HANDSHAKE_MS,
+          );
           socket.once('secureConnect', () => {
             handshook = true;
             clearTimeout(timer);
@@ -74,7 +77,12 @@ export class ApiClient {
       rejectUnauthorized: tls.verify,
       // SNI carries only a DNS name; an IP server name is checked without being sent.
       ...(name !== undefined && isIP(name) === 0 ? { servername: name } : {}),
-      ...(name === undefined ? {} : { checkServerIdentity: (_host: string, cert: Parameters<typeof checkServerIdentity>[1]) => checkServerIdentity(name, cert) }),
+      ...(name === undefined
+        ? {}
+        : {
+            checkServerIdentity: (_host: string, cert: Parameters<typeof checkServerIdentity>[1]) =>
+              checkServerIdentity(name, cert),
+          }),
     };
   }
 
@@ -116,7 +124,8 @@ function collect(res: IncomingMessage): Promise<Answer> {
     res.on('error', reject);
     res.on('end', () => {
       const headers = new Headers();
-      for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i] as string, res.rawHeaders[i + 1] as string);
+      for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
+        headers.append(res.rawHeaders[i] as string, res.rawHeaders[i + 1] as string);
       resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString(), headers });
     });
   });

@@ -51,12 +51,20 @@ export async function fileText(io: Io, path: string, what: string): Promise<stri
 
 /** Consul's `-datacenter` and `-stale` (HTTPFlags.ServerFlags), on the commands that read from the servers. */
 export const SERVER_FLAGS: FlagSpecs = {
-  datacenter: { kind: 'string', doc: 'Name of the datacenter to query. If unspecified, the datacenter of the queried agent.' },
-  stale: { kind: 'bool', doc: 'Permit any server (not only the leader) to answer: faster, possibly stale. No effect on writes.' },
+  datacenter: {
+    kind: 'string',
+    doc: 'Name of the datacenter to query. If unspecified, the datacenter of the queried agent.',
+  },
+  stale: {
+    kind: 'bool',
+    doc: 'Permit any server (not only the leader) to answer: faster, possibly stale. No effect on writes.',
+  },
 };
 
 /** Consul's `-format` of the ACL commands. */
-export const FORMAT_FLAG: FlagSpecs = { format: { kind: 'string', doc: 'Output format. Must be one of (pretty|json).' } };
+export const FORMAT_FLAG: FlagSpecs = {
+  format: { kind: 'string', doc: 'Output format. Must be one of (pretty|json).' },
+};
 
 /** The -format asked for: `json` or the default `pretty`; anything else is Consul's "Unknown format". */
 export function formatOf(flags: Context['flags']): 'pretty' | 'json' {
@@ -77,5 +85,7 @@ export function record(rows: readonly (readonly [string, string])[], indent = ''
 /** Columns separated by two spaces, each as wide as its widest cell. */
 export function table(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
+  return rows
+    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '))
+    .join('\n');
 }

@@ -16,9 +16,11 @@ interface NodeNetError extends NodeJS.ErrnoException {
 
 // What to give the command, after Go's words.
 const HINT = {
-  untrusted: "the agent's certificate is not trusted: give the CA that signed it with -ca-file, -ca-path, CONSUL_CACERT or CONSUL_CAPATH",
+  untrusted:
+    "the agent's certificate is not trusted: give the CA that signed it with -ca-file, -ca-path, CONSUL_CACERT or CONSUL_CAPATH",
   name: "the agent's certificate does not name the address: connect by a name it holds, or set -tls-server-name",
-  noClientCert: 'the agent requires a client certificate: give one with -client-cert and -client-key, or CONSUL_CLIENT_CERT and CONSUL_CLIENT_KEY',
+  noClientCert:
+    'the agent requires a client certificate: give one with -client-cert and -client-key, or CONSUL_CLIENT_CERT and CONSUL_CLIENT_KEY',
   refused: 'the agent refused the client certificate: is it signed by a CA the agent trusts?',
   closedAfterHandshake:
     'the agent closed the connection right after the TLS handshake: it did not accept the client certificate; is it signed by a CA the agent trusts?',
@@ -83,13 +85,16 @@ export function connectError(err: unknown, target: Target, handshook = false): A
   }
   const alert = CLIENT_CERT_REFUSED[code];
   if (alert !== undefined) {
-    return tls(`remote error: tls: ${alert} (${target.tls?.hasClientCert === true ? HINT.refused : HINT.noClientCert})`);
+    return tls(
+      `remote error: tls: ${alert} (${target.tls?.hasClientCert === true ? HINT.refused : HINT.noClientCert})`,
+    );
   }
   if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' || code === 'EPROTO') {
     return tls(`http: server gave HTTP response to HTTPS client (${HINT.plainHttp})`);
   }
   if (code === HANDSHAKE_TIMEOUT) return tls(`net/http: TLS handshake timeout (${HINT.timeout})`);
-  if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return tls(`tls: ${(e as { reason?: string }).reason ?? e.message}`);
+  if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_'))
+    return tls(`tls: ${(e as { reason?: string }).reason ?? e.message}`);
   if (code === 'ECONNREFUSED') return net(`dial tcp ${e.address ?? ''}:${e.port ?? ''}: connect: connection refused`);
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return net(`dial tcp: lookup ${e.hostname ?? ''}: no such host`);
   if (code === 'ECONNRESET' && target.base.startsWith('http:')) {

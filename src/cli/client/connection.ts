@@ -42,7 +42,8 @@ export interface Target {
 
 /** The value of a setting: its flag, else `SVC_<name>`, else `CONSUL_<name>`; empty is unset. */
 function setting(flag: string | undefined, env: NodeJS.ProcessEnv, name: string): string | undefined {
-  for (const value of [flag, env[`SVC_${name}`], env[`CONSUL_${name}`]]) if (value !== undefined && value !== '') return value;
+  for (const value of [flag, env[`SVC_${name}`], env[`CONSUL_${name}`]])
+    if (value !== undefined && value !== '') return value;
   return undefined;
 }
 
@@ -61,7 +62,8 @@ export function targetFrom(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Targ
   const addr = setting(flags.httpAddr, env, 'HTTP_ADDR') ?? '127.0.0.1:8500';
   const ssl = envBool(env, 'HTTP_SSL') === true;
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(addr)?.[1];
-  if (scheme !== undefined && scheme !== 'http' && scheme !== 'https') throw agentError('CLI_ADDRESS_SCHEME', { scheme });
+  if (scheme !== undefined && scheme !== 'http' && scheme !== 'https')
+    throw agentError('CLI_ADDRESS_SCHEME', { scheme });
   const hostPart = (scheme === undefined ? addr : addr.slice(scheme.length + 3)).replace(/\/+$/, '');
   // Consul never turns a requested https back into http: CONSUL_HTTP_SSL=true wins over http://.
   const base = `${scheme === 'https' || ssl ? 'https' : 'http'}://${hostPart}`;
@@ -85,7 +87,12 @@ function tlsClientFrom(flags: ConnectionFlags, env: NodeJS.ProcessEnv): TlsClien
     throw agentError('CLI_TLS_SETUP', { detail: 'both client cert and client key must be provided' });
   }
   // A CA file wins over a CA directory, as go-rootcerts loads them.
-  const ca = caFile !== undefined ? [caPem(caFile, 'Error loading CA File')] : caPath !== undefined ? caDirectory(caPath) : undefined;
+  const ca =
+    caFile !== undefined
+      ? [caPem(caFile, 'Error loading CA File')]
+      : caPath !== undefined
+        ? caDirectory(caPath)
+        : undefined;
   const cert = certFile === undefined ? undefined : readText(certFile, 'Error loading client certificate');
   const key = keyFile === undefined ? undefined : readText(keyFile, 'Error loading client key');
   if (cert !== undefined && !cert.includes('-----BEGIN')) {
@@ -96,7 +103,10 @@ function tlsClientFrom(flags: ConnectionFlags, env: NodeJS.ProcessEnv): TlsClien
   }
   let context: SecureContext;
   try {
-    context = createSecureContext({ ...(ca === undefined ? {} : { ca }), ...(cert === undefined ? {} : { cert, key }) });
+    context = createSecureContext({
+      ...(ca === undefined ? {} : { ca }),
+      ...(cert === undefined ? {} : { cert, key }),
+    });
   } catch (err) {
     const mismatch = /key values mismatch/.test((err as Error).message);
     const detail = mismatch ? 'tls: private key does not match public key' : `tls: ${(err as Error).message}`;
@@ -107,7 +117,8 @@ function tlsClientFrom(flags: ConnectionFlags, env: NodeJS.ProcessEnv): TlsClien
 
 function caPem(path: string, what: string): string {
   const pem = readText(path, what);
-  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw agentError('CLI_TLS_SETUP', { detail: `${what}: Couldn't parse PEM in: ${path}` });
+  if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+    throw agentError('CLI_TLS_SETUP', { detail: `${what}: Couldn't parse PEM in: ${path}` });
   return pem;
 }
 

@@ -11,21 +11,42 @@ import { flagHelp, parseFlags, type FlagSpecs } from './flags.js';
 import { intentionCommands } from './intention.js';
 import { kvCommands } from './kv.js';
 
-export const CLIENT_COMMANDS: readonly ClientCommand[] = [...kvCommands, ...agentCommands.filter((c) => c.name === 'members'), ...aclCommands, ...intentionCommands, ...agentCommands.filter((c) => c.name !== 'members')];
+export const CLIENT_COMMANDS: readonly ClientCommand[] = [
+  ...kvCommands,
+  ...agentCommands.filter((c) => c.name === 'members'),
+  ...aclCommands,
+  ...intentionCommands,
+  ...agentCommands.filter((c) => c.name !== 'members'),
+];
 
 /** The first words of every client command, for `svc-agent` to know one when it sees it. */
 export const CLIENT_WORDS: ReadonlySet<string> = new Set(CLIENT_COMMANDS.map((c) => c.name.split(' ')[0] as string));
 
 // Consul's HTTPFlags.ClientFlags; each also read from SVC_<NAME>, then CONSUL_<NAME> (connection.ts).
 const CONNECTION_FLAGS: FlagSpecs = {
-  'http-addr': { kind: 'string', doc: 'The agent\'s address (host:port or a URL); default SVC_HTTP_ADDR, then CONSUL_HTTP_ADDR, then 127.0.0.1:8500. CONSUL_HTTP_SSL=true makes it https.' },
+  'http-addr': {
+    kind: 'string',
+    doc: "The agent's address (host:port or a URL); default SVC_HTTP_ADDR, then CONSUL_HTTP_ADDR, then 127.0.0.1:8500. CONSUL_HTTP_SSL=true makes it https.",
+  },
   token: { kind: 'string', doc: 'The ACL token; default SVC_HTTP_TOKEN, then CONSUL_HTTP_TOKEN.' },
-  'token-file': { kind: 'string', doc: 'A file holding the ACL token, used instead of -token; also CONSUL_HTTP_TOKEN_FILE.' },
-  'ca-file': { kind: 'string', doc: 'A CA file (PEM) to verify the agent\'s certificate with; also CONSUL_CACERT.' },
-  'ca-path': { kind: 'string', doc: 'A directory of CA certificates (PEM) to verify the agent\'s certificate with; also CONSUL_CAPATH.' },
-  'client-cert': { kind: 'string', doc: 'A client certificate file, for an agent with verify_incoming; also CONSUL_CLIENT_CERT.' },
-  'client-key': { kind: 'string', doc: 'The client certificate\'s key file; also CONSUL_CLIENT_KEY.' },
-  'tls-server-name': { kind: 'string', doc: 'The name the agent\'s certificate must hold (and the SNI host); also CONSUL_TLS_SERVER_NAME.' },
+  'token-file': {
+    kind: 'string',
+    doc: 'A file holding the ACL token, used instead of -token; also CONSUL_HTTP_TOKEN_FILE.',
+  },
+  'ca-file': { kind: 'string', doc: "A CA file (PEM) to verify the agent's certificate with; also CONSUL_CACERT." },
+  'ca-path': {
+    kind: 'string',
+    doc: "A directory of CA certificates (PEM) to verify the agent's certificate with; also CONSUL_CAPATH.",
+  },
+  'client-cert': {
+    kind: 'string',
+    doc: 'A client certificate file, for an agent with verify_incoming; also CONSUL_CLIENT_CERT.',
+  },
+  'client-key': { kind: 'string', doc: "The client certificate's key file; also CONSUL_CLIENT_KEY." },
+  'tls-server-name': {
+    kind: 'string',
+    doc: "The name the agent's certificate must hold (and the SNI host); also CONSUL_TLS_SERVER_NAME.",
+  },
 };
 
 export const systemIo: Io = {
@@ -59,13 +80,17 @@ export async function runClient(argv: readonly string[], env: NodeJS.ProcessEnv,
   if (command === undefined) {
     const prefix = argv.filter((a) => !a.startsWith('-')).join(' ');
     const near = CLIENT_COMMANDS.filter((c) => c.name.startsWith(`${argv[0] ?? ''} `) || c.name === argv[0]);
-    io.err(`${prefix === '' ? 'A command is required.' : `Unknown command: ${JSON.stringify(prefix)}`}\n\nCommands:\n${clientCommandList(near.length > 0 ? near : CLIENT_COMMANDS)}\n`);
+    io.err(
+      `${prefix === '' ? 'A command is required.' : `Unknown command: ${JSON.stringify(prefix)}`}\n\nCommands:\n${clientCommandList(near.length > 0 ? near : CLIENT_COMMANDS)}\n`,
+    );
     return 1;
   }
   const rest = argv.slice(used);
   const specs = { ...CONNECTION_FLAGS, ...command.flags };
   if (rest.some((a) => a === '-h' || a === '-help' || a === '--help')) {
-    io.out(`Usage: svc-agent ${command.name} [options] ${command.argsUsage}\n\n  ${command.synopsis}.\n\nOptions:\n\n${flagHelp(specs)}\n`);
+    io.out(
+      `Usage: svc-agent ${command.name} [options] ${command.argsUsage}\n\n  ${command.synopsis}.\n\nOptions:\n\n${flagHelp(specs)}\n`,
+    );
     return 0;
   }
   try {

@@ -16,10 +16,12 @@ interface Intention {
 }
 
 /** `ns/name`, or `name` in the default namespace: Consul's Intention.SourceString/DestinationString. */
-const named = (ns: string | undefined, name: string): string => (ns === undefined || ns === '' || ns === 'default' ? name : `${ns}/${name}`);
+const named = (ns: string | undefined, name: string): string =>
+  ns === undefined || ns === '' || ns === 'default' ? name : `${ns}/${name}`;
 
 /** The API path of the intention from `source` to `destination` (`*` for any). */
-export const exactIntentionPath = (source: string, destination: string): string => `/v1/connect/intentions/exact?source=${encodeURIComponent(source)}&destination=${encodeURIComponent(destination)}`;
+export const exactIntentionPath = (source: string, destination: string): string =>
+  `/v1/connect/intentions/exact?source=${encodeURIComponent(source)}&destination=${encodeURIComponent(destination)}`;
 
 export const intentionCommands: ClientCommand[] = [
   {
@@ -35,12 +37,16 @@ export const intentionCommands: ClientCommand[] = [
     },
     async run({ api, flags, args, io }) {
       const [source, destination] = args as [string, string];
-      if (flags.allow === true && flags.deny === true) throw usageError('CLI_FLAG_CONFLICT', { detail: 'Only one of -allow or -deny may be specified.' });
+      if (flags.allow === true && flags.deny === true)
+        throw usageError('CLI_FLAG_CONFLICT', { detail: 'Only one of -allow or -deny may be specified.' });
       const action = flags.deny === true ? 'deny' : 'allow';
       if (flags.replace !== true && (await api.call('GET', exactIntentionPath(source, destination))).status === 200) {
         throw agentError('CLI_INTENTION_EXISTS', { source, destination });
       }
-      const body = JSON.stringify({ Action: action, ...(typeof flags.description === 'string' ? { Description: flags.description } : {}) });
+      const body = JSON.stringify({
+        Action: action,
+        ...(typeof flags.description === 'string' ? { Description: flags.description } : {}),
+      });
       await api.expectOk('PUT', exactIntentionPath(source, destination), body, 'creating the intention');
       io.out(`Created: ${source} => ${destination} (${action})\n`);
       return 0;
@@ -53,7 +59,12 @@ export const intentionCommands: ClientCommand[] = [
     arity: [2, 2],
     flags: {},
     async run({ api, args, io }) {
-      await api.expectOk('DELETE', exactIntentionPath(args[0] as string, args[1] as string), undefined, 'deleting the intention');
+      await api.expectOk(
+        'DELETE',
+        exactIntentionPath(args[0] as string, args[1] as string),
+        undefined,
+        'deleting the intention',
+      );
       io.out('Intention deleted.\n');
       return 0;
     },
@@ -66,7 +77,13 @@ export const intentionCommands: ClientCommand[] = [
     flags: { ...SERVER_FLAGS },
     async run({ api, io }) {
       const all = await api.json<Intention[]>('GET', '/v1/connect/intentions', undefined, 'listing intentions');
-      const rows = all.map((x) => [x.ID ?? '', named(x.SourceNS, x.SourceName), x.Action ?? '', named(x.DestinationNS, x.DestinationName), String(x.Precedence)]);
+      const rows = all.map((x) => [
+        x.ID ?? '',
+        named(x.SourceNS, x.SourceName),
+        x.Action ?? '',
+        named(x.DestinationNS, x.DestinationName),
+        String(x.Precedence),
+      ]);
       io.out(`${table([['ID', 'Source', 'Action', 'Destination', 'Precedence'], ...rows])}\n`);
       return 0;
     },
@@ -92,7 +109,10 @@ export const intentionCommands: ClientCommand[] = [
     flags: { ...SERVER_FLAGS },
     async run({ api, args, io }) {
       const [first, second] = args as [string, string | undefined];
-      const path = second === undefined ? `/v1/connect/intentions/${encodeURIComponent(first)}` : exactIntentionPath(first, second);
+      const path =
+        second === undefined
+          ? `/v1/connect/intentions/${encodeURIComponent(first)}`
+          : exactIntentionPath(first, second);
       const x = await api.json<Intention>('GET', path, undefined, 'reading the intention');
       const rows: [string, string][] = [
         ['Source', named(x.SourceNS, x.SourceName)],

@@ -44,13 +44,20 @@ function decodeBase64(key: string, value: string): Buffer {
   for (let i = 0; i < body.length; i++) {
     if (!BASE64_CHAR.test(body[i] as string)) throw agentError('CLI_IMPORT_BAD_BASE64', { key, offset: i });
   }
-  if (text.length % 4 !== 0) throw agentError('CLI_IMPORT_BAD_BASE64', { key, offset: text.length - (text.length % 4) });
+  if (text.length % 4 !== 0)
+    throw agentError('CLI_IMPORT_BAD_BASE64', { key, offset: text.length - (text.length % 4) });
   return Buffer.from(text, 'base64');
 }
 
 /** Go's UnmarshalTypeError text for a value of the wrong JSON type. */
 function notEntries(value: unknown, goType: string, field?: string): Error {
-  const kind = Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value === 'boolean' ? 'bool' : typeof value;
+  const kind = Array.isArray(value)
+    ? 'array'
+    : value === null
+      ? 'null'
+      : typeof value === 'boolean'
+        ? 'bool'
+        : typeof value;
   const where = field === undefined ? `Go value of type ${goType}` : `Go struct field Entry.${field} of type ${goType}`;
   return agentError('CLI_IMPORT_NOT_JSON', { detail: `json: cannot unmarshal ${kind} into ${where}` });
 }

@@ -56,7 +56,7 @@ export const kvCommands: ClientCommand[] = [
     arity: [0, 1],
     flags: {
       base64: { kind: 'bool', doc: 'Base64 encode the value.' },
-      detailed: { kind: 'bool', doc: 'The key\'s metadata too: its indexes, flags and session.' },
+      detailed: { kind: 'bool', doc: "The key's metadata too: its indexes, flags and session." },
       keys: { kind: 'bool', doc: 'List the keys under the prefix, not their values (up to -separator).' },
       recurse: { kind: 'bool', doc: 'Every key under the prefix, as key:value lines.' },
       separator: { kind: 'string', doc: 'With -keys: list keys only up to the next separator. Default "/".' },
@@ -76,7 +76,9 @@ export const kvCommands: ClientCommand[] = [
       }
       if (flags.recurse === true) {
         const pairs = await list(api, k);
-        const lines = pairs.map((p) => (flags.detailed === true ? detailed(p, base64) : `${p.Key}:${valueText(p, base64)}`));
+        const lines = pairs.map((p) =>
+          flags.detailed === true ? detailed(p, base64) : `${p.Key}:${valueText(p, base64)}`,
+        );
         if (lines.length > 0) io.out(`${lines.join(flags.detailed === true ? '\n\n' : '\n')}\n`);
         return 0;
       }
@@ -88,7 +90,8 @@ export const kvCommands: ClientCommand[] = [
       }
       if (answer.status !== 200) throw unexpectedAnswer(answer, 'querying the agent');
       const pair = parseAnswer<KvPair[]>(answer, 'querying the agent')[0];
-      if (pair === undefined) throw agentError('CLI_ANSWER_NOT_JSON', { what: 'querying the agent', status: 200, detail: 'an empty list' });
+      if (pair === undefined)
+        throw agentError('CLI_ANSWER_NOT_JSON', { what: 'querying the agent', status: 200, detail: 'an empty list' });
       io.out(`${flags.detailed === true ? detailed(pair, base64) : valueText(pair, base64)}\n`);
       return 0;
     },
@@ -109,7 +112,12 @@ export const kvCommands: ClientCommand[] = [
       const query: string[] = [];
       if (flags.cas === true) query.push(`cas=${Number(flags['modify-index'] ?? 0)}`);
       if (flags.flags !== undefined) query.push(`flags=${Number(flags.flags)}`);
-      const answer = await api.expectOk('PUT', `/v1/kv/${keyPath(k)}${query.length > 0 ? `?${query.join('&')}` : ''}`, value, 'writing to the KV store');
+      const answer = await api.expectOk(
+        'PUT',
+        `/v1/kv/${keyPath(k)}${query.length > 0 ? `?${query.join('&')}` : ''}`,
+        value,
+        'writing to the KV store',
+      );
       if (answer.text.trim() !== 'true') {
         io.err(`Error! Did not write to ${k}: CAS failed\n`);
         return 1;
@@ -130,9 +138,16 @@ export const kvCommands: ClientCommand[] = [
     },
     async run({ api, flags, args, io }) {
       const k = args[0] as string;
-      if (flags.recurse === true && flags.cas === true) throw usageError('CLI_FLAG_CONFLICT', { detail: 'Cannot specify both -cas and -recurse!' });
-      const query = flags.recurse === true ? '?recurse' : flags.cas === true ? `?cas=${Number(flags['modify-index'] ?? 0)}` : '';
-      const answer = await api.expectOk('DELETE', `/v1/kv/${keyPath(k)}${query}`, undefined, 'deleting from the KV store');
+      if (flags.recurse === true && flags.cas === true)
+        throw usageError('CLI_FLAG_CONFLICT', { detail: 'Cannot specify both -cas and -recurse!' });
+      const query =
+        flags.recurse === true ? '?recurse' : flags.cas === true ? `?cas=${Number(flags['modify-index'] ?? 0)}` : '';
+      const answer = await api.expectOk(
+        'DELETE',
+        `/v1/kv/${keyPath(k)}${query}`,
+        undefined,
+        'deleting from the KV store',
+      );
       if (answer.text.trim() === 'false') {
         io.err(`Error! Did not delete key ${k}: CAS failed\n`);
         return 1;
@@ -148,7 +163,11 @@ export const kvCommands: ClientCommand[] = [
     arity: [0, 1],
     flags: { ...SERVER_FLAGS },
     async run({ api, args, io }) {
-      const entries: ExportEntry[] = (await list(api, keyArg(args[0]))).map((p) => ({ key: p.Key, flags: p.Flags, value: p.Value ?? '' }));
+      const entries: ExportEntry[] = (await list(api, keyArg(args[0]))).map((p) => ({
+        key: p.Key,
+        flags: p.Flags,
+        value: p.Value ?? '',
+      }));
       // Go's json.MarshalIndent with a tab, HTML characters escaped as Go escapes them.
       io.out(`${escapeGoHtml(entries.length === 0 ? '[]' : JSON.stringify(entries, null, '\t'))}\n`);
       return 0;

@@ -178,12 +178,16 @@ async function run(
     flags['http-addr'] === undefined && env.SVC_HTTP_ADDR === undefined && env.CONSUL_HTTP_ADDR !== undefined;
   const brand = String(flags['header-brand'] ?? (consulByEnv ? 'Consul' : 'Svc'));
   if (brand !== 'Svc' && brand !== 'Consul')
-    throw new ClientError('CLI_LOADTEST_FLAG', `invalid value ${JSON.stringify(brand)} for flag -header-brand: Svc or Consul`);
+    throw new ClientError(
+      'CLI_LOADTEST_FLAG',
+      `invalid value ${JSON.stringify(brand)} for flag -header-brand: Svc or Consul`,
+    );
   const common = commonSettings(flags);
   if (scenario.openLoop !== true) {
     const given = ['rate', 'stages', 'find-max'].filter((f) => flags[f] !== undefined);
     if (given.length > 0)
-      throw new ClientError('CLI_LOADTEST_FLAG', 
+      throw new ClientError(
+        'CLI_LOADTEST_FLAG',
         `${name} sets its own pace: -${given.join(', -')} apply to authorize, connection-rate, kv and http`,
       );
   }

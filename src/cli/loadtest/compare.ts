@@ -44,7 +44,10 @@ export async function runCompare(argv: readonly string[], io: { out(text: string
   const [a, b] = (await Promise.all(files.map(readResult))) as [LoadtestResult, LoadtestResult];
   const differs = differences(a, b);
   if (differs.length > 0 && !force) {
-    throw new ClientError('CLI_LOADTEST_COMPARE', `compare refuses unlike runs: ${differs.join('; ')} (-force compares them anyway)`);
+    throw new ClientError(
+      'CLI_LOADTEST_COMPARE',
+      `compare refuses unlike runs: ${differs.join('; ')} (-force compares them anyway)`,
+    );
   }
   const warning = differs.length === 0 ? undefined : `UNLIKE RUNS compared (-force): ${differs.join('; ')}`;
   io.out(`${warning === undefined ? '' : `${warning}\n`}${compareText(a, b, files as [string, string])}`);
@@ -77,13 +80,19 @@ async function readResult(file: string): Promise<LoadtestResult> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new ClientError('CLI_LOADTEST_COMPARE', `Error reading ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new ClientError(
+      'CLI_LOADTEST_COMPARE',
+      `Error reading ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ClientError('CLI_LOADTEST_COMPARE', `${file} is not JSON: expected a result written by svc-agent loadtest -out`);
+    throw new ClientError(
+      'CLI_LOADTEST_COMPARE',
+      `${file} is not JSON: expected a result written by svc-agent loadtest -out`,
+    );
   }
   const schema = (value as { schema?: unknown } | null)?.schema;
   if (schema === 'svc-agent-loadtest/1') return fromVersion2(fromVersion1(value as Version1));

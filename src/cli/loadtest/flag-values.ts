@@ -7,7 +7,8 @@ export function durationFlag(flag: string, value: unknown, fallback: number, exa
   if (value === undefined) return fallback;
   const ms = parseDuration(String(value));
   if (ms === undefined || ms < 0)
-    throw new ClientError('CLI_LOADTEST_FLAG', 
+    throw new ClientError(
+      'CLI_LOADTEST_FLAG',
       `invalid value ${JSON.stringify(value)} for flag -${flag}: expected a duration such as ${example}`,
     );
   return ms;
@@ -18,7 +19,8 @@ export function rateFlag(flag: string, value: unknown, what: string, example: st
   if (value === undefined) return undefined;
   const rate = Number(/^(\d+(?:\.\d+)?)(?:\/s)?$/.exec(String(value))?.[1] ?? NaN);
   if (!(rate > 0))
-    throw new ClientError('CLI_LOADTEST_FLAG', 
+    throw new ClientError(
+      'CLI_LOADTEST_FLAG',
       `invalid value ${JSON.stringify(value)} for flag -${flag}: expected ${what} per second, such as ${example}`,
     );
   return rate;
@@ -28,7 +30,8 @@ export function rateFlag(flag: string, value: unknown, what: string, example: st
 export function stagesFlag(value: unknown): { ms: number; rate: number }[] | undefined {
   if (value === undefined) return undefined;
   const refuse = (): never => {
-    throw new ClientError('CLI_LOADTEST_FLAG', 
+    throw new ClientError(
+      'CLI_LOADTEST_FLAG',
       `invalid value ${JSON.stringify(value)} for flag -stages: expected duration:rate steps, such as 10s:1000,30s:20000,10s:0`,
     );
   };

@@ -12,14 +12,33 @@ export interface Reply {
 
 export type CallResult = { readonly reply: Reply } | { readonly error: string };
 
-export async function call(target: Target, method: string, path: string, headers: Readonly<Record<string, string>>, body?: string, signal?: AbortSignal): Promise<CallResult> {
+export async function call(
+  target: Target,
+  method: string,
+  path: string,
+  headers: Readonly<Record<string, string>>,
+  body?: string,
+  signal?: AbortSignal,
+): Promise<CallResult> {
   try {
-    const res = await fetch(`${target.base}${path}`, { method, headers, ...(body === undefined ? {} : { body }), ...(signal === undefined ? {} : { signal }) });
+    const res = await fetch(`${target.base}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+      ...(signal === undefined ? {} : { signal }),
+    });
     return { reply: { status: res.status, headers: res.headers, text: await res.text() } };
   } catch (err) {
     if ((err as Error).name === 'AbortError') return { error: 'aborted' };
     const code = (err as { cause?: { code?: string } }).cause?.code;
-    return { error: code === 'ECONNREFUSED' ? 'refused' : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' ? 'reset' : (code ?? 'failed') };
+    return {
+      error:
+        code === 'ECONNREFUSED'
+          ? 'refused'
+          : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET'
+            ? 'reset'
+            : (code ?? 'failed'),
+    };
   }
 }
 

@@ -10,7 +10,10 @@ export async function readMetrics(api: ApiClient): Promise<MetricValues> {
   const answer = await api.call('GET', '/v1/agent/metrics');
   const values = new Map<string, number>();
   if (answer.status !== 200) return values;
-  const body = JSON.parse(answer.text) as { Counters?: { Name: string; Count: number }[]; Gauges?: { Name: string; Value: number }[] };
+  const body = JSON.parse(answer.text) as {
+    Counters?: { Name: string; Count: number }[];
+    Gauges?: { Name: string; Value: number }[];
+  };
   for (const c of body.Counters ?? []) values.set(c.Name, c.Count);
   for (const g of body.Gauges ?? []) values.set(g.Name, g.Value);
   return values;
@@ -29,5 +32,10 @@ export function delta(before: MetricValues, after: MetricValues, names: readonly
 }
 
 export function crossCheck(counter: string, generatorCounted: number, targetCounted: number | null): CrossCheck {
-  return { counter, generatorCounted, targetCounted, agrees: targetCounted === null ? null : targetCounted === generatorCounted };
+  return {
+    counter,
+    generatorCounted,
+    targetCounted,
+    agrees: targetCounted === null ? null : targetCounted === generatorCounted,
+  };
 }

@@ -31,7 +31,11 @@ export interface ProviderConfig {
 
 /** Duration text as an operator writes it: the largest whole unit ("72h", "90m"), else Go form. */
 function durationText(ms: number): string {
-  for (const [unit, size] of [['h', HOUR_MS], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['h', HOUR_MS],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;
@@ -66,8 +70,29 @@ export function bootstrapConfig(c: CaConfig): ProviderConfig {
   return { settings, privateKey: c.privateKey, rootCert: c.rootCert, publicMap: publicMapOf(settings, c.rootCert) };
 }
 
-type Field = 'LeafCertTTL' | 'IntermediateCertTTL' | 'RootCertTTL' | 'PrivateKeyType' | 'PrivateKeyBits' | 'CSRMaxPerSecond' | 'CSRMaxConcurrent' | 'PrivateKey' | 'RootCert' | 'SkipValidate';
-const FIELDS: readonly Field[] = ['LeafCertTTL', 'IntermediateCertTTL', 'RootCertTTL', 'PrivateKeyType', 'PrivateKeyBits', 'CSRMaxPerSecond', 'CSRMaxConcurrent', 'PrivateKey', 'RootCert', 'SkipValidate'];
+type Field =
+  | 'LeafCertTTL'
+  | 'IntermediateCertTTL'
+  | 'RootCertTTL'
+  | 'PrivateKeyType'
+  | 'PrivateKeyBits'
+  | 'CSRMaxPerSecond'
+  | 'CSRMaxConcurrent'
+  | 'PrivateKey'
+  | 'RootCert'
+  | 'SkipValidate';
+const FIELDS: readonly Field[] = [
+  'LeafCertTTL',
+  'IntermediateCertTTL',
+  'RootCertTTL',
+  'PrivateKeyType',
+  'PrivateKeyBits',
+  'CSRMaxPerSecond',
+  'CSRMaxConcurrent',
+  'PrivateKey',
+  'RootCert',
+  'SkipValidate',
+];
 const FIELD_BY_FOLDED = new Map(FIELDS.map((f) => [f.toLowerCase(), f]));
 
 const parseError = (field: string, detail: string): AgentError => agentError('CA_CONFIG_PARSE', { field, detail });
@@ -109,10 +134,14 @@ export function parseProviderConfig(map: Readonly<Record<string, unknown>>): Pro
   const type = get('PrivateKeyType', stringOf, 'ec');
   const privateKey = get<string | undefined>('PrivateKey', stringOf, undefined);
   const rootCert = get<string | undefined>('RootCert', stringOf, undefined);
-  const skipValidate = get('SkipValidate', (f, v) => {
-    if (typeof v === 'boolean') return v;
-    throw parseError(f, `expected type 'bool', got ${JSON.stringify(v)}`);
-  }, false);
+  const skipValidate = get(
+    'SkipValidate',
+    (f, v) => {
+      if (typeof v === 'boolean') return v;
+      throw parseError(f, `expected type 'bool', got ${JSON.stringify(v)}`);
+    },
+    false,
+  );
   const fail = (detail: string): AgentError => agentError('CA_CONFIG_INVALID', { detail });
   if (type !== 'ec' && type !== 'rsa') throw fail("private key type must be either 'ec' or 'rsa'");
   const settings: CaSettings = {
@@ -127,7 +156,11 @@ export function parseProviderConfig(map: Readonly<Record<string, unknown>>): Pro
   if (settings.csrMaxPerSecond < 0 || settings.csrMaxConcurrent < 0) throw fail('CSR rate limits must not be negative');
   const problems = skipValidate ? [] : caConfigProblems({ ...settings, privateKey, rootCert });
   // The root/private key pairing is checked even with SkipValidate: a cert alone cannot sign.
-  const first = problems[0] ?? (rootCert !== undefined && privateKey === undefined ? { message: 'must provide a private key when providing a root cert' } : undefined);
+  const first =
+    problems[0] ??
+    (rootCert !== undefined && privateKey === undefined
+      ? { message: 'must provide a private key when providing a root cert' }
+      : undefined);
   if (first !== undefined) throw fail(first.message);
   // GET shows the map as it was sent (as Consul stores it), minus the private key.
   const publicMap = Object.fromEntries(

@@ -16,7 +16,10 @@ export interface PrivateRange {
   create(path: string, value: unknown): Promise<boolean>;
   delete(path: string): Promise<void>;
   /** Every key under `path` with the revision that created it, and the revision read at. */
-  list(path: string): Promise<{ readonly revision: number; readonly keys: { readonly path: string; readonly createRevision: number }[] }>;
+  list(path: string): Promise<{
+    readonly revision: number;
+    readonly keys: { readonly path: string; readonly createRevision: number }[];
+  }>;
 }
 
 export class ClusterKeyStore implements CaKeyStore {
@@ -36,7 +39,10 @@ export class ClusterKeyStore implements CaKeyStore {
     return this.range.delete(keyPath(rootId));
   }
 
-  async sweep(published: ReadonlySet<string>, seenAt: number): Promise<{ readonly removed: number; readonly revision: number }> {
+  async sweep(
+    published: ReadonlySet<string>,
+    seenAt: number,
+  ): Promise<{ readonly removed: number; readonly revision: number }> {
     const { revision, keys } = await this.range.list(KEYS);
     let removed = 0;
     for (const { path, createRevision } of keys) {

@@ -5,7 +5,6 @@
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import { agentError, type AgentError } from '../../core/errors.js';
 
-
 /** Consul's wait for a token before giving up. */
 const MAX_WAIT_MS = 500;
 

@@ -42,7 +42,8 @@ export const NULL = Buffer.from([TAG.NULL, 0x00]);
 export const TRUE = Buffer.from([TAG.BOOLEAN, 0x01, 0xff]);
 
 /** A BIT STRING whose content is whole bytes (signatures, keys). */
-export const bitString = (content: Uint8Array): Buffer => tlv(TAG.BIT_STRING, Buffer.concat([Buffer.from([0]), content]));
+export const bitString = (content: Uint8Array): Buffer =>
+  tlv(TAG.BIT_STRING, Buffer.concat([Buffer.from([0]), content]));
 
 /** A non-negative INTEGER in minimal two's complement. */
 export function integer(value: bigint): Buffer {
@@ -116,7 +117,7 @@ export function readNode(buf: Buffer, offset = 0): Node {
 /** The children of a constructed node, in order. */
 export function children(node: Node): Node[] {
   const out: Node[] = [];
-  for (let offset = 0; offset < node.content.length; ) {
+  for (let offset = 0; offset < node.content.length;) {
     const child = readNode(node.content, offset);
     out.push(child);
     offset += child.raw.length;
@@ -159,7 +160,14 @@ export function readTime(node: Node): number {
   let m: RegExpExecArray | null;
   if (node.tag === TAG.UTC_TIME && (m = /^(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)Z$/.exec(text))) {
     const yy = Number(m[1]);
-    return Date.UTC(yy < 50 ? 2000 + yy : 1900 + yy, Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
+    return Date.UTC(
+      yy < 50 ? 2000 + yy : 1900 + yy,
+      Number(m[2]) - 1,
+      Number(m[3]),
+      Number(m[4]),
+      Number(m[5]),
+      Number(m[6]),
+    );
   }
   if (node.tag === TAG.GENERALIZED_TIME && (m = /^(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)Z$/.exec(text))) {
     return Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));

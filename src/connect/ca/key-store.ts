@@ -25,7 +25,10 @@ export interface CaKeyStore {
    * Removes keys staged for roots never published (a server that died between staging a key and
    * committing its root) that existed at `seenAt` (the previous sweep's `revision`; 0: none yet).
    */
-  sweep(published: ReadonlySet<string>, seenAt: number): Promise<{ readonly removed: number; readonly revision: number }>;
+  sweep(
+    published: ReadonlySet<string>,
+    seenAt: number,
+  ): Promise<{ readonly removed: number; readonly revision: number }>;
 }
 
 const NOTHING_STAGED = (): Promise<void> => Promise.resolve();
@@ -40,7 +43,10 @@ export class TableKeyStore implements CaKeyStore {
   }
 
   stage(material: StoredProvider): Promise<StagedKey> {
-    return Promise.resolve({ ops: [{ op: 'set', table: CA_TABLE, key: PROVIDER_KEY, value: material }], discard: NOTHING_STAGED });
+    return Promise.resolve({
+      ops: [{ op: 'set', table: CA_TABLE, key: PROVIDER_KEY, value: material }],
+      discard: NOTHING_STAGED,
+    });
   }
 
   sweep(): Promise<{ readonly removed: number; readonly revision: number }> {

@@ -24,7 +24,8 @@ export class LeafWork {
     try {
       if (task.ca !== undefined) this.prepare(task.ca);
       const issuer = this.issuers.get(task.caId);
-      if (issuer === undefined) return { ok: false, code: CA_UNKNOWN, message: `CA ${task.caId} is not prepared in this worker` };
+      if (issuer === undefined)
+        return { ok: false, code: CA_UNKNOWN, message: `CA ${task.caId} is not prepared in this worker` };
       const key = task.spki === undefined ? generateLeafKey() : undefined;
       const leaf = signLeaf(issuer, {
         spki: key?.spki ?? Buffer.from(task.spki as Uint8Array),
@@ -35,7 +36,13 @@ export class LeafWork {
         trustDomain: task.trustDomain,
         datacenter: task.datacenter,
       });
-      return { ok: true, certPem: toPem(leaf.der, 'CERTIFICATE'), privateKeyPem: key === undefined ? '' : leafKeyPem(key), notBefore: leaf.notBefore, notAfter: leaf.notAfter };
+      return {
+        ok: true,
+        certPem: toPem(leaf.der, 'CERTIFICATE'),
+        privateKeyPem: key === undefined ? '' : leafKeyPem(key),
+        notBefore: leaf.notBefore,
+        notAfter: leaf.notAfter,
+      };
     } catch (err) {
       if (isAgentError(err)) return { ok: false, code: err.code, message: err.message };
       return { ok: false, code: 'CA_SIGN_FAILED', message: err instanceof Error ? err.message : String(err) };

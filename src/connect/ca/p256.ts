@@ -32,8 +32,14 @@ export function generateP256KeyPair(): P256KeyPair {
   const point = ecdh.generateKeys();
   const scalar = ecdh.getPrivateKey();
   // The scalar comes back without leading zero bytes; both encodings want all 32.
-  const d = scalar.length === COORDINATE_BYTES ? scalar : Buffer.concat([Buffer.alloc(COORDINATE_BYTES - scalar.length), scalar]);
-  const privateKey = createPrivateKey({ key: { kty: 'EC', crv: 'P-256', d: d.toString('base64url'), ...coordinates(point) }, format: 'jwk' });
+  const d =
+    scalar.length === COORDINATE_BYTES
+      ? scalar
+      : Buffer.concat([Buffer.alloc(COORDINATE_BYTES - scalar.length), scalar]);
+  const privateKey = createPrivateKey({
+    key: { kty: 'EC', crv: 'P-256', d: d.toString('base64url'), ...coordinates(point) },
+    format: 'jwk',
+  });
   return {
     privateKey,
     publicKey: createPublicKey(privateKey),
@@ -44,11 +50,22 @@ export function generateP256KeyPair(): P256KeyPair {
 
 /** The public key of a P-256 SPKI in uncompressed form; undefined for any other key or encoding. */
 export function p256PublicKey(spki: Buffer): KeyObject | undefined {
-  if (spki.length !== SPKI_BYTES || spki[SPKI_PREFIX.length] !== UNCOMPRESSED || !spki.subarray(0, SPKI_PREFIX.length).equals(SPKI_PREFIX)) return undefined;
+  if (
+    spki.length !== SPKI_BYTES ||
+    spki[SPKI_PREFIX.length] !== UNCOMPRESSED ||
+    !spki.subarray(0, SPKI_PREFIX.length).equals(SPKI_PREFIX)
+  )
+    return undefined;
   // An off-curve point is rejected here, as the DER decoder would.
-  return createPublicKey({ key: { kty: 'EC', crv: 'P-256', ...coordinates(spki.subarray(SPKI_PREFIX.length)) }, format: 'jwk' });
+  return createPublicKey({
+    key: { kty: 'EC', crv: 'P-256', ...coordinates(spki.subarray(SPKI_PREFIX.length)) },
+    format: 'jwk',
+  });
 }
 
 function coordinates(point: Buffer): { x: string; y: string } {
-  return { x: point.subarray(1, 1 + COORDINATE_BYTES).toString('base64url'), y: point.subarray(1 + COORDINATE_BYTES).toString('base64url') };
+  return {
+    x: point.subarray(1, 1 + COORDINATE_BYTES).toString('base64url'),
+    y: point.subarray(1 + COORDINATE_BYTES).toString('base64url'),
+  };
 }

@@ -11,10 +11,29 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { CA_UNKNOWN, GENERATE_KEYS, MAX_BATCH, SCHEDULING_POLICY, SIGN_LEAVES, type GeneratedKey, type LeafResult, type LeafTask, type SignerWorkerData, type SigningPriority, type SigningThreadReport } from './signing-protocol.js';
+import {
+  CA_UNKNOWN,
+  GENERATE_KEYS,
+  MAX_BATCH,
+  SCHEDULING_POLICY,
+  SIGN_LEAVES,
+  type GeneratedKey,
+  type LeafResult,
+  type LeafTask,
+  type SignerWorkerData,
+  type SigningPriority,
+  type SigningThreadReport,
+} from './signing-protocol.js';
 import { agentError, type AgentError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/log.js';
-import { leafTask, resultToMaterial, type CertSigner, type KeyGenerator, type SignTask, type SignedMaterial } from './signer.js';
+import {
+  leafTask,
+  resultToMaterial,
+  type CertSigner,
+  type KeyGenerator,
+  type SignTask,
+  type SignedMaterial,
+} from './signer.js';
 
 export interface PoolSignerOptions {
   /** Worker threads; default: one per core but one (see DEFAULT_THREADS). */
@@ -90,7 +109,11 @@ export class PoolSigner implements CertSigner, KeyGenerator {
   /** Asked for in this turn, sent once the turn's other requests have joined them. */
   private pending: Waiting[] = [];
   /** Key pairs asked for in this turn (client agents), sent together like signings. */
-  private pendingKeys: { readonly resolve: (key: GeneratedKey) => void; readonly reject: (err: unknown) => void; readonly resent?: true }[] = [];
+  private pendingKeys: {
+    readonly resolve: (key: GeneratedKey) => void;
+    readonly reject: (err: unknown) => void;
+    readonly resent?: true;
+  }[] = [];
   private closed = false;
   /** Tasks that had to carry CA material: at most one per (worker, root). */
   caTransfers = 0;
@@ -137,9 +160,13 @@ export class PoolSigner implements CertSigner, KeyGenerator {
       this.threadFailed(err);
       return;
     }
-    const delayMs = this.outage === undefined ? this.restartDelays.first : Math.min(this.restartDelays.max, this.outage.delayMs * 2);
+    const delayMs =
+      this.outage === undefined ? this.restartDelays.first : Math.min(this.restartDelays.max, this.outage.delayMs * 2);
     if (this.outage === undefined) {
-      this.log.error({ err, retryInMs: delayMs }, 'no leaf-signing thread could start; new leaves fail with 503 until one does (retrying with a growing delay)');
+      this.log.error(
+        { err, retryInMs: delayMs },
+        'no leaf-signing thread could start; new leaves fail with 503 until one does (retrying with a growing delay)',
+      );
     }
     clearTimeout(this.outage?.timer);
     this.outage = { cause: err, delayMs, timer: setTimeout(this.restart, delayMs).unref() };
@@ -303,7 +330,10 @@ export class PoolSigner implements CertSigner, KeyGenerator {
 
   private noThread(err?: unknown): AgentError {
     const cause = err !== undefined && !isAbort(err) ? err : this.outage?.cause;
-    return agentError('CA_SIGNER_NO_THREAD', { detail: (cause as Error | undefined)?.message ?? 'unknown cause', cause });
+    return agentError('CA_SIGNER_NO_THREAD', {
+      detail: (cause as Error | undefined)?.message ?? 'unknown cause',
+      cause,
+    });
   }
 
   async close(): Promise<void> {
@@ -331,7 +361,8 @@ const isAbort = (err: unknown): boolean => (err as Error | undefined)?.name === 
  * stack) or could not open its code: signing itself opens no file, so EMFILE means the thread's start.
  */
 const THREAD_START_CODES = new Set(['ERR_WORKER_INIT_FAILED', 'EMFILE', 'ENFILE']);
-const isThreadStartFailure = (err: unknown): boolean => THREAD_START_CODES.has(String((err as { code?: unknown } | undefined)?.code));
+const isThreadStartFailure = (err: unknown): boolean =>
+  THREAD_START_CODES.has(String((err as { code?: unknown } | undefined)?.code));
 
 function unavailable(message: string, cause?: unknown): AgentError {
   return agentError('CA_SIGNER_UNAVAILABLE', { detail: message, cause });

@@ -107,7 +107,8 @@ export class RootsCache {
     this.lostSince ??= this.clock.now();
     this.failures++;
     const delay = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (this.failures - 1));
-    if (this.snapshot !== undefined) this.log.warn({ err, retryInMs: delay }, 'CA roots refresh failed; serving the cached roots');
+    if (this.snapshot !== undefined)
+      this.log.warn({ err, retryInMs: delay }, 'CA roots refresh failed; serving the cached roots');
     this.retryTimer = this.clock.setTimer(delay + Math.floor(this.random() * delay), () => {
       this.retryTimer = undefined;
       this.refresh();

@@ -20,7 +20,11 @@ export interface RootsSnapshot {
   readonly pem: string;
 }
 
-export function buildRootsSnapshot(rows: readonly Row<StoredRoot>[], trustDomain: string, index: number): RootsSnapshot {
+export function buildRootsSnapshot(
+  rows: readonly Row<StoredRoot>[],
+  trustDomain: string,
+  index: number,
+): RootsSnapshot {
   const active = rows.find((row) => row.value.Active)?.value;
   const chain = (r: StoredRoot): string => r.RootCert + (r.IntermediateCerts ?? []).join('');
   return Object.freeze({

@@ -36,7 +36,11 @@ export class LocalSerials implements SerialAllocator {
     const serial = this.next === undefined || stored > this.next ? stored : this.next;
     this.next = serial + 1n;
     this.commits++;
-    const index = this.store.commit([{ op: 'set', table: CA_TABLE, key: SERIAL_KEY, value: { Next: this.next.toString() } satisfies StoredSerial }]).then((r) => r.index);
+    const index = this.store
+      .commit([
+        { op: 'set', table: CA_TABLE, key: SERIAL_KEY, value: { Next: this.next.toString() } satisfies StoredSerial },
+      ])
+      .then((r) => r.index);
     return Promise.resolve({ serial, index });
   }
 }
@@ -91,7 +95,9 @@ export class SharedSerials implements SerialAllocator {
       const first = row === undefined ? 1n : BigInt(row.value.Next);
       const next: StoredSerial = { Next: (first + count).toString() };
       // A failed guard resolves once the view shows the winner's write, so the next read is fresh.
-      const result = await this.store.commit([{ op: 'set', table: CA_TABLE, key: SERIAL_KEY, value: next, ifIndex: row?.modifyIndex ?? 0 }]);
+      const result = await this.store.commit([
+        { op: 'set', table: CA_TABLE, key: SERIAL_KEY, value: next, ifIndex: row?.modifyIndex ?? 0 },
+      ]);
       if (result.ok) {
         this.commits++;
         return { first, index: result.index };

@@ -20,13 +20,30 @@ import { CaRecords, notInitialized } from './ca-records.js';
 import { CsrLimiter } from './csr-limiter.js';
 import { localCustody, type CaCustody } from './custody.js';
 import { certificateId, colonHex, pemBlocks, rfc3339, serialColonHex, toPem, withTrailingNewline } from './encoding.js';
-import { CA_TABLE, CONFIG_KEY, ROOTS_TABLE, type CaSettings, type StoredCaConfig, type StoredProvider, type StoredRoot } from './model.js';
+import {
+  CA_TABLE,
+  CONFIG_KEY,
+  ROOTS_TABLE,
+  type CaSettings,
+  type StoredCaConfig,
+  type StoredProvider,
+  type StoredRoot,
+} from './model.js';
 import type { CaKeyStore } from './key-store.js';
 import type { SerialAllocator } from './serial-allocator.js';
 import type { RootsSnapshot } from './roots-view.js';
 import type { CertSigner } from './signer.js';
 import { serviceUri, signingUri, trustDomainOf } from './spiffe-id.js';
-import { createIssuer, createRootCertificate, crossSign, generateCaKey, keySpecOf, parseCertificate, parsePrivateKey, signingKeyIdOf } from './x509.js';
+import {
+  createIssuer,
+  createRootCertificate,
+  crossSign,
+  generateCaKey,
+  keySpecOf,
+  parseCertificate,
+  parsePrivateKey,
+  signingKeyIdOf,
+} from './x509.js';
 
 export interface ServerCaOptions {
   readonly store: StateStore;
@@ -104,7 +121,14 @@ export class ServerCa implements CertificateAuthority {
     const trustDomain = this.o.trustDomain ?? trustDomainOf(clusterId);
     const provider = bootstrapConfig(this.o.bootstrap);
     const root = await this.newRoot(provider, clusterId, trustDomain, () => this.takeSerial());
-    const config: StoredCaConfig = { ClusterID: clusterId, TrustDomain: trustDomain, Provider: 'consul', Config: provider.publicMap, ForceWithoutCrossSigning: false, Settings: provider.settings };
+    const config: StoredCaConfig = {
+      ClusterID: clusterId,
+      TrustDomain: trustDomain,
+      Provider: 'consul',
+      Config: provider.publicMap,
+      ForceWithoutCrossSigning: false,
+      Settings: provider.settings,
+    };
     const staged = await this.keys.stage(this.providerRow(root, provider));
     const result = await store.commit([
       // The guard makes the first server's CA the only one; the others adopt it below.
@@ -123,7 +147,10 @@ export class ServerCa implements CertificateAuthority {
       log.error({}, 'the CA configuration in the store is not a valid row; leaves fail until it is written again');
       return;
     }
-    log.info({ clusterId: this.records.configuration().value.ClusterID }, 'another server initialized the CA first; using it');
+    log.info(
+      { clusterId: this.records.configuration().value.ClusterID },
+      'another server initialized the CA first; using it',
+    );
   }
 
   /** The settings in force (read per signing; cheap once memoised on the row's index). */
@@ -240,7 +267,12 @@ export class ServerCa implements CertificateAuthority {
   }
 
   /** A new root from the provider config: the supplied cert and key, or a generated key. */
-  private async newRoot(provider: ProviderConfig, clusterId: string, trustDomain: string, serial: () => Promise<bigint>): Promise<NewRoot> {
+  private async newRoot(
+    provider: ProviderConfig,
+    clusterId: string,
+    trustDomain: string,
+    serial: () => Promise<bigint>,
+  ): Promise<NewRoot> {
     const now = this.o.clock.now();
     if (provider.rootCert !== undefined) {
       const der = pemBlocks(provider.rootCert, 'CERTIFICATE')[0];
@@ -249,7 +281,10 @@ export class ServerCa implements CertificateAuthority {
       createIssuer(key, der); // checks that the key belongs to the certificate
       return { key, der, row: this.rootRow(der, key, clusterId) };
     }
-    const key = provider.privateKey !== undefined ? parsePrivateKey(provider.privateKey) : await generateCaKey({ type: provider.settings.privateKeyType, bits: provider.settings.privateKeyBits });
+    const key =
+      provider.privateKey !== undefined
+        ? parsePrivateKey(provider.privateKey)
+        : await generateCaKey({ type: provider.settings.privateKeyType, bits: provider.settings.privateKeyBits });
     const rootSerial = await serial();
     const der = createRootCertificate({
       key,
@@ -330,7 +365,13 @@ export class ServerCa implements CertificateAuthority {
       (next.rootCert ?? null) === activeKey.SuppliedRootCert &&
       next.settings.privateKeyType === current.Settings.privateKeyType &&
       next.settings.privateKeyBits === current.Settings.privateKeyBits;
-    const configOp: WriteOp = { op: 'set', table: CA_TABLE, key: CONFIG_KEY, value: stored, ifIndex: configRow.modifyIndex };
+    const configOp: WriteOp = {
+      op: 'set',
+      table: CA_TABLE,
+      key: CONFIG_KEY,
+      value: stored,
+      ifIndex: configRow.modifyIndex,
+    };
     if (sameIdentity) {
       if (JSON.stringify(stored) === JSON.stringify(current)) return; // nothing changed: no write
       await this.commitOrConflict([configOp]);
@@ -350,7 +391,13 @@ export class ServerCa implements CertificateAuthority {
     const now = this.o.clock.now();
     const oldCert = pemBlocks(old.RootCert, 'CERTIFICATE')[0] as Buffer;
     const oldIssuer = createIssuer(parsePrivateKey(old.PrivateKey), oldCert);
-    const cross = crossSign(oldIssuer, parseCertificate(root.der), await this.takeSerial(), now, CROSS_SIGN_LIFETIME_MS);
+    const cross = crossSign(
+      oldIssuer,
+      parseCertificate(root.der),
+      await this.takeSerial(),
+      now,
+      CROSS_SIGN_LIFETIME_MS,
+    );
     const newRow: StoredRoot = { ...root.row, IntermediateCerts: [toPem(cross, 'CERTIFICATE')] };
     // The new key is stored before the commit that makes its root active; the config guard lets one
     // rotation through when servers rotate at once, and the others drop their staged key.
@@ -358,7 +405,13 @@ export class ServerCa implements CertificateAuthority {
     const ops: WriteOp[] = [configOp, ...staged.ops];
     for (const row of this.records.rootRows()) {
       if (!row.value.Active) continue;
-      ops.push({ op: 'set', table: ROOTS_TABLE, key: row.key, value: { ...row.value, Active: false, RotatedOutAt: rfc3339(now) }, ifIndex: row.modifyIndex });
+      ops.push({
+        op: 'set',
+        table: ROOTS_TABLE,
+        key: row.key,
+        value: { ...row.value, Active: false, RotatedOutAt: rfc3339(now) },
+        ifIndex: row.modifyIndex,
+      });
     }
     ops.push({ op: 'set', table: ROOTS_TABLE, key: newRow.ID, value: newRow });
     try {
@@ -394,9 +447,17 @@ export class ServerCa implements CertificateAuthority {
         continue;
       }
       const intermediates = r.IntermediateCerts ?? [];
-      const live = intermediates.filter((pem) => parseCertificate(pemBlocks(pem, 'CERTIFICATE')[0] as Buffer).notAfter > now);
+      const live = intermediates.filter(
+        (pem) => parseCertificate(pemBlocks(pem, 'CERTIFICATE')[0] as Buffer).notAfter > now,
+      );
       if (live.length < intermediates.length) {
-        ops.push({ op: 'set', table: ROOTS_TABLE, key: row.key, value: { ...r, IntermediateCerts: live.length === 0 ? null : live }, ifIndex: row.modifyIndex });
+        ops.push({
+          op: 'set',
+          table: ROOTS_TABLE,
+          key: row.key,
+          value: { ...r, IntermediateCerts: live.length === 0 ? null : live },
+          ifIndex: row.modifyIndex,
+        });
       }
     }
     if (ops.length === 0) return 0;

@@ -5,7 +5,10 @@ import { AgentError, agentError } from '../../core/errors.js';
 import { generateKeyMaterial, LeafWork } from './leaf-work.js';
 
 /** A leaf to sign: the worker protocol's task, with the CA material always at hand. */
-export type SignTask = Omit<LeafTask, 'caId' | 'ca' | 'spki'> & { readonly ca: CaMaterial; readonly spki?: Uint8Array | undefined };
+export type SignTask = Omit<LeafTask, 'caId' | 'ca' | 'spki'> & {
+  readonly ca: CaMaterial;
+  readonly spki?: Uint8Array | undefined;
+};
 
 export interface SignedMaterial {
   readonly certPem: string;
@@ -36,7 +39,13 @@ export function leafTask(task: SignTask, withCa: boolean): LeafTask {
 
 /** Rebuilds a worker's failure as the AgentError it was (codes survive; classes do not). */
 export function resultToMaterial(result: LeafResult): SignedMaterial {
-  if (result.ok) return { certPem: result.certPem, privateKeyPem: result.privateKeyPem, notBefore: result.notBefore, notAfter: result.notAfter };
+  if (result.ok)
+    return {
+      certPem: result.certPem,
+      privateKeyPem: result.privateKeyPem,
+      notBefore: result.notBefore,
+      notAfter: result.notAfter,
+    };
   // Only the request's own fault (a URI the CA refuses) is the caller's; anything else a signing
   // thread reports is a fault of ours, whatever its code would mean on the main thread.
   if (result.code === 'CA_BAD_CSR') throw new AgentError(result.code, result.message);

@@ -26,10 +26,19 @@ export interface SigningThreadReport {
 }
 
 /** Applies `wanted` to the calling thread, once, at its start; answers what is in force. */
-export function enterSigningPriority(wanted: SigningPriority, platform: NodeJS.Platform = process.platform): SigningThreadReport {
+export function enterSigningPriority(
+  wanted: SigningPriority,
+  platform: NodeJS.Platform = process.platform,
+): SigningThreadReport {
   const tid = platform === 'linux' ? ownThreadId() : undefined;
   if (wanted === 'normal') return { priority: 'normal', nice: getPriority(), tid, reason: undefined };
-  if (platform !== 'linux') return { priority: 'normal', nice: getPriority(), tid, reason: `a nice value applies to the whole process on ${platform}` };
+  if (platform !== 'linux')
+    return {
+      priority: 'normal',
+      nice: getPriority(),
+      tid,
+      reason: `a nice value applies to the whole process on ${platform}`,
+    };
   try {
     setPriority(Math.min(LOWEST_PRIORITY_NICE, getPriority() + LOW_NICE_INCREMENT));
   } catch (err) {

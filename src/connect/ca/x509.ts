@@ -41,8 +41,18 @@ const OID = {
 
 type Hash = 'sha256' | 'sha384' | 'sha512';
 
-const CURVE_OF_BITS: Readonly<Record<number, string>> = { 224: 'secp224r1', 256: 'prime256v1', 384: 'secp384r1', 521: 'secp521r1' };
-const BITS_OF_CURVE: Readonly<Record<string, number>> = { secp224r1: 224, prime256v1: 256, secp384r1: 384, secp521r1: 521 };
+const CURVE_OF_BITS: Readonly<Record<number, string>> = {
+  224: 'secp224r1',
+  256: 'prime256v1',
+  384: 'secp384r1',
+  521: 'secp521r1',
+};
+const BITS_OF_CURVE: Readonly<Record<string, number>> = {
+  secp224r1: 224,
+  prime256v1: 256,
+  secp384r1: 384,
+  secp521r1: 521,
+};
 
 // Extension values that never vary. Key usage bits (RFC 5280 §4.2.1.3) as Go writes them:
 // leaf = digitalSignature | keyEncipherment | dataEncipherment | keyAgreement (0xb8, 3 unused
@@ -50,17 +60,25 @@ const BITS_OF_CURVE: Readonly<Record<string, number>> = { secp224r1: 224, prime2
 const VERSION_3 = der.explicit(0, der.integer(2n));
 const EMPTY_NAME = der.sequence();
 const extension = (id: string, critical: boolean, value: Uint8Array): Buffer =>
-  critical ? der.sequence(der.oid(id), der.TRUE, der.octetString(value)) : der.sequence(der.oid(id), der.octetString(value));
+  critical
+    ? der.sequence(der.oid(id), der.TRUE, der.octetString(value))
+    : der.sequence(der.oid(id), der.octetString(value));
 const LEAF_KEY_USAGE = extension(OID.keyUsage, true, Buffer.from([der.TAG.BIT_STRING, 0x02, 0x03, 0xb8]));
 const CA_KEY_USAGE = extension(OID.keyUsage, true, Buffer.from([der.TAG.BIT_STRING, 0x02, 0x01, 0x86]));
-const LEAF_EXT_KEY_USAGE = extension(OID.extKeyUsage, false, der.sequence(der.oid(OID.clientAuth), der.oid(OID.serverAuth)));
+const LEAF_EXT_KEY_USAGE = extension(
+  OID.extKeyUsage,
+  false,
+  der.sequence(der.oid(OID.clientAuth), der.oid(OID.serverAuth)),
+);
 const LEAF_BASIC_CONSTRAINTS = extension(OID.basicConstraints, true, der.sequence());
 const CA_BASIC_CONSTRAINTS = extension(OID.basicConstraints, true, der.sequence(der.TRUE));
 const ECDSA_SHA256 = der.sequence(der.oid(OID.ecdsaSha256));
 
-const uriSan = (uri: string, critical: boolean): Buffer => extension(OID.subjectAltName, critical, der.sequence(der.implicitPrimitive(6, Buffer.from(uri, 'ascii'))));
+const uriSan = (uri: string, critical: boolean): Buffer =>
+  extension(OID.subjectAltName, critical, der.sequence(der.implicitPrimitive(6, Buffer.from(uri, 'ascii'))));
 const subjectKeyId = (keyId: Uint8Array): Buffer => extension(OID.subjectKeyIdentifier, false, der.octetString(keyId));
-const authorityKeyId = (keyId: Uint8Array): Buffer => extension(OID.authorityKeyIdentifier, false, der.sequence(der.implicitPrimitive(0, keyId)));
+const authorityKeyId = (keyId: Uint8Array): Buffer =>
+  extension(OID.authorityKeyIdentifier, false, der.sequence(der.implicitPrimitive(0, keyId)));
 
 /** The built-in provider's key ID: SHA-256 over the PKIX (SPKI) DER of the public key. */
 export function keyIdOf(spki: Uint8Array): Buffer {
@@ -118,7 +136,12 @@ export interface ParsedCertificate {
   readonly notAfter: number;
   readonly spki: Buffer;
   /** Each extension's full DER (id, critical, value), in order, with its OID. */
-  readonly extensions: readonly { readonly id: string; readonly raw: Buffer; readonly critical: boolean; readonly value: Buffer }[];
+  readonly extensions: readonly {
+    readonly id: string;
+    readonly raw: Buffer;
+    readonly critical: boolean;
+    readonly value: Buffer;
+  }[];
   readonly subjectKeyId: Buffer | undefined;
   readonly authorityKeyId: Buffer | undefined;
   readonly uris: readonly string[];
@@ -260,7 +283,13 @@ export function createIssuer(key: KeyObject, certDer: Buffer): Issuer {
  * The new root signed by the old CA (a rotation's cross-signing): the new root's name, key and extensions (its
  * AKI replaced by the old key's), a fresh serial, valid from a minute ago for `lifetimeMs`.
  */
-export function crossSign(old: Issuer, newRoot: ParsedCertificate, serial: bigint, nowMs: number, lifetimeMs: number): Buffer {
+export function crossSign(
+  old: Issuer,
+  newRoot: ParsedCertificate,
+  serial: bigint,
+  nowMs: number,
+  lifetimeMs: number,
+): Buffer {
   const notBefore = Math.floor(nowMs / 1000) * 1000 - 60_000;
   const kept = newRoot.extensions.filter((e) => e.id !== OID.authorityKeyIdentifier).map((e) => e.raw);
   const tbs = der.sequence(

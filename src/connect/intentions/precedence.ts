@@ -12,7 +12,12 @@ export function exactCount(namespace: string, name: string): 0 | 1 | 2 {
 }
 
 /** The 1-9 precedence of an intention from its (already defaulted) namespaces and names. */
-export function intentionPrecedence(sourceNS: string, sourceName: string, destinationNS: string, destinationName: string): number {
+export function intentionPrecedence(
+  sourceNS: string,
+  sourceName: string,
+  destinationNS: string,
+  destinationName: string,
+): number {
   const ceiling = [3, 6, 9][exactCount(destinationNS, destinationName)] as number;
   return ceiling - (2 - exactCount(sourceNS, sourceName));
 }

@@ -84,7 +84,12 @@ export class IntentionStore {
     let id = generateId();
     while (byId.has(id)) id = generateId();
     const now = this.now();
-    const value = storedIntention(candidate, { ID: id, CreatedAt: now, UpdatedAt: now, Hash: legacyHash(candidate, id) });
+    const value = storedIntention(candidate, {
+      ID: id,
+      CreatedAt: now,
+      UpdatedAt: now,
+      Hash: legacyHash(candidate, id),
+    });
     const result = await this.store.commit([{ op: 'set', table: INTENTIONS_TABLE, key, value, ifIndex: 0 }]);
     if (!result.ok) throw duplicate(this.get(key)?.value ?? value);
     return id;
@@ -135,12 +140,25 @@ export class IntentionStore {
 
   /** PUT /v1/connect/intentions/exact: create or replace the pair; the result has no legacy ID. */
   async upsertExact(candidate: IntentionCandidate): Promise<void> {
-    await this.store.commit([{ op: 'set', table: INTENTIONS_TABLE, key: keyOf(candidate), value: storedIntention(candidate) }]);
+    await this.store.commit([
+      { op: 'set', table: INTENTIONS_TABLE, key: keyOf(candidate), value: storedIntention(candidate) },
+    ]);
   }
 
   /** DELETE /v1/connect/intentions/exact: idempotent. */
-  async deleteExact(destinationNS: string, destinationName: string, sourceNS: string, sourceName: string): Promise<void> {
-    await this.store.commit([{ op: 'delete', table: INTENTIONS_TABLE, key: intentionKey(destinationNS, destinationName, sourceNS, sourceName) }]);
+  async deleteExact(
+    destinationNS: string,
+    destinationName: string,
+    sourceNS: string,
+    sourceName: string,
+  ): Promise<void> {
+    await this.store.commit([
+      {
+        op: 'delete',
+        table: INTENTIONS_TABLE,
+        key: intentionKey(destinationNS, destinationName, sourceNS, sourceName),
+      },
+    ]);
   }
 
   private now(): string {
@@ -165,12 +183,27 @@ function raced(): AgentError {
  * over the fields that define the intention, base64 as Go writes a []byte.
  */
 function legacyHash(x: IntentionCandidate, id: string): string {
-  const fields = [id, x.SourceNS, x.SourceName, x.DestinationNS, x.DestinationName, x.SourceType, x.Action, x.Description];
-  const meta = Object.keys(x.Meta).sort().map((k) => [k, x.Meta[k]]);
-  return createHash('sha256').update(JSON.stringify([fields, meta])).digest('base64');
+  const fields = [
+    id,
+    x.SourceNS,
+    x.SourceName,
+    x.DestinationNS,
+    x.DestinationName,
+    x.SourceType,
+    x.Action,
+    x.Description,
+  ];
+  const meta = Object.keys(x.Meta)
+    .sort()
+    .map((k) => [k, x.Meta[k]]);
+  return createHash('sha256')
+    .update(JSON.stringify([fields, meta]))
+    .digest('base64');
 }
 
 /** A time as Go's encoding/json writes time.Time: RFC 3339, fractional zeros trimmed. */
 export function goTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d*?)0*Z$/, (_m, digits: string) => (digits === '' ? 'Z' : `.${digits}Z`));
+  return new Date(ms)
+    .toISOString()
+    .replace(/\.(\d*?)0*Z$/, (_m, digits: string) => (digits === '' ? 'Z' : `.${digits}Z`));
 }

@@ -49,7 +49,17 @@ export const META_VALUE_MAX_LENGTH = 512;
 export const DESCRIPTION_MAX_LENGTH = 512;
 
 /** Go's net/http method constants: the only methods an HTTP permission may name. */
-const HTTP_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE']);
+const HTTP_METHODS: ReadonlySet<string> = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'CONNECT',
+  'OPTIONS',
+  'TRACE',
+]);
 
 /** Fills defaults: empty namespaces take `defaultNamespace`, an empty SourceType is `consul`. */
 export function normalizeIntention(input: IntentionInput, defaultNamespace: string): IntentionCandidate {
@@ -92,7 +102,8 @@ export function intentionProblems(x: IntentionCandidate, api: WriteApi): string[
   if (!isDefaultPartition(x.DestinationPartition)) add('Cannot specify a destination partition with this endpoint');
   if (x.SourcePeer !== '') add('SourcePeer field is not supported on this endpoint. Use config entries instead');
 
-  if (Buffer.byteLength(x.Description) > DESCRIPTION_MAX_LENGTH) add(`Description exceeds maximum length ${DESCRIPTION_MAX_LENGTH}`);
+  if (Buffer.byteLength(x.Description) > DESCRIPTION_MAX_LENGTH)
+    add(`Description exceeds maximum length ${DESCRIPTION_MAX_LENGTH}`);
   metaProblems(x.Meta, add);
 
   const l7 = x.Permissions.length > 0;
@@ -114,7 +125,8 @@ export function intentionProblems(x: IntentionCandidate, api: WriteApi): string[
 }
 
 function wildcards(ns: string, name: string, nsField: string, nameField: string, add: (m: string) => void): void {
-  if (ns !== WILDCARD && ns.includes(WILDCARD)) add(`${nsField}: wildcard character '*' cannot be used with partial values`);
+  if (ns !== WILDCARD && ns.includes(WILDCARD))
+    add(`${nsField}: wildcard character '*' cannot be used with partial values`);
   if (name !== WILDCARD) {
     if (name.includes(WILDCARD)) add(`${nameField}: wildcard character '*' cannot be used with partial values`);
     if (ns === WILDCARD) add(`${nameField}: exact value cannot follow wildcard namespace`);
@@ -125,7 +137,8 @@ function metaProblems(meta: Readonly<Record<string, string>>, add: (m: string) =
   const keys = Object.keys(meta);
   if (keys.length > META_MAX_PAIRS) add(`Meta exceeds maximum element count ${META_MAX_PAIRS}`);
   for (const key of keys.sort()) {
-    if (Buffer.byteLength(key) > META_KEY_MAX_LENGTH) add(`Meta key ${goQuote(key)} exceeds maximum length ${META_KEY_MAX_LENGTH}`);
+    if (Buffer.byteLength(key) > META_KEY_MAX_LENGTH)
+      add(`Meta key ${goQuote(key)} exceeds maximum length ${META_KEY_MAX_LENGTH}`);
     if (Buffer.byteLength(meta[key] as string) > META_VALUE_MAX_LENGTH) {
       add(`Meta value for key ${goQuote(key)} exceeds maximum length ${META_VALUE_MAX_LENGTH}`);
     }
@@ -141,11 +154,13 @@ function permissionProblems(p: IntentionPermission, j: number, add: (m: string) 
   let parts = 0;
   if (http.PathExact) {
     parts++;
-    if (!http.PathExact.startsWith('/')) return add(`${at}.HTTP.PathExact doesn't start with '/': ${goQuote(http.PathExact)}`);
+    if (!http.PathExact.startsWith('/'))
+      return add(`${at}.HTTP.PathExact doesn't start with '/': ${goQuote(http.PathExact)}`);
   }
   if (http.PathPrefix) {
     parts++;
-    if (!http.PathPrefix.startsWith('/')) return add(`${at}.HTTP.PathPrefix doesn't start with '/': ${goQuote(http.PathPrefix)}`);
+    if (!http.PathPrefix.startsWith('/'))
+      return add(`${at}.HTTP.PathPrefix doesn't start with '/': ${goQuote(http.PathPrefix)}`);
   }
   if (http.PathRegex) parts++;
   if (parts > 1) return add(`${at}.HTTP should only contain at most one of PathExact, PathPrefix, or PathRegex`);
@@ -154,7 +169,8 @@ function permissionProblems(p: IntentionPermission, j: number, add: (m: string) 
     const h = headers[k] as HeaderPermission;
     if (!h.Name) return add(`${at}.HTTP.Header[${k}] missing required Name field`);
     const kinds = [h.Present === true, !!h.Exact, !!h.Regex, !!h.Prefix, !!h.Suffix].filter(Boolean).length;
-    if (kinds !== 1) return add(`${at}.HTTP.Header[${k}] should only contain one of Present, Exact, Prefix, Suffix, or Regex`);
+    if (kinds !== 1)
+      return add(`${at}.HTTP.Header[${k}] should only contain one of Present, Exact, Prefix, Suffix, or Regex`);
     parts++;
   }
   const methods = http.Methods ?? [];
@@ -193,11 +209,16 @@ export function multiErrorText(problems: readonly string[]): string {
 export function assertValidIntention(x: IntentionCandidate, api: WriteApi): void {
   const problems = intentionProblems(x, api);
   if (problems.length === 0) return;
-  throw agentError('INTENTION_INVALID', { problems: api === 'legacy' ? multiErrorText(problems) : (problems[0] as string) });
+  throw agentError('INTENTION_INVALID', {
+    problems: api === 'legacy' ? multiErrorText(problems) : (problems[0] as string),
+  });
 }
 
 /** The stored form of a valid candidate: precedence computed now (on save, never on read). */
-export function storedIntention(x: IntentionCandidate, legacy?: { ID: string; CreatedAt: string; UpdatedAt: string; Hash: string }): StoredIntention {
+export function storedIntention(
+  x: IntentionCandidate,
+  legacy?: { ID: string; CreatedAt: string; UpdatedAt: string; Hash: string },
+): StoredIntention {
   const l7 = x.Permissions.length > 0;
   const base = {
     Description: x.Description,

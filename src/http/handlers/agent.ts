@@ -33,7 +33,16 @@ export interface ClusterView {
   peers(): Promise<string[]>;
 }
 
-export function agentRoutes({ info, brand, config: running, reload, stats, metrics, prometheus, cluster }: AgentDeps): Route[] {
+export function agentRoutes({
+  info,
+  brand,
+  config: running,
+  reload,
+  stats,
+  metrics,
+  prometheus,
+  cluster,
+}: AgentDeps): Route[] {
   const leader = `${info.advertiseAddr}:${SERVER_PORT}`;
   const config = running();
   const self = { ...selfMember(info), server: config.server };
@@ -91,7 +100,10 @@ export function agentRoutes({ info, brand, config: running, reload, stats, metri
       methods: {
         GET: {
           acl: { resource: 'agent', access: 'read', name: () => info.nodeName },
-          handler: (req) => (cluster === undefined ? jsonReply(selfJson(leader), req.pretty) : cluster.leader().then((l) => jsonReply(selfJson(l), req.pretty))),
+          handler: (req) =>
+            cluster === undefined
+              ? jsonReply(selfJson(leader), req.pretty)
+              : cluster.leader().then((l) => jsonReply(selfJson(l), req.pretty)),
         },
       },
     },
@@ -124,7 +136,9 @@ export function agentRoutes({ info, brand, config: running, reload, stats, metri
             const filtered = visible.length < all.length && requestToken(req) !== undefined;
             const headers: Header[] = filtered ? [[brand.resultsFilteredByAcls, 'true']] : [];
             // WAN members are named node.dc, as Consul's WAN pool names its servers.
-            const shown = wan ? visible.filter((m) => m.server).map((m) => ({ ...memberJson(m), Name: `${m.name}.${m.datacenter}` })) : visible.map(memberJson);
+            const shown = wan
+              ? visible.filter((m) => m.server).map((m) => ({ ...memberJson(m), Name: `${m.name}.${m.datacenter}` }))
+              : visible.map(memberJson);
             return jsonReply(shown, req.pretty, headers);
           },
         },
@@ -135,7 +149,10 @@ export function agentRoutes({ info, brand, config: running, reload, stats, metri
       methods: {
         GET: {
           acl: 'none',
-          handler: (req) => (cluster === undefined ? jsonReply(leader, req.pretty) : cluster.leader().then((l) => jsonReply(l, req.pretty))),
+          handler: (req) =>
+            cluster === undefined
+              ? jsonReply(leader, req.pretty)
+              : cluster.leader().then((l) => jsonReply(l, req.pretty)),
         },
       },
     },
@@ -144,7 +161,10 @@ export function agentRoutes({ info, brand, config: running, reload, stats, metri
       methods: {
         GET: {
           acl: 'none',
-          handler: (req) => (cluster === undefined ? jsonReply([leader], req.pretty) : cluster.peers().then((p) => jsonReply(p, req.pretty))),
+          handler: (req) =>
+            cluster === undefined
+              ? jsonReply([leader], req.pretty)
+              : cluster.peers().then((p) => jsonReply(p, req.pretty)),
         },
       },
     },
@@ -161,7 +181,8 @@ function sanitize(value: unknown, secret = false): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => sanitize(v, secret));
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) out[pascal(key)] = sanitize(v, secret || key === 'tokens' || SECRET_FIELD.test(key));
+  for (const [key, v] of Object.entries(value))
+    out[pascal(key)] = sanitize(v, secret || key === 'tokens' || SECRET_FIELD.test(key));
   return out;
 }
 

@@ -98,7 +98,16 @@ const leafBody = new EncodedOnce<CachedLeaf>((leaf) => ({
 const decodeConfiguration = jsonObjectDecoder({
   prefix: 'Request decode failed',
   typeName: 'structs.CAConfiguration',
-  fields: ['ClusterID', 'Provider', 'Config', 'State', 'ForceWithoutCrossSigning', 'force_without_cross_signing', 'CreateIndex', 'ModifyIndex'],
+  fields: [
+    'ClusterID',
+    'Provider',
+    'Config',
+    'State',
+    'ForceWithoutCrossSigning',
+    'force_without_cross_signing',
+    'CreateIndex',
+    'ModifyIndex',
+  ],
 });
 
 /** Go's strconv.ParseBool. */
@@ -116,7 +125,10 @@ function goType(value: unknown): string {
 }
 
 function fieldError(field: string, value: unknown, want: string): AgentError {
-  return agentError('BODY_DECODE', { prefix: 'Request decode failed', detail: `json: cannot unmarshal ${goType(value)} into Go struct field CAConfiguration.${field} of type ${want}` });
+  return agentError('BODY_DECODE', {
+    prefix: 'Request decode failed',
+    detail: `json: cannot unmarshal ${goType(value)} into Go struct field CAConfiguration.${field} of type ${want}`,
+  });
 }
 
 const serviceWrite: Permission = { resource: 'service', access: 'write', name: (req) => req.rest };
@@ -130,7 +142,13 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
     return deps.ca;
   };
 
-  const cacheHeaders = (hit: boolean, ageSec: number): Header[] => (hit ? [['X-Cache', 'HIT'], ['Age', String(ageSec)]] : [['X-Cache', 'MISS']]);
+  const cacheHeaders = (hit: boolean, ageSec: number): Header[] =>
+    hit
+      ? [
+          ['X-Cache', 'HIT'],
+          ['Age', String(ageSec)],
+        ]
+      : [['X-Cache', 'MISS']];
   const counted = (prefix: string): { hit: Counter; miss: Counter } => ({
     hit: deps.metrics.counter(`${prefix}.cache_hit`),
     miss: deps.metrics.counter(`${prefix}.cache_miss`),
@@ -144,7 +162,10 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
     const pretty = req.pretty;
     const render = (a: { snapshot: RootsSnapshot; hit: boolean; ageSec: number }): Reply => {
       (a.hit ? rootsCache.hit : rootsCache.miss).inc();
-      return jsonBody(rootsBody.get(a.snapshot, pretty), [...queryMetaHeaders(brand, a.snapshot.index), ...cacheHeaders(a.hit, a.ageSec)]);
+      return jsonBody(rootsBody.get(a.snapshot, pretty), [
+        ...queryMetaHeaders(brand, a.snapshot.index),
+        ...cacheHeaders(a.hit, a.ageSec),
+      ]);
     };
     const now = roots.get(); // the first request fills the cache, and fails while it cannot
     const { minIndex } = params;
@@ -153,7 +174,8 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
     return deps.blocking.answer(req, params, {
       target: (fn) => roots.watchOnce(fn),
       index: () => roots.get().snapshot.index,
-      render: (index) => render(index > minIndex ? { snapshot: roots.get().snapshot, hit: false, ageSec: 0 } : roots.get()),
+      render: (index) =>
+        render(index > minIndex ? { snapshot: roots.get().snapshot, hit: false, ageSec: 0 } : roots.get()),
     });
   };
 
@@ -203,7 +225,8 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
     const provider = body.Provider ?? '';
     if (typeof provider !== 'string') throw fieldError('Provider', provider, 'string');
     const config = body.Config ?? {};
-    if (typeof config !== 'object' || Array.isArray(config)) throw fieldError('Config', config, 'map[string]interface {}');
+    if (typeof config !== 'object' || Array.isArray(config))
+      throw fieldError('Config', config, 'map[string]interface {}');
     const force = body.ForceWithoutCrossSigning ?? body.force_without_cross_signing ?? false;
     if (typeof force !== 'boolean') throw fieldError('ForceWithoutCrossSigning', force, 'bool');
     await manager.updateConfiguration({
@@ -246,7 +269,10 @@ export function connectCaRoutes(deps: ConnectCaDeps): Route[] {
     { path: '/v1/connect/ca/roots', methods: { GET: { handler: serverRoots, acl: 'none' } } },
     {
       path: '/v1/connect/ca/configuration',
-      methods: { GET: { handler: getConfiguration, acl: operatorRead }, PUT: { handler: putConfiguration, acl: operatorWrite } },
+      methods: {
+        GET: { handler: getConfiguration, acl: operatorRead },
+        PUT: { handler: putConfiguration, acl: operatorWrite },
+      },
     },
     { path: '/v1/agent/connect/ca/leaf/', prefix: true, methods: { GET: { handler: leaf, acl: serviceWrite } } },
   ];

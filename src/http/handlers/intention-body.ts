@@ -77,13 +77,22 @@ class IntentionFields extends GoFields {
     return value.map((item) => {
       const o = this.fields(item, 'Permissions', 'structs.IntentionPermission', ['Action', 'HTTP']) ?? {};
       const http = this.http(o.HTTP);
-      return { Action: this.string(o.Action, 'Permissions.Action') ?? '', ...(http === undefined ? {} : { HTTP: http }) };
+      return {
+        Action: this.string(o.Action, 'Permissions.Action') ?? '',
+        ...(http === undefined ? {} : { HTTP: http }),
+      };
     });
   }
 
   private http(value: unknown): HttpPermission | undefined {
     const path = 'Permissions.HTTP';
-    const o = this.fields(value, path, 'structs.IntentionHTTPPermission', ['PathExact', 'PathPrefix', 'PathRegex', 'Header', 'Methods']);
+    const o = this.fields(value, path, 'structs.IntentionHTTPPermission', [
+      'PathExact',
+      'PathPrefix',
+      'PathRegex',
+      'Header',
+      'Methods',
+    ]);
     if (o === undefined) return undefined;
     const out: { -readonly [K in keyof HttpPermission]: HttpPermission[K] } = {};
     const exact = this.string(o.PathExact, `${path}.PathExact`);
@@ -104,8 +113,19 @@ class IntentionFields extends GoFields {
     if (value === undefined || value === null) return undefined;
     if (!Array.isArray(value)) throw this.typeError(value, path, '[]structs.IntentionHTTPHeaderPermission');
     return value.map((item) => {
-      const o = this.fields(item, path, 'structs.IntentionHTTPHeaderPermission', ['Name', 'Present', 'Exact', 'Prefix', 'Suffix', 'Regex', 'Invert']) ?? {};
-      const out: { -readonly [K in keyof HeaderPermission]: HeaderPermission[K] } = { Name: this.string(o.Name, `${path}.Name`) ?? '' };
+      const o =
+        this.fields(item, path, 'structs.IntentionHTTPHeaderPermission', [
+          'Name',
+          'Present',
+          'Exact',
+          'Prefix',
+          'Suffix',
+          'Regex',
+          'Invert',
+        ]) ?? {};
+      const out: { -readonly [K in keyof HeaderPermission]: HeaderPermission[K] } = {
+        Name: this.string(o.Name, `${path}.Name`) ?? '',
+      };
       if (this.bool(o.Present, `${path}.Present`) === true) out.Present = true;
       for (const key of ['Exact', 'Prefix', 'Suffix', 'Regex'] as const) {
         const v = this.string(o[key], `${path}.${key}`);

@@ -16,8 +16,21 @@ export interface ServiceRef {
 }
 
 export const FILTER_FIELDS: ReadonlySet<string> = new Set([
-  'ID', 'Description', 'SourceNS', 'SourceName', 'DestinationNS', 'DestinationName', 'SourceType',
-  'Action', 'Permissions', 'Meta', 'Precedence', 'CreateIndex', 'ModifyIndex', 'CreatedAt', 'UpdatedAt',
+  'ID',
+  'Description',
+  'SourceNS',
+  'SourceName',
+  'DestinationNS',
+  'DestinationName',
+  'SourceType',
+  'Action',
+  'Permissions',
+  'Meta',
+  'Precedence',
+  'CreateIndex',
+  'ModifyIndex',
+  'CreatedAt',
+  'UpdatedAt',
 ]);
 export const FILTER_MAPS: ReadonlySet<string> = new Set(['Meta']);
 
@@ -40,7 +53,8 @@ export function parseServiceName(input: string, fallbackNamespace: string, what:
   if (parts.length > 3) throw fail("input can contain at most two '/'");
   if (parts.length === 3) {
     const partition = parts.shift() as string;
-    if (partition !== '' && partition !== 'default') throw fail(`partition ${JSON.stringify(partition)} is not supported`);
+    if (partition !== '' && partition !== 'default')
+      throw fail(`partition ${JSON.stringify(partition)} is not supported`);
   }
   if (parts.length === 1) return { namespace: fallbackNamespace, name: parts[0] as string };
   return { namespace: parts[0] || fallbackNamespace, name: parts[1] as string };
@@ -66,7 +80,10 @@ export function checkPartitionParam(req: ApiRequest): void {
 
 /** Reading one: intentions:read on its source or destination (docs/decisions.md#intention-acls). */
 export function canRead(identity: Identity, x: StoredIntention): boolean {
-  return identity.authorizer.allowed('intention', 'read', x.DestinationName) || identity.authorizer.allowed('intention', 'read', x.SourceName);
+  return (
+    identity.authorizer.allowed('intention', 'read', x.DestinationName) ||
+    identity.authorizer.allowed('intention', 'read', x.SourceName)
+  );
 }
 
 export function filterView(row: Row<StoredIntention>): Record<string, unknown> {

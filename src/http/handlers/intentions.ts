@@ -5,7 +5,12 @@
 // list is filtered, with the results-filtered header.
 import { permissionDenied } from '../../acl/errors.js';
 import { requirePermission, type Identity } from '../../acl/identity.js';
-import { destinationIntentions, firstSourceMatch, sourceIntentions, type IndexedIntention } from '../../connect/intentions/index.js';
+import {
+  destinationIntentions,
+  firstSourceMatch,
+  sourceIntentions,
+  type IndexedIntention,
+} from '../../connect/intentions/index.js';
 import { INTENTIONS_TABLE, intentionJson, intentionKey } from '../../connect/intentions/model.js';
 import type { IntentionStore } from '../../connect/intentions/store.js';
 import { assertValidIntention, normalizeIntention, type IntentionInput } from '../../connect/intentions/validate.js';
@@ -51,14 +56,21 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     if (!deps.connectEnabled) throw agentError('CONNECT_DISABLED');
   };
 
-  const bool = (value: boolean, pretty: boolean): Reply => ({ status: 200, body: pretty ? `${value}\n` : String(value), contentType: JSON_TYPE });
+  const bool = (value: boolean, pretty: boolean): Reply => ({
+    status: 200,
+    body: pretty ? `${value}\n` : String(value),
+    contentType: JSON_TYPE,
+  });
 
   /**
    * A blocking read over the intentions table that answers when its own content changes: while
    * parked, a table change whose answer has the same fingerprint keeps it parked. The reply is
    * always labelled with the current table index.
    */
-  const changeAware = (req: ApiRequest, compute: () => { print: string; render: (index: number) => Reply }): Outcome => {
+  const changeAware = (
+    req: ApiRequest,
+    compute: () => { print: string; render: (index: number) => Reply },
+  ): Outcome => {
     const params = parseBlockingParams(req.query, deps.limits, deps.random);
     let baseline: string | undefined;
     const read: WatchedRead = {
@@ -90,14 +102,21 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     const scope = requestNamespace(req, undefined, '*');
     return changeAware(req, () => {
       const all = intentions.current().all;
-      const readable = all.filter((e) => (scope === '*' || e.row.value.DestinationNS === scope) && canRead(identity, e.row.value));
-      const shown = predicate === undefined ? readable : readable.filter((e) => (predicate as Predicate)(filterView(e.row)));
+      const readable = all.filter(
+        (e) => (scope === '*' || e.row.value.DestinationNS === scope) && canRead(identity, e.row.value),
+      );
+      const shown =
+        predicate === undefined ? readable : readable.filter((e) => (predicate as Predicate)(filterView(e.row)));
       return {
         print: fingerprint(shown),
         render(index) {
           const meta = queryMetaHeaders(brand, index);
           if (aclHidden(all, scope, identity)) meta.push([brand.resultsFilteredByAcls, 'true']);
-          return jsonReply(shown.map((e) => intentionJson(e.row)), pretty, meta);
+          return jsonReply(
+            shown.map((e) => intentionJson(e.row)),
+            pretty,
+            meta,
+          );
         },
       };
     });
@@ -175,7 +194,11 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
 
   // ---- GET, PUT, DELETE /v1/connect/intentions/exact ----
 
-  const exactPair = (req: ApiRequest, identity: Identity, allowPeerSource: boolean): { source: ServiceRef | 'peer'; destination: ServiceRef } => {
+  const exactPair = (
+    req: ApiRequest,
+    identity: Identity,
+    allowPeerSource: boolean,
+  ): { source: ServiceRef | 'peer'; destination: ServiceRef } => {
     const sourceText = requiredParam(req, 'source');
     const destinationText = requiredParam(req, 'destination');
     const ns = defaultNamespace(req, identity);
@@ -188,10 +211,16 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     enabled();
     checkPartitionParam(req);
     const { source, destination } = exactPair(req, identity, true);
-    if (!identity.authorizer.allowed('intention', 'read', destination.name) && (source === 'peer' || !identity.authorizer.allowed('intention', 'read', source.name))) {
+    if (
+      !identity.authorizer.allowed('intention', 'read', destination.name) &&
+      (source === 'peer' || !identity.authorizer.allowed('intention', 'read', source.name))
+    ) {
       throw permissionDenied(identity, 'intention', 'read', destination.name);
     }
-    const key = source === 'peer' ? undefined : intentionKey(destination.namespace, destination.name, source.namespace, source.name);
+    const key =
+      source === 'peer'
+        ? undefined
+        : intentionKey(destination.namespace, destination.name, source.namespace, source.name);
     const pretty = req.pretty;
     return changeAware(req, () => {
       const row = key === undefined ? undefined : intentions.get(key);
@@ -212,7 +241,11 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     checkPartitionParam(req);
     const destinationText = requiredParam(req, 'destination');
     requiredParam(req, 'source');
-    const destination = noPeer(parseServiceName(destinationText, 'default', 'destination'), 'destination', destinationText);
+    const destination = noPeer(
+      parseServiceName(destinationText, 'default', 'destination'),
+      'destination',
+      destinationText,
+    );
     return { resource: 'intention', access: 'write', name: () => destination.name };
   };
 
@@ -262,7 +295,9 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     return changeAware(req, () => {
       const index = intentions.current();
       const lists = refs.map((ref) =>
-        bySource ? sourceIntentions(index, ref.namespace, ref.name) : destinationIntentions(index, ref.namespace, ref.name),
+        bySource
+          ? sourceIntentions(index, ref.namespace, ref.name)
+          : destinationIntentions(index, ref.namespace, ref.name),
       );
       return {
         print: lists.map(fingerprint).join('|'),
@@ -270,9 +305,12 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
           const meta = queryMetaHeaders(brand, tableIndex);
           meta.push([brand.effectiveConsistency, 'leader']);
           // Keys as given, sorted as Go writes a map; an empty match is [].
-          const order = names.map((name, i) => [name, i] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+          const order = names
+            .map((name, i) => [name, i] as const)
+            .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
           const out: Record<string, unknown> = {};
-          for (const [name, i] of order) out[name] = (lists[i] as readonly IndexedIntention[]).map((e) => intentionJson(e.row));
+          for (const [name, i] of order)
+            out[name] = (lists[i] as readonly IndexedIntention[]).map((e) => intentionJson(e.row));
           return jsonReply(out, pretty, meta);
         },
       };
@@ -302,14 +340,25 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
     const params = checkParams(req);
     const ns = defaultNamespace(req, identity);
     const source = noPeer(parseServiceName(params.source, ns, 'source'), 'source', params.source);
-    const destination = noPeer(parseServiceName(params.destination, ns, 'destination'), 'destination', params.destination);
-    const entry = firstSourceMatch(destinationIntentions(intentions.current(), destination.namespace, destination.name), source.namespace, source.name);
+    const destination = noPeer(
+      parseServiceName(params.destination, ns, 'destination'),
+      'destination',
+      params.destination,
+    );
+    const entry = firstSourceMatch(
+      destinationIntentions(intentions.current(), destination.namespace, destination.name),
+      source.namespace,
+      source.name,
+    );
     const allowed = entry === undefined ? identity.authorizer.defaultAllow : entry.allowed;
     return jsonReply({ Allowed: allowed }, req.pretty);
   };
 
   return [
-    { path: '/v1/connect/intentions', methods: { GET: { acl: 'resolved', handler: list }, POST: { acl: 'resolved', handler: create } } },
+    {
+      path: '/v1/connect/intentions',
+      methods: { GET: { acl: 'resolved', handler: list }, POST: { acl: 'resolved', handler: create } },
+    },
     { path: '/v1/connect/intentions/match', methods: { GET: { acl: 'resolved', handler: match } } },
     { path: '/v1/connect/intentions/check', methods: { GET: { acl: checkAcl, handler: check } } },
     {

@@ -14,7 +14,8 @@ const MARK_BYTES = 12;
 /** How long a durable index may wait before it is marked: the window a cut can go unnoticed. */
 export const DEFAULT_MARK_EVERY_MS = 200;
 
-export type MarkReading = { readonly kind: 'none' } | { readonly kind: 'damaged' } | { readonly kind: 'index'; readonly index: number };
+export type MarkReading =
+  { readonly kind: 'none' } | { readonly kind: 'damaged' } | { readonly kind: 'index'; readonly index: number };
 
 /** What the directory's mark says; `none` without one (a directory from before the mark existed). */
 export async function readDurableMark(dir: string): Promise<MarkReading> {
@@ -58,7 +59,12 @@ export class DurableMarkWriter {
   }
 
   /** Opens (creating if needed) the directory's mark, to be set to `index` by the first flush. */
-  static async open(dir: string, index: number, log: Logger, everyMs = DEFAULT_MARK_EVERY_MS): Promise<DurableMarkWriter> {
+  static async open(
+    dir: string,
+    index: number,
+    log: Logger,
+    everyMs = DEFAULT_MARK_EVERY_MS,
+  ): Promise<DurableMarkWriter> {
     const path = join(dir, DURABLE_MARK_FILE);
     let handle: FileHandle;
     try {
@@ -110,7 +116,11 @@ export class DurableMarkWriter {
       await this.handle.datasync();
       this.marked = index;
     } catch (err) {
-      if (!this.warned) this.log.warn({ err: { code: (err as { code?: unknown }).code, message: String(err) } }, 'writing the durable mark failed; recovery checks against an older mark');
+      if (!this.warned)
+        this.log.warn(
+          { err: { code: (err as { code?: unknown }).code, message: String(err) } },
+          'writing the durable mark failed; recovery checks against an older mark',
+        );
       this.warned = true;
     }
   }

@@ -8,7 +8,18 @@ import { systemClock } from '../../core/clock.js';
 import { agentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import { ALWAYS_CONNECTED } from '../backend-health.js';
-import type { StoreHealth, CommitResult, EmbeddedStoreStats, RangeTarget, ReadResult, RecoveryStats, Row, StateStore, WatchTarget, WriteOp } from '../types.js';
+import type {
+  StoreHealth,
+  CommitResult,
+  EmbeddedStoreStats,
+  RangeTarget,
+  ReadResult,
+  RecoveryStats,
+  Row,
+  StateStore,
+  WatchTarget,
+  WriteOp,
+} from '../types.js';
 import { readView, viewChangedAfter, watchView } from '../view-reads.js';
 import type { DirLock } from './dir-lock.js';
 import { acquireDirLock } from './dir-lock.js';
@@ -84,7 +95,13 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
     index.restore(recovered.lastIndex);
     const mark = await DurableMarkWriter.open(dir, recovered.lastIndex, log);
     const store = new EmbeddedStateStore(log, clock, settings, tables, index, { dir, lock, recovery: recovered, mark });
-    await store.openWal(recovered.segments, recovered.activeBytes, recovered.lastIndex, options.diskRetryMs, options.onWalSync);
+    await store.openWal(
+      recovered.segments,
+      recovered.activeBytes,
+      recovered.lastIndex,
+      options.diskRetryMs,
+      options.onWalSync,
+    );
     // After an accepted loss the mark must come down to what is left, or the next start refuses again.
     await mark.flush();
     log.info({ dir, index: recovered.lastIndex, ...statsOf(recovered) }, 'state store recovered');
@@ -131,11 +148,18 @@ class EmbeddedStateStore implements EmbeddedStore {
     private readonly disk: Disk | undefined,
   ) {
     this.hub = new WatchHub(log);
-    this.recovery = disk === undefined ? { snapshotIndex: 0, replayedRecords: 0, truncatedBytes: 0 } : statsOf(disk.recovery);
+    this.recovery =
+      disk === undefined ? { snapshotIndex: 0, replayedRecords: 0, truncatedBytes: 0 } : statsOf(disk.recovery);
     this.nextMemoryReapAt = clock.now() + settings.tombstoneTtlMs;
   }
 
-  async openWal(segments: readonly SegmentFile[], activeBytes: number, lastIndex: number, diskRetryMs: number | undefined, onSynced?: (seconds: number) => void): Promise<void> {
+  async openWal(
+    segments: readonly SegmentFile[],
+    activeBytes: number,
+    lastIndex: number,
+    diskRetryMs: number | undefined,
+    onSynced?: (seconds: number) => void,
+  ): Promise<void> {
     const disk = this.disk as Disk;
     this.wal = await WalWriter.open<PendingCommit>({
       dir: disk.dir,

@@ -12,7 +12,14 @@ import { readDurableMark, type MarkReading } from './durable-mark.js';
 import { decodeRecords } from '../record-codec.js';
 import { readSnapshot } from '../snapshot-file.js';
 import type { SegmentFile } from '../state-files.js';
-import { DURABLE_MARK_FILE, SNAPSHOT_FILE, SNAPSHOT_TEMP_FILE, fsyncDir, listSegments, segmentPath } from '../state-files.js';
+import {
+  DURABLE_MARK_FILE,
+  SNAPSHOT_FILE,
+  SNAPSHOT_TEMP_FILE,
+  fsyncDir,
+  listSegments,
+  segmentPath,
+} from '../state-files.js';
 import { asCommitRecord, commitRecordFollows } from './wal-record.js';
 
 export interface Recovered extends RecoveryStats {
@@ -37,7 +44,12 @@ interface TornTail {
 }
 
 /** Rebuilds `tables` from `dir`. */
-export async function recoverState(dir: string, tables: MemoryTables, log: Logger, options: RecoveryOptions = {}): Promise<Recovered> {
+export async function recoverState(
+  dir: string,
+  tables: MemoryTables,
+  log: Logger,
+  options: RecoveryOptions = {},
+): Promise<Recovered> {
   // A temp snapshot is one whose writer died before the rename: never trusted.
   await unlink(join(dir, SNAPSHOT_TEMP_FILE)).catch(() => undefined);
 
@@ -56,7 +68,10 @@ export async function recoverState(dir: string, tables: MemoryTables, log: Logge
 
   const first = segments[0];
   if (first !== undefined && first.firstIndex > snapshotIndex + 1) {
-    throw walError('STATE_WAL_GAP', `WAL starts at index ${first.firstIndex} but the snapshot ends at ${snapshotIndex}; records are missing`);
+    throw walError(
+      'STATE_WAL_GAP',
+      `WAL starts at index ${first.firstIndex} but the snapshot ends at ${snapshotIndex}; records are missing`,
+    );
   }
 
   let expected = first?.firstIndex ?? snapshotIndex + 1;
@@ -74,14 +89,20 @@ export async function recoverState(dir: string, tables: MemoryTables, log: Logge
     if (decoded.fault !== undefined) {
       const { offset, reason } = decoded.fault;
       if (!isLast || commitRecordFollows(buf, offset)) {
-        throw walError('STATE_WAL_CORRUPT', `segment ${seg.path} is damaged at byte ${offset} (${reason}) with acknowledged records after it`);
+        throw walError(
+          'STATE_WAL_CORRUPT',
+          `segment ${seg.path} is damaged at byte ${offset} (${reason}) with acknowledged records after it`,
+        );
       }
       torn = { path: seg.path, offset, dropped: buf.length - offset, reason };
     }
     for (const { offset, value } of decoded.records) {
       const rec = asCommitRecord(value);
       if (rec === undefined || rec.i !== expected) {
-        throw walError('STATE_WAL_CORRUPT', `segment ${seg.path} holds an unexpected record at byte ${offset} (want index ${expected})`);
+        throw walError(
+          'STATE_WAL_CORRUPT',
+          `segment ${seg.path} holds an unexpected record at byte ${offset} (want index ${expected})`,
+        );
       }
       expected++;
       if (rec.i <= snapshotIndex) continue;
@@ -93,7 +114,11 @@ export async function recoverState(dir: string, tables: MemoryTables, log: Logge
   const lastIndex = Math.max(snapshotIndex, expected - 1);
 
   const mark = await readDurableMark(dir);
-  if (mark.kind === 'damaged') log.warn({ file: join(dir, DURABLE_MARK_FILE) }, 'the durable mark is damaged; recovery cannot check for a cut WAL this time');
+  if (mark.kind === 'damaged')
+    log.warn(
+      { file: join(dir, DURABLE_MARK_FILE) },
+      'the durable mark is damaged; recovery cannot check for a cut WAL this time',
+    );
   const losses = findLosses(dir, mark, { snapshotIndex, lastIndex, segments, torn });
   if (losses.length > 0) {
     const detail = losses.join('; ');
@@ -105,7 +130,10 @@ export async function recoverState(dir: string, tables: MemoryTables, log: Logge
   if (obsolete.length > 0) await fsyncDir(dir);
   if (torn !== undefined) {
     await truncateDurably(torn.path, torn.offset);
-    log.warn({ segment: torn.path, offset: torn.offset, droppedBytes: torn.dropped, reason: torn.reason }, 'truncated a torn record at the end of the WAL');
+    log.warn(
+      { segment: torn.path, offset: torn.offset, droppedBytes: torn.dropped, reason: torn.reason },
+      'truncated a torn record at the end of the WAL',
+    );
   }
   const truncatedBytes = torn?.dropped ?? 0;
   if (segments.length > 0 && expected - 1 < snapshotIndex) {
@@ -133,12 +161,21 @@ function findLosses(dir: string, mark: MarkReading, j: Judged): string[] {
   // snapshot with neither that segment nor records after it means the segment was removed.
   const continues = j.lastIndex > j.snapshotIndex || j.segments.some((seg) => seg.firstIndex === j.snapshotIndex + 1);
   if (j.snapshotIndex > 0 && !continues) {
-    losses.push(`${SNAPSHOT_FILE} ends at index ${j.snapshotIndex} but the segment that continues it, ${basename(segmentPath(dir, j.snapshotIndex + 1))}, is missing`);
+    losses.push(
+      `${SNAPSHOT_FILE} ends at index ${j.snapshotIndex} but the segment that continues it, ${basename(segmentPath(dir, j.snapshotIndex + 1))}, is missing`,
+    );
   }
   if (mark.kind === 'index' && mark.index > j.lastIndex) {
     const last = j.segments[j.segments.length - 1];
-    const where = j.torn !== undefined ? `${basename(j.torn.path)} ends with a damaged record at byte ${j.torn.offset}` : last !== undefined ? `${basename(last.path)} ends` : 'the log ends';
-    losses.push(`${where} at index ${j.lastIndex}, but ${DURABLE_MARK_FILE} records index ${mark.index} as acknowledged: indexes ${j.lastIndex + 1}-${mark.index} are lost`);
+    const where =
+      j.torn !== undefined
+        ? `${basename(j.torn.path)} ends with a damaged record at byte ${j.torn.offset}`
+        : last !== undefined
+          ? `${basename(last.path)} ends`
+          : 'the log ends';
+    losses.push(
+      `${where} at index ${j.lastIndex}, but ${DURABLE_MARK_FILE} records index ${mark.index} as acknowledged: indexes ${j.lastIndex + 1}-${mark.index} are lost`,
+    );
   }
   return losses;
 }

@@ -20,7 +20,9 @@ export function encodeCommitRecord(index: number, time: number, opsJson: string)
 export function asCommitRecord(value: unknown): CommitRecord | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const rec = value as Partial<CommitRecord>;
-  return Number.isSafeInteger(rec.i) && typeof rec.t === 'number' && Array.isArray(rec.ops) ? (rec as CommitRecord) : undefined;
+  return Number.isSafeInteger(rec.i) && typeof rec.t === 'number' && Array.isArray(rec.ops)
+    ? (rec as CommitRecord)
+    : undefined;
 }
 
 /**

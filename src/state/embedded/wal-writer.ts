@@ -183,7 +183,10 @@ export class WalWriter<W extends PendingWrite> {
         this.enterDiskFull(`${code} writing ${this.active.path}`);
       } else {
         this.failure = agentError('STATE_WAL_WRITE_FAILED', { cause });
-        this.options.log.error({ err: cause, segment: this.active.path }, 'WAL write failed; refusing further writes until restart');
+        this.options.log.error(
+          { err: cause, segment: this.active.path },
+          'WAL write failed; refusing further writes until restart',
+        );
       }
       this.options.onFailed(batch, this.failure as AgentError);
       return;
@@ -218,7 +221,11 @@ export class WalWriter<W extends PendingWrite> {
         this.active = next;
         this.activeBytes = 0;
         // Everything in it is already fdatasynced; a failing close loses nothing.
-        await old.close().catch((err: unknown) => this.options.log.warn({ err, segment: next.path }, 'closing the previous WAL segment failed'));
+        await old
+          .close()
+          .catch((err: unknown) =>
+            this.options.log.warn({ err, segment: next.path }, 'closing the previous WAL segment failed'),
+          );
       }
     } catch (err) {
       for (const r of waiting) r.fail(err);
@@ -238,7 +245,10 @@ export class WalWriter<W extends PendingWrite> {
     this.failure = agentError('STATE_DISK_FULL', { dir: this.options.dir });
     this.diskFull = { since: Date.now(), refused: 0, timer: undefined };
     const everyMs = this.options.diskRetryMs ?? DEFAULT_DISK_RETRY_MS;
-    this.options.log.warn({ dir: this.options.dir, reason, retryEveryMs: everyMs }, 'disk full: the state store is read-only until space is freed (reads are served)');
+    this.options.log.warn(
+      { dir: this.options.dir, reason, retryEveryMs: everyMs },
+      'disk full: the state store is read-only until space is freed (reads are served)',
+    );
     this.scheduleDiskRetry();
   }
 
@@ -264,7 +274,10 @@ export class WalWriter<W extends PendingWrite> {
     this.diskFull = undefined;
     this.failure = undefined;
     const seconds = ((Date.now() - outage.since) / 1000).toFixed(1);
-    this.options.log.info({ dir: this.options.dir, refusedWrites: outage.refused, readOnlySeconds: Number(seconds) }, 'disk has room again: state store writes resumed');
+    this.options.log.info(
+      { dir: this.options.dir, refusedWrites: outage.refused, readOnlySeconds: Number(seconds) },
+      'disk has room again: state store writes resumed',
+    );
     this.options.onResumed?.(this.lastIndex);
   }
 

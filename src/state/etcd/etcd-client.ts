@@ -24,7 +24,8 @@ export interface EtcdConnectionOptions {
   /** Client URLs (`http://host:2379` or `https://…`). */
   readonly endpoints: readonly string[];
   readonly auth?: { readonly username: string; readonly password: string } | undefined;
-  readonly tls?: { readonly ca: Buffer; readonly cert?: Buffer | undefined; readonly key?: Buffer | undefined } | undefined;
+  readonly tls?:
+    { readonly ca: Buffer; readonly cert?: Buffer | undefined; readonly key?: Buffer | undefined } | undefined;
   /** Where a member going away or coming back is said (once each), and each failed call at debug. */
   readonly log?: Logger | undefined;
   readonly random?: (() => number) | undefined;
@@ -126,7 +127,12 @@ export interface EtcdConnection {
    * Every key in [start, end) at one revision, read in pages: a linearizable read, or with
    * `serializable` whatever the member asked holds (no round trip through the leader).
    */
-  rangeKeys(start: Buffer, end: Buffer, deadlineMs: number, options?: { readonly serializable?: boolean }): Promise<EtcdRangeResult>;
+  rangeKeys(
+    start: Buffer,
+    end: Buffer,
+    deadlineMs: number,
+    options?: { readonly serializable?: boolean },
+  ): Promise<EtcdRangeResult>;
   /** Watches [start, end) from `startRevision`, like watchPrefix. */
   watchRange(start: Buffer, end: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch;
   /** One key, or undefined (a linearizable read). */
@@ -187,7 +193,12 @@ class SharedHandle implements EtcdConnection {
   compact(revision: number, deadlineMs: number): Promise<void> {
     return this.c.compact(revision, deadlineMs);
   }
-  rangeKeys(start: Buffer, end: Buffer, deadlineMs: number, options?: { readonly serializable?: boolean }): Promise<EtcdRangeResult> {
+  rangeKeys(
+    start: Buffer,
+    end: Buffer,
+    deadlineMs: number,
+    options?: { readonly serializable?: boolean },
+  ): Promise<EtcdRangeResult> {
     return this.c.rangeKeys(start, end, deadlineMs, options);
   }
   watchRange(start: Buffer, end: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch {
@@ -608,7 +619,12 @@ class Etcd3Connection implements EtcdConnection {
     await this.call(deadlineMs, (deadline) => this.client.leaseClient.leaseRevoke({ ID: id }, { deadline }));
   }
 
-  async rangeKeys(start: Buffer, end: Buffer, deadlineMs: number, options?: { readonly serializable?: boolean }): Promise<EtcdRangeResult> {
+  async rangeKeys(
+    start: Buffer,
+    end: Buffer,
+    deadlineMs: number,
+    options?: { readonly serializable?: boolean },
+  ): Promise<EtcdRangeResult> {
     const kvs: EtcdKeyValue[] = [];
     const serializable = options?.serializable === true;
     const until = Date.now() + deadlineMs;
@@ -661,7 +677,10 @@ class Etcd3Connection implements EtcdConnection {
     });
     watcher.on('data', (res) => {
       if (!live) return;
-      const events = res.events.map((ev): EtcdWatchEvent => ({ type: ev.type === 'Delete' ? 'delete' : 'put', kv: keyValue(ev.kv) }));
+      const events = res.events.map((ev): EtcdWatchEvent => ({
+        type: ev.type === 'Delete' ? 'delete' : 'put',
+        kv: keyValue(ev.kv),
+      }));
       listener.events(events, Number(res.header.revision));
     });
     watcher.on('disconnected', (err: unknown) => {
@@ -739,7 +758,11 @@ class Etcd3Connection implements EtcdConnection {
 /** Classifies an error thrown by a call of this connection. */
 export function etcdFailure(err: unknown): EtcdFailure {
   if (err instanceof ClientClosedError) return 'closed';
-  if (err instanceof GRPCUnavailableError || err instanceof GRPCDeadlineExceededError || err instanceof GRPCCancelledError) {
+  if (
+    err instanceof GRPCUnavailableError ||
+    err instanceof GRPCDeadlineExceededError ||
+    err instanceof GRPCCancelledError
+  ) {
     return 'unavailable';
   }
   if (isBrokenCircuitError(err)) return 'unavailable';
@@ -750,7 +773,8 @@ export function etcdFailure(err: unknown): EtcdFailure {
 }
 
 function requestOp(op: EtcdTxnOp): IRequestOp {
-  if (op.op === 'put') return { request_put: { key: op.key, value: op.value, ...(op.lease === undefined ? {} : { lease: op.lease }) } };
+  if (op.op === 'put')
+    return { request_put: { key: op.key, value: op.value, ...(op.lease === undefined ? {} : { lease: op.lease }) } };
   return { request_delete_range: op.end === undefined ? { key: op.key } : { key: op.key, range_end: op.end } };
 }
 

@@ -14,7 +14,10 @@ export interface EtcdPrivateRange {
   create(path: string, value: unknown): Promise<boolean>;
   delete(path: string): Promise<void>;
   /** Every key under `<prefix>private/<path>` with the revision that created it, and the revision read at. */
-  list(path: string): Promise<{ readonly revision: number; readonly keys: { readonly path: string; readonly createRevision: number }[] }>;
+  list(path: string): Promise<{
+    readonly revision: number;
+    readonly keys: { readonly path: string; readonly createRevision: number }[];
+  }>;
   close(): void;
 }
 
@@ -54,7 +57,11 @@ class PrivateRange implements EtcdPrivateRange {
     const key = this.key(path);
     try {
       const res = await this.connection.txn(
-        { compares: [{ key, target: 'create', equals: 0 }], success: [{ op: 'put', key, value: Buffer.from(JSON.stringify(value), 'utf8') }], failure: [] },
+        {
+          compares: [{ key, target: 'create', equals: 0 }],
+          success: [{ op: 'put', key, value: Buffer.from(JSON.stringify(value), 'utf8') }],
+          failure: [],
+        },
         this.timeoutMs,
       );
       return res.succeeded;
@@ -65,16 +72,25 @@ class PrivateRange implements EtcdPrivateRange {
 
   async delete(path: string): Promise<void> {
     try {
-      await this.connection.txn({ compares: [], success: [{ op: 'delete', key: this.key(path) }], failure: [] }, this.timeoutMs);
+      await this.connection.txn(
+        { compares: [], success: [{ op: 'delete', key: this.key(path) }], failure: [] },
+        this.timeoutMs,
+      );
     } catch (err) {
       throw failure(err);
     }
   }
 
-  async list(path: string): Promise<{ readonly revision: number; readonly keys: { readonly path: string; readonly createRevision: number }[] }> {
+  async list(path: string): Promise<{
+    readonly revision: number;
+    readonly keys: { readonly path: string; readonly createRevision: number }[];
+  }> {
     try {
       const { revision, kvs } = await this.connection.rangePrefix(this.key(path), this.timeoutMs);
-      return { revision, keys: kvs.map((kv) => ({ path: kv.key.slice(this.root.length), createRevision: kv.createRevision })) };
+      return {
+        revision,
+        keys: kvs.map((kv) => ({ path: kv.key.slice(this.root.length), createRevision: kv.createRevision })),
+      };
     } catch (err) {
       throw failure(err);
     }

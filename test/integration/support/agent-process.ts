@@ -35,7 +35,6 @@ export interface StartOptions {
   readonly nofile?: { readonly soft: number; readonly hard: number };
 }
 
-
 export async function startAgent(options: StartOptions = {}): Promise<AgentProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` (npm test does)`);
   const args = ['agent', '-http-port', '0', '-log-json'];
@@ -51,7 +50,10 @@ export async function startAgent(options: StartOptions = {}): Promise<AgentProce
   }
   args.push(...(options.args ?? []));
   const node = options.node ?? process.execPath;
-  const command = options.nofile === undefined ? [node, MAIN] : ['prlimit', `--nofile=${options.nofile.soft}:${options.nofile.hard}`, node, MAIN];
+  const command =
+    options.nofile === undefined
+      ? [node, MAIN]
+      : ['prlimit', `--nofile=${options.nofile.soft}:${options.nofile.hard}`, node, MAIN];
   const child = spawn(command[0] as string, [...command.slice(1), ...args], {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -59,7 +61,10 @@ export async function startAgent(options: StartOptions = {}): Promise<AgentProce
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const logs: Record<string, unknown>[] = [];
-  const waiters = new Set<{ match: (line: Record<string, unknown>) => boolean; done: (line: Record<string, unknown>) => void }>();
+  const waiters = new Set<{
+    match: (line: Record<string, unknown>) => boolean;
+    done: (line: Record<string, unknown>) => void;
+  }>();
   const exited = new Promise<number | string>((done) =>
     child.once('exit', (code, signal) => {
       if (configDir) void rm(configDir, { recursive: true, force: true });
@@ -86,7 +91,11 @@ export async function startAgent(options: StartOptions = {}): Promise<AgentProce
     void exited.then((code) => fail(new Error(`agent exited (${code}) before starting: ${stderr}`)));
   });
   const line = await started;
-  const port = Number(String(line.address ?? line.httpsAddress).split(':').pop());
+  const port = Number(
+    String(line.address ?? line.httpsAddress)
+      .split(':')
+      .pop(),
+  );
   return {
     port,
     url: `http://127.0.0.1:${port}`,
@@ -106,9 +115,16 @@ export async function startAgent(options: StartOptions = {}): Promise<AgentProce
 }
 
 /** Runs the CLI to completion (for commands that should fail fast or print and exit). */
-export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 10_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 10_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

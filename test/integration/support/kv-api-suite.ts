@@ -20,14 +20,21 @@ export function kvApiSuite(start: () => Promise<AgentProcess>): void {
   afterAll(() => agent.stop());
 
   describe('PUT and GET', () => {
-    it('stores a raw body and returns Consul\'s entry shape', async () => {
+    it("stores a raw body and returns Consul's entry shape", async () => {
       const res = await put('shape/one', 'hello');
       expect(res.status).toBe(200);
       expect(await res.text()).toBe('true');
       const got = await fetch(url('shape/one'));
       const index = Number(got.headers.get('x-svc-index'));
       expect(await got.json()).toEqual([
-        { LockIndex: 0, Key: 'shape/one', Flags: 0, Value: Buffer.from('hello').toString('base64'), CreateIndex: index, ModifyIndex: index },
+        {
+          LockIndex: 0,
+          Key: 'shape/one',
+          Flags: 0,
+          Value: Buffer.from('hello').toString('base64'),
+          CreateIndex: index,
+          ModifyIndex: index,
+        },
       ]);
     });
 
@@ -109,15 +116,21 @@ export function kvApiSuite(start: () => Promise<AgentProcess>): void {
 
     it('updates only at the current ModifyIndex', async () => {
       const [entry] = (await (await fetch(url('cas/new'))).json()) as { ModifyIndex: number }[];
-      expect(await (await fetch(url(`cas/new?cas=${entry!.ModifyIndex + 100}`), { method: 'PUT', body: 'x' })).text()).toBe('false');
-      expect(await (await fetch(url(`cas/new?cas=${entry!.ModifyIndex}`), { method: 'PUT', body: 'c' })).text()).toBe('true');
+      expect(
+        await (await fetch(url(`cas/new?cas=${entry!.ModifyIndex + 100}`), { method: 'PUT', body: 'x' })).text(),
+      ).toBe('false');
+      expect(await (await fetch(url(`cas/new?cas=${entry!.ModifyIndex}`), { method: 'PUT', body: 'c' })).text()).toBe(
+        'true',
+      );
       expect(await (await fetch(url('cas/new?raw'))).text()).toBe('c');
     });
 
     it('deletes only at the current ModifyIndex, and answers true for a key already gone', async () => {
       await put('cas/del', 'x');
       const [entry] = (await (await fetch(url('cas/del'))).json()) as { ModifyIndex: number }[];
-      expect(await (await fetch(url(`cas/del?cas=${entry!.ModifyIndex + 1}`), { method: 'DELETE' })).text()).toBe('false');
+      expect(await (await fetch(url(`cas/del?cas=${entry!.ModifyIndex + 1}`), { method: 'DELETE' })).text()).toBe(
+        'false',
+      );
       expect((await fetch(url('cas/del'))).status).toBe(200);
       expect(await (await fetch(url(`cas/del?cas=${entry!.ModifyIndex}`), { method: 'DELETE' })).text()).toBe('true');
       expect((await fetch(url('cas/del'))).status).toBe(404);
@@ -146,21 +159,27 @@ export function kvApiSuite(start: () => Promise<AgentProcess>): void {
       }
     });
 
-    it('rejects bad flags and cas with 400 and Go\'s parse text (D3)', async () => {
+    it("rejects bad flags and cas with 400 and Go's parse text (D3)", async () => {
       const answer = async (path: string, method: string) => {
         const res = await fetch(url(path), { method, ...(method === 'PUT' ? { body: 'x' } : {}) });
         return [res.status, await res.text()];
       };
-      expect(await answer('err/a?flags=abc', 'PUT')).toEqual(answerOf('KV_BAD_FLAGS', { text: 'abc', reason: 'invalid syntax' }));
-      expect(await answer('err/a?cas=-1', 'PUT')).toEqual(answerOf('KV_BAD_CAS', { text: '-1', reason: 'invalid syntax' }));
-      expect(await answer('err/a?cas=x', 'DELETE')).toEqual(answerOf('KV_BAD_CAS', { text: 'x', reason: 'invalid syntax' }));
+      expect(await answer('err/a?flags=abc', 'PUT')).toEqual(
+        answerOf('KV_BAD_FLAGS', { text: 'abc', reason: 'invalid syntax' }),
+      );
+      expect(await answer('err/a?cas=-1', 'PUT')).toEqual(
+        answerOf('KV_BAD_CAS', { text: '-1', reason: 'invalid syntax' }),
+      );
+      expect(await answer('err/a?cas=x', 'DELETE')).toEqual(
+        answerOf('KV_BAD_CAS', { text: 'x', reason: 'invalid syntax' }),
+      );
       expect(await answer('err/a?flags=18446744073709551616', 'PUT')).toEqual(
         answerOf('KV_BAD_FLAGS', { text: '18446744073709551616', reason: 'value out of range' }),
       );
       expect((await fetch(url('err/a'))).status).toBe(404);
     });
 
-    it('rejects conflicting flags with Consul\'s text', async () => {
+    it("rejects conflicting flags with Consul's text", async () => {
       let res = await fetch(url('err/b?cas=0&release=s1'), { method: 'PUT', body: 'x' });
       expect([res.status, await res.text()]).toEqual(answerOf('KV_CONFLICTING_FLAGS', { query: 'cas=0&release=s1' }));
       res = await fetch(url('err/b?recurse&cas=1'), { method: 'DELETE' });
@@ -180,7 +199,9 @@ export function kvApiSuite(start: () => Promise<AgentProcess>): void {
 
     it('answers 413 past the cap for a chunked body, and accepts a small chunked body', async () => {
       const chunked = (size: number): Buffer => {
-        const parts: Buffer[] = [Buffer.from('PUT /v1/kv/err/chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n')];
+        const parts: Buffer[] = [
+          Buffer.from('PUT /v1/kv/err/chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n'),
+        ];
         for (let left = size; left > 0; left -= 256) {
           const n = Math.min(256, left);
           parts.push(Buffer.from(`${n.toString(16)}\r\n${'y'.repeat(n)}\r\n`));
@@ -216,4 +237,3 @@ export function kvApiSuite(start: () => Promise<AgentProcess>): void {
     });
   });
 }
-

@@ -46,12 +46,20 @@ export interface Handshake {
  * connects with its leaf and trusts `clientCa`. Both sides verify the peer chain and read the
  * peer's SPIFFE ID (there are no DNS names in mesh leaves, so hostname checks are replaced).
  */
-export async function handshake(server: LeafKeys, serverCa: string[], client: LeafKeys, clientCa: string[]): Promise<Handshake> {
+export async function handshake(
+  server: LeafKeys,
+  serverCa: string[],
+  client: LeafKeys,
+  clientCa: string[],
+): Promise<Handshake> {
   let serverSaw = '';
-  const tlsServer = createServer({ key: server.PrivateKeyPEM, cert: server.CertPEM, ca: serverCa, requestCert: true, rejectUnauthorized: true }, (socket) => {
-    serverSaw = uriOf(socket.getPeerCertificate());
-    socket.pipe(socket);
-  });
+  const tlsServer = createServer(
+    { key: server.PrivateKeyPEM, cert: server.CertPEM, ca: serverCa, requestCert: true, rejectUnauthorized: true },
+    (socket) => {
+      serverSaw = uriOf(socket.getPeerCertificate());
+      socket.pipe(socket);
+    },
+  );
   tlsServer.listen(0, '127.0.0.1');
   await once(tlsServer, 'listening');
   try {
@@ -62,7 +70,8 @@ export async function handshake(server: LeafKeys, serverCa: string[], client: Le
       cert: client.CertPEM,
       ca: clientCa,
       rejectUnauthorized: true,
-      checkServerIdentity: (_host, cert) => (uriOf(cert) === server.ServiceURI ? undefined : new Error(`unexpected peer ${uriOf(cert)}`)),
+      checkServerIdentity: (_host, cert) =>
+        uriOf(cert) === server.ServiceURI ? undefined : new Error(`unexpected peer ${uriOf(cert)}`),
     });
     await once(socket, 'secureConnect');
     const clientSaw = uriOf(socket.getPeerCertificate());
@@ -76,7 +85,12 @@ export async function handshake(server: LeafKeys, serverCa: string[], client: Le
 }
 
 /** Resolves with the TLS error the client sees, or throws if the handshake succeeds. */
-export async function handshakeError(server: Leaf, serverCa: string[], client: Leaf, clientCa: string[]): Promise<string> {
+export async function handshakeError(
+  server: Leaf,
+  serverCa: string[],
+  client: Leaf,
+  clientCa: string[],
+): Promise<string> {
   try {
     await handshake(server, serverCa, client, clientCa);
   } catch (err) {

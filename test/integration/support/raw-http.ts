@@ -33,7 +33,11 @@ export function rawRequest(port: number, request: string | Buffer, timeoutMs = 1
 }
 
 /** Sends one request and reports whether the server closes the connection after answering. */
-export function serverClosesAfter(port: number, request: string, waitMs = 1000): Promise<{ response: RawResponse; closedByServer: boolean }> {
+export function serverClosesAfter(
+  port: number,
+  request: string,
+  waitMs = 1000,
+): Promise<{ response: RawResponse; closedByServer: boolean }> {
   return new Promise((done, fail) => {
     const socket = connect(port, '127.0.0.1');
     const parser = new ResponseParser();
@@ -86,7 +90,10 @@ export class ResponseParser {
 }
 
 /** Opens a socket, sends a request, and hands back the socket with a promise of its response. */
-export function openRequest(port: number, request: string): Promise<{ socket: Socket; response: Promise<RawResponse> }> {
+export function openRequest(
+  port: number,
+  request: string,
+): Promise<{ socket: Socket; response: Promise<RawResponse> }> {
   return new Promise((ready, fail) => {
     const socket = connect(port, '127.0.0.1', () => {
       socket.write(request);

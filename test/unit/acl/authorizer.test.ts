@@ -37,7 +37,9 @@ describe('compileAuthorizer: name matching', () => {
     ],
     [
       'the longest matching prefix wins',
-      ['key_prefix "" { policy = "read" }\nkey_prefix "a/" { policy = "write" }\nkey_prefix "a/b/" { policy = "deny" }\nkey_prefix "a/bc" { policy = "read" }'],
+      [
+        'key_prefix "" { policy = "read" }\nkey_prefix "a/" { policy = "write" }\nkey_prefix "a/b/" { policy = "deny" }\nkey_prefix "a/bc" { policy = "read" }',
+      ],
       [
         ['key', 'read', 'z', true],
         ['key', 'write', 'z', false],
@@ -52,7 +54,9 @@ describe('compileAuthorizer: name matching', () => {
     ],
     [
       'an exact rule for the full name overrides every prefix rule, even a longer-looking one',
-      ['service "web" { policy = "read" }\nservice_prefix "web" { policy = "write" }\nservice_prefix "" { policy = "deny" }'],
+      [
+        'service "web" { policy = "read" }\nservice_prefix "web" { policy = "write" }\nservice_prefix "" { policy = "deny" }',
+      ],
       [
         ['service', 'write', 'web', false],
         ['service', 'read', 'web', true],
@@ -72,7 +76,9 @@ describe('compileAuthorizer: name matching', () => {
     ],
     [
       'names are matched per resource, never across',
-      ['node "x" { policy = "write" }\nagent_prefix "x" { policy = "read" }\nsession "x" { policy = "write" }\nevent_prefix "" { policy = "write" }\nquery "x" { policy = "read" }'],
+      [
+        'node "x" { policy = "write" }\nagent_prefix "x" { policy = "read" }\nsession "x" { policy = "write" }\nevent_prefix "" { policy = "write" }\nquery "x" { policy = "read" }',
+      ],
       [
         ['node', 'write', 'x', true],
         ['agent', 'read', 'xy', true],
@@ -109,24 +115,45 @@ describe('compileAuthorizer: name matching', () => {
 
 describe('compileAuthorizer: levels and merging', () => {
   it('write grants read, list and write; list grants list and read; read grants read; deny nothing', async () => {
-    const a = await authz(['key "w" { policy = "write" }\nkey "l" { policy = "list" }\nkey "r" { policy = "read" }\nkey "d" { policy = "deny" }'], {
-      defaultPolicy: 'allow',
-    });
+    const a = await authz(
+      [
+        'key "w" { policy = "write" }\nkey "l" { policy = "list" }\nkey "r" { policy = "read" }\nkey "d" { policy = "deny" }',
+      ],
+      {
+        defaultPolicy: 'allow',
+      },
+    );
     const table: Check[] = [];
     const grants: Record<string, Access[]> = { w: ['read', 'list', 'write'], l: ['read', 'list'], r: ['read'], d: [] };
     for (const [name, allowed] of Object.entries(grants)) {
-      for (const access of ['read', 'list', 'write'] as const) table.push(['key', access, name, allowed.includes(access)]);
+      for (const access of ['read', 'list', 'write'] as const)
+        table.push(['key', access, name, allowed.includes(access)]);
     }
     expectChecks(a, table);
   });
 
   it.each<[string, string[], Check[]]>([
-    ['write beats read', ['service "web" { policy = "read" }', 'service "web" { policy = "write" }'], [['service', 'write', 'web', true]]],
-    ['deny beats write', ['service "web" { policy = "write" }', 'service "web" { policy = "deny" }'], [['service', 'read', 'web', false]]],
-    ['deny beats write, either order', ['service "web" { policy = "deny" }', 'service "web" { policy = "write" }'], [['service', 'read', 'web', false]]],
+    [
+      'write beats read',
+      ['service "web" { policy = "read" }', 'service "web" { policy = "write" }'],
+      [['service', 'write', 'web', true]],
+    ],
+    [
+      'deny beats write',
+      ['service "web" { policy = "write" }', 'service "web" { policy = "deny" }'],
+      [['service', 'read', 'web', false]],
+    ],
+    [
+      'deny beats write, either order',
+      ['service "web" { policy = "deny" }', 'service "web" { policy = "write" }'],
+      [['service', 'read', 'web', false]],
+    ],
     [
       'list beats read and loses to write',
-      ['key "k" { policy = "read" }\nkey "j" { policy = "list" }', 'key "k" { policy = "list" }\nkey "j" { policy = "write" }'],
+      [
+        'key "k" { policy = "read" }\nkey "j" { policy = "list" }',
+        'key "k" { policy = "list" }\nkey "j" { policy = "write" }',
+      ],
       [
         ['key', 'list', 'k', true],
         ['key', 'write', 'k', false],
@@ -135,14 +162,24 @@ describe('compileAuthorizer: levels and merging', () => {
     ],
     [
       'merging is per name and per kind (exact and prefix of one name are separate rules)',
-      ['key "a" { policy = "deny" }\nkey_prefix "a" { policy = "read" }', 'key_prefix "a" { policy = "write" }\nkey "b" { policy = "write" }'],
+      [
+        'key "a" { policy = "deny" }\nkey_prefix "a" { policy = "read" }',
+        'key_prefix "a" { policy = "write" }\nkey "b" { policy = "write" }',
+      ],
       [
         ['key', 'read', 'a', false],
         ['key', 'write', 'ab', true],
         ['key', 'write', 'b', true],
       ],
     ],
-    ['scalars merge too', ['operator = "read"', 'operator = "write"', 'acl = "write"', 'acl = "deny"'], [['operator', 'write', undefined, true], ['acl', 'read', undefined, false]]],
+    [
+      'scalars merge too',
+      ['operator = "read"', 'operator = "write"', 'acl = "write"', 'acl = "deny"'],
+      [
+        ['operator', 'write', undefined, true],
+        ['acl', 'read', undefined, false],
+      ],
+    ],
   ])('%s', async (_title, texts, checks) => {
     expectChecks(await authz(texts), checks);
   });
@@ -269,7 +306,10 @@ describe('compileAuthorizer: intentions', () => {
   });
 
   it('merges intentions separately from policy across policies, then derives', async () => {
-    const a = await authz(['service "web" { policy = "write" }', 'service "web" {\n policy = "read"\n intentions = "write"\n}']);
+    const a = await authz([
+      'service "web" { policy = "write" }',
+      'service "web" {\n policy = "read"\n intentions = "write"\n}',
+    ]);
     expectChecks(a, [
       ['service', 'write', 'web', true],
       ['intention', 'write', 'web', true],
@@ -279,7 +319,9 @@ describe('compileAuthorizer: intentions', () => {
   });
 
   it('answers `*`: read when any rule grants it, write only when all rules do', async () => {
-    const some = await authz(['service "web" {\n policy = "write"\n intentions = "write"\n}\nservice "db" { policy = "read" }']);
+    const some = await authz([
+      'service "web" {\n policy = "write"\n intentions = "write"\n}\nservice "db" { policy = "read" }',
+    ]);
     expectChecks(some, [
       ['intention', 'read', '*', true],
       ['intention', 'write', '*', false],
@@ -289,7 +331,9 @@ describe('compileAuthorizer: intentions', () => {
       ['intention', 'read', '*', true],
       ['intention', 'write', '*', true],
     ]);
-    const blocked = await authz(['service_prefix "" {\n policy = "write"\n intentions = "write"\n}\nservice "db" { policy = "read" }']);
+    const blocked = await authz([
+      'service_prefix "" {\n policy = "write"\n intentions = "write"\n}\nservice "db" { policy = "read" }',
+    ]);
     expectChecks(blocked, [['intention', 'write', '*', false]]);
   });
 });
@@ -353,19 +397,79 @@ describe('compileAuthorizer: keyWritePrefix', () => {
   it.each<[string, string[], 'allow' | 'deny', string, boolean]>([
     ['write prefix, nothing beneath', ['key_prefix "a/" { policy = "write" }'], 'deny', 'a/', true],
     ['write prefix covers a longer prefix', ['key_prefix "a/" { policy = "write" }'], 'deny', 'a/b/', true],
-    ['a read rule beneath blocks', ['key_prefix "a/" { policy = "write" }\nkey "a/b/secret" { policy = "read" }'], 'deny', 'a/', false],
-    ['a list prefix beneath blocks', ['key_prefix "a/" { policy = "write" }\nkey_prefix "a/b/" { policy = "list" }'], 'deny', 'a/', false],
-    ['a deny beneath blocks', ['key_prefix "" { policy = "write" }\nkey_prefix "a/x" { policy = "deny" }'], 'allow', 'a/', false],
-    ['a write rule beneath does not block', ['key_prefix "a/" { policy = "write" }\nkey "a/b" { policy = "write" }'], 'deny', 'a/', true],
-    ['a non-write rule elsewhere does not block', ['key_prefix "a/" { policy = "write" }\nkey "b/c" { policy = "read" }'], 'deny', 'a/', true],
+    [
+      'a read rule beneath blocks',
+      ['key_prefix "a/" { policy = "write" }\nkey "a/b/secret" { policy = "read" }'],
+      'deny',
+      'a/',
+      false,
+    ],
+    [
+      'a list prefix beneath blocks',
+      ['key_prefix "a/" { policy = "write" }\nkey_prefix "a/b/" { policy = "list" }'],
+      'deny',
+      'a/',
+      false,
+    ],
+    [
+      'a deny beneath blocks',
+      ['key_prefix "" { policy = "write" }\nkey_prefix "a/x" { policy = "deny" }'],
+      'allow',
+      'a/',
+      false,
+    ],
+    [
+      'a write rule beneath does not block',
+      ['key_prefix "a/" { policy = "write" }\nkey "a/b" { policy = "write" }'],
+      'deny',
+      'a/',
+      true,
+    ],
+    [
+      'a non-write rule elsewhere does not block',
+      ['key_prefix "a/" { policy = "write" }\nkey "b/c" { policy = "read" }'],
+      'deny',
+      'a/',
+      true,
+    ],
     ['the covering prefix lacks write', ['key_prefix "a/" { policy = "read" }'], 'allow', 'a/b/', false],
-    ['the longest covering prefix decides', ['key_prefix "" { policy = "deny" }\nkey_prefix "a/" { policy = "write" }'], 'deny', 'a/b', true],
-    ['an exact rule on the prefix itself counts as beneath', ['key_prefix "a/" { policy = "write" }\nkey "a/" { policy = "read" }'], 'deny', 'a/', false],
-    ['exact write on the prefix alone is not enough under deny', ['key "a/" { policy = "write" }'], 'deny', 'a/', false],
-    ['exact write on the prefix alone falls through under allow', ['key "a/" { policy = "write" }'], 'allow', 'a/', true],
+    [
+      'the longest covering prefix decides',
+      ['key_prefix "" { policy = "deny" }\nkey_prefix "a/" { policy = "write" }'],
+      'deny',
+      'a/b',
+      true,
+    ],
+    [
+      'an exact rule on the prefix itself counts as beneath',
+      ['key_prefix "a/" { policy = "write" }\nkey "a/" { policy = "read" }'],
+      'deny',
+      'a/',
+      false,
+    ],
+    [
+      'exact write on the prefix alone is not enough under deny',
+      ['key "a/" { policy = "write" }'],
+      'deny',
+      'a/',
+      false,
+    ],
+    [
+      'exact write on the prefix alone falls through under allow',
+      ['key "a/" { policy = "write" }'],
+      'allow',
+      'a/',
+      true,
+    ],
     ['no rule: default allow', [], 'allow', 'a/', true],
     ['no rule: default deny', [], 'deny', 'a/', false],
-    ['the empty prefix (delete everything) sees every rule', ['key_prefix "" { policy = "write" }\nkey "z" { policy = "read" }'], 'deny', '', false],
+    [
+      'the empty prefix (delete everything) sees every rule',
+      ['key_prefix "" { policy = "write" }\nkey "z" { policy = "read" }'],
+      'deny',
+      '',
+      false,
+    ],
   ])('%s', async (_title, texts, defaultPolicy, prefix, expected) => {
     expect((await authz(texts, { defaultPolicy })).keyWritePrefix(prefix)).toBe(expected);
   });
@@ -380,9 +484,33 @@ describe('compileAuthorizer: anyAllowed and allAllowed', () => {
     ['one granting rule, default allow', ['service "web" { policy = "read" }'], 'allow', 'service', 'read', true, true],
     ['one denying rule, default allow', ['service "web" { policy = "deny" }'], 'allow', 'service', 'read', true, false],
     ['"" prefix grants', ['service_prefix "" { policy = "read" }'], 'deny', 'service', 'read', true, true],
-    ['"" prefix denies, a narrower rule grants', ['service_prefix "" { policy = "deny" }\nservice "web" { policy = "write" }'], 'allow', 'service', 'write', true, false],
-    ['"" prefix denies, nothing grants', ['service_prefix "" { policy = "deny" }\nservice "web" { policy = "read" }'], 'allow', 'service', 'write', false, false],
-    ['"" prefix grants, a narrower deny blocks all', ['node_prefix "" { policy = "write" }\nnode "n9" { policy = "deny" }'], 'allow', 'node', 'read', true, false],
+    [
+      '"" prefix denies, a narrower rule grants',
+      ['service_prefix "" { policy = "deny" }\nservice "web" { policy = "write" }'],
+      'allow',
+      'service',
+      'write',
+      true,
+      false,
+    ],
+    [
+      '"" prefix denies, nothing grants',
+      ['service_prefix "" { policy = "deny" }\nservice "web" { policy = "read" }'],
+      'allow',
+      'service',
+      'write',
+      false,
+      false,
+    ],
+    [
+      '"" prefix grants, a narrower deny blocks all',
+      ['node_prefix "" { policy = "write" }\nnode "n9" { policy = "deny" }'],
+      'allow',
+      'node',
+      'read',
+      true,
+      false,
+    ],
     ['"" prefix grants read, not write', ['key_prefix "" { policy = "read" }'], 'allow', 'key', 'write', false, false],
     ['list grants list', ['key_prefix "a" { policy = "list" }'], 'deny', 'key', 'list', true, false],
     ['scalar set', ['operator = "read"'], 'deny', 'operator', 'read', true, true],
@@ -402,7 +530,8 @@ describe('built-in policies and allowAllAuthorizer', () => {
     const a = compileAuthorizer({ policies: [GLOBAL_MANAGEMENT_PARSED], datacenter: 'dc1', defaultPolicy });
     for (const r of RESOURCES) {
       for (const access of ['read', 'list', 'write'] as const) {
-        for (const name of names) expect([r, access, name, a.allowed(r, access, name)]).toEqual([r, access, name, true]);
+        for (const name of names)
+          expect([r, access, name, a.allowed(r, access, name)]).toEqual([r, access, name, true]);
         expect([r, access, a.anyAllowed(r, access), a.allAllowed(r, access)]).toEqual([r, access, true, true]);
       }
     }

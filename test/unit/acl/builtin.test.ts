@@ -21,7 +21,9 @@ describe('built-ins', () => {
   it('has Consul IDs, names and description', () => {
     expect(GLOBAL_MANAGEMENT_POLICY_ID).toBe('00000000-0000-0000-0000-000000000001');
     expect(GLOBAL_MANAGEMENT_POLICY_NAME).toBe('global-management');
-    expect(GLOBAL_MANAGEMENT_POLICY_DESCRIPTION).toBe('A built-in policy that grants read and write access to all Consul features');
+    expect(GLOBAL_MANAGEMENT_POLICY_DESCRIPTION).toBe(
+      'A built-in policy that grants read and write access to all Consul features',
+    );
     expect(GLOBAL_READ_ONLY_POLICY_ID).toBe('00000000-0000-0000-0000-000000000002');
     expect(GLOBAL_READ_ONLY_POLICY_NAME).toBe('builtin/global-read-only');
     expect(ANONYMOUS_ACCESSOR_ID).toBe('00000000-0000-0000-0000-000000000002');
@@ -36,8 +38,10 @@ describe('built-ins', () => {
     expect(JSON.stringify(await parseRules(GLOBAL_READ_ONLY_RULES))).toBe(JSON.stringify(GLOBAL_READ_ONLY_PARSED));
   });
 
-  it('the management Rules text is Consul\'s: every global rule at write, intentions included', () => {
-    expect(GLOBAL_MANAGEMENT_RULES.startsWith('\nacl = "write"\nagent_prefix "" {\n\tpolicy = "write"\n}\n')).toBe(true);
+  it("the management Rules text is Consul's: every global rule at write, intentions included", () => {
+    expect(GLOBAL_MANAGEMENT_RULES.startsWith('\nacl = "write"\nagent_prefix "" {\n\tpolicy = "write"\n}\n')).toBe(
+      true,
+    );
     expect(GLOBAL_MANAGEMENT_RULES).toContain('service_prefix "" {\n\tpolicy = "write"\n\tintentions = "write"\n}');
     expect(GLOBAL_MANAGEMENT_RULES.endsWith('session_prefix "" {\n\tpolicy = "write"\n}')).toBe(true);
     expect(GLOBAL_READ_ONLY_RULES).not.toContain('write');

@@ -28,7 +28,17 @@ beforeEach(async () => {
 afterEach(() => store.close());
 
 function resolverWith(downPolicy?: AclDownPolicy): AclResolver {
-  return new AclResolver(store, { enabled: true, defaultPolicy: 'deny', datacenter: 'dc1', health, ...(downPolicy === undefined ? {} : { downPolicy }) }, clock);
+  return new AclResolver(
+    store,
+    {
+      enabled: true,
+      defaultPolicy: 'deny',
+      datacenter: 'dc1',
+      health,
+      ...(downPolicy === undefined ? {} : { downPolicy }),
+    },
+    clock,
+  );
 }
 
 async function readerToken(): Promise<{ secret: string; accessor: string }> {
@@ -94,7 +104,11 @@ describe('down_policy deny', () => {
 
 describe('without a health signal (the embedded store)', () => {
   it('is always connected: `deny` changes nothing', async () => {
-    const resolver = new AclResolver(store, { enabled: true, defaultPolicy: 'deny', datacenter: 'dc1', downPolicy: 'deny' }, clock);
+    const resolver = new AclResolver(
+      store,
+      { enabled: true, defaultPolicy: 'deny', datacenter: 'dc1', downPolicy: 'deny' },
+      clock,
+    );
     const { secret } = await readerToken();
     expect(resolver.resolve(secret).authorizer.allowed('key', 'read', 'app/x')).toBe(true);
   });

@@ -12,7 +12,8 @@ function reference(rules: readonly Rule[], name: string): number {
   const exact = rules.find((r) => !r.prefix && r.name === name);
   if (exact !== undefined) return exact.value;
   let best: Rule | undefined;
-  for (const r of rules) if (r.prefix && name.startsWith(r.name) && (best === undefined || r.name.length > best.name.length)) best = r;
+  for (const r of rules)
+    if (r.prefix && name.startsWith(r.name) && (best === undefined || r.name.length > best.name.length)) best = r;
   return best?.value ?? NONE;
 }
 

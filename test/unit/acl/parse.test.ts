@@ -153,9 +153,18 @@ describe('parseRules: forms', () => {
   });
 
   it('reads HCL 1 one-line blocks as Consul does: several items, with or without commas', async () => {
-    const expected = { service: [{ name: 'web', policy: 'read', intentions: 'write' }], key_prefix: [{ name: 'app/', policy: 'write' }] };
-    expect(await parseRules('service "web" { policy = "read" intentions = "write" } key_prefix "app/" { policy = "write" }')).toEqual(expected);
-    expect(await parseRules('service "web" { policy = "read", intentions = "write" }\nkey_prefix "app/" { policy = "write" }')).toEqual(expected);
+    const expected = {
+      service: [{ name: 'web', policy: 'read', intentions: 'write' }],
+      key_prefix: [{ name: 'app/', policy: 'write' }],
+    };
+    expect(
+      await parseRules('service "web" { policy = "read" intentions = "write" } key_prefix "app/" { policy = "write" }'),
+    ).toEqual(expected);
+    expect(
+      await parseRules(
+        'service "web" { policy = "read", intentions = "write" }\nkey_prefix "app/" { policy = "write" }',
+      ),
+    ).toEqual(expected);
   });
 
   it('keeps concurrent HCL parses apart', async () => {
@@ -201,11 +210,17 @@ describe('parseRules: errors (400, Consul message text)', () => {
     ['servce "web" { policy = "write" }', 'Failed to parse ACL rules: unknown rule "servce"'],
     ['{"namespace": {"x": {}}}', 'Failed to parse ACL rules: unknown rule "namespace"'],
     ['key "a" { polcy = "read" }', 'Failed to parse ACL rules: key "a": unknown attribute "polcy"'],
-    ['key "a" {\n  policy = "read"\n  intentions = "read"\n}', 'Failed to parse ACL rules: key "a": unknown attribute "intentions"'],
+    [
+      'key "a" {\n  policy = "read"\n  intentions = "read"\n}',
+      'Failed to parse ACL rules: key "a": unknown attribute "intentions"',
+    ],
     ['key "a" { policy = 1 }', 'Failed to parse ACL rules: key "a": policy must be a string, got number 1'],
     ['acl = ["write"]', 'Failed to parse ACL rules: acl must be a string, got a list'],
     ['{"acl": null}', 'Failed to parse ACL rules: acl must be a string, got null'],
-    ['service = "write"', 'Failed to parse ACL rules: service must be a block labelled with a name, got string "write"'],
+    [
+      'service = "write"',
+      'Failed to parse ACL rules: service must be a block labelled with a name, got string "write"',
+    ],
     ['{"key": {"a": "read"}}', 'Failed to parse ACL rules: key "a" must be a block, got string "read"'],
   ])('%j → %s', async (text, message) => {
     expect(await parseError(text)).toEqual({ code: rulesCodeOf(message), kind: 'invalid', message });

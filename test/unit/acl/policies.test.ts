@@ -21,9 +21,12 @@ async function setup() {
   const clock = new FakeClock(Date.UTC(2024, 4, 1, 10, 0, 0));
   const store = await openEmbeddedStore({ log: silentLogger, clock });
   await initAclState(store, { initialManagement: undefined }, clock);
-  return { clock, store, ...createAclDomain(store, clock, { minExpirationTtlMs: 60_000, maxExpirationTtlMs: 86_400_000 }) };
+  return {
+    clock,
+    store,
+    ...createAclDomain(store, clock, { minExpirationTtlMs: 60_000, maxExpirationTtlMs: 86_400_000 }),
+  };
 }
-
 
 describe('create', () => {
   it('stores the policy with its parsed rules and answers in Consul key order', async () => {
@@ -39,7 +42,16 @@ describe('create', () => {
   it('shows Datacenters after Rules when there are some', async () => {
     const { policies } = await setup();
     const row = await policies.create({ Name: 'dc', Datacenters: ['dc1'] });
-    expect(Object.keys(policies.view(row))).toEqual(['ID', 'Name', 'Description', 'Rules', 'Datacenters', 'Hash', 'CreateIndex', 'ModifyIndex']);
+    expect(Object.keys(policies.view(row))).toEqual([
+      'ID',
+      'Name',
+      'Description',
+      'Rules',
+      'Datacenters',
+      'Hash',
+      'CreateIndex',
+      'ModifyIndex',
+    ]);
     expect(policies.view(row).Datacenters).toEqual(['dc1']);
   });
 
@@ -47,11 +59,31 @@ describe('create', () => {
     [{ ID: MISSING_ID, Name: 'x' }, 'ACL_POLICY_ID_SET', 'Cannot specify the ID when creating a new policy'],
     [{}, 'ACL_POLICY_NO_NAME', 'Invalid Policy: no Name is set'],
     [{ Name: '' }, 'ACL_POLICY_NO_NAME', 'Invalid Policy: no Name is set'],
-    [{ Name: 'has space' }, 'ACL_POLICY_NAME_CHARS', "Invalid Policy: invalid Name. Only alphanumeric characters, a single '/', '-' and '_' are allowed"],
-    [{ Name: 'a/b/c' }, 'ACL_POLICY_NAME_CHARS', "Invalid Policy: invalid Name. Only alphanumeric characters, a single '/', '-' and '_' are allowed"],
-    [{ Name: '/lead' }, 'ACL_POLICY_NAME_PREFIX', "Invalid Policy: invalid Name. Names cannot be prefixed with '/' or 'builtin/'"],
-    [{ Name: 'builtin/mine' }, 'ACL_POLICY_NAME_PREFIX', "Invalid Policy: invalid Name. Names cannot be prefixed with '/' or 'builtin/'"],
-    [{ Name: 'x'.repeat(129) }, 'ACL_POLICY_NAME_LENGTH', 'Invalid Policy: invalid Name. Length must be greater than 0 and less than 128'],
+    [
+      { Name: 'has space' },
+      'ACL_POLICY_NAME_CHARS',
+      "Invalid Policy: invalid Name. Only alphanumeric characters, a single '/', '-' and '_' are allowed",
+    ],
+    [
+      { Name: 'a/b/c' },
+      'ACL_POLICY_NAME_CHARS',
+      "Invalid Policy: invalid Name. Only alphanumeric characters, a single '/', '-' and '_' are allowed",
+    ],
+    [
+      { Name: '/lead' },
+      'ACL_POLICY_NAME_PREFIX',
+      "Invalid Policy: invalid Name. Names cannot be prefixed with '/' or 'builtin/'",
+    ],
+    [
+      { Name: 'builtin/mine' },
+      'ACL_POLICY_NAME_PREFIX',
+      "Invalid Policy: invalid Name. Names cannot be prefixed with '/' or 'builtin/'",
+    ],
+    [
+      { Name: 'x'.repeat(129) },
+      'ACL_POLICY_NAME_LENGTH',
+      'Invalid Policy: invalid Name. Length must be greater than 0 and less than 128',
+    ],
     [{ Name: 'bad-level', Rules: 'acl = "bad"' }, 'ACL_RULES_BAD_LEVEL', 'Invalid acl policy: "bad"'],
   ])('%j → 400 %s %s', async (input, code, message) => {
     const { policies } = await setup();
@@ -67,7 +99,10 @@ describe('create', () => {
   it('refuses a name in use, whatever its case, with 409', async () => {
     const { policies } = await setup();
     await policies.create({ Name: 'dup' });
-    expect(await agentRejectionOf(policies.create({ Name: 'DUP' }))).toEqual(['ACL_POLICY_NAME_IN_USE', 'Invalid Policy: A Policy with Name "DUP" already exists']);
+    expect(await agentRejectionOf(policies.create({ Name: 'DUP' }))).toEqual([
+      'ACL_POLICY_NAME_IN_USE',
+      'Invalid Policy: A Policy with Name "DUP" already exists',
+    ]);
     expect(await agentRejectionOf(policies.create({ Name: 'global-management' }))).toEqual([
       'ACL_POLICY_NAME_IN_USE',
       'Invalid Policy: A Policy with Name "global-management" already exists',
@@ -79,7 +114,10 @@ describe('create', () => {
     const [code, message] = await agentRejectionOf(policies.create({ Name: 'broken', Rules: 'key_prefix "" {' }));
     expect(code).toBe('ACL_RULES_INVALID');
     expect(message).toMatch(/^Failed to parse ACL rules: /);
-    expect(await agentRejectionOf(policies.create({ Name: '', Rules: 'key_prefix "" {' }))).toEqual(['ACL_POLICY_NO_NAME', 'Invalid Policy: no Name is set']);
+    expect(await agentRejectionOf(policies.create({ Name: '', Rules: 'key_prefix "" {' }))).toEqual([
+      'ACL_POLICY_NO_NAME',
+      'Invalid Policy: no Name is set',
+    ]);
   });
 
   it('parses the rules once, when written', async () => {
@@ -139,7 +177,12 @@ describe('update', () => {
     ['other', { ID: MISSING_ID, Name: 'x' }, 'ACL_POLICY_ID_MISMATCH', 'Policy ID in URL and payload do not match'],
     ['not-a-uuid', { Name: 'x' }, 'ACL_POLICY_ID_NOT_UUID', 'Policy ID invalid UUID'],
     [MISSING_ID, { Name: 'x' }, 'ACL_POLICY_NOT_FOUND', `cannot find policy ${MISSING_ID}`],
-    ['mine', { Name: 'taken' }, 'ACL_POLICY_RENAME_IN_USE', 'Invalid Policy: A policy with name "taken" already exists'],
+    [
+      'mine',
+      { Name: 'taken' },
+      'ACL_POLICY_RENAME_IN_USE',
+      'Invalid Policy: A policy with name "taken" already exists',
+    ],
     ['mine', {}, 'ACL_POLICY_NO_NAME', 'Invalid Policy: no Name is set'],
   ])('%s %j → %s %s', async (which, input, code, message) => {
     const { policies } = await setup();
@@ -157,17 +200,25 @@ describe('update', () => {
 
   it('the built-in may be renamed and re-described but keeps its rules and datacenters', async () => {
     const { policies } = await setup();
-    expect(await agentRejectionOf(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'global-management', Rules: READ_KEYS }))).toEqual([
-      'ACL_POLICY_BUILTIN_RULES',
-      'Changing the Rules for the builtin global-management policy is not permitted',
-    ]);
-    expect(await agentRejectionOf(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'global-management' }))).toEqual([
-      'ACL_POLICY_BUILTIN_RULES',
-      'Changing the Rules for the builtin global-management policy is not permitted',
-    ]);
     expect(
-      await agentRejectionOf(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'gm', Rules: GLOBAL_MANAGEMENT_RULES, Datacenters: [] })),
-    ).toEqual(['ACL_POLICY_BUILTIN_DATACENTERS', 'Changing the Datacenters of the builtin global-management policy is not permitted']);
+      await agentRejectionOf(
+        policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'global-management', Rules: READ_KEYS }),
+      ),
+    ).toEqual([
+      'ACL_POLICY_BUILTIN_RULES',
+      'Changing the Rules for the builtin global-management policy is not permitted',
+    ]);
+    expect(await agentRejectionOf(policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'global-management' }))).toEqual(
+      ['ACL_POLICY_BUILTIN_RULES', 'Changing the Rules for the builtin global-management policy is not permitted'],
+    );
+    expect(
+      await agentRejectionOf(
+        policies.update(GLOBAL_MANAGEMENT_POLICY_ID, { Name: 'gm', Rules: GLOBAL_MANAGEMENT_RULES, Datacenters: [] }),
+      ),
+    ).toEqual([
+      'ACL_POLICY_BUILTIN_DATACENTERS',
+      'Changing the Datacenters of the builtin global-management policy is not permitted',
+    ]);
     const renamed = await policies.update(GLOBAL_MANAGEMENT_POLICY_ID, {
       Name: 'root',
       Description: 'all of it',
@@ -206,7 +257,15 @@ describe('list', () => {
     expect(rows.map((r) => r.value.Name).sort()).toEqual(['a', 'b', 'global-management']);
     const stubs = rows.map((r) => policies.stub(r));
     for (const stub of stubs) {
-      expect(Object.keys(stub)).toEqual(['ID', 'Name', 'Description', 'Datacenters', 'Hash', 'CreateIndex', 'ModifyIndex']);
+      expect(Object.keys(stub)).toEqual([
+        'ID',
+        'Name',
+        'Description',
+        'Datacenters',
+        'Hash',
+        'CreateIndex',
+        'ModifyIndex',
+      ]);
     }
     expect(stubs.find((s) => s.Name === 'a')?.Datacenters).toBeNull();
     expect(stubs.find((s) => s.Name === 'b')?.Datacenters).toEqual(['dc1']);
@@ -219,7 +278,10 @@ describe('concurrent writes', () => {
     const clock = new FakeClock(0);
     const store = await openEmbeddedStore({ dataDir: dir, log: silentLogger, clock });
     try {
-      const { policies } = createAclDomain(store, clock, { minExpirationTtlMs: 60_000, maxExpirationTtlMs: 86_400_000 });
+      const { policies } = createAclDomain(store, clock, {
+        minExpirationTtlMs: 60_000,
+        maxExpirationTtlMs: 86_400_000,
+      });
       const results = await Promise.allSettled([
         policies.create({ Name: 'race', Rules: READ_KEYS }),
         policies.create({ Name: 'race', Rules: READ_KEYS }),

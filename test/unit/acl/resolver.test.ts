@@ -26,8 +26,10 @@ beforeEach(async () => {
 });
 afterEach(() => store.close());
 
-
-async function tokenWith(rules: string, extra: Record<string, unknown> = {}): Promise<{ secret: string; accessor: string; policyId: string }> {
+async function tokenWith(
+  rules: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ secret: string; accessor: string; policyId: string }> {
   const policy = await domain.policies.create({ Name: `p${Math.random().toString(36).slice(2, 8)}`, Rules: rules });
   const token = await domain.tokens.create({ Policies: [{ ID: policy.value.ID }], ...extra });
   return { secret: token.secret, accessor: token.value.AccessorID, policyId: policy.value.ID };
@@ -53,7 +55,7 @@ describe('AclResolver', () => {
     expect([err.code, err.kind, err.message]).toEqual(['ACL_NOT_FOUND', 'permission-denied', 'ACL not found']);
   });
 
-  it('compiles the token\'s policies and carries its namespace', async () => {
+  it("compiles the token's policies and carries its namespace", async () => {
     const { secret, accessor } = await tokenWith('key_prefix "app/" { policy = "write" }', { Namespace: 'team-a' });
     const identity = resolver.resolve(secret);
     expect(identity.accessorId).toBe(accessor);
@@ -83,9 +85,17 @@ describe('AclResolver', () => {
     const { secret, policyId } = await tokenWith('key "a" { policy = "read" }');
     expect(resolver.resolve(secret).authorizer.allowed('key', 'read', 'a')).toBe(true);
     const policy = store.get<{ Name: string }>('acl-policies', policyId)!;
-    await domain.policies.update(policyId, { ID: policyId, Name: policy.value.Name, Rules: 'key "a" { policy = "deny" }' });
+    await domain.policies.update(policyId, {
+      ID: policyId,
+      Name: policy.value.Name,
+      Rules: 'key "a" { policy = "deny" }',
+    });
     expect(resolver.resolve(secret).authorizer.allowed('key', 'read', 'a')).toBe(false);
-    await domain.policies.update(policyId, { ID: policyId, Name: policy.value.Name, Rules: 'key "a" { policy = "write" }' });
+    await domain.policies.update(policyId, {
+      ID: policyId,
+      Name: policy.value.Name,
+      Rules: 'key "a" { policy = "write" }',
+    });
     expect(resolver.resolve(secret).authorizer.allowed('key', 'write', 'a')).toBe(true);
     await domain.policies.delete(policyId);
     expect(resolver.resolve(secret).authorizer.allowed('key', 'read', 'a')).toBe(false);

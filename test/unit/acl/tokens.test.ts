@@ -29,10 +29,12 @@ async function setup(options: { minTtlMs?: number; initialManagement?: string } 
   const clock = new FakeClock(START);
   const store = await openEmbeddedStore({ log: silentLogger, clock });
   await initAclState(store, { initialManagement: options.initialManagement }, clock);
-  const acl = createAclDomain(store, clock, { minExpirationTtlMs: options.minTtlMs ?? MINUTE, maxExpirationTtlMs: 24 * HOUR });
+  const acl = createAclDomain(store, clock, {
+    minExpirationTtlMs: options.minTtlMs ?? MINUTE,
+    maxExpirationTtlMs: 24 * HOUR,
+  });
   return { clock, store, ...acl };
 }
-
 
 describe('bootstrap', () => {
   it('mints a global-management token once, answered with a leading ID equal to the SecretID', async () => {
@@ -85,7 +87,10 @@ describe('bootstrap', () => {
 
   it('takes the SecretID from BootstrapSecret, which must be a usable UUID', async () => {
     const { tokens } = await setup();
-    expect(await agentRejectionOf(tokens.bootstrap('not-a-uuid'))).toEqual(['ACL_TOKEN_ID_NOT_UUID', 'Invalid Token: SecretID - not a valid UUID']);
+    expect(await agentRejectionOf(tokens.bootstrap('not-a-uuid'))).toEqual([
+      'ACL_TOKEN_ID_NOT_UUID',
+      'Invalid Token: SecretID - not a valid UUID',
+    ]);
     const row = await tokens.bootstrap(ID_A);
     expect(row.value.SecretID).toBe(ID_A);
   });
@@ -129,7 +134,17 @@ describe('create', () => {
     const { tokens } = await setup();
     const row = await tokens.create({});
     const json = tokens.view(row, true);
-    expect(Object.keys(json)).toEqual(['AccessorID', 'SecretID', 'Description', 'Local', 'CreateTime', 'Hash', 'Namespace', 'CreateIndex', 'ModifyIndex']);
+    expect(Object.keys(json)).toEqual([
+      'AccessorID',
+      'SecretID',
+      'Description',
+      'Local',
+      'CreateTime',
+      'Hash',
+      'Namespace',
+      'CreateIndex',
+      'ModifyIndex',
+    ]);
     for (const id of [row.value.AccessorID, row.secret]) {
       expect(isUuid(id)).toBe(true);
       expect(id.startsWith('00000000-0000-0000-0000-0000000000')).toBe(false);
@@ -162,8 +177,16 @@ describe('create', () => {
     [{ Roles: [{ Name: 'ops' }] }, 'ACL_TOKEN_NO_ROLE_NAME', 'No such ACL role with name "ops"'],
     [{ Roles: [{ ID: ID_C }] }, 'ACL_TOKEN_NO_ROLE_ID', `No such ACL role with ID "${ID_C}"`],
     // Roles are resolved before policies, as in Consul.
-    [{ Roles: [{ Name: 'ops' }], Policies: [{ Name: 'nope' }] }, 'ACL_TOKEN_NO_ROLE_NAME', 'No such ACL role with name "ops"'],
-    [{ ServiceIdentities: [{ ServiceName: '' }] }, 'ACL_TOKEN_SERVICE_IDENTITY_NO_NAME', 'Service identity is missing the service name field on this token'],
+    [
+      { Roles: [{ Name: 'ops' }], Policies: [{ Name: 'nope' }] },
+      'ACL_TOKEN_NO_ROLE_NAME',
+      'No such ACL role with name "ops"',
+    ],
+    [
+      { ServiceIdentities: [{ ServiceName: '' }] },
+      'ACL_TOKEN_SERVICE_IDENTITY_NO_NAME',
+      'Service identity is missing the service name field on this token',
+    ],
     [
       { ServiceIdentities: [{ ServiceName: 'Web' }] },
       'ACL_TOKEN_SERVICE_IDENTITY_NAME',
@@ -179,8 +202,16 @@ describe('create', () => {
       'ACL_TOKEN_SERVICE_IDENTITY_LOCAL_DCS',
       'Service identity "web" cannot specify a list of datacenters on a local token',
     ],
-    [{ NodeIdentities: [{ NodeName: '', Datacenter: 'dc1' }] }, 'ACL_TOKEN_NODE_IDENTITY_NO_NAME', 'Node identity is missing the node name field on this token'],
-    [{ NodeIdentities: [{ NodeName: 'n1' }] }, 'ACL_TOKEN_NODE_IDENTITY_NO_DC', 'Node identity is missing the datacenter field on this token'],
+    [
+      { NodeIdentities: [{ NodeName: '', Datacenter: 'dc1' }] },
+      'ACL_TOKEN_NODE_IDENTITY_NO_NAME',
+      'Node identity is missing the node name field on this token',
+    ],
+    [
+      { NodeIdentities: [{ NodeName: 'n1' }] },
+      'ACL_TOKEN_NODE_IDENTITY_NO_DC',
+      'Node identity is missing the datacenter field on this token',
+    ],
     [
       { NodeIdentities: [{ NodeName: 'N_1', Datacenter: 'dc1' }] },
       'ACL_TOKEN_NODE_IDENTITY_NAME',
@@ -194,9 +225,14 @@ describe('create', () => {
   it('refuses templated policies (Consul 1.17) on create and update, after the other links; an empty list is no link', async () => {
     const { tokens } = await setup();
     const templated = { TemplatedPolicies: [{ TemplateName: 'builtin/service' }] };
-    const refusal = ['ACL_TOKEN_TEMPLATED_POLICIES', renderMessage('ACL_TOKEN_TEMPLATED_POLICIES', { name: 'builtin/service' })];
+    const refusal = [
+      'ACL_TOKEN_TEMPLATED_POLICIES',
+      renderMessage('ACL_TOKEN_TEMPLATED_POLICIES', { name: 'builtin/service' }),
+    ];
     expect(await agentRejectionOf(tokens.create(templated))).toEqual(refusal);
-    expect((await agentRejectionOf(tokens.create({ ...templated, Policies: [{ Name: 'nope' }] })))[0]).toBe('ACL_TOKEN_NO_POLICY_NAME');
+    expect((await agentRejectionOf(tokens.create({ ...templated, Policies: [{ Name: 'nope' }] })))[0]).toBe(
+      'ACL_TOKEN_NO_POLICY_NAME',
+    );
     await tokens.create({ AccessorID: ID_A, SecretID: ID_B, TemplatedPolicies: [] });
     expect(await agentRejectionOf(tokens.update(ID_A, templated))).toEqual(refusal);
     expect(tokens.read(ID_A)?.value.Description).toBe('');
@@ -205,17 +241,34 @@ describe('create', () => {
   it('refuses an ID already in use as an AccessorID or a SecretID with 409', async () => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A, SecretID: ID_B });
-    expect(await agentRejectionOf(tokens.create({ AccessorID: ID_A }))).toEqual(['ACL_TOKEN_ID_IN_USE', 'Invalid Token: AccessorID is already in use']);
-    expect(await agentRejectionOf(tokens.create({ AccessorID: ID_B }))).toEqual(['ACL_TOKEN_ID_IN_USE', 'Invalid Token: AccessorID is already in use']);
-    expect(await agentRejectionOf(tokens.create({ SecretID: ID_B }))).toEqual(['ACL_TOKEN_ID_IN_USE', 'Invalid Token: SecretID is already in use']);
-    expect(await agentRejectionOf(tokens.create({ SecretID: ID_A }))).toEqual(['ACL_TOKEN_ID_IN_USE', 'Invalid Token: SecretID is already in use']);
-    expect(await agentRejectionOf(tokens.create({ SecretID: 'anonymous' }))).toEqual(['ACL_TOKEN_ID_NOT_UUID', 'Invalid Token: SecretID - not a valid UUID']);
+    expect(await agentRejectionOf(tokens.create({ AccessorID: ID_A }))).toEqual([
+      'ACL_TOKEN_ID_IN_USE',
+      'Invalid Token: AccessorID is already in use',
+    ]);
+    expect(await agentRejectionOf(tokens.create({ AccessorID: ID_B }))).toEqual([
+      'ACL_TOKEN_ID_IN_USE',
+      'Invalid Token: AccessorID is already in use',
+    ]);
+    expect(await agentRejectionOf(tokens.create({ SecretID: ID_B }))).toEqual([
+      'ACL_TOKEN_ID_IN_USE',
+      'Invalid Token: SecretID is already in use',
+    ]);
+    expect(await agentRejectionOf(tokens.create({ SecretID: ID_A }))).toEqual([
+      'ACL_TOKEN_ID_IN_USE',
+      'Invalid Token: SecretID is already in use',
+    ]);
+    expect(await agentRejectionOf(tokens.create({ SecretID: 'anonymous' }))).toEqual([
+      'ACL_TOKEN_ID_NOT_UUID',
+      'Invalid Token: SecretID - not a valid UUID',
+    ]);
   });
 
   it('links policies by ID or by name (any case), stores IDs only and drops duplicates', async () => {
     const { tokens, policies } = await setup();
     const p = await policies.create({ Name: 'Readers' });
-    const row = await tokens.create({ Policies: [{ Name: 'readers' }, { ID: p.key }, { ID: GLOBAL_MANAGEMENT_POLICY_ID }] });
+    const row = await tokens.create({
+      Policies: [{ Name: 'readers' }, { ID: p.key }, { ID: GLOBAL_MANAGEMENT_POLICY_ID }],
+    });
     expect(row.value.Policies).toEqual([{ ID: p.key }, { ID: GLOBAL_MANAGEMENT_POLICY_ID }]);
     expect(tokens.view(row, true).Policies).toEqual([
       { ID: p.key, Name: 'Readers' },
@@ -226,14 +279,21 @@ describe('create', () => {
   it('merges service identities by name and drops duplicate node identities', async () => {
     const { tokens } = await setup();
     const row = await tokens.create({
-      ServiceIdentities: [{ ServiceName: 'db', Datacenters: ['dc3'] }, { ServiceName: 'web' }, { ServiceName: 'db', Datacenters: ['dc1', 'dc3'] }],
+      ServiceIdentities: [
+        { ServiceName: 'db', Datacenters: ['dc3'] },
+        { ServiceName: 'web' },
+        { ServiceName: 'db', Datacenters: ['dc1', 'dc3'] },
+      ],
       NodeIdentities: [
         { NodeName: 'n1', Datacenter: 'dc1' },
         { NodeName: 'n1', Datacenter: 'dc1' },
         { NodeName: 'n1', Datacenter: 'dc2' },
       ],
     });
-    expect(row.value.ServiceIdentities).toEqual([{ ServiceName: 'db', Datacenters: ['dc1', 'dc3'] }, { ServiceName: 'web' }]);
+    expect(row.value.ServiceIdentities).toEqual([
+      { ServiceName: 'db', Datacenters: ['dc1', 'dc3'] },
+      { ServiceName: 'web' },
+    ]);
     expect(row.value.NodeIdentities).toEqual([
       { NodeName: 'n1', Datacenter: 'dc1' },
       { NodeName: 'n1', Datacenter: 'dc2' },
@@ -244,11 +304,27 @@ describe('create', () => {
 describe('expiration', () => {
   it.each<[TokenInput, string, string]>([
     [{ ExpirationTTL: -MINUTE }, 'ACL_TOKEN_TTL_NEGATIVE', "Token Expiration TTL '-1m0s' should be > 0"],
-    [{ ExpirationTTL: 5 * MINUTE, ExpirationTime: START + 10 * MINUTE }, 'ACL_TOKEN_TTL_AND_TIME', 'Token Expiration TTL and Expiration Time cannot both be set'],
+    [
+      { ExpirationTTL: 5 * MINUTE, ExpirationTime: START + 10 * MINUTE },
+      'ACL_TOKEN_TTL_AND_TIME',
+      'Token Expiration TTL and Expiration Time cannot both be set',
+    ],
     [{ ExpirationTime: START - 1000 }, 'ACL_TOKEN_EXPIRES_BEFORE_CREATE', 'ExpirationTime cannot be before CreateTime'],
-    [{ ExpirationTTL: 48 * HOUR }, 'ACL_TOKEN_EXPIRES_TOO_LATE', 'ExpirationTime cannot be more than 24h0m0s in the future (was 48h0m0s)'],
-    [{ ExpirationTime: START + 25 * HOUR }, 'ACL_TOKEN_EXPIRES_TOO_LATE', 'ExpirationTime cannot be more than 24h0m0s in the future (was 25h0m0s)'],
-    [{ ExpirationTTL: 30_000 }, 'ACL_TOKEN_EXPIRES_TOO_SOON', 'ExpirationTime cannot be less than 1m0s in the future (was 30s)'],
+    [
+      { ExpirationTTL: 48 * HOUR },
+      'ACL_TOKEN_EXPIRES_TOO_LATE',
+      'ExpirationTime cannot be more than 24h0m0s in the future (was 48h0m0s)',
+    ],
+    [
+      { ExpirationTime: START + 25 * HOUR },
+      'ACL_TOKEN_EXPIRES_TOO_LATE',
+      'ExpirationTime cannot be more than 24h0m0s in the future (was 25h0m0s)',
+    ],
+    [
+      { ExpirationTTL: 30_000 },
+      'ACL_TOKEN_EXPIRES_TOO_SOON',
+      'ExpirationTime cannot be less than 1m0s in the future (was 30s)',
+    ],
   ])('%j → %s %s', async (input, code, message) => {
     const { tokens } = await setup();
     expect(await agentRejectionOf(tokens.create(input))).toEqual([code, message]);
@@ -273,7 +349,10 @@ describe('expiration', () => {
     clock.advance(2000);
     expect(tokens.read(ID_A)).toBeUndefined();
     expect(tokens.list().map((r) => r.key)).not.toContain(ID_A);
-    expect(await agentRejectionOf(tokens.update(ID_A, {}))).toEqual(['ACL_TOKEN_NOT_FOUND', `Cannot find token "${ID_A}"`]);
+    expect(await agentRejectionOf(tokens.update(ID_A, {}))).toEqual([
+      'ACL_TOKEN_NOT_FOUND',
+      `Cannot find token "${ID_A}"`,
+    ]);
     expect(await agentRejectionOf(tokens.clone(ID_A))).toEqual(['ACL_TOKEN_CLONE_NOT_FOUND', 'ACL not found']);
     await tokens.delete(ID_A, ID_B);
     expect(store.get(ACL_TOKENS, ID_A)).toBeUndefined();
@@ -311,7 +390,10 @@ describe('namespaces (D2)', () => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A, Namespace: 'team-a' });
     expect((await tokens.update(ID_A, { Description: 'x' })).value.Namespace).toBe('team-a');
-    expect(await agentRejectionOf(tokens.update(ID_A, { Namespace: 'team-b' }))).toEqual(['ACL_TOKEN_NAMESPACE_CHANGE', `Cannot change the namespace of ${ID_A}`]);
+    expect(await agentRejectionOf(tokens.update(ID_A, { Namespace: 'team-b' }))).toEqual([
+      'ACL_TOKEN_NAMESPACE_CHANGE',
+      `Cannot change the namespace of ${ID_A}`,
+    ]);
   });
 });
 
@@ -348,10 +430,21 @@ describe('read', () => {
 describe('update', () => {
   it('replaces description and links, keeps IDs, CreateTime and CreateIndex', async () => {
     const { tokens, clock } = await setup();
-    const created = await tokens.create({ AccessorID: ID_A, SecretID: ID_B, Description: 'old', Policies: [{ ID: GLOBAL_MANAGEMENT_POLICY_ID }] });
+    const created = await tokens.create({
+      AccessorID: ID_A,
+      SecretID: ID_B,
+      Description: 'old',
+      Policies: [{ ID: GLOBAL_MANAGEMENT_POLICY_ID }],
+    });
     clock.advance(5000);
     const updated = await tokens.update(ID_A, { Description: 'new', ServiceIdentities: [{ ServiceName: 'web' }] });
-    expect(updated.value).toMatchObject({ AccessorID: ID_A, SecretID: ID_B, Description: 'new', Policies: [], CreateTime: created.value.CreateTime });
+    expect(updated.value).toMatchObject({
+      AccessorID: ID_A,
+      SecretID: ID_B,
+      Description: 'new',
+      Policies: [],
+      CreateTime: created.value.CreateTime,
+    });
     expect(updated.createIndex).toBe(created.createIndex);
     expect(updated.modifyIndex).toBeGreaterThan(created.modifyIndex);
     expect(updated.value.Hash).not.toBe(created.value.Hash);
@@ -365,7 +458,12 @@ describe('update', () => {
     [ID_A, { SecretID: ID_C }, 'ACL_TOKEN_SECRET_CHANGE', "Changing a token's SecretID is not permitted"],
     [ID_A, { Local: true }, 'ACL_TOKEN_LOCAL_CHANGE', `Cannot toggle local mode of ${ID_A}`],
     [ID_A, { ExpirationTTL: 10 * MINUTE }, 'ACL_TOKEN_EXPIRATION_CHANGE', `Cannot change expiration time of ${ID_A}`],
-    [ID_A, { ExpirationTime: START + 2 * HOUR }, 'ACL_TOKEN_EXPIRATION_CHANGE', `Cannot change expiration time of ${ID_A}`],
+    [
+      ID_A,
+      { ExpirationTime: START + 2 * HOUR },
+      'ACL_TOKEN_EXPIRATION_CHANGE',
+      `Cannot change expiration time of ${ID_A}`,
+    ],
     [ID_A, { AuthMethod: 'kube' }, 'ACL_TOKEN_AUTH_METHOD_CHANGE', `Cannot change AuthMethod of ${ID_A}`],
     [ID_A, { Policies: [{ Name: 'nope' }] }, 'ACL_TOKEN_NO_POLICY_NAME', 'No such ACL policy with name "nope"'],
   ])('%s %j → %s %s', async (accessor, input, code, message) => {
@@ -391,7 +489,10 @@ describe('update', () => {
   it('a local token stays local only when the body says so', async () => {
     const { tokens } = await setup();
     await tokens.create({ AccessorID: ID_A, Local: true });
-    expect(await agentRejectionOf(tokens.update(ID_A, {}))).toEqual(['ACL_TOKEN_LOCAL_CHANGE', `Cannot toggle local mode of ${ID_A}`]);
+    expect(await agentRejectionOf(tokens.update(ID_A, {}))).toEqual([
+      'ACL_TOKEN_LOCAL_CHANGE',
+      `Cannot toggle local mode of ${ID_A}`,
+    ]);
     expect((await tokens.update(ID_A, { Local: true })).value.Local).toBe(true);
   });
 
@@ -413,7 +514,12 @@ describe('delete', () => {
 
   it.each<[string, string, string, string]>([
     ['nope', ID_B, 'ACL_TOKEN_DELETE_BAD_ID', 'Accessor ID is missing or an invalid UUID'],
-    [ANONYMOUS_ACCESSOR_ID, ID_B, 'ACL_TOKEN_DELETE_ANONYMOUS', 'Delete operation not permitted on the anonymous token'],
+    [
+      ANONYMOUS_ACCESSOR_ID,
+      ID_B,
+      'ACL_TOKEN_DELETE_ANONYMOUS',
+      'Delete operation not permitted on the anonymous token',
+    ],
     [ID_C, ID_B, 'ACL_TOKEN_DELETE_NOT_FOUND', 'Cannot find token to delete'],
     [ID_A, ID_A, 'ACL_TOKEN_DELETE_SELF', "Deletion of the request's authorization token is not permitted"],
   ])('%s by %s → %s %s', async (accessor, caller, code, message) => {
@@ -489,7 +595,10 @@ describe('list', () => {
   it('refuses two filters at once', async () => {
     const { tokens } = await setup();
     expect(() => tokens.list({ policy: ID_A, role: ID_B })).toThrow(
-      expect.objectContaining({ code: 'ACL_TOKEN_FILTER_CONFLICT', message: 'can only filter by one of policy, role, serviceName, or authmethod at once' }),
+      expect.objectContaining({
+        code: 'ACL_TOKEN_FILTER_CONFLICT',
+        message: 'can only filter by one of policy, role, serviceName, or authmethod at once',
+      }),
     );
   });
 });

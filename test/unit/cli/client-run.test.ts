@@ -18,17 +18,45 @@ async function run(...argv: string[]): Promise<{ code: number; out: string; err:
 
 describe('runClient usage mistakes', () => {
   it('names the first missing argument, or says how many were too many, under the usage line', async () => {
-    expect(await run('intention', 'check', 'web')).toEqual({ code: 1, out: '', err: 'Usage: svc-agent intention check [options] SRC DST\nError! Missing DST argument\n' });
-    expect(await run('kv', 'get', 'a', 'b')).toEqual({ code: 1, out: '', err: 'Usage: svc-agent kv get [options] [KEY_OR_PREFIX]\nToo many arguments (expected 1, got 2)\n' });
+    expect(await run('intention', 'check', 'web')).toEqual({
+      code: 1,
+      out: '',
+      err: 'Usage: svc-agent intention check [options] SRC DST\nError! Missing DST argument\n',
+    });
+    expect(await run('kv', 'get', 'a', 'b')).toEqual({
+      code: 1,
+      out: '',
+      err: 'Usage: svc-agent kv get [options] [KEY_OR_PREFIX]\nToo many arguments (expected 1, got 2)\n',
+    });
   });
 
   it('says in one line what is wrong with a flag, a -format or an argument, before sending anything', async () => {
-    expect(await run('kv', 'get', '-nope', 'a')).toEqual({ code: 1, out: '', err: 'flag provided but not defined: -nope\n' });
-    expect(await run('acl', 'token', 'read', '-self', '-format=yaml')).toEqual({ code: 1, out: '', err: 'Unknown format: yaml\n' });
+    expect(await run('kv', 'get', '-nope', 'a')).toEqual({
+      code: 1,
+      out: '',
+      err: 'flag provided but not defined: -nope\n',
+    });
+    expect(await run('acl', 'token', 'read', '-self', '-format=yaml')).toEqual({
+      code: 1,
+      out: '',
+      err: 'Unknown format: yaml\n',
+    });
     expect(await run('kv', 'get')).toEqual({ code: 1, out: '', err: 'Error! Missing KEY argument\n' });
     expect(await run('kv', 'import', '')).toEqual({ code: 1, out: '', err: 'Error! Empty DATA argument\n' });
-    expect(await run('kv', 'put', 'k', '@/none')).toEqual({ code: 1, out: '', err: 'Error! Failed to read file: open /none: no such file or directory\n' });
-    expect(await run('kv', 'delete', '-cas', '-recurse', 'k')).toEqual({ code: 1, out: '', err: 'Cannot specify both -cas and -recurse!\n' });
-    expect(await run('intention', 'create', '-allow', '-deny', 'a', 'b')).toEqual({ code: 1, out: '', err: 'Only one of -allow or -deny may be specified.\n' });
+    expect(await run('kv', 'put', 'k', '@/none')).toEqual({
+      code: 1,
+      out: '',
+      err: 'Error! Failed to read file: open /none: no such file or directory\n',
+    });
+    expect(await run('kv', 'delete', '-cas', '-recurse', 'k')).toEqual({
+      code: 1,
+      out: '',
+      err: 'Cannot specify both -cas and -recurse!\n',
+    });
+    expect(await run('intention', 'create', '-allow', '-deny', 'a', 'b')).toEqual({
+      code: 1,
+      out: '',
+      err: 'Only one of -allow or -deny may be specified.\n',
+    });
   });
 });

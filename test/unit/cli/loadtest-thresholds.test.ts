@@ -50,6 +50,7 @@ describe('thresholds', () => {
     expect(() => parseThreshold('speed>1')).toThrow('one of p50, p90, p99, p99.9, max, mean, errors, dropped, rate');
     expect(() => parseThreshold('p99 about 5ms')).toThrow(
       "expected such as 'p99<5ms', 'errors<0.1%' or 'rate>=0.95*asked'",
-    );    expect(() => parseThreshold('p99<5')).toThrow(expect.objectContaining({ code: 'CLI_LOADTEST_FLAG' }));
+    );
+    expect(() => parseThreshold('p99<5')).toThrow(expect.objectContaining({ code: 'CLI_LOADTEST_FLAG' }));
   });
 });

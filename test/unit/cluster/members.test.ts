@@ -25,7 +25,7 @@ const kv = (name: string, r: MemberRecord): EtcdKeyValue => ({
   value: Buffer.from(JSON.stringify(r)),
   createRevision: 1,
   modRevision: 1,
-  lease: "1",
+  lease: '1',
 });
 
 class FakeEtcd {
@@ -77,7 +77,14 @@ describe('ClusterMembers', () => {
     const etcd = new FakeEtcd();
     etcd.stored.set('/svc/members/b', record('b', true));
     const clock = new FakeClock(0);
-    const members = new ClusterMembers({ connection: etcd.connection(), prefix: '/svc/', ttlMs: 2_500, clock, log: silentLogger, random: () => 0.5 });
+    const members = new ClusterMembers({
+      connection: etcd.connection(),
+      prefix: '/svc/',
+      ttlMs: 2_500,
+      clock,
+      log: silentLogger,
+      random: () => 0.5,
+    });
     await members.start(record('a'));
     return { etcd, clock, members };
   }

@@ -10,7 +10,8 @@ afterAll(() => tmp.cleanup());
 let n = 0;
 const caProblems = (caConfig: object): readonly string[] =>
   problemsOf({ files: [tmp.file(`ca${n++}.json`, { connect: { ca_config: caConfig } })] });
-const caLoaded = (caConfig: object) => load({ files: [tmp.file(`ca${n++}.json`, { connect: { ca_config: caConfig } })] }).connect.caConfig;
+const caLoaded = (caConfig: object) =>
+  load({ files: [tmp.file(`ca${n++}.json`, { connect: { ca_config: caConfig } })] }).connect.caConfig;
 
 const P = 'connect.ca_config.';
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
@@ -19,13 +20,15 @@ const KEY = '-----BEGIN EC PRIVATE KEY-----\nMHc\n-----END EC PRIVATE KEY-----\n
 describe('leaf_cert_ttl bounds', () => {
   it('accepts 1h and 8760h', () => {
     expect(caLoaded({ leaf_cert_ttl: '1h' }).leafCertTtlMs).toBe(3_600_000);
-    expect(caLoaded({ leaf_cert_ttl: '8760h', intermediate_cert_ttl: '26280h', root_cert_ttl: '87600h' }).leafCertTtlMs).toBe(
-      8760 * 3_600_000,
-    );
+    expect(
+      caLoaded({ leaf_cert_ttl: '8760h', intermediate_cert_ttl: '26280h', root_cert_ttl: '87600h' }).leafCertTtlMs,
+    ).toBe(8760 * 3_600_000);
   });
 
   it('rejects under 1h', () => {
-    expect(caProblems({ leaf_cert_ttl: '59m' })).toEqual([`${P}leaf_cert_ttl: leaf cert TTL must be greater or equal than 1h0m0s`]);
+    expect(caProblems({ leaf_cert_ttl: '59m' })).toEqual([
+      `${P}leaf_cert_ttl: leaf cert TTL must be greater or equal than 1h0m0s`,
+    ]);
   });
 
   it('rejects over 8760h', () => {
@@ -58,7 +61,10 @@ describe('intermediate and root TTLs', () => {
 describe('keys', () => {
   it.each([
     [{ private_key_bits: 512 }, `${P}private_key_bits: EC key length must be one of (224, 256, 384, 521) bits`],
-    [{ private_key_type: 'rsa', private_key_bits: 256 }, `${P}private_key_bits: RSA key length must be 2048 or 4096 bits`],
+    [
+      { private_key_type: 'rsa', private_key_bits: 256 },
+      `${P}private_key_bits: RSA key length must be 2048 or 4096 bits`,
+    ],
     [{ root_cert: PEM }, `${P}private_key: must provide a private key when providing a root cert`],
   ])('%j', (caConfig, message) => {
     expect(caProblems(caConfig)).toEqual([message]);

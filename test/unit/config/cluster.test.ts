@@ -59,11 +59,26 @@ describe('cluster config', () => {
   });
 
   it.each([
-    [{ cluster: { etcd: { endpoints: 'http://127.0.0.1:2379' } } }, 'cluster.etcd.endpoints: expected a list of URLs, got "http://127.0.0.1:2379"'],
-    [{ cluster: { etcd: { endpoints: ['127.0.0.1:2379'] } } }, 'cluster.etcd.endpoints: expected http:// or https:// URLs such as "http://127.0.0.1:2379", got "127.0.0.1:2379"'],
-    [{ cluster: { etcd: { endpoints: ['unix:///run/etcd.sock'] } } }, 'cluster.etcd.endpoints: expected http:// or https:// URLs such as "http://127.0.0.1:2379", got "unix:///run/etcd.sock"'],
-    [{ cluster: { etcd: { endpoints: ['http://127.0.0.1:2379/v3'] } } }, 'cluster.etcd.endpoints: expected http:// or https:// URLs such as "http://127.0.0.1:2379", got "http://127.0.0.1:2379/v3"'],
-    [{ cluster: { etcd: { prefix: 'svc/' } } }, 'cluster.etcd.prefix: expected a key prefix starting with "/", got "svc/"'],
+    [
+      { cluster: { etcd: { endpoints: 'http://127.0.0.1:2379' } } },
+      'cluster.etcd.endpoints: expected a list of URLs, got "http://127.0.0.1:2379"',
+    ],
+    [
+      { cluster: { etcd: { endpoints: ['127.0.0.1:2379'] } } },
+      'cluster.etcd.endpoints: expected http:// or https:// URLs such as "http://127.0.0.1:2379", got "127.0.0.1:2379"',
+    ],
+    [
+      { cluster: { etcd: { endpoints: ['unix:///run/etcd.sock'] } } },
+      'cluster.etcd.endpoints: expected http:// or https:// URLs such as "http://127.0.0.1:2379", got "unix:///run/etcd.sock"',
+    ],
+    [
+      { cluster: { etcd: { endpoints: ['http://127.0.0.1:2379/v3'] } } },
+      'cluster.etcd.endpoints: expected http:// or https:// URLs such as "http://127.0.0.1:2379", got "http://127.0.0.1:2379/v3"',
+    ],
+    [
+      { cluster: { etcd: { prefix: 'svc/' } } },
+      'cluster.etcd.prefix: expected a key prefix starting with "/", got "svc/"',
+    ],
     [{ cluster: { etcd: { prefix: '/' } } }, 'cluster.etcd.prefix: expected a key prefix starting with "/", got "/"'],
     [{ cluster: { etcd: { username: 'svc' } } }, 'cluster.etcd.password: required with cluster.etcd.username'],
     [{ cluster: { etcd: { password: 'pw' } } }, 'cluster.etcd.username: required with cluster.etcd.password'],
@@ -77,7 +92,9 @@ describe('cluster config', () => {
 
   it('requires the client certificate and its key together', () => {
     const cert = tmp.file('only-cert.pem', '-----BEGIN CERTIFICATE-----\n');
-    expect(problems({ cluster: { etcd: { tls: { cert_file: cert } } } })).toEqual(['cluster.etcd.tls.key_file: required with cluster.etcd.tls.cert_file']);
+    expect(problems({ cluster: { etcd: { tls: { cert_file: cert } } } })).toEqual([
+      'cluster.etcd.tls.key_file: required with cluster.etcd.tls.cert_file',
+    ]);
   });
 
   it('names a TLS file it cannot read', () => {

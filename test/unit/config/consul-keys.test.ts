@@ -91,7 +91,13 @@ const CONSUL_JSON = {
   addresses: { http: '127.0.0.1' },
   ports: { grpc: 8502, dns: 8600 },
   connect: { enabled: true },
-  acl: { enabled: true, default_policy: 'deny', down_policy: 'extend-cache', enable_token_persistence: true, tokens: { initial_management: SECRET } },
+  acl: {
+    enabled: true,
+    default_policy: 'deny',
+    down_policy: 'extend-cache',
+    enable_token_persistence: true,
+    tokens: { initial_management: SECRET },
+  },
   telemetry: { disable_hostname: true, prometheus_retention_time: '60s' },
   performance: { raft_multiplier: 1 },
   encrypt: 'pUqJrVyVRj5jsiYEkM/tFQYfWyJIv4s3XkvDwy7Cu5s=',
@@ -169,7 +175,12 @@ describe("a Consul agent's config file", () => {
       acl: { enabled: true, defaultPolicy: 'deny', downPolicy: 'extend-cache', tokens: { initialManagement: SECRET } },
       connect: { enabled: true },
       telemetry: { prometheusRetentionTimeMs: 60_000 },
-      tls: { caFile: CONSUL_JSON.ca_file, certFile: CONSUL_JSON.cert_file, keyFile: CONSUL_JSON.key_file, verifyIncoming: true },
+      tls: {
+        caFile: CONSUL_JSON.ca_file,
+        certFile: CONSUL_JSON.cert_file,
+        keyFile: CONSUL_JSON.key_file,
+        verifyIncoming: true,
+      },
     });
     // The HCL parser gives keys in its own order; each warning appears once either way.
     expect([...warnings].sort()).toEqual(
@@ -182,7 +193,11 @@ describe("a Consul agent's config file", () => {
 
   it('refuses a key Consul does not have either, naming it, its file and the key meant', async () => {
     const hcl = tmp.file('typo.hcl', 'datacentre = "east-1"\ndata_dir = "/opt/consul"\n');
-    const json = tmp.file('typo.json', { data_dir: '/opt/consul', telemetry: { disable_hostnam: true }, ui_config: { enabeld: true } });
+    const json = tmp.file('typo.json', {
+      data_dir: '/opt/consul',
+      telemetry: { disable_hostnam: true },
+      ui_config: { enabeld: true },
+    });
     expect(await problemsOf(hcl)).toEqual([`${hcl}: invalid config key datacentre (did you mean datacenter?)`]);
     expect(await problemsOf(json)).toEqual([
       `${json}: invalid config key telemetry.disable_hostnam (did you mean telemetry.disable_hostname?)`,
@@ -191,20 +206,31 @@ describe("a Consul agent's config file", () => {
   });
 
   it('takes any contents under a key Consul leaves free, and checks the built-in CA keys as before', async () => {
-    const free = tmp.file('free.json', { data_dir: '/opt/consul', node_meta: { rack: 'r1' }, services: [{ anything: 1 }] });
+    const free = tmp.file('free.json', {
+      data_dir: '/opt/consul',
+      node_meta: { rack: 'r1' },
+      services: [{ anything: 1 }],
+    });
     expect((await loadFiles(free)).warnings).toEqual([
       `${free}: node_meta is ignored: svc-agent does not implement this Consul setting`,
       `${free}: services is ignored: svc-agent does not implement this Consul setting`,
     ]);
     const ca = tmp.file('ca.json', { data_dir: '/opt/consul', connect: { ca_config: { leaf_cert_tll: '72h' } } });
-    expect(await problemsOf(ca)).toEqual([`${ca}: invalid config key connect.ca_config.leaf_cert_tll (did you mean connect.ca_config.leaf_cert_ttl?)`]);
+    expect(await problemsOf(ca)).toEqual([
+      `${ca}: invalid config key connect.ca_config.leaf_cert_tll (did you mean connect.ca_config.leaf_cert_ttl?)`,
+    ]);
   });
 });
 
 describe('every key of Consul', () => {
   it('is read or ignored, never refused', () => {
     const everything = (tree: ConsulKeyTree): Record<string, unknown> =>
-      Object.fromEntries(Object.entries(tree).map(([name, node]) => [name, typeof node === 'object' ? everything(node) : node === 'free' ? {} : 1]));
+      Object.fromEntries(
+        Object.entries(tree).map(([name, node]) => [
+          name,
+          typeof node === 'object' ? everything(node) : node === 'free' ? {} : 1,
+        ]),
+      );
     const { problems, ignored } = checkKeys(everything(CONSUL_KEYS));
     expect(problems).toEqual([]);
     expect(ignored).toContain('ui_config');
@@ -214,21 +240,33 @@ describe('every key of Consul', () => {
 
 describe("Consul's addresses.http and addresses.https", () => {
   it('are refused where ignoring them would serve an API on another address than the file asks', async () => {
-    const file = tmp.file('addresses.hcl', 'data_dir = "/opt/consul"\nclient_addr = "0.0.0.0"\naddresses {\n  http = "127.0.0.1"\n}\n');
+    const file = tmp.file(
+      'addresses.hcl',
+      'data_dir = "/opt/consul"\nclient_addr = "0.0.0.0"\naddresses {\n  http = "127.0.0.1"\n}\n',
+    );
     expect(await problemsOf(file)).toEqual([
       `${file}: addresses.http: svc-agent serves its HTTP and HTTPS APIs on client_addr (0.0.0.0) only; set client_addr to "127.0.0.1" or remove addresses.http`,
     ]);
   });
 
   it('are ignored with a warning where they name client_addr, or their API is off', async () => {
-    const same = tmp.file('same.json', { data_dir: '/opt/consul', client_addr: '10.0.0.5', addresses: { http: '10.0.0.5', https: '127.0.0.1' } });
-    expect((await loadFiles(same)).warnings).toEqual([`${same}: addresses is ignored: svc-agent does not implement this Consul setting`]);
+    const same = tmp.file('same.json', {
+      data_dir: '/opt/consul',
+      client_addr: '10.0.0.5',
+      addresses: { http: '10.0.0.5', https: '127.0.0.1' },
+    });
+    expect((await loadFiles(same)).warnings).toEqual([
+      `${same}: addresses is ignored: svc-agent does not implement this Consul setting`,
+    ]);
   });
 });
 
 describe("Consul's http_config restrictions", () => {
   it('are refused when they restrict, since ignoring them would open what the file closes', async () => {
-    const file = tmp.file('restrict.hcl', 'data_dir = "/opt/consul"\nhttp_config {\n  block_endpoints = ["/v1/agent/reload"]\n  allow_write_http_from = ["127.0.0.0/8"]\n}\n');
+    const file = tmp.file(
+      'restrict.hcl',
+      'data_dir = "/opt/consul"\nhttp_config {\n  block_endpoints = ["/v1/agent/reload"]\n  allow_write_http_from = ["127.0.0.0/8"]\n}\n',
+    );
     expect(await problemsOf(file)).toEqual([
       `${file}: http_config.block_endpoints: svc-agent does not implement this Consul restriction and will not serve without it; block these paths in a proxy in front of the agent, or with ACLs`,
       `${file}: http_config.allow_write_http_from: svc-agent does not implement this Consul restriction and will not serve without it; allow writes by ACL token instead, or filter addresses in front of the agent`,
@@ -236,7 +274,10 @@ describe("Consul's http_config restrictions", () => {
   });
 
   it('are ignored with a warning when empty', async () => {
-    const file = tmp.file('empty.json', { data_dir: '/opt/consul', http_config: { block_endpoints: [], allow_write_http_from: [] } });
+    const file = tmp.file('empty.json', {
+      data_dir: '/opt/consul',
+      http_config: { block_endpoints: [], allow_write_http_from: [] },
+    });
     expect((await loadFiles(file)).warnings).toEqual([
       `${file}: http_config.block_endpoints is ignored: svc-agent does not implement this Consul setting`,
       `${file}: http_config.allow_write_http_from is ignored: svc-agent does not implement this Consul setting`,
@@ -255,7 +296,10 @@ describe("Consul's deprecated keys", () => {
       tls_min_version: 'tls13',
     });
     const { config, warnings } = await loadFiles(file);
-    expect(config.acl).toMatchObject({ tokens: { initialManagement: 'old-secret', default: 'anon' }, defaultPolicy: 'allow' });
+    expect(config.acl).toMatchObject({
+      tokens: { initialManagement: 'old-secret', default: 'anon' },
+      defaultPolicy: 'allow',
+    });
     expect(config.tls.minVersion).toBe('TLSv1_3');
     expect(warnings).toEqual([
       `${file}: The 'acl_token' field is deprecated. Use the 'acl.tokens.default' field instead.`,
@@ -267,7 +311,10 @@ describe("Consul's deprecated keys", () => {
   });
 
   it('acl_datacenter turns ACLs on, as in Consul; acl.tokens.master is initial_management', async () => {
-    const file = tmp.file('acl-dc.hcl', 'data_dir = "/opt/consul"\nacl_datacenter = "dc1"\nacl {\n  tokens {\n    master = "m"\n  }\n}\n');
+    const file = tmp.file(
+      'acl-dc.hcl',
+      'data_dir = "/opt/consul"\nacl_datacenter = "dc1"\nacl {\n  tokens {\n    master = "m"\n  }\n}\n',
+    );
     const { config, warnings } = await loadFiles(file);
     expect(config.acl.enabled).toBe(true);
     expect(config.acl.tokens.initialManagement).toBe('m');
@@ -279,10 +326,16 @@ describe("Consul's deprecated keys", () => {
   });
 
   it("keep svc-agent's own removed keys and second spellings working", async () => {
-    const file = tmp.file('own.json', { data_dir: '/opt/consul', kv_max_value_size: 2048, performance: { v8_threads: 'idle' } });
+    const file = tmp.file('own.json', {
+      data_dir: '/opt/consul',
+      kv_max_value_size: 2048,
+      performance: { v8_threads: 'idle' },
+    });
     const { config, warnings } = await loadFiles(file);
     expect(config.kvMaxValueSize).toBe(2048);
-    expect(warnings).toEqual([expect.stringMatching(new RegExp(`^${file}: performance\\.v8_threads is deprecated and has no effect`))]);
+    expect(warnings).toEqual([
+      expect.stringMatching(new RegExp(`^${file}: performance\\.v8_threads is deprecated and has no effect`)),
+    ]);
   });
 });
 

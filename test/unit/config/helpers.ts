@@ -32,7 +32,8 @@ export function load(input: Partial<LoadInput>): AgentConfig {
  */
 function withoutFile(problem: string, files: readonly string[]): string {
   for (const file of files) {
-    if (problem.startsWith(`${file}: `) && /^[a-z_][a-z0-9_.]*: /.test(problem.slice(file.length + 2))) return problem.slice(file.length + 2);
+    if (problem.startsWith(`${file}: `) && /^[a-z_][a-z0-9_.]*: /.test(problem.slice(file.length + 2)))
+      return problem.slice(file.length + 2);
   }
   return problem;
 }

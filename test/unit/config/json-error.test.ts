@@ -3,10 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { findJsonSyntaxError } from '../../../src/config/json-error.js';
 
 describe('findJsonSyntaxError', () => {
-  it.each(['{}', '[]', ' {"a": [1, -2.5e3, true, false, null, "x\\n\\u00e9"], "b": {}}\n', '"s"', '0'])('accepts %j', (text) => {
-    expect(() => JSON.parse(text)).not.toThrow();
-    expect(findJsonSyntaxError(text)).toBeUndefined();
-  });
+  it.each(['{}', '[]', ' {"a": [1, -2.5e3, true, false, null, "x\\n\\u00e9"], "b": {}}\n', '"s"', '0'])(
+    'accepts %j',
+    (text) => {
+      expect(() => JSON.parse(text)).not.toThrow();
+      expect(findJsonSyntaxError(text)).toBeUndefined();
+    },
+  );
 
   it.each([
     ['', 1, 1, 'unexpected end of input'],

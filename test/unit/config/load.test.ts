@@ -145,11 +145,15 @@ describe('dev mode and data_dir', () => {
 
   it('rejects a data_dir that is a file', () => {
     const f = tmp.file('plain-file', 'x');
-    expect(problemsOf({ dev: false, flags: { data_dir: f } })).toEqual([`data_dir: ${JSON.stringify(f)} is not a directory`]);
+    expect(problemsOf({ dev: false, flags: { data_dir: f } })).toEqual([
+      `data_dir: ${JSON.stringify(f)} is not a directory`,
+    ]);
   });
 
   it('rejects an empty data_dir', () => {
-    expect(problemsOf({ dev: false, flags: { data_dir: '' } })).toEqual(['data_dir: expected a non-empty string, got ""']);
+    expect(problemsOf({ dev: false, flags: { data_dir: '' } })).toEqual([
+      'data_dir: expected a non-empty string, got ""',
+    ]);
   });
 
   it('keeps ACLs as configured in dev mode', () => {
@@ -229,7 +233,9 @@ describe('the error', () => {
     const e = caught as ConfigError;
     expect(e.code).toBe('CONFIG_INVALID');
     expect(e.kind).toBe('invalid');
-    expect(e.message).toBe(`${f}: ports.http: expected an integer from -1 to 65535, got 70000\n${f}: acl.default_policy: expected "allow" or "deny", got "maybe"`);
+    expect(e.message).toBe(
+      `${f}: ports.http: expected an integer from -1 to 65535, got 70000\n${f}: acl.default_policy: expected "allow" or "deny", got "maybe"`,
+    );
   });
 });
 
@@ -255,9 +261,11 @@ describe('kv_max_value_size spellings', () => {
   const files = tempDir();
   afterAll(() => files.cleanup());
 
-  it('accepts the top-level spelling and Consul\'s limits.kv_max_value_size', () => {
+  it("accepts the top-level spelling and Consul's limits.kv_max_value_size", () => {
     expect(load({ files: [files.file('top.json', { kv_max_value_size: 2048 })] }).kvMaxValueSize).toBe(2048);
-    expect(load({ files: [files.file('lim.json', { limits: { kv_max_value_size: 4096 } })] }).kvMaxValueSize).toBe(4096);
+    expect(load({ files: [files.file('lim.json', { limits: { kv_max_value_size: 4096 } })] }).kvMaxValueSize).toBe(
+      4096,
+    );
   });
 
   it('lets a later file override an earlier one across spellings', () => {
@@ -268,7 +276,9 @@ describe('kv_max_value_size spellings', () => {
 
   it('rejects both spellings in one file, naming the file', () => {
     const both = files.file('both.json', { kv_max_value_size: 1, limits: { kv_max_value_size: 2 } });
-    expect(() => load({ files: [both] })).toThrow(`${both}: kv_max_value_size: set either kv_max_value_size or limits.kv_max_value_size, not both`);
+    expect(() => load({ files: [both] })).toThrow(
+      `${both}: kv_max_value_size: set either kv_max_value_size or limits.kv_max_value_size, not both`,
+    );
   });
 });
 
@@ -297,13 +307,20 @@ describe('deprecated settings', () => {
   });
 
   it('ignores them whatever value they hold, the ones they once refused included', () => {
-    const { warnings } = loadWarning({ flags: { performance: { event_loop_slice: 'short', v8_threads: 7 } } as unknown as RawConfig });
-    expect(warnings.map((w) => w.split(' is ')[0])).toEqual(['command line: performance.event_loop_slice', 'command line: performance.v8_threads']);
+    const { warnings } = loadWarning({
+      flags: { performance: { event_loop_slice: 'short', v8_threads: 7 } } as unknown as RawConfig,
+    });
+    expect(warnings.map((w) => w.split(' is ')[0])).toEqual([
+      'command line: performance.event_loop_slice',
+      'command line: performance.v8_threads',
+    ]);
   });
 
   it('still reports an unknown key beside a removed one', () => {
     const file = tmp.file('performance-other.json', { performance: { v8_threads: 'normal', raft_multipler: 1 } });
-    expect(problemsOf({ files: [file] })).toEqual([`${file}: invalid config key performance.raft_multipler (did you mean performance.raft_multiplier?)`]);
+    expect(problemsOf({ files: [file] })).toEqual([
+      `${file}: invalid config key performance.raft_multipler (did you mean performance.raft_multiplier?)`,
+    ]);
   });
 
   it('takes signing_priority "idle" as "low", with a warning', () => {
@@ -328,6 +345,11 @@ describe('deprecated settings', () => {
     } finally {
       process.emitWarning = saved;
     }
-    expect(emitted).toEqual([[expect.stringContaining('command line: connect.signing_priority "idle" is deprecated'), { type: 'DeprecationWarning', code: CONFIG_DEPRECATION_CODE }]]);
+    expect(emitted).toEqual([
+      [
+        expect.stringContaining('command line: connect.signing_priority "idle" is deprecated'),
+        { type: 'DeprecationWarning', code: CONFIG_DEPRECATION_CODE },
+      ],
+    ]);
   });
 });

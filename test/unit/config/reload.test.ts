@@ -3,7 +3,13 @@ import { loadConfig } from '../../../src/config/load.js';
 import { fileKey, planReload } from '../../../src/config/reload.js';
 import type { RawConfig } from '../../../src/config/schema.js';
 
-const load = (flags: RawConfig) => loadConfig({ files: [], flags, dev: true, env: { hostname: () => 'h', readFile: () => '{}', isDirectory: () => undefined } });
+const load = (flags: RawConfig) =>
+  loadConfig({
+    files: [],
+    flags,
+    dev: true,
+    env: { hostname: () => 'h', readFile: () => '{}', isDirectory: () => undefined },
+  });
 
 describe('planReload', () => {
   it('nothing changed: nothing to apply or restart', () => {
@@ -22,13 +28,34 @@ describe('planReload', () => {
       cluster: { member_ttl: '20s' },
     });
     const plan = planReload(load({}), next);
-    expect([...plan.applied].sort()).toEqual(['acl.tokens.agent', 'acl.tokens.default', 'connect.leaf_root_change_spread', 'default_query_time', 'limits.http_max_body_bytes', 'limits.kv_max_value_size', 'log_level']);
-    expect([...plan.restartNeeded].sort()).toEqual(['acl.default_policy', 'cluster.member_ttl', 'connect.ca_config.leaf_cert_ttl', 'datacenter', 'ports.http']);
+    expect([...plan.applied].sort()).toEqual([
+      'acl.tokens.agent',
+      'acl.tokens.default',
+      'connect.leaf_root_change_spread',
+      'default_query_time',
+      'limits.http_max_body_bytes',
+      'limits.kv_max_value_size',
+      'log_level',
+    ]);
+    expect([...plan.restartNeeded].sort()).toEqual([
+      'acl.default_policy',
+      'cluster.member_ttl',
+      'connect.ca_config.leaf_cert_ttl',
+      'datacenter',
+      'ports.http',
+    ]);
   });
 
   it('compares lists by value', () => {
-    expect(planReload(load({ cluster: { etcd: { endpoints: ['http://127.0.0.1:2379'] } } }), load({ cluster: { etcd: { endpoints: ['http://127.0.0.1:2379'] } } })).restartNeeded).toEqual([]);
-    expect(planReload(load({}), load({ cluster: { etcd: { endpoints: ['http://127.0.0.1:2379'] } } })).restartNeeded).toContain('cluster.etcd.endpoints');
+    expect(
+      planReload(
+        load({ cluster: { etcd: { endpoints: ['http://127.0.0.1:2379'] } } }),
+        load({ cluster: { etcd: { endpoints: ['http://127.0.0.1:2379'] } } }),
+      ).restartNeeded,
+    ).toEqual([]);
+    expect(
+      planReload(load({}), load({ cluster: { etcd: { endpoints: ['http://127.0.0.1:2379'] } } })).restartNeeded,
+    ).toContain('cluster.etcd.endpoints');
   });
 });
 

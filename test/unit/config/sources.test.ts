@@ -26,14 +26,19 @@ cluster {
 describe('config sources', () => {
   const tmp = tempDir();
   afterAll(() => tmp.cleanup());
-  const load = async (paths: Parameters<typeof readConfigSources>[0]) => loadConfig({ sources: await readConfigSources(paths), flags: {}, dev: true, env: testEnv });
+  const load = async (paths: Parameters<typeof readConfigSources>[0]) =>
+    loadConfig({ sources: await readConfigSources(paths), flags: {}, dev: true, env: testEnv });
 
   it('reads HCL to the same config as the equivalent JSON', async () => {
     const hcl = tmp.file('agent.hcl', HCL);
     const json = tmp.file('agent.json', {
       datacenter: 'east',
       ports: { http: 8600 },
-      acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: '0123456789abcdef0123456789abcdef' } },
+      acl: {
+        enabled: true,
+        default_policy: 'deny',
+        tokens: { initial_management: '0123456789abcdef0123456789abcdef' },
+      },
       cluster: { etcd: { endpoints: ['http://127.0.0.1:2379', 'http://127.0.0.1:2479'] } },
     });
     const fromHcl = await load([{ kind: 'file', path: hcl }]);
@@ -48,10 +53,16 @@ describe('config sources', () => {
     tmp.file('conf.d/20-override.hcl', 'datacenter = "b"\n');
     tmp.file('conf.d/README.md', 'not config');
     const later = tmp.file('later.json', { node_name: 'n-later' });
-    const c = await load([{ kind: 'dir', path: dir }, { kind: 'file', path: later }]);
+    const c = await load([
+      { kind: 'dir', path: dir },
+      { kind: 'file', path: later },
+    ]);
     expect(c.datacenter).toBe('b');
     expect(c.nodeName).toBe('n-later');
-    const first = await load([{ kind: 'file', path: later }, { kind: 'dir', path: dir }]);
+    const first = await load([
+      { kind: 'file', path: later },
+      { kind: 'dir', path: dir },
+    ]);
     expect(first.nodeName).toBe('n-base');
   });
 
@@ -66,11 +77,20 @@ describe('config sources', () => {
       }
       throw new Error('loaded');
     };
-    expect(await problems([{ kind: 'file', path: bad }])).toEqual([expect.stringMatching(new RegExp(`^${bad}: invalid HCL: At 2:`))]);
-    expect(await problems([{ kind: 'dir', path: `${tmp.dir}/nowhere` }])).toEqual([`${tmp.dir}/nowhere: cannot read config directory: no such file`]);
+    expect(await problems([{ kind: 'file', path: bad }])).toEqual([
+      expect.stringMatching(new RegExp(`^${bad}: invalid HCL: At 2:`)),
+    ]);
+    expect(await problems([{ kind: 'dir', path: `${tmp.dir}/nowhere` }])).toEqual([
+      `${tmp.dir}/nowhere: cannot read config directory: no such file`,
+    ]);
     const a = tmp.file('a.json', { log_level: 'loud' });
     const b = tmp.file('b.hcl', 'acl {\n  default_policy = "maybe"\n}\n');
-    expect(await problems([{ kind: 'file', path: a }, { kind: 'file', path: b }])).toEqual([
+    expect(
+      await problems([
+        { kind: 'file', path: a },
+        { kind: 'file', path: b },
+      ]),
+    ).toEqual([
       `${a}: log_level: expected one of "trace", "debug", "info", "warn", "error", got "loud"`,
       `${b}: acl.default_policy: expected "allow" or "deny", got "maybe"`,
     ]);
@@ -79,6 +99,11 @@ describe('config sources', () => {
 
 describe('foldBlocks', () => {
   it('folds block lists into objects, merging a repeated block, and leaves value lists alone', () => {
-    expect(foldBlocks({ a: [{ b: [{ c: 1 }] }], l: ['x', 'y'], r: [{ p: 1 }, { q: 2 }], e: [] })).toEqual({ a: { b: { c: 1 } }, l: ['x', 'y'], r: { p: 1, q: 2 }, e: [] });
+    expect(foldBlocks({ a: [{ b: [{ c: 1 }] }], l: ['x', 'y'], r: [{ p: 1 }, { q: 2 }], e: [] })).toEqual({
+      a: { b: { c: 1 } },
+      l: ['x', 'y'],
+      r: { p: 1, q: 2 },
+      e: [],
+    });
   });
 });

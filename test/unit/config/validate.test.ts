@@ -14,13 +14,22 @@ const loaded = (content: unknown) => load({ files: [tmp.file(`c${n++}.json`, con
 describe('scalar keys', () => {
   it.each([
     [{ acl: { default_policy: 'maybe' } }, 'acl.default_policy: expected "allow" or "deny", got "maybe"'],
-    [{ acl: { down_policy: 'cache' } }, 'acl.down_policy: expected one of "extend-cache", "async-cache", "allow", "deny", got "cache"'],
+    [
+      { acl: { down_policy: 'cache' } },
+      'acl.down_policy: expected one of "extend-cache", "async-cache", "allow", "deny", got "cache"',
+    ],
     [{ ports: { http: 70_000 } }, 'ports.http: expected an integer from -1 to 65535, got 70000'],
     [{ ports: { http: -2 } }, 'ports.http: expected an integer from -1 to 65535, got -2'],
     [{ ports: { http: 80.5 } }, 'ports.http: expected an integer from -1 to 65535, got 80.5'],
     [{ ports: { http: '8500' } }, 'ports.http: expected an integer from -1 to 65535, got "8500"'],
-    [{ connect: { ca_config: { leaf_cert_ttl: '3 days' } } }, 'connect.ca_config.leaf_cert_ttl: invalid duration "3 days"'],
-    [{ connect: { ca_config: { leaf_cert_ttl: 3600 } } }, 'connect.ca_config.leaf_cert_ttl: expected a duration string such as "30s", got 3600'],
+    [
+      { connect: { ca_config: { leaf_cert_ttl: '3 days' } } },
+      'connect.ca_config.leaf_cert_ttl: invalid duration "3 days"',
+    ],
+    [
+      { connect: { ca_config: { leaf_cert_ttl: 3600 } } },
+      'connect.ca_config.leaf_cert_ttl: expected a duration string such as "30s", got 3600',
+    ],
     [{ datacenter: 'dc 1' }, 'datacenter: expected only lowercase alphanumerics, "-" or "_", got "dc 1"'],
     [{ datacenter: '' }, 'datacenter: expected only lowercase alphanumerics, "-" or "_", got ""'],
     [{ node_name: '' }, 'node_name: expected a non-empty string, got ""'],
@@ -29,19 +38,37 @@ describe('scalar keys', () => {
     [{ log_level: 'loud' }, 'log_level: expected one of "trace", "debug", "info", "warn", "error", got "loud"'],
     [{ translate_wan_addrs: 'yes' }, 'translate_wan_addrs: expected true or false, got "yes"'],
     [{ acl: { enabled: 1 } }, 'acl.enabled: expected true or false, got 1'],
-    [{ acl: { token_min_expiration_ttl: '0s' } }, 'acl.token_min_expiration_ttl: expected a positive duration, got "0s"'],
+    [
+      { acl: { token_min_expiration_ttl: '0s' } },
+      'acl.token_min_expiration_ttl: expected a positive duration, got "0s"',
+    ],
     [{ http_config: { header_brand: 'svc' } }, 'http_config.header_brand: expected "Svc" or "Consul", got "svc"'],
     [{ limits: { http_max_body_bytes: 0 } }, 'limits.http_max_body_bytes: expected an integer of at least 1, got 0'],
     [{ limits: { kv_max_value_size: 0 } }, 'limits.kv_max_value_size: expected an integer of at least 1, got 0'],
     [{ default_query_time: '0s' }, 'default_query_time: expected a positive duration, got "0s"'],
     [{ connect: { enabled: null } }, 'connect.enabled: expected true or false, got null'],
     [{ connect: { ca_provider: 'vault' } }, 'connect.ca_provider: expected "consul", got "vault"'],
-    [{ connect: { ca_config: { private_key_type: 'dsa' } } }, 'connect.ca_config.private_key_type: expected "ec" or "rsa", got "dsa"'],
-    [{ connect: { ca_config: { csr_max_per_second: -1 } } }, 'connect.ca_config.csr_max_per_second: expected a number of at least 0, got -1'],
-    [{ connect: { ca_config: { csr_max_concurrent: 1.5 } } }, 'connect.ca_config.csr_max_concurrent: expected an integer of at least 0, got 1.5'],
+    [
+      { connect: { ca_config: { private_key_type: 'dsa' } } },
+      'connect.ca_config.private_key_type: expected "ec" or "rsa", got "dsa"',
+    ],
+    [
+      { connect: { ca_config: { csr_max_per_second: -1 } } },
+      'connect.ca_config.csr_max_per_second: expected a number of at least 0, got -1',
+    ],
+    [
+      { connect: { ca_config: { csr_max_concurrent: 1.5 } } },
+      'connect.ca_config.csr_max_concurrent: expected an integer of at least 0, got 1.5',
+    ],
     [{ connect: { leaf_root_change_spread: 'soon' } }, 'connect.leaf_root_change_spread: invalid duration "soon"'],
-    [{ connect: { leaf_cache_max_entries: 0 } }, 'connect.leaf_cache_max_entries: expected an integer of at least 1, got 0'],
-    [{ connect: { trust_domain: 'bad domain' } }, 'connect.trust_domain: expected a trust domain (letters, digits, "-", "_", dot-separated), got "bad domain"'],
+    [
+      { connect: { leaf_cache_max_entries: 0 } },
+      'connect.leaf_cache_max_entries: expected an integer of at least 1, got 0',
+    ],
+    [
+      { connect: { trust_domain: 'bad domain' } },
+      'connect.trust_domain: expected a trust domain (letters, digits, "-", "_", dot-separated), got "bad domain"',
+    ],
     [{ cache: { max_entries: [] } }, 'cache.max_entries: expected an integer of at least 1, got an array'],
     [{ cache: { ttl: '0s' } }, 'cache.ttl: expected a positive duration, got "0s"'],
     [{ connect: { signing_priority: 'high' } }, 'connect.signing_priority: expected "low" or "normal", got "high"'],
@@ -121,7 +148,10 @@ describe('secrets never appear in messages', () => {
   });
 
   it('does not echo a bad PEM or token value', () => {
-    const out = problems({ acl: { tokens: { agent: '' } }, connect: { ca_config: { private_key: 'secret-key', root_cert: 'x' } } });
+    const out = problems({
+      acl: { tokens: { agent: '' } },
+      connect: { ca_config: { private_key: 'secret-key', root_cert: 'x' } },
+    });
     expect(out).toEqual([
       'acl.tokens.agent: expected a non-empty string, got a 0-character string',
       'connect.ca_config.private_key: expected a PEM-encoded string, got a 10-character string',
@@ -151,6 +181,8 @@ describe('rules between keys', () => {
   });
 
   it('skips a rule whose inputs were already reported', () => {
-    expect(problems({ default_query_time: 'x', max_query_time: '1s' })).toEqual(['default_query_time: invalid duration "x"']);
+    expect(problems({ default_query_time: 'x', max_query_time: '1s' })).toEqual([
+      'default_query_time: invalid duration "x"',
+    ]);
   });
 });

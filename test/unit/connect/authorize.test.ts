@@ -1,8 +1,19 @@
 // The decision, table-driven: every precedence level winning over the ones below it, wildcard
 // namespaces, L7 intentions denying, the defaults, and Consul's reason strings byte for byte.
 import { describe, expect, it } from 'vitest';
-import { checkAuthorizeRequest, checkPartition, decide, DEFAULT_ALLOW, DEFAULT_DENY } from '../../../src/connect/authorize.js';
-import { buildIntentionIndex, destinationIntentions, sourceIntentions, type IntentionIndex } from '../../../src/connect/intentions/index.js';
+import {
+  checkAuthorizeRequest,
+  checkPartition,
+  decide,
+  DEFAULT_ALLOW,
+  DEFAULT_DENY,
+} from '../../../src/connect/authorize.js';
+import {
+  buildIntentionIndex,
+  destinationIntentions,
+  sourceIntentions,
+  type IntentionIndex,
+} from '../../../src/connect/intentions/index.js';
 import { intentionKey, type StoredIntention } from '../../../src/connect/intentions/model.js';
 import { normalizeIntention, storedIntention, type IntentionInput } from '../../../src/connect/intentions/validate.js';
 import type { SpiffeService } from '../../../src/connect/spiffe.js';
@@ -14,10 +25,17 @@ function row(input: IntentionInput, legacyId?: string): Row<StoredIntention> {
   const candidate = normalizeIntention(input, 'default');
   const value = storedIntention(
     candidate,
-    legacyId === undefined ? undefined : { ID: legacyId, CreatedAt: '2024-01-01T00:00:00Z', UpdatedAt: '2024-01-01T00:00:00Z', Hash: 'h' },
+    legacyId === undefined
+      ? undefined
+      : { ID: legacyId, CreatedAt: '2024-01-01T00:00:00Z', UpdatedAt: '2024-01-01T00:00:00Z', Hash: 'h' },
   );
   const index = nextIndex++;
-  return { key: intentionKey(value.DestinationNS, value.DestinationName, value.SourceNS, value.SourceName), value, createIndex: index, modifyIndex: index };
+  return {
+    key: intentionKey(value.DestinationNS, value.DestinationName, value.SourceNS, value.SourceName),
+    value,
+    createIndex: index,
+    modifyIndex: index,
+  };
 }
 
 const client = (namespace: string, service: string): SpiffeService => ({
@@ -30,7 +48,10 @@ const client = (namespace: string, service: string): SpiffeService => ({
 });
 
 function indexOf(...inputs: IntentionInput[]): IntentionIndex {
-  return buildIntentionIndex(inputs.map((i) => row(i)), 42);
+  return buildIntentionIndex(
+    inputs.map((i) => row(i)),
+    42,
+  );
 }
 
 // One intention per precedence level, all touching destination ns1/db and client ns1/web; each
@@ -48,19 +69,25 @@ const LEVELS: readonly (IntentionInput & { level: number })[] = [
 ];
 
 describe('decide: precedence', () => {
-  it.each(LEVELS.map((l) => [l.level, l] as const))('level %i wins once the levels above it are gone', (level, winner) => {
-    const index = indexOf(...LEVELS.filter((l) => l.level <= level));
-    const d = decide(index, 'ns1', 'db', client('ns1', 'web'), false);
-    const src = `${winner.SourceNS}/${winner.SourceName}`;
-    const dst = `${winner.DestinationNS}/${winner.DestinationName}`;
-    expect(d.result).toEqual({
-      Authorized: winner.Action === 'allow',
-      Reason: `Matched L4 intention: ${src} => ${dst} (Precedence: ${level}, Action: ${winner.Action?.toUpperCase()})`,
-    });
-  });
+  it.each(LEVELS.map((l) => [l.level, l] as const))(
+    'level %i wins once the levels above it are gone',
+    (level, winner) => {
+      const index = indexOf(...LEVELS.filter((l) => l.level <= level));
+      const d = decide(index, 'ns1', 'db', client('ns1', 'web'), false);
+      const src = `${winner.SourceNS}/${winner.SourceName}`;
+      const dst = `${winner.DestinationNS}/${winner.DestinationName}`;
+      expect(d.result).toEqual({
+        Authorized: winner.Action === 'allow',
+        Reason: `Matched L4 intention: ${src} => ${dst} (Precedence: ${level}, Action: ${winner.Action?.toUpperCase()})`,
+      });
+    },
+  );
 
   it('a specific allow beats a wildcard deny (Consul denyWildcard)', () => {
-    const index = indexOf({ SourceName: '*', DestinationName: 'db', Action: 'deny' }, { SourceName: 'web', DestinationName: 'db', Action: 'allow' });
+    const index = indexOf(
+      { SourceName: '*', DestinationName: 'db', Action: 'deny' },
+      { SourceName: 'web', DestinationName: 'db', Action: 'allow' },
+    );
     expect(decide(index, 'default', 'db', client('default', 'web'), true).result.Authorized).toBe(true);
     expect(decide(index, 'default', 'db', client('default', 'api'), true).result).toEqual({
       Authorized: false,
@@ -77,11 +104,39 @@ describe('decide: namespaces', () => {
   );
 
   it.each([
-    ['the same names in another namespace follow that namespace', 'ns2', 'db', client('ns2', 'web'), false, 'ns2/* => ns2/* (Precedence: 5'],
-    ['a namespace wildcard source does not cover other namespaces', 'ns2', 'db', client('ns1', 'web'), true, '*/* => */* (Precedence: 1'],
-    ['a client from another namespace does not match an exact source', 'ns1', 'db', client('ns9', 'web'), true, '*/* => */* (Precedence: 1'],
+    [
+      'the same names in another namespace follow that namespace',
+      'ns2',
+      'db',
+      client('ns2', 'web'),
+      false,
+      'ns2/* => ns2/* (Precedence: 5',
+    ],
+    [
+      'a namespace wildcard source does not cover other namespaces',
+      'ns2',
+      'db',
+      client('ns1', 'web'),
+      true,
+      '*/* => */* (Precedence: 1',
+    ],
+    [
+      'a client from another namespace does not match an exact source',
+      'ns1',
+      'db',
+      client('ns9', 'web'),
+      true,
+      '*/* => */* (Precedence: 1',
+    ],
     ['the exact pair', 'ns1', 'db', client('ns1', 'web'), true, 'ns1/web => ns1/db (Precedence: 9'],
-    ['a destination namespace with no intentions sees */* only', 'ns3', 'db', client('ns1', 'web'), true, '*/* => */* (Precedence: 1'],
+    [
+      'a destination namespace with no intentions sees */* only',
+      'ns3',
+      'db',
+      client('ns1', 'web'),
+      true,
+      '*/* => */* (Precedence: 1',
+    ],
     ['a wildcard target namespace sees */* only', '*', 'db', client('ns2', 'x'), true, '*/* => */* (Precedence: 1'],
   ])('%s', (_name, ns, target, source, authorized, reason) => {
     const d = decide(index, ns, target, source, false);
@@ -89,7 +144,7 @@ describe('decide: namespaces', () => {
     expect(d.result.Reason).toContain(reason);
   });
 
-  it('lists a destination\'s applicable intentions pre-merged in precedence order', () => {
+  it("lists a destination's applicable intentions pre-merged in precedence order", () => {
     expect(destinationIntentions(index, 'ns2', 'anything').map((e) => e.row.value.Precedence)).toEqual([5, 1]);
     expect(destinationIntentions(index, 'ns1', 'db').map((e) => e.row.value.Precedence)).toEqual([9, 1]);
     expect(sourceIntentions(index, 'ns2', 'web').map((e) => e.row.value.Precedence)).toEqual([5, 1]);
@@ -114,7 +169,10 @@ describe('decide: L7 and defaults', () => {
   });
 
   it('a legacy intention names its ID in the reason', () => {
-    const index = buildIntentionIndex([row({ SourceName: 'web', DestinationName: 'db', Action: 'allow' }, 'b4b5c1a6-0000-4000-8000-000000000001')], 1);
+    const index = buildIntentionIndex(
+      [row({ SourceName: 'web', DestinationName: 'db', Action: 'allow' }, 'b4b5c1a6-0000-4000-8000-000000000001')],
+      1,
+    );
     expect(decide(index, 'default', 'db', client('default', 'web'), false).result.Reason).toBe(
       'Matched L4 intention: default/web => default/db (ID: b4b5c1a6-0000-4000-8000-000000000001, Precedence: 9, Action: ALLOW)',
     );
@@ -124,7 +182,9 @@ describe('decide: L7 and defaults', () => {
     const index = indexOf({ SourceName: 'web', DestinationName: 'db', Action: 'allow' });
     expect(decide(index, 'default', 'db', client('default', 'api'), true)).toBe(DEFAULT_ALLOW);
     expect(decide(index, 'default', 'db', client('default', 'api'), false)).toBe(DEFAULT_DENY);
-    expect(Buffer.from(DEFAULT_DENY.json).toString()).toBe('{"Authorized":false,"Reason":"Default behavior configured by ACLs"}');
+    expect(Buffer.from(DEFAULT_DENY.json).toString()).toBe(
+      '{"Authorized":false,"Reason":"Default behavior configured by ACLs"}',
+    );
     const matched = decide(index, 'default', 'db', client('default', 'web'), false);
     expect(Buffer.from(matched.json).toString()).toBe(
       '{"Authorized":true,"Reason":"Matched L4 intention: default/web =\\u003e default/db (Precedence: 9, Action: ALLOW)"}',
@@ -144,12 +204,28 @@ describe('checkAuthorizeRequest', () => {
   };
 
   it('checks the target, then the URI, then that it names a service, then the partition', () => {
-    expect(message(() => checkAuthorizeRequest({ Target: '', ClientCertURI: 'tubes' }))).toBe('invalid: Target service must be specified');
-    expect(message(() => checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'tubes' }))).toBe('invalid: ClientCertURI not a valid Connect identifier');
-    expect(message(() => checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'spiffe://1234.consul' }))).toBe('invalid: ClientCertURI not a valid Service identifier');
-    expect(message(() => checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'spiffe://td/agent/client/dc/dc1/id/n1' }))).toBe('invalid: ClientCertURI not a valid Service identifier');
-    const foreign = checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'spiffe://td/ap/other/ns/default/dc/dc1/svc/web' });
+    expect(message(() => checkAuthorizeRequest({ Target: '', ClientCertURI: 'tubes' }))).toBe(
+      'invalid: Target service must be specified',
+    );
+    expect(message(() => checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'tubes' }))).toBe(
+      'invalid: ClientCertURI not a valid Connect identifier',
+    );
+    expect(message(() => checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'spiffe://1234.consul' }))).toBe(
+      'invalid: ClientCertURI not a valid Service identifier',
+    );
+    expect(
+      message(() => checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'spiffe://td/agent/client/dc/dc1/id/n1' })),
+    ).toBe('invalid: ClientCertURI not a valid Service identifier');
+    const foreign = checkAuthorizeRequest({
+      Target: 'db',
+      ClientCertURI: 'spiffe://td/ap/other/ns/default/dc/dc1/svc/web',
+    });
     expect(message(() => checkPartition(foreign.source))).toBe('invalid: Mismatched partitions: "other" != "default"');
-    expect(checkAuthorizeRequest({ Target: 'db', ClientCertURI: 'spiffe://fake-domain.consul/ns/default/dc/elsewhere/svc/web' }).source).toMatchObject({ service: 'web' });
+    expect(
+      checkAuthorizeRequest({
+        Target: 'db',
+        ClientCertURI: 'spiffe://fake-domain.consul/ns/default/dc/elsewhere/svc/web',
+      }).source,
+    ).toMatchObject({ service: 'web' });
   });
 });

@@ -34,10 +34,23 @@ const web = 'spiffe://11111111-2222-3333-4444-555555555555.consul/ns/default/dc/
 describe('agent.authorize (ACLs off)', () => {
   it('decides from the intentions, sees a write at once, and checks input as the endpoint does', async () => {
     const agent = await agentWith();
-    expect(agent.authorize({ Target: 'db', ClientCertURI: web })).toEqual({ Authorized: true, Reason: 'Default behavior configured by ACLs' });
+    expect(agent.authorize({ Target: 'db', ClientCertURI: web })).toEqual({
+      Authorized: true,
+      Reason: 'Default behavior configured by ACLs',
+    });
     await agent.intentions.upsertExact({
-      Description: '', SourceNS: 'default', SourceName: 'web', DestinationNS: 'default', DestinationName: 'db',
-      SourcePartition: '', DestinationPartition: '', SourcePeer: '', SourceType: 'consul', Action: 'deny', Permissions: [], Meta: {},
+      Description: '',
+      SourceNS: 'default',
+      SourceName: 'web',
+      DestinationNS: 'default',
+      DestinationName: 'db',
+      SourcePartition: '',
+      DestinationPartition: '',
+      SourcePeer: '',
+      SourceType: 'consul',
+      Action: 'deny',
+      Permissions: [],
+      Meta: {},
     });
     expect(agent.authorize({ Target: 'db', ClientCertURI: web, ClientCertSerial: 'ignored' })).toEqual({
       Authorized: false,
@@ -45,27 +58,49 @@ describe('agent.authorize (ACLs off)', () => {
     });
     // The request's Namespace picks the destination namespace: nothing there, so the default.
     expect(agent.authorize({ Target: 'db', ClientCertURI: web, Namespace: 'other' }).Authorized).toBe(true);
-    expect(failure(() => agent.authorize({ Target: '', ClientCertURI: web }))).toBe('invalid: Target service must be specified');
-    expect(failure(() => agent.authorize({ Target: 'db', ClientCertURI: 'tubes' }))).toBe('invalid: ClientCertURI not a valid Connect identifier');
-    expect(failure(() => agent.authorize({ Target: 'db', ClientCertURI: 'spiffe://1234.consul' }))).toBe('invalid: ClientCertURI not a valid Service identifier');
-    expect(failure(() => agent.authorize({ Target: 5 as unknown as string, ClientCertURI: web }))).toBe('invalid: Request decode failed: Target must be a string');
+    expect(failure(() => agent.authorize({ Target: '', ClientCertURI: web }))).toBe(
+      'invalid: Target service must be specified',
+    );
+    expect(failure(() => agent.authorize({ Target: 'db', ClientCertURI: 'tubes' }))).toBe(
+      'invalid: ClientCertURI not a valid Connect identifier',
+    );
+    expect(failure(() => agent.authorize({ Target: 'db', ClientCertURI: 'spiffe://1234.consul' }))).toBe(
+      'invalid: ClientCertURI not a valid Service identifier',
+    );
+    expect(failure(() => agent.authorize({ Target: 5 as unknown as string, ClientCertURI: web }))).toBe(
+      'invalid: Request decode failed: Target must be a string',
+    );
   });
 });
 
 describe('agent.authorize (ACLs on)', () => {
   it('needs service:write on the target from the given token, else the default token, else anonymous', async () => {
-    const acl = await agentWith({ acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MANAGEMENT } } });
-    expect(acl.authorize({ Target: 'db', ClientCertURI: web }, MANAGEMENT)).toEqual({ Authorized: false, Reason: 'Default behavior configured by ACLs' });
+    const acl = await agentWith({
+      acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MANAGEMENT } },
+    });
+    expect(acl.authorize({ Target: 'db', ClientCertURI: web }, MANAGEMENT)).toEqual({
+      Authorized: false,
+      Reason: 'Default behavior configured by ACLs',
+    });
     expect(failure(() => acl.authorize({ Target: 'db', ClientCertURI: web }))).toBe(
-      "permission-denied: Permission denied: anonymous token lacks permission 'service:write' on \"db\". The anonymous token is used implicitly when a request does not specify a token.",
+      'permission-denied: Permission denied: anonymous token lacks permission \'service:write\' on "db". The anonymous token is used implicitly when a request does not specify a token.',
     );
-    expect(failure(() => acl.authorize({ Target: 'db', ClientCertURI: web }, 'not-a-token'))).toBe('permission-denied: ACL not found');
-    const withDefault = await agentWith({ acl: { enabled: true, default_policy: 'allow', tokens: { initial_management: MANAGEMENT, default: MANAGEMENT } } });
-    expect(withDefault.authorize({ Target: 'db', ClientCertURI: web })).toEqual({ Authorized: true, Reason: 'Default behavior configured by ACLs' });
+    expect(failure(() => acl.authorize({ Target: 'db', ClientCertURI: web }, 'not-a-token'))).toBe(
+      'permission-denied: ACL not found',
+    );
+    const withDefault = await agentWith({
+      acl: { enabled: true, default_policy: 'allow', tokens: { initial_management: MANAGEMENT, default: MANAGEMENT } },
+    });
+    expect(withDefault.authorize({ Target: 'db', ClientCertURI: web })).toEqual({
+      Authorized: true,
+      Reason: 'Default behavior configured by ACLs',
+    });
   });
 
   it('refuses every call when connect is disabled', async () => {
     const agent = await agentWith({ connect: { enabled: false } });
-    expect(failure(() => agent.authorize({ Target: 'db', ClientCertURI: web }))).toBe('invalid: Connect must be enabled in order to use this endpoint');
+    expect(failure(() => agent.authorize({ Target: 'db', ClientCertURI: web }))).toBe(
+      'invalid: Connect must be enabled in order to use this endpoint',
+    );
   });
 });

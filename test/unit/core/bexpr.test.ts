@@ -5,7 +5,14 @@ import { AgentError } from '../../../src/core/errors.js';
 const FIELDS = new Set(['Name', 'Action', 'Precedence', 'Meta', 'Tags', 'Empty']);
 const MAPS = new Set(['Meta']);
 const items = [
-  { Name: 'web', Action: 'allow', Precedence: 9, Meta: { env: 'prod', 'app.kubernetes.io/name': 'w' }, Tags: ['a', 'b'], Empty: '' },
+  {
+    Name: 'web',
+    Action: 'allow',
+    Precedence: 9,
+    Meta: { env: 'prod', 'app.kubernetes.io/name': 'w' },
+    Tags: ['a', 'b'],
+    Empty: '',
+  },
   { Name: 'api', Action: 'deny', Precedence: 8, Meta: {}, Tags: [], Empty: '' },
   { Name: 'web-admin', Action: 'allow', Precedence: 5, Meta: { env: 'dev' }, Tags: ['b'], Empty: 'x' },
 ];

@@ -38,7 +38,13 @@ describe('DescriptorWatch', () => {
     watch.check();
     watch.check();
     expect(watch.exhausted).toBe(true);
-    expect(log.entries).toEqual([{ level: 'warn', obj: { openFiles: 1024 }, msg: expect.stringMatching(/^out of file descriptors: .*existing ones are kept/) }]);
+    expect(log.entries).toEqual([
+      {
+        level: 'warn',
+        obj: { openFiles: 1024 },
+        msg: expect.stringMatching(/^out of file descriptors: .*existing ones are kept/),
+      },
+    ]);
 
     state.free = 10; // free again, but a flood still arriving would take these at once
     watch.check();
@@ -49,7 +55,11 @@ describe('DescriptorWatch', () => {
     watch.check();
     watch.check();
     expect(watch.exhausted).toBe(false);
-    expect(log.entries[1]).toEqual({ level: 'info', obj: { free: 64 }, msg: 'file descriptors available again: accepting connections' });
+    expect(log.entries[1]).toEqual({
+      level: 'info',
+      obj: { free: 64 },
+      msg: 'file descriptors available again: accepting connections',
+    });
     expect(log.entries).toHaveLength(2);
     expect(changes).toEqual([true, false]);
   });

@@ -14,9 +14,13 @@ describe('describeFsError', () => {
 
 describe('errorText', () => {
   it("adds each cause's reason that the message does not already give", () => {
-    const locked = new Error('cannot lock state directory /d', { cause: fsError('EACCES', "EACCES: permission denied, open '/d/LOCK'") });
+    const locked = new Error('cannot lock state directory /d', {
+      cause: fsError('EACCES', "EACCES: permission denied, open '/d/LOCK'"),
+    });
     expect(errorText(locked)).toBe('cannot lock state directory /d: permission denied');
-    const said = new Error('cannot create directory /d: permission denied', { cause: fsError('EACCES', 'EACCES: permission denied') });
+    const said = new Error('cannot create directory /d: permission denied', {
+      cause: fsError('EACCES', 'EACCES: permission denied'),
+    });
     expect(errorText(said)).toBe('cannot create directory /d: permission denied');
     const chain = new Error('a', { cause: new Error('b', { cause: new Error('c') }) });
     expect(errorText(chain)).toBe('a: b: c');

@@ -39,6 +39,9 @@ function errorsDoc(): string {
 
 describe('docs/errors.md', () => {
   it(`lists the catalogue as it is (regenerate: ${REGENERATE})`, async () => {
-    await expect(errorsDoc(), `docs/errors.md differs from the error catalogue; regenerate it: ${REGENERATE}`).toMatchFileSnapshot('../../../docs/errors.md');
+    await expect(
+      errorsDoc(),
+      `docs/errors.md differs from the error catalogue; regenerate it: ${REGENERATE}`,
+    ).toMatchFileSnapshot('../../../docs/errors.md');
   });
 });

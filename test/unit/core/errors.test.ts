@@ -6,7 +6,8 @@ import { LeafWork } from '../../../src/connect/ca/leaf-work.js';
 
 const CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 const PLACEHOLDER = /\{([A-Za-z]+)(:q)?\}/g;
-const placeholdersOf = (code: ErrorCode): string[] => [...ERROR_CATALOGUE[code].message.matchAll(PLACEHOLDER)].map((m) => m[1] as string);
+const placeholdersOf = (code: ErrorCode): string[] =>
+  [...ERROR_CATALOGUE[code].message.matchAll(PLACEHOLDER)].map((m) => m[1] as string);
 
 describe('the error catalogue', () => {
   it('gives every code a kind the HTTP layer maps to a status, and a non-empty message', () => {
@@ -53,13 +54,19 @@ describe('agentError', () => {
   });
 
   it('inserts parameters as they are, and quoted where the template says :q', () => {
-    expect(agentError('ACL_POLICY_NAME_IN_USE', { name: 'a "b"' }).message).toBe('Invalid Policy: A Policy with Name "a \\"b\\"" already exists');
+    expect(agentError('ACL_POLICY_NAME_IN_USE', { name: 'a "b"' }).message).toBe(
+      'Invalid Policy: A Policy with Name "a \\"b\\"" already exists',
+    );
     expect(agentError('INTENTION_NOT_FOUND', { action: 'delete', id: 'x' })).toMatchObject({
       kind: 'not-found',
       message: "Cannot delete non-existent intention: 'x'",
     });
-    expect(agentError('STATE_DIR_LOCKED', { dir: '/d', pid: 42, lockFile: '/d/LOCK' }).message).toBe('state directory /d is in use by process 42 (lock file /d/LOCK)');
-    expect(agentError('KV_BAD_CAS', { text: '1x', reason: 'invalid syntax' }).message).toBe('strconv.ParseUint: parsing "1x": invalid syntax');
+    expect(agentError('STATE_DIR_LOCKED', { dir: '/d', pid: 42, lockFile: '/d/LOCK' }).message).toBe(
+      'state directory /d is in use by process 42 (lock file /d/LOCK)',
+    );
+    expect(agentError('KV_BAD_CAS', { text: '1x', reason: 'invalid syntax' }).message).toBe(
+      'strconv.ParseUint: parsing "1x": invalid syntax',
+    );
   });
 
   it('is typed by code: unknown codes, missing or misspelt parameters do not compile (npm run typecheck)', () => {
@@ -88,17 +95,24 @@ describe('agentError', () => {
   it("keeps Consul's texts that clients match on", () => {
     expect(agentError('ACL_NOT_FOUND')).toMatchObject({ kind: 'permission-denied', message: 'ACL not found' });
     expect(agentError('ACL_DISABLED')).toMatchObject({ kind: 'unauthorized', message: 'ACL support disabled' });
-    expect(agentError('ACL_PERMISSION_DENIED', { reason: "anonymous token lacks permission 'key:write'" }).message).toBe(
-      "Permission denied: anonymous token lacks permission 'key:write'",
-    );
-    expect(agentError('CSR_RATE_LIMITED')).toMatchObject({ kind: 'rate-limited', message: 'Rate limit reached, try again later' });
+    expect(
+      agentError('ACL_PERMISSION_DENIED', { reason: "anonymous token lacks permission 'key:write'" }).message,
+    ).toBe("Permission denied: anonymous token lacks permission 'key:write'");
+    expect(agentError('CSR_RATE_LIMITED')).toMatchObject({
+      kind: 'rate-limited',
+      message: 'Rate limit reached, try again later',
+    });
     expect(agentError('CONNECT_DISABLED').message).toBe('Connect must be enabled in order to use this endpoint');
   });
 });
 
 describe('AgentError', () => {
   it('rebuilt from a rendered message (a subclass, a worker result) takes the catalogue kind', () => {
-    expect(new AgentError('STORE_CLOSED', 'state store is closed')).toMatchObject({ code: 'STORE_CLOSED', kind: 'unavailable', message: 'state store is closed' });
+    expect(new AgentError('STORE_CLOSED', 'state store is closed')).toMatchObject({
+      code: 'STORE_CLOSED',
+      kind: 'unavailable',
+      message: 'state store is closed',
+    });
     const cause = new Error('x');
     expect(new AgentError('STATE_APPLY_FAILED', 'applying the commit failed', { cause }).cause).toBe(cause);
   });

@@ -7,10 +7,18 @@ import { oneItemPerLine } from '../../../src/core/hcl1-items.js';
 
 describe('oneItemPerLine', () => {
   it('breaks one-line blocks at item boundaries, and leaves strings, comments and lists alone', () => {
-    expect(oneItemPerLine('service "web" { policy = "read" intentions = "read" }')).toBe('service "web" {\n policy = "read" \nintentions = "read" \n}');
-    expect(oneItemPerLine('service "web" { policy = "read", intentions = "read" }')).toBe('service "web" {\n policy = "read"\n intentions = "read" \n}');
-    expect(oneItemPerLine('a = "x } { , y" # b = 2, c\nd = ["p", "q"] e = 1')).toBe('a = "x } { , y" # b = 2, c\nd = ["p", "q"] \ne = 1');
-    expect(oneItemPerLine('key "a" { policy = "read" } key "b" { policy = "write" }')).toBe('key "a" {\n policy = "read" \n} \nkey "b" {\n policy = "write" \n}');
+    expect(oneItemPerLine('service "web" { policy = "read" intentions = "read" }')).toBe(
+      'service "web" {\n policy = "read" \nintentions = "read" \n}',
+    );
+    expect(oneItemPerLine('service "web" { policy = "read", intentions = "read" }')).toBe(
+      'service "web" {\n policy = "read"\n intentions = "read" \n}',
+    );
+    expect(oneItemPerLine('a = "x } { , y" # b = 2, c\nd = ["p", "q"] e = 1')).toBe(
+      'a = "x } { , y" # b = 2, c\nd = ["p", "q"] \ne = 1',
+    );
+    expect(oneItemPerLine('key "a" { policy = "read" } key "b" { policy = "write" }')).toBe(
+      'key "a" {\n policy = "read" \n} \nkey "b" {\n policy = "write" \n}',
+    );
   });
 
   it('gives up on what it does not read: heredocs, unclosed strings or braces', () => {

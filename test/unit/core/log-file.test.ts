@@ -16,7 +16,13 @@ describe('RotatingLogFile', () => {
   it('appends, and rotates before a line would pass the size limit', () => {
     const d = dir();
     let now = 1000;
-    const file = new RotatingLogFile({ path: join(d, 'agent.log'), maxBytes: 10, maxAgeMs: 0, maxFiles: 0, now: () => now });
+    const file = new RotatingLogFile({
+      path: join(d, 'agent.log'),
+      maxBytes: 10,
+      maxAgeMs: 0,
+      maxFiles: 0,
+      now: () => now,
+    });
     file.write('aaaa\n');
     file.write('bbbb\n');
     now = 2000;
@@ -29,7 +35,13 @@ describe('RotatingLogFile', () => {
   it('rotates by age and keeps only the newest rotated files', () => {
     const d = dir();
     let now = 0;
-    const file = new RotatingLogFile({ path: join(d, 'agent.log'), maxBytes: 0, maxAgeMs: 100, maxFiles: 2, now: () => now });
+    const file = new RotatingLogFile({
+      path: join(d, 'agent.log'),
+      maxBytes: 0,
+      maxAgeMs: 100,
+      maxFiles: 2,
+      now: () => now,
+    });
     for (let i = 1; i <= 4; i++) {
       file.write(`line ${i}\n`);
       now += 100;
@@ -43,7 +55,13 @@ describe('RotatingLogFile', () => {
   it('keeps no rotated file with -1', () => {
     const d = dir();
     let now = 0;
-    const file = new RotatingLogFile({ path: join(d, 'a.log'), maxBytes: 5, maxAgeMs: 0, maxFiles: -1, now: () => now++ });
+    const file = new RotatingLogFile({
+      path: join(d, 'a.log'),
+      maxBytes: 5,
+      maxAgeMs: 0,
+      maxFiles: -1,
+      now: () => now++,
+    });
     file.write('12345\n');
     file.write('67890\n');
     file.close();
@@ -54,7 +72,13 @@ describe('RotatingLogFile', () => {
     const d = dir();
     let now = 1000;
     mkdirSync(join(d, 'agent-2000.log')); // the rotated name is taken by a directory
-    const file = new RotatingLogFile({ path: join(d, 'agent.log'), maxBytes: 10, maxAgeMs: 0, maxFiles: 0, now: () => now });
+    const file = new RotatingLogFile({
+      path: join(d, 'agent.log'),
+      maxBytes: 10,
+      maxAgeMs: 0,
+      maxFiles: 0,
+      now: () => now,
+    });
     file.write('aaaa\n');
     file.write('bbbb\n');
     now = 2000;

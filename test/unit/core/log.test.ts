@@ -10,7 +10,7 @@ function capture(format: LogFormat) {
 }
 
 describe('createLogger', () => {
-  it('JSON: level by name, ISO time, one component per line (a child replaces the parent\'s), secrets redacted', () => {
+  it("JSON: level by name, ISO time, one component per line (a child replaces the parent's), secrets redacted", () => {
     const { log, lines } = capture('json');
     log.info({ a: 1 }, 'root');
     log.child({ component: 'state' }).child({ x: 2 }).warn({ token: 'secret' }, 'child');
@@ -18,7 +18,13 @@ describe('createLogger', () => {
     expect(JSON.parse(root as string)).toMatchObject({ level: 'info', component: 'agent', a: 1, msg: 'root' });
     expect(JSON.parse(root as string).time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect((child?.match(/"component"/g) ?? []).length).toBe(1);
-    expect(JSON.parse(child as string)).toMatchObject({ level: 'warn', component: 'state', x: 2, token: '[redacted]', msg: 'child' });
+    expect(JSON.parse(child as string)).toMatchObject({
+      level: 'warn',
+      component: 'state',
+      x: 2,
+      token: '[redacted]',
+      msg: 'child',
+    });
   });
 
   it('changes the level of the root and of every child made before', () => {
@@ -48,9 +54,13 @@ describe('createLogger', () => {
       log.error({ err }, 'start-up failed');
     }
     const [terse, verbose] = text.lines;
-    expect(terse).toMatch(/ \[ERROR\] agent: start-up failed: error="cannot create directory \/x: permission denied"\n$/);
+    expect(terse).toMatch(
+      / \[ERROR\] agent: start-up failed: error="cannot create directory \/x: permission denied"\n$/,
+    );
     expect(terse).not.toMatch(/\n\s+at /);
-    expect(verbose).toMatch(/^.* \[ERROR\] agent: start-up failed: error="cannot create directory \/x: permission denied"\n {2}Error: cannot create directory \/x\n\s+at /);
+    expect(verbose).toMatch(
+      /^.* \[ERROR\] agent: start-up failed: error="cannot create directory \/x: permission denied"\n {2}Error: cannot create directory \/x\n\s+at /,
+    );
     expect(verbose).toContain("caused by: Error: EACCES: permission denied, mkdir '/x'");
     const [plain, full] = json.lines.map((l) => JSON.parse(l) as { err: Record<string, unknown> });
     expect(plain?.err).toEqual({ type: 'Error', message: 'cannot create directory /x: permission denied' });
@@ -73,17 +83,22 @@ describe('createLogger', () => {
     log.info({}, 'three');
     expect(lines.map((l) => JSON.parse(l) as { msg: string; err?: { message: string } })).toEqual([
       expect.objectContaining({ msg: 'one' }),
-      expect.objectContaining({ msg: 'cannot write to log_file; lines go to the console only', err: { message: 'no space left on device' } }),
+      expect.objectContaining({
+        msg: 'cannot write to log_file; lines go to the console only',
+        err: { message: 'no space left on device' },
+      }),
       expect.objectContaining({ msg: 'two' }),
       expect.objectContaining({ msg: 'three' }),
     ]);
   });
 
-  it('text: Consul\'s line format', () => {
+  it("text: Consul's line format", () => {
     const { log, lines } = capture('text');
     log.info({ address: '127.0.0.1:8500', note: 'two words', n: 3, none: null }, 'svc-agent started');
     log.child({ component: 'state' }).warn({ err: new Error('disk full') }, 'refused');
-    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \[INFO\] {2}agent: svc-agent started: address=127\.0\.0\.1:8500 note="two words" n=3 none=null\n$/);
+    expect(lines[0]).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \[INFO\] {2}agent: svc-agent started: address=127\.0\.0\.1:8500 note="two words" n=3 none=null\n$/,
+    );
     expect(lines[1]).toMatch(/ \[WARN\] {2}state: refused: error="disk full"\n$/);
   });
 });
@@ -95,23 +110,42 @@ describe('formatTextLine', () => {
     expect(line({ level: 'debug', msg: 'm' })).toBe('T [DEBUG] x: m\n');
     expect(line({ level: 'info', msg: '', k: 'v' })).toBe('T [INFO]  x: k=v\n');
     expect(line({ level: 'error', msg: 'boom', err: { message: 'bad' } })).toBe('T [ERROR] x: boom: error=bad\n');
-    expect(line({ level: 'warn', msg: 'boom', err: { message: 'bad', stack: 'Error: bad\n    at f' } })).toBe('T [WARN]  x: boom: error=bad\n  Error: bad\n      at f\n');
+    expect(line({ level: 'warn', msg: 'boom', err: { message: 'bad', stack: 'Error: bad\n    at f' } })).toBe(
+      'T [WARN]  x: boom: error=bad\n  Error: bad\n      at f\n',
+    );
     expect(formatTextLine('not json\n')).toBe('not json\n');
   });
 
   it('shows values unescaped as hclog does: quotes only where a value holds a space, a quote or the like', () => {
-    expect(line({ level: 'info', msg: 'config reloaded', applied: ['log_level'], restartNeeded: [] })).toBe('T [INFO]  x: config reloaded: applied=[log_level] restartNeeded=[]\n');
-    expect(line({ level: 'info', msg: 'm', keys: ['a.b', 'two words', 3], n: 3, ok: true, none: null })).toBe('T [INFO]  x: m: keys=[a.b, "two words", 3] n=3 ok=true none=null\n');
-    expect(line({ level: 'info', msg: 'm', addr: '127.0.0.1:8500', path: '/tmp/a_b-c', eq: 'a=b', empty: '', q: 'say "hi"', comma: 'a,b' })).toBe(
-      'T [INFO]  x: m: addr=127.0.0.1:8500 path=/tmp/a_b-c eq=a=b empty="" q="say \\"hi\\"" comma="a,b"\n',
+    expect(line({ level: 'info', msg: 'config reloaded', applied: ['log_level'], restartNeeded: [] })).toBe(
+      'T [INFO]  x: config reloaded: applied=[log_level] restartNeeded=[]\n',
     );
-    expect(line({ level: 'info', msg: 'm', recovery: { snapshotIndex: 0, replayedRecords: 2 } })).toBe('T [INFO]  x: m: recovery={"snapshotIndex":0,"replayedRecords":2}\n');
+    expect(line({ level: 'info', msg: 'm', keys: ['a.b', 'two words', 3], n: 3, ok: true, none: null })).toBe(
+      'T [INFO]  x: m: keys=[a.b, "two words", 3] n=3 ok=true none=null\n',
+    );
+    expect(
+      line({
+        level: 'info',
+        msg: 'm',
+        addr: '127.0.0.1:8500',
+        path: '/tmp/a_b-c',
+        eq: 'a=b',
+        empty: '',
+        q: 'say "hi"',
+        comma: 'a,b',
+      }),
+    ).toBe('T [INFO]  x: m: addr=127.0.0.1:8500 path=/tmp/a_b-c eq=a=b empty="" q="say \\"hi\\"" comma="a,b"\n');
+    expect(line({ level: 'info', msg: 'm', recovery: { snapshotIndex: 0, replayedRecords: 2 } })).toBe(
+      'T [INFO]  x: m: recovery={"snapshotIndex":0,"replayedRecords":2}\n',
+    );
   });
 
   it('writes a value of several lines below the line, as hclog does', () => {
-    expect(line({ level: 'error', msg: 'config reload failed', err: { message: 'a.json: x: bad\nb.json: y: bad' }, n: 1 })).toBe(
-      'T [ERROR] x: config reload failed: n=1\n  error=\n  | a.json: x: bad\n  | b.json: y: bad\n',
+    expect(
+      line({ level: 'error', msg: 'config reload failed', err: { message: 'a.json: x: bad\nb.json: y: bad' }, n: 1 }),
+    ).toBe('T [ERROR] x: config reload failed: n=1\n  error=\n  | a.json: x: bad\n  | b.json: y: bad\n');
+    expect(line({ level: 'error', msg: 'failed', err: { message: 'a\nb' } })).toBe(
+      'T [ERROR] x: failed:\n  error=\n  | a\n  | b\n',
     );
-    expect(line({ level: 'error', msg: 'failed', err: { message: 'a\nb' } })).toBe('T [ERROR] x: failed:\n  error=\n  | a\n  | b\n');
   });
 });

@@ -17,11 +17,15 @@ describe('makeDir', () => {
 
   it('names a file in the way', async () => {
     writeFileSync(join(root, 'file'), 'x');
-    await expect(makeDir(join(root, 'file'))).rejects.toThrow(`cannot create directory ${join(root, 'file')}: a file of that name is in the way`);
+    await expect(makeDir(join(root, 'file'))).rejects.toThrow(
+      `cannot create directory ${join(root, 'file')}: a file of that name is in the way`,
+    );
     await expect(makeDir(join(root, 'file', 'sub'))).rejects.toThrow(/cannot create directory .*file\/sub/);
   });
 
   it.runIf(existsSync('/proc/self'))('fails under /proc instead of looping as a recursive mkdir does', async () => {
-    await expect(makeDir('/proc/svc-agent-test/x')).rejects.toThrow('cannot create directory /proc/svc-agent-test: /proc does not take new directories');
+    await expect(makeDir('/proc/svc-agent-test/x')).rejects.toThrow(
+      'cannot create directory /proc/svc-agent-test: /proc does not take new directories',
+    );
   });
 });

@@ -3,7 +3,7 @@ import { FakeClock } from '../../../src/core/clock.js';
 import { Metrics } from '../../../src/core/metrics.js';
 
 describe('Metrics', () => {
-  it('snapshots counters and gauges in name order, in Consul\'s shape', () => {
+  it("snapshots counters and gauges in name order, in Consul's shape", () => {
     const clock = new FakeClock(Date.parse('2026-11-22T08:55:00Z'));
     const metrics = new Metrics(clock);
     let parked = 3;

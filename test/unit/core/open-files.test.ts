@@ -1,7 +1,13 @@
 // The start-up report of the open-files limit: parsed from /proc/<pid>/limits, info when it is
 // comfortable, a warning with the systemd advice when it is low or was not raised to the hard limit.
 import { describe, expect, it } from 'vitest';
-import { LOW_OPEN_FILES, openFilesReport, parseOpenFilesLimit, processDescriptors, readOpenFilesLimit } from '../../../src/core/open-files.js';
+import {
+  LOW_OPEN_FILES,
+  openFilesReport,
+  parseOpenFilesLimit,
+  processDescriptors,
+  readOpenFilesLimit,
+} from '../../../src/core/open-files.js';
 import { giveBack, hasPrlimit, setOwnOpenFilesLimit, takeEveryDescriptor } from '../../support/open-files.js';
 
 const limits = (soft: string, hard: string) =>
@@ -34,13 +40,19 @@ describe('parseOpenFilesLimit', () => {
 
 describe('openFilesReport', () => {
   it('logs a comfortable limit at info', () => {
-    expect(openFilesReport({ soft: 65536, hard: 65536 })).toEqual({ level: 'info', obj: { openFiles: 65536, openFilesHard: 65536 }, msg: 'open-files limit' });
+    expect(openFilesReport({ soft: 65536, hard: 65536 })).toEqual({
+      level: 'info',
+      obj: { openFiles: 65536, openFilesHard: 65536 },
+      msg: 'open-files limit',
+    });
   });
 
   it('warns, with the systemd advice, when the soft limit is still below the hard one', () => {
     const report = openFilesReport({ soft: 1024, hard: 4096 });
     expect(report.level).toBe('warn');
-    expect(report.msg).toMatch(/^open-files limit 1024 could not be raised to the hard limit 4096; .*LimitNOFILE=65536/);
+    expect(report.msg).toMatch(
+      /^open-files limit 1024 could not be raised to the hard limit 4096; .*LimitNOFILE=65536/,
+    );
   });
 
   it(`warns, with the systemd advice, when the limit is below ${LOW_OPEN_FILES} and cannot go higher`, () => {
@@ -51,7 +63,11 @@ describe('openFilesReport', () => {
   });
 
   it('says so at debug where the platform does not show the limit', () => {
-    expect(openFilesReport(undefined)).toEqual({ level: 'debug', obj: {}, msg: 'open-files limit not readable on this platform' });
+    expect(openFilesReport(undefined)).toEqual({
+      level: 'debug',
+      obj: {},
+      msg: 'open-files limit not readable on this platform',
+    });
   });
 });
 

@@ -14,10 +14,18 @@ describe('PrometheusMetrics', () => {
     const text = await prom.text();
     const line = (name: string): string | undefined => text.split('\n').find((l) => l.startsWith(`${name} `));
     const get = '{route="/v1/kv/",method="GET",code="200"}';
-    expect(line(`svc_http_request_duration_seconds_bucket{le="0.00005",route="/v1/kv/",method="GET",code="200"}`)).toMatch(/ 1$/);
-    expect(line(`svc_http_request_duration_seconds_bucket{le="0.0005",route="/v1/kv/",method="GET",code="200"}`)).toMatch(/ 2$/);
-    expect(line(`svc_http_request_duration_seconds_bucket{le="600",route="/v1/kv/",method="GET",code="200"}`)).toMatch(/ 2$/);
-    expect(line(`svc_http_request_duration_seconds_bucket{le="+Inf",route="/v1/kv/",method="GET",code="200"}`)).toMatch(/ 3$/);
+    expect(
+      line(`svc_http_request_duration_seconds_bucket{le="0.00005",route="/v1/kv/",method="GET",code="200"}`),
+    ).toMatch(/ 1$/);
+    expect(
+      line(`svc_http_request_duration_seconds_bucket{le="0.0005",route="/v1/kv/",method="GET",code="200"}`),
+    ).toMatch(/ 2$/);
+    expect(line(`svc_http_request_duration_seconds_bucket{le="600",route="/v1/kv/",method="GET",code="200"}`)).toMatch(
+      / 2$/,
+    );
+    expect(line(`svc_http_request_duration_seconds_bucket{le="+Inf",route="/v1/kv/",method="GET",code="200"}`)).toMatch(
+      / 3$/,
+    );
     expect(line(`svc_http_request_duration_seconds_count${get}`)).toMatch(/ 3$/);
     expect(Number(line(`svc_http_request_duration_seconds_sum${get}`)?.split(' ')[1])).toBeCloseTo(900.00034, 5);
     expect(line('svc_http_request_duration_seconds_count{route="/v1/kv/",method="PUT",code="413"}')).toMatch(/ 1$/);
@@ -42,7 +50,7 @@ describe('PrometheusMetrics', () => {
     expect(text).toContain('\nsvc_later_total 1\n');
   });
 
-  it('records WAL syncs and Node\'s runtime metrics', async () => {
+  it("records WAL syncs and Node's runtime metrics", async () => {
     const prom = new PrometheusMetrics(new Metrics(clock));
     prom.recordWalSync(0.003);
     const text = await prom.text();

@@ -30,12 +30,15 @@ describe('parseUint64', () => {
     expect(err.code).toBe('KV_BAD_FLAGS');
   });
 
-  it.each(['abc', '-1', '', '+1', '1.5', ' 1', '1 ', '0x10', '1e3', '1_000'])('reports %j as invalid syntax', (text) => {
-    const err = failure(text);
-    expect(err.message).toBe(`strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`);
-    expect(err.kind).toBe('invalid');
-    expect(err.code).toBe('KV_BAD_FLAGS');
-  });
+  it.each(['abc', '-1', '', '+1', '1.5', ' 1', '1 ', '0x10', '1e3', '1_000'])(
+    'reports %j as invalid syntax',
+    (text) => {
+      const err = failure(text);
+      expect(err.message).toBe(`strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`);
+      expect(err.kind).toBe('invalid');
+      expect(err.code).toBe('KV_BAD_FLAGS');
+    },
+  );
 
   it('quotes the input as Go does', () => {
     expect(failure('a"b').message).toBe('strconv.ParseUint: parsing "a\\"b": invalid syntax');

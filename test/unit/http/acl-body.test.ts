@@ -33,7 +33,14 @@ describe('decodeTokenBody', () => {
 
   it('accepts a token read back whole (CreateTime, Hash, indexes are ignored)', () => {
     const input = decodeTokenBody(
-      body({ AccessorID: 'a', SecretID: 's', CreateTime: '2024-05-01T10:00:00.123456789Z', Hash: 'abc=', CreateIndex: 5, ModifyIndex: 6 }),
+      body({
+        AccessorID: 'a',
+        SecretID: 's',
+        CreateTime: '2024-05-01T10:00:00.123456789Z',
+        Hash: 'abc=',
+        CreateIndex: 5,
+        ModifyIndex: 6,
+      }),
     );
     expect(input).toMatchObject({ AccessorID: 'a', SecretID: 's' });
   });
@@ -41,7 +48,9 @@ describe('decodeTokenBody', () => {
   it('reads ExpirationTTL as a Go duration or as nanoseconds, and ExpirationTime as RFC 3339', () => {
     expect(decodeTokenBody(body({ ExpirationTTL: '1h30m' })).ExpirationTTL).toBe(90 * 60_000);
     expect(decodeTokenBody(body({ ExpirationTTL: 2_000_000_000 })).ExpirationTTL).toBe(2000);
-    expect(decodeTokenBody(body({ ExpirationTime: '2024-05-01T12:00:00.5+02:00' })).ExpirationTime).toBe(Date.UTC(2024, 4, 1, 10, 0, 0, 500));
+    expect(decodeTokenBody(body({ ExpirationTime: '2024-05-01T12:00:00.5+02:00' })).ExpirationTime).toBe(
+      Date.UTC(2024, 4, 1, 10, 0, 0, 500),
+    );
   });
 
   it.each<[unknown, string]>([
@@ -49,15 +58,30 @@ describe('decodeTokenBody', () => {
     [[], 'Token decoding failed: json: cannot unmarshal array into Go value of type structs.ACLToken'],
     [{ Bogus: 1 }, 'Token decoding failed: json: unknown field "Bogus"'],
     [{ Policies: [{ ID: 'x', Extra: 1 }] }, 'Token decoding failed: json: unknown field "Extra"'],
-    [{ Description: 5 }, 'Token decoding failed: json: cannot unmarshal number into Go struct field ACLToken.Description of type string'],
-    [{ Local: 'yes' }, 'Token decoding failed: json: cannot unmarshal string into Go struct field ACLToken.Local of type bool'],
-    [{ Policies: 'p' }, 'Token decoding failed: json: cannot unmarshal string into Go struct field ACLToken.Policies of type []structs.ACLTokenPolicyLink'],
-    [{ Policies: ['p'] }, 'Token decoding failed: json: cannot unmarshal string into Go struct field ACLToken.Policies of type structs.ACLTokenPolicyLink'],
+    [
+      { Description: 5 },
+      'Token decoding failed: json: cannot unmarshal number into Go struct field ACLToken.Description of type string',
+    ],
+    [
+      { Local: 'yes' },
+      'Token decoding failed: json: cannot unmarshal string into Go struct field ACLToken.Local of type bool',
+    ],
+    [
+      { Policies: 'p' },
+      'Token decoding failed: json: cannot unmarshal string into Go struct field ACLToken.Policies of type []structs.ACLTokenPolicyLink',
+    ],
+    [
+      { Policies: ['p'] },
+      'Token decoding failed: json: cannot unmarshal string into Go struct field ACLToken.Policies of type structs.ACLTokenPolicyLink',
+    ],
     [
       { ServiceIdentities: [{ ServiceName: 'web', Datacenters: 'dc1' }] },
       'Token decoding failed: json: cannot unmarshal string into Go struct field ACLToken.ServiceIdentities.Datacenters of type []string',
     ],
-    [{ CreateIndex: -1 }, 'Token decoding failed: json: cannot unmarshal number -1 into Go struct field ACLToken.CreateIndex of type uint64'],
+    [
+      { CreateIndex: -1 },
+      'Token decoding failed: json: cannot unmarshal number -1 into Go struct field ACLToken.CreateIndex of type uint64',
+    ],
     [{ ExpirationTTL: 'soon' }, 'Token decoding failed: time: invalid duration "soon"'],
     [
       { ExpirationTime: 'tomorrow' },
@@ -70,7 +94,11 @@ describe('decodeTokenBody', () => {
 
   it("reads Consul 1.17's TemplatedPolicies, so the token write can refuse them by name", () => {
     const input = decodeTokenBody(
-      body({ templatedpolicies: [{ TemplateName: 'builtin/service', TemplateVariables: { name: 'web' }, Datacenters: ['dc1'] }] }),
+      body({
+        templatedpolicies: [
+          { TemplateName: 'builtin/service', TemplateVariables: { name: 'web' }, Datacenters: ['dc1'] },
+        ],
+      }),
     );
     expect(input.TemplatedPolicies).toEqual([{ TemplateName: 'builtin/service' }]);
     expect(decodeTokenBody(body({ TemplatedPolicies: [] })).TemplatedPolicies).toEqual([]);
@@ -95,7 +123,9 @@ describe('decodeTokenBody', () => {
 
 describe('decodePolicyBody', () => {
   it('reads the policy fields', () => {
-    expect(decodePolicyBody(body({ name: 'p', rules: 'acl = "read"', datacenters: ['dc1'], Hash: 'x', CreateIndex: 1 }))).toEqual({
+    expect(
+      decodePolicyBody(body({ name: 'p', rules: 'acl = "read"', datacenters: ['dc1'], Hash: 'x', CreateIndex: 1 })),
+    ).toEqual({
       ID: undefined,
       Name: 'p',
       Description: undefined,
@@ -105,7 +135,10 @@ describe('decodePolicyBody', () => {
   });
 
   it('words its failures with its own prefix', () => {
-    expect(decodeError(() => decodePolicyBody(body({ Namespace: 'x' })))).toEqual(['BODY_DECODE', 'Policy decoding failed: json: unknown field "Namespace"']);
+    expect(decodeError(() => decodePolicyBody(body({ Namespace: 'x' })))).toEqual([
+      'BODY_DECODE',
+      'Policy decoding failed: json: unknown field "Namespace"',
+    ]);
     expect(decodeError(() => decodePolicyBody(body({ Rules: {} })))).toEqual([
       'BODY_DECODE',
       'Policy decoding failed: json: cannot unmarshal object into Go struct field ACLPolicy.Rules of type string',
@@ -118,6 +151,9 @@ describe('decodeBootstrapBody', () => {
     expect(decodeBootstrapBody(undefined)).toBeUndefined();
     expect(decodeBootstrapBody(Buffer.alloc(0))).toBeUndefined();
     expect(decodeBootstrapBody(body({ bootstrapsecret: 's' }))).toBe('s');
-    expect(decodeError(() => decodeBootstrapBody(body({ Other: 1 })))).toEqual(['BODY_DECODE', 'Request decoding failed: json: unknown field "Other"']);
+    expect(decodeError(() => decodeBootstrapBody(body({ Other: 1 })))).toEqual([
+      'BODY_DECODE',
+      'Request decoding failed: json: unknown field "Other"',
+    ]);
   });
 });

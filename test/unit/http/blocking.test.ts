@@ -80,9 +80,12 @@ describe('parseBlockingParams', () => {
     expect(params('index=3&index=abc').minIndex).toBe(3);
   });
 
-  it.each(['wait=0', 'wait=0s', 'wait=-5s'])('?%s uses the default wait (Go parses a negative wait; Consul then defaults)', (raw) => {
-    expect(params(`index=1&${raw}`).timeoutMs).toBe(300_000);
-  });
+  it.each(['wait=0', 'wait=0s', 'wait=-5s'])(
+    '?%s uses the default wait (Go parses a negative wait; Consul then defaults)',
+    (raw) => {
+      expect(params(`index=1&${raw}`).timeoutMs).toBe(300_000);
+    },
+  );
 
   it('caps the wait at the maximum', () => {
     expect(params('index=1&wait=1h').timeoutMs).toBe(600_000);
@@ -319,7 +322,11 @@ describe('BlockingQueries', () => {
       watchers.add(fn);
       return () => watchers.delete(fn);
     };
-    const read: WatchedRead = { target: source, index: () => version, render: (index) => ({ status: 200, body: `v${index}` }) };
+    const read: WatchedRead = {
+      target: source,
+      index: () => version,
+      render: (index) => ({ status: 200, body: `v${index}` }),
+    };
     const fire = (): void => {
       const due = [...watchers];
       watchers.clear();
@@ -404,7 +411,9 @@ describe('BlockingQueries', () => {
   it('a member leaving a shared group keeps the others parked; the last one out drops the watch', async () => {
     await set('k', 'v1');
     const reqs = [request(), request(), request()];
-    const states = reqs.map((req) => track(ask(req, { minIndex: 1, timeoutMs: 60_000 }, { ...keyRead('k'), shareKey: 'k' })));
+    const states = reqs.map((req) =>
+      track(ask(req, { minIndex: 1, timeoutMs: 60_000 }, { ...keyRead('k'), shareKey: 'k' })),
+    );
     reqs[0]!.abort();
     reqs[1]!.abort();
     expect(blocking.parked).toBe(1);
@@ -605,10 +614,14 @@ describe('BlockingQueries', () => {
       await set('a', 'v1');
       const byIndex = failingRead('a', 'index');
       byIndex.failing = true;
-      expect(() => blocking.answer(request(), { minIndex: 1, timeoutMs: 60_000 }, byIndex)).toThrow('backend unavailable');
+      expect(() => blocking.answer(request(), { minIndex: 1, timeoutMs: 60_000 }, byIndex)).toThrow(
+        'backend unavailable',
+      );
       const byRender = failingRead('a', 'render');
       byRender.failing = true;
-      expect(() => blocking.answer(request(), { minIndex: 0, timeoutMs: 60_000 }, byRender)).toThrow('backend unavailable');
+      expect(() => blocking.answer(request(), { minIndex: 0, timeoutMs: 60_000 }, byRender)).toThrow(
+        'backend unavailable',
+      );
       expect(blocking.parked).toBe(0);
       expect(store.watchCount).toBe(0);
       expect(log.entries).toHaveLength(0);

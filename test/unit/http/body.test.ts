@@ -76,12 +76,19 @@ describe('jsonObjectDecoder', () => {
   });
 
   it('uses each decoder its own prefix and type name', () => {
-    const policy = jsonObjectDecoder({ prefix: 'Policy decoding failed', typeName: 'structs.ACLPolicy', fields: ['Name'] });
+    const policy = jsonObjectDecoder({
+      prefix: 'Policy decoding failed',
+      typeName: 'structs.ACLPolicy',
+      fields: ['Name'],
+    });
     const failed = (body: string) => {
       const err = agentErrorOf(() => policy(Buffer.from(body)));
       return [err.code, err.message];
     };
-    expect(failed('[]')).toEqual(['BODY_DECODE', 'Policy decoding failed: json: cannot unmarshal array into Go value of type structs.ACLPolicy']);
+    expect(failed('[]')).toEqual([
+      'BODY_DECODE',
+      'Policy decoding failed: json: cannot unmarshal array into Go value of type structs.ACLPolicy',
+    ]);
     expect(failed('{"Target":"x"}')).toEqual(['BODY_DECODE', 'Policy decoding failed: json: unknown field "Target"']);
   });
 });

@@ -1,14 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../../../src/core/error-catalogue.js';
 import { AgentError, type ErrorCode, type ErrorKind } from '../../../src/core/errors.js';
-import { cleanPath, decodePathRest, errorReply, methodReply, redirectReply, unmatchedPathReply } from '../../../src/http/dispatch.js';
+import {
+  cleanPath,
+  decodePathRest,
+  errorReply,
+  methodReply,
+  redirectReply,
+  unmatchedPathReply,
+} from '../../../src/http/dispatch.js';
 import { compileRoutes } from '../../../src/http/routes.js';
 import { answerOf } from '../../support/errors.js';
 import { recordingLogger, testGate } from './support.js';
 
 const TEXT = 'text/plain; charset=utf-8';
 const ok = { handler: () => ({ status: 200 }), acl: 'none' as const };
-const [kvRoute] = compileRoutes([{ path: '/v1/kv/', prefix: true, methods: { GET: ok, PUT: ok, DELETE: ok } }], testGate(), 1024);
+const [kvRoute] = compileRoutes(
+  [{ path: '/v1/kv/', prefix: true, methods: { GET: ok, PUT: ok, DELETE: ok } }],
+  testGate(),
+  1024,
+);
 const route = kvRoute as NonNullable<typeof kvRoute>;
 
 describe('methodReply', () => {
@@ -34,12 +45,15 @@ describe('unmatchedPathReply', () => {
     expect(reply.body).toMatch(/UI disabled.*\n$/);
   });
 
-  it.each(['/v1/nope', '/v1/', '/api/v1/x', '/v1/kv2/x'])('%s under /v1/: 404 "not a recognized HTTP API endpoint"', (path) => {
-    const reply = unmatchedPathReply(path, '', 'GET');
-    const [status, body] = answerOf('HTTP_UNKNOWN_ENDPOINT');
-    expect(reply).toEqual({ status, body, contentType: TEXT });
-    expect(body).toBe('Invalid URL path: not a recognized HTTP API endpoint\n');
-  });
+  it.each(['/v1/nope', '/v1/', '/api/v1/x', '/v1/kv2/x'])(
+    '%s under /v1/: 404 "not a recognized HTTP API endpoint"',
+    (path) => {
+      const reply = unmatchedPathReply(path, '', 'GET');
+      const [status, body] = answerOf('HTTP_UNKNOWN_ENDPOINT');
+      expect(reply).toEqual({ status, body, contentType: TEXT });
+      expect(body).toBe('Invalid URL path: not a recognized HTTP API endpoint\n');
+    },
+  );
 
   it.each(['/nope', '/v1', '/v2/kv/x', '/favicon.ico'])('%s outside /v1/: 404 naming /v1/', (path) => {
     const reply = unmatchedPathReply(path, '', 'PUT');
@@ -146,12 +160,18 @@ describe('errorReply', () => {
 
   it('does not log each request failed by a code whose raiser logs the cause once', () => {
     const log = recordingLogger();
-    expect(errorReply(new AgentError('CA_SIGNER_NO_THREAD', 'no thread'), log, '/v1/agent/connect/ca/leaf/web')).toEqual({ status: 503, body: 'no thread', contentType: TEXT });
+    expect(
+      errorReply(new AgentError('CA_SIGNER_NO_THREAD', 'no thread'), log, '/v1/agent/connect/ca/leaf/web'),
+    ).toEqual({ status: 503, body: 'no thread', contentType: TEXT });
     expect(log.entries).toEqual([]);
   });
 
   it('an empty AgentError message gives an empty body (bare 404)', () => {
-    expect(errorReply(new AgentError('INTENTION_NOT_FOUND', ''), recordingLogger(), '/')).toEqual({ status: 404, body: '', contentType: TEXT });
+    expect(errorReply(new AgentError('INTENTION_NOT_FOUND', ''), recordingLogger(), '/')).toEqual({
+      status: 404,
+      body: '',
+      contentType: TEXT,
+    });
   });
 
   it('a non-AgentError is a 500 with its message, and is logged', () => {

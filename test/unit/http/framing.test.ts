@@ -19,28 +19,66 @@ describe('framingProblem (RFC 9112 section 6)', () => {
   });
 
   it('refuses repeated, negative, signed, listed or non-numeric Content-Length with 400', () => {
-    expect(statusOf([['content-length', '5'], ['content-length', '6']])).toBe(400);
-    expect(statusOf([['content-length', '5'], ['content-length', '5']])).toBe(400);
-    for (const value of ['-1', '+5', '5, 5', 'abc', '', '0x10', '1e3']) expect(statusOf([['content-length', value]]), value).toBe(400);
+    expect(
+      statusOf([
+        ['content-length', '5'],
+        ['content-length', '6'],
+      ]),
+    ).toBe(400);
+    expect(
+      statusOf([
+        ['content-length', '5'],
+        ['content-length', '5'],
+      ]),
+    ).toBe(400);
+    for (const value of ['-1', '+5', '5, 5', 'abc', '', '0x10', '1e3'])
+      expect(statusOf([['content-length', value]]), value).toBe(400);
   });
 
   it('refuses Content-Length beside Transfer-Encoding', () => {
-    const reply = framingProblem(framing([['content-length', '3'], ['transfer-encoding', 'chunked']]));
-    expect(reply).toMatchObject({ status: 400, body: 'Bad request framing: both Content-Length and Transfer-Encoding\n' });
+    const reply = framingProblem(
+      framing([
+        ['content-length', '3'],
+        ['transfer-encoding', 'chunked'],
+      ]),
+    );
+    expect(reply).toMatchObject({
+      status: 400,
+      body: 'Bad request framing: both Content-Length and Transfer-Encoding\n',
+    });
   });
 
   it('refuses chunked that is not the last coding, or applied twice, or missing, with 400', () => {
-    for (const te of ['chunked, identity', 'gzip', 'identity', '', 'chunked, chunked', 'gzip, , chunked']) expect(statusOf([['transfer-encoding', te]]), te).toBe(400);
-    expect(statusOf([['transfer-encoding', 'chunked'], ['transfer-encoding', 'chunked']])).toBe(400);
+    for (const te of ['chunked, identity', 'gzip', 'identity', '', 'chunked, chunked', 'gzip, , chunked'])
+      expect(statusOf([['transfer-encoding', te]]), te).toBe(400);
+    expect(
+      statusOf([
+        ['transfer-encoding', 'chunked'],
+        ['transfer-encoding', 'chunked'],
+      ]),
+    ).toBe(400);
   });
 
   it('answers 501 for a coding before chunked, naming it', () => {
     const reply = framingProblem(framing([['transfer-encoding', 'gzip, chunked']]));
-    expect(reply).toMatchObject({ status: 501, body: 'Transfer-Encoding "gzip, chunked" is not supported: send the body with chunked alone\n' });
-    expect(statusOf([['transfer-encoding', 'gzip'], ['transfer-encoding', 'chunked']])).toBe(501);
+    expect(reply).toMatchObject({
+      status: 501,
+      body: 'Transfer-Encoding "gzip, chunked" is not supported: send the body with chunked alone\n',
+    });
+    expect(
+      statusOf([
+        ['transfer-encoding', 'gzip'],
+        ['transfer-encoding', 'chunked'],
+      ]),
+    ).toBe(501);
   });
 
   it('ignores other headers', () => {
-    expect(statusOf([['content-type', 'x'], ['connection', 'close']])).toBeUndefined();
+    expect(
+      statusOf([
+        ['content-type', 'x'],
+        ['connection', 'close'],
+      ]),
+    ).toBeUndefined();
   });
 });

@@ -32,14 +32,16 @@ describe('guard', () => {
     expect([err.code, err.kind, err.message]).toEqual(['ACL_NOT_FOUND', 'permission-denied', 'ACL not found']);
   });
 
-  it('a declared permission is checked before the handler, with Consul\'s attributed message', () => {
+  it("a declared permission is checked before the handler, with Consul's attributed message", () => {
     seen.length = 0;
     const spec: MethodSpec = { handler, acl: { resource: 'key', access: 'write', name: (req) => req.rest } };
     const run = guard(spec, testGate(), false);
     expect(run(withToken('w:key'))).toEqual({ status: 200 });
     const err = agentErrorOf(() => run(request({ tokenHeader: 'r:key' }, 'app/x')));
     expect(err.code).toBe('ACL_PERMISSION_DENIED');
-    expect(err.message).toBe(`Permission denied: token with AccessorID 'accessor-of-r:key' lacks permission 'key:write' on "app/x"`);
+    expect(err.message).toBe(
+      `Permission denied: token with AccessorID 'accessor-of-r:key' lacks permission 'key:write' on "app/x"`,
+    );
     expect(seen).toHaveLength(1);
   });
 
@@ -58,7 +60,10 @@ describe('guard', () => {
     };
     const run = guard(spec, testGate(), false);
     expect(run(request({ tokenHeader: 'r:service', rawQuery: 'recurse' }))).toEqual({ status: 200 });
-    expect(agentErrorOf(() => run(request({ tokenHeader: 'r:service' }, 'k')))).toMatchObject({ code: 'ACL_PERMISSION_DENIED', kind: 'permission-denied' });
+    expect(agentErrorOf(() => run(request({ tokenHeader: 'r:service' }, 'k')))).toMatchObject({
+      code: 'ACL_PERMISSION_DENIED',
+      kind: 'permission-denied',
+    });
   });
 
   it('ACL API routes answer 401 `ACL support disabled` while ACLs are off, before anything else', () => {

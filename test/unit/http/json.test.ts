@@ -3,7 +3,7 @@ import { Uint64 } from '../../../src/core/go-json.js';
 import { encodeJson } from '../../../src/http/json.js';
 
 describe('encodeJson', () => {
-  const value = { B: 1, A: [true, null, 'x'], C: { D: {} , E: [] } };
+  const value = { B: 1, A: [true, null, 'x'], C: { D: {}, E: [] } };
 
   it('compact: one line, caller key order, no trailing newline', () => {
     expect(encodeJson(value, false)).toBe('{"B":1,"A":[true,null,"x"],"C":{"D":{},"E":[]}}');
@@ -44,7 +44,10 @@ describe('encodeJson', () => {
   });
 
   it('writes nested and repeated Uint64s', () => {
-    const nested = [{ Flags: new Uint64('9007199254740993'), Inner: { F: new Uint64('0') } }, new Uint64('12345678901234567890')];
+    const nested = [
+      { Flags: new Uint64('9007199254740993'), Inner: { F: new Uint64('0') } },
+      new Uint64('12345678901234567890'),
+    ];
     expect(encodeJson(nested, false)).toBe('[{"Flags":9007199254740993,"Inner":{"F":0}},12345678901234567890]');
     expect(encodeJson(nested, true)).toBe(
       '[\n    {\n        "Flags": 9007199254740993,\n        "Inner": {\n            "F": 0\n        }\n    },\n    12345678901234567890\n]\n',

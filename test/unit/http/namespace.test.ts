@@ -5,7 +5,10 @@ import { request } from './support.js';
 
 describe('requestNamespaces', () => {
   it('reads ?ns and the namespace header', () => {
-    expect(requestNamespaces(request({ rawQuery: 'ns=q&pretty', namespaceHeader: 'h' }))).toEqual({ query: 'q', header: 'h' });
+    expect(requestNamespaces(request({ rawQuery: 'ns=q&pretty', namespaceHeader: 'h' }))).toEqual({
+      query: 'q',
+      header: 'h',
+    });
   });
 
   it('has neither when the request sends neither', () => {

@@ -90,7 +90,11 @@ describe('RequestFlow', () => {
 
   it('answers a plain reply inside the request callback, asking for no gone-hook', () => {
     const x = new Exchange();
-    send(x, route(() => textReply(200, 'ok')), head('GET'));
+    send(
+      x,
+      route(() => textReply(200, 'ok')),
+      head('GET'),
+    );
     expect(x.writes.map((w) => [w.reply.body, w.late])).toEqual([['ok', false]]);
     expect(x.goneHooks).toBe(0);
   });
@@ -119,7 +123,12 @@ describe('RequestFlow', () => {
   it('hooks gone once for a body request whose handler returns a promise, and answers once', async () => {
     const x = new Exchange();
     let settle!: (reply: Reply) => void;
-    send(x, route(() => new Promise((resolve) => (settle = resolve))), head('PUT'), { 'transfer-encoding': 'chunked' });
+    send(
+      x,
+      route(() => new Promise((resolve) => (settle = resolve))),
+      head('PUT'),
+      { 'transfer-encoding': 'chunked' },
+    );
     x.piece?.(Buffer.from('a'), false);
     x.piece?.(Buffer.from('b'), true);
     settle(textReply(200, 'done'));
@@ -132,7 +141,11 @@ describe('RequestFlow', () => {
   it('writes nothing for a promise that settles after its client went away', async () => {
     const x = new Exchange();
     let settle!: (reply: Reply) => void;
-    send(x, route(() => new Promise((resolve) => (settle = resolve))), head('GET'));
+    send(
+      x,
+      route(() => new Promise((resolve) => (settle = resolve))),
+      head('GET'),
+    );
     x.gone?.();
     settle(textReply(200, 'late'));
     await Promise.resolve();
@@ -153,6 +166,8 @@ describe('RequestFlow', () => {
     send(over, echo, head('PUT', true), { 'transfer-encoding': 'chunked' });
     for (const piece of ['abcde', 'fghij', 'k', '']) over.piece?.(Buffer.from(piece), piece === '');
     expect(bodies).toEqual(['abcd']);
-    expect(over.writes.map((w) => [w.reply.status, w.reply.body, w.late, w.close])).toEqual([[413, 'Request body(10 bytes) too large, max size: 8 bytes.', true, true]]);
+    expect(over.writes.map((w) => [w.reply.status, w.reply.body, w.late, w.close])).toEqual([
+      [413, 'Request body(10 bytes) too large, max size: 8 bytes.', true, true],
+    ]);
   });
 });

@@ -4,11 +4,24 @@ import { RouteMatcher } from '../../../src/http/route-match.js';
 import type { CompiledRoute } from '../../../src/http/routes.js';
 
 function route(path: string, prefix = false): CompiledRoute {
-  return { path, prefix, handlers: new Map(), allow: 'OPTIONS', maxBodyBytes: 1, bodyTooLarge: () => agentError('HTTP_BODY_TOO_LARGE', { size: 0, max: 0 }) };
+  return {
+    path,
+    prefix,
+    handlers: new Map(),
+    allow: 'OPTIONS',
+    maxBodyBytes: 1,
+    bodyTooLarge: () => agentError('HTTP_BODY_TOO_LARGE', { size: 0, max: 0 }),
+  };
 }
 
 describe('RouteMatcher', () => {
-  const matcher = new RouteMatcher([route('/v1/kv/', true), route('/v1/acl/token'), route('/v1/acl/token/', true), route('/v1/acl/', true), route('/v1/status/leader')]);
+  const matcher = new RouteMatcher([
+    route('/v1/kv/', true),
+    route('/v1/acl/token'),
+    route('/v1/acl/token/', true),
+    route('/v1/acl/', true),
+    route('/v1/status/leader'),
+  ]);
   const at = (path: string): string => {
     const m = matcher.match(path);
     return m.kind === 'route' ? `${m.route.path}|${m.rest}` : m.kind === 'redirect' ? `-> ${m.location}` : 'none';

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { agentError, type AgentError } from '../../../src/core/errors.js';
-import { BODY_METHODS, compileRoutes as compile, parsedMethod, type MethodSpec, type Route } from '../../../src/http/routes.js';
+import {
+  BODY_METHODS,
+  compileRoutes as compile,
+  parsedMethod,
+  type MethodSpec,
+  type Route,
+} from '../../../src/http/routes.js';
 import { request, testGate } from './support.js';
 
 const h: MethodSpec = { handler: () => ({ status: 200 }), acl: 'none' };

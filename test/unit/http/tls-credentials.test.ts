@@ -42,7 +42,9 @@ describe('readTlsCredentials', () => {
   it('refuses a file that is not PEM', async () => {
     const junk = join(files.dir, 'junk.pem');
     await writeFile(junk, 'hello');
-    await expect(readTlsCredentials(config({ keyFile: junk }))).rejects.toMatchObject({ message: `HTTPS: tls.defaults.key_file ${junk}: not a PEM file` });
+    await expect(readTlsCredentials(config({ keyFile: junk }))).rejects.toMatchObject({
+      message: `HTTPS: tls.defaults.key_file ${junk}: not a PEM file`,
+    });
   });
 
   it('refuses a key that does not match the certificate, naming both files', async () => {

@@ -41,9 +41,12 @@ describe('requestToken', () => {
     expect(requestToken(request({ authorization }))).toBe(token);
   });
 
-  it.each(['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Token abc', 'Bearerabc', ''])('Authorization %j gives no token', (authorization) => {
-    expect(requestToken(request({ authorization }))).toBeUndefined();
-  });
+  it.each(['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Token abc', 'Bearerabc', ''])(
+    'Authorization %j gives no token',
+    (authorization) => {
+      expect(requestToken(request({ authorization }))).toBeUndefined();
+    },
+  );
 
   it('bearerToken on its own', () => {
     expect(bearerToken('Bearer t')).toBe('t');

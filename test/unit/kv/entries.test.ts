@@ -4,7 +4,8 @@ import { encodeJson } from '../../../src/http/json.js';
 import { KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../../src/kv/entries.js';
 import type { Row } from '../../../src/state/types.js';
 
-const rows = (...keys: string[]): Row<unknown>[] => keys.map((key, i) => ({ key, value: null, createIndex: i + 1, modifyIndex: i + 1 }));
+const rows = (...keys: string[]): Row<unknown>[] =>
+  keys.map((key, i) => ({ key, value: null, createIndex: i + 1, modifyIndex: i + 1 }));
 
 describe('listKeys', () => {
   const all = rows('a', 'a/b', 'a/b/c', 'a/d', 'a0', 'b/x/y', 'b/z', 'c');
@@ -64,7 +65,9 @@ describe('toEntryJson', () => {
     const entry = toEntryJson(row({ Flags: 5, Value: 'dg==' }));
     expect(Object.keys(entry)).toEqual(['LockIndex', 'Key', 'Flags', 'Value', 'CreateIndex', 'ModifyIndex']);
     expect(entry).toEqual({ LockIndex: 0, Key: 'a/b', Flags: 5, Value: 'dg==', CreateIndex: 4, ModifyIndex: 9 });
-    expect(encodeJson([entry], false)).toBe('[{"LockIndex":0,"Key":"a/b","Flags":5,"Value":"dg==","CreateIndex":4,"ModifyIndex":9}]');
+    expect(encodeJson([entry], false)).toBe(
+      '[{"LockIndex":0,"Key":"a/b","Flags":5,"Value":"dg==","CreateIndex":4,"ModifyIndex":9}]',
+    );
   });
 
   it('writes large flags exactly and a null value as null', () => {

@@ -5,7 +5,20 @@ const utf8Order = (a: string, b: string): number => Buffer.compare(Buffer.from(a
 
 describe('compareKeys', () => {
   it('agrees with UTF-8 byte order, supplementary characters included', () => {
-    const alphabet = ['a', 'b', 'A', '/', '\u00e9', '\u4e2d', '\ud7ff', '\ue000', '\uffff', '\u{10000}', '\u{1f600}', ''];
+    const alphabet = [
+      'a',
+      'b',
+      'A',
+      '/',
+      '\u00e9',
+      '\u4e2d',
+      '\ud7ff',
+      '\ue000',
+      '\uffff',
+      '\u{10000}',
+      '\u{1f600}',
+      '',
+    ];
     // Deterministic pseudo-random keys (no randomness in tests): a Lehmer generator over the alphabet.
     let seed = 7;
     const pick = (): string => alphabet[(seed = (seed * 48271) % 2147483647) % alphabet.length] as string;
@@ -37,7 +50,12 @@ describe('SortedByKey', () => {
     put('b', 7);
     map.delete('c');
     sorted.removed('c');
-    expect(sorted.withPrefix('').map((x) => [x.key, x.v])).toEqual([['a/0', 0], ['a/1', 0], ['a/2', 0], ['b', 7]]);
+    expect(sorted.withPrefix('').map((x) => [x.key, x.v])).toEqual([
+      ['a/0', 0],
+      ['a/1', 0],
+      ['a/2', 0],
+      ['b', 7],
+    ]);
     expect(sorted.withPrefix('a/').map((x) => x.key)).toEqual(['a/0', 'a/1', 'a/2']);
     const seen: string[] = [];
     sorted.forEachWithPrefix('a/1', (x) => seen.push(x.key));
@@ -58,6 +76,16 @@ describe('SortedByKey', () => {
     expect(sorted.withPrefix('k069999').map((x) => x.key)).toEqual(['k069999']);
     expect(sorted.withPrefix('k1').map((x) => x.key)).toEqual(['k1extra']);
     expect(sorted.withPrefix('').length).toBe(n);
-    expect(sorted.withPrefix('k00000').map((x) => x.key)).toEqual(['k000001', 'k000002', 'k000003', 'k000004', 'k000005', 'k000006', 'k000007', 'k000008', 'k000009']);
+    expect(sorted.withPrefix('k00000').map((x) => x.key)).toEqual([
+      'k000001',
+      'k000002',
+      'k000003',
+      'k000004',
+      'k000005',
+      'k000006',
+      'k000007',
+      'k000008',
+      'k000009',
+    ]);
   });
 });

@@ -127,7 +127,9 @@ describe('WatchHub', () => {
     hub.flush();
     await nextMacrotask();
     expect(calls).toEqual([3, 1]);
-    expect(log.entries.filter((e) => e.level === 'error').map((e) => (e.obj['err'] as Error).message)).toEqual(['boom']);
+    expect(log.entries.filter((e) => e.level === 'error').map((e) => (e.obj['err'] as Error).message)).toEqual([
+      'boom',
+    ]);
   });
 
   it('drops an emptied Set, so watching and cancelling many keys leaves nothing behind', () => {

@@ -90,7 +90,10 @@ async function setUpAuthorize(
   const missPercent = Number(flags['miss-percent'] ?? 10);
   const l7Percent = Number(flags['l7-percent'] ?? 10);
   if (denyPercent + l7Percent > 100)
-    throw new ClientError('CLI_LOADTEST_FLAG', `-deny-percent and -l7-percent add up to ${denyPercent + l7Percent}: at most 100`);
+    throw new ClientError(
+      'CLI_LOADTEST_FLAG',
+      `-deny-percent and -l7-percent add up to ${denyPercent + l7Percent}: at most 100`,
+    );
   const trustDomain = (await connectRoots(api)).TrustDomain ?? 'consul';
   const probe = await api.call(
     'POST',
@@ -101,11 +104,15 @@ async function setUpAuthorize(
     }),
   );
   if (probe.status === 404 || probe.status === 405)
-    throw new ClientError('CLI_LOADTEST_TARGET', 
+    throw new ClientError(
+      'CLI_LOADTEST_TARGET',
       'The target does not serve POST /v1/agent/connect/authorize: is it an agent with Connect enabled?',
     );
   if (probe.status === 403)
-    throw new ClientError('CLI_LOADTEST_TARGET', `The token may not authorize (service:write on the destination): ${probe.text.trim()}`);
+    throw new ClientError(
+      'CLI_LOADTEST_TARGET',
+      `The token may not authorize (service:write on the destination): ${probe.text.trim()}`,
+    );
 
   type Kind = 'allow' | 'deny' | 'l7';
   const kindOf = (i: number): Kind =>

@@ -44,7 +44,10 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
   if (probe.status === 404 || probe.status === 405)
     throw new ClientError('CLI_LOADTEST_TARGET', 'The target does not serve /v1/kv: is it an agent?');
   if (probe.status === 403)
-    throw new ClientError('CLI_LOADTEST_TARGET', `The token may not write keys under ${ctx.prefix}/ (key_prefix write): ${probe.text.trim()}`);
+    throw new ClientError(
+      'CLI_LOADTEST_TARGET',
+      `The token may not write keys under ${ctx.prefix}/ (key_prefix write): ${probe.text.trim()}`,
+    );
   if (probe.status !== 200) throw unexpectedAnswer(probe, 'seeding keys');
   const cleanup = async (): Promise<void> => void (await ctx.api.call('DELETE', `/v1/kv/${ctx.prefix}?recurse`));
   try {

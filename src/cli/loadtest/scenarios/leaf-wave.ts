@@ -26,11 +26,15 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
   const leafPath = (i: number): string => `/v1/agent/connect/ca/leaf/${ctx.prefix}-svc-${i}`;
   const probe = await ctx.api.call('GET', leafPath(0));
   if (probe.status === 403)
-    throw new ClientError('CLI_LOADTEST_TARGET', 
+    throw new ClientError(
+      'CLI_LOADTEST_TARGET',
       `The token may not fetch leaf certificates (service:write on ${ctx.prefix}-svc-*): ${probe.text.trim()}`,
     );
   if (probe.status === 404 || probe.status === 405)
-    throw new ClientError('CLI_LOADTEST_TARGET', 'The target does not serve /v1/agent/connect/ca/leaf: is it an agent with Connect enabled?');
+    throw new ClientError(
+      'CLI_LOADTEST_TARGET',
+      'The target does not serve /v1/agent/connect/ca/leaf: is it an agent with Connect enabled?',
+    );
 
   const aborter = childAborter(ctx.stop);
   const deadline = setTimeout(() => aborter.abort(), ctx.common.measureMs);

@@ -91,7 +91,8 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
     JSON.stringify({ Action: 'allow', Description: 'svc-agent loadtest proxies' }),
   );
   if (seeded.status === 403)
-    throw new ClientError('CLI_LOADTEST_TARGET', 
+    throw new ClientError(
+      'CLI_LOADTEST_TARGET',
       `The token may not write the run's intention (${ctx.prefix}-caller -> *: intentions write on every service): ${seeded.text.trim()}`,
     );
   if (seeded.status !== 200) throw unexpectedAnswer(seeded, 'seeding the intention');
@@ -238,7 +239,8 @@ async function run(ctx: RunContext): Promise<ScenarioReport> {
     clearTimeout(bootTimer);
     const bootMs = performance.now() - bootStart;
     if (signal.aborted && !ctx.stop.aborted)
-      throw new ClientError('CLI_LOADTEST_TARGET', 
+      throw new ClientError(
+        'CLI_LOADTEST_TARGET',
         `Only ${proxies.filter((p) => p.leaf !== undefined).length} of ${count} proxies got a leaf within ${String(ctx.flags['rotation-timeout'] ?? '2m')}`,
       );
     ctx.say(`every proxy holds a leaf (${bootMs.toFixed(0)} ms); inbound connections at ${inboundRate}/s each`);

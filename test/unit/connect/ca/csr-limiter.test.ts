@@ -6,7 +6,10 @@ import { FakeClock } from '../../../../src/core/clock.js';
 
 const outcome = (p: Promise<unknown>): { state: string } => {
   const o = { state: 'pending' };
-  p.then(() => (o.state = 'ok'), (e: { code?: string }) => (o.state = e.code ?? 'error'));
+  p.then(
+    () => (o.state = 'ok'),
+    (e: { code?: string }) => (o.state = e.code ?? 'error'),
+  );
   return o;
 };
 const tick = () => new Promise((r) => setImmediate(r));

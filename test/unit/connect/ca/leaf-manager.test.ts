@@ -59,7 +59,13 @@ async function setup(options: { spreadMs?: number; maxEntries?: number; random?:
   const handler = (routes.find((r) => r.path === '/v1/agent/connect/ca/leaf/')!.methods.GET as MethodSpec).handler;
   const identity = { authorizer: undefined as never, accessorId: 'a', anonymous: false, namespace: 'default' };
   const read = (service: string, minIndex = 0, waitMs = 300_000): LeafRead => {
-    const req = request({ path: `/v1/agent/connect/ca/leaf/${service}`, rawQuery: minIndex > 0 ? `index=${minIndex}&wait=${waitMs}ms` : '' }, service);
+    const req = request(
+      {
+        path: `/v1/agent/connect/ca/leaf/${service}`,
+        rawQuery: minIndex > 0 ? `index=${minIndex}&wait=${waitMs}ms` : '',
+      },
+      service,
+    );
     const outcome = handler(req, identity, undefined);
     const box: { answer: LeafRead['answer']; abort: () => void } = { answer: undefined, abort: () => req.abort() };
     const reply = outcome instanceof Parked ? outcome.wait() : Promise.resolve(outcome);
@@ -70,14 +76,27 @@ async function setup(options: { spreadMs?: number; maxEntries?: number; random?:
 }
 
 function answerOf(reply: Reply): { serial: string; index: number; hit: boolean } {
-  const body = JSON.parse(Buffer.from(reply.body as Uint8Array).toString()) as { SerialNumber: string; ModifyIndex: number };
+  const body = JSON.parse(Buffer.from(reply.body as Uint8Array).toString()) as {
+    SerialNumber: string;
+    ModifyIndex: number;
+  };
   const cache = reply.headers?.find(([name]) => name === 'X-Cache')?.[1];
   return { serial: body.SerialNumber, index: body.ModifyIndex, hit: cache === 'HIT' };
 }
 
 /** A manager over the fixture's roots and clock whose leaves come from `source`. */
 function managerOver(f: CaFixture, source: LeafSource, nextTurn?: (fn: () => void) => void): LeafManager {
-  return new LeafManager({ source, roots: f.roots, clock: f.clock, random: seededRandom(), log: silentLogger, maxEntries: 1000, idleTtlMs: 72 * HOUR, rootChangeSpreadMs: 0, ...(nextTurn ? { nextTurn } : {}) });
+  return new LeafManager({
+    source,
+    roots: f.roots,
+    clock: f.clock,
+    random: seededRandom(),
+    log: silentLogger,
+    maxEntries: 1000,
+    idleTtlMs: 72 * HOUR,
+    rootChangeSpreadMs: 0,
+    ...(nextTurn ? { nextTurn } : {}),
+  });
 }
 
 describe('LeafManager', () => {
@@ -162,7 +181,12 @@ describe('LeafManager', () => {
     const s = await setup({ spreadMs: 30_000, random: () => 0.5 });
     const first = await s.leaves.get('default', 'web');
     const parked = s.read('web', first.leaf.index);
-    await s.manager.updateConfiguration({ provider: 'consul', config: { PrivateKeyBits: 384, CSRMaxPerSecond: 0 }, state: null, forceWithoutCrossSigning: false });
+    await s.manager.updateConfiguration({
+      provider: 'consul',
+      config: { PrivateKeyBits: 384, CSRMaxPerSecond: 0 },
+      state: null,
+      forceWithoutCrossSigning: false,
+    });
     await settle(); // the roots watch fires and the roots cache tells the manager
     const newKey = s.roots.get().snapshot.activeSigningKeyId;
     expect(newKey).not.toBe(first.leaf.signingKeyId);
@@ -183,7 +207,12 @@ describe('LeafManager', () => {
     const a = await s.leaves.get('default', 'a');
     const b = await s.leaves.get('default', 'b');
     const parked = s.read('a', a.leaf.index);
-    await s.manager.updateConfiguration({ provider: 'consul', config: { PrivateKeyBits: 384, CSRMaxPerSecond: 0 }, state: null, forceWithoutCrossSigning: false });
+    await s.manager.updateConfiguration({
+      provider: 'consul',
+      config: { PrivateKeyBits: 384, CSRMaxPerSecond: 0 },
+      state: null,
+      forceWithoutCrossSigning: false,
+    });
     await settle();
     s.clock.advance(0);
     await settle();
@@ -233,7 +262,9 @@ describe('LeafManager', () => {
     const f = await caFixture();
     f.roots.get();
     let failing = false;
-    const leaves = managerOver(f, { signLeaf: (ns, svc) => (failing ? Promise.reject(new Error('signer down')) : f.manager.signLeaf(ns, svc)) });
+    const leaves = managerOver(f, {
+      signLeaf: (ns, svc) => (failing ? Promise.reject(new Error('signer down')) : f.manager.signLeaf(ns, svc)),
+    });
     const first = await leaves.get('default', 'web');
     const watch = leaves.waitFor('default', 'web', first.leaf.index)!;
     let woken = 0;
@@ -260,7 +291,12 @@ describe('LeafManager', () => {
 
   it('passes a rate-limit failure of a first issuance to the caller', async () => {
     const s = await setup();
-    await s.manager.updateConfiguration({ provider: 'consul', config: { CSRMaxPerSecond: 0.5 }, state: null, forceWithoutCrossSigning: false });
+    await s.manager.updateConfiguration({
+      provider: 'consul',
+      config: { CSRMaxPerSecond: 0.5 },
+      state: null,
+      forceWithoutCrossSigning: false,
+    });
     await s.leaves.get('default', 'a');
     await expect(s.leaves.get('default', 'b')).rejects.toMatchObject({ code: 'CSR_RATE_LIMITED' });
     // The failure is not cached: the next try after the interval succeeds.
@@ -325,7 +361,10 @@ describe('LeafManager', () => {
         return f.manager.signLeaf(namespace, service);
       },
     });
-    const failing = Array.from({ length: MAX_ISSUING }, (_, i) => [leaves.get('default', `svc-${i}`), leaves.get('default', `svc-${i}`)]);
+    const failing = Array.from({ length: MAX_ISSUING }, (_, i) => [
+      leaves.get('default', `svc-${i}`),
+      leaves.get('default', `svc-${i}`),
+    ]);
     for (const [one, two] of failing) {
       await expect(one).rejects.toThrow(/no signer for svc-/);
       await expect(two).rejects.toThrow(/no signer for svc-/);

@@ -48,7 +48,10 @@ describe('p256PublicKey', () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey;
     expect(p256PublicKey(p384.export({ type: 'spki', format: 'der' }))).toBeUndefined();
     expect(p256PublicKey(rsa.export({ type: 'spki', format: 'der' }))).toBeUndefined();
-    const spki = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey.export({ type: 'spki', format: 'der' });
+    const spki = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey.export({
+      type: 'spki',
+      format: 'der',
+    });
     const compressedMarker = Buffer.from(spki);
     compressedMarker[26] = 0x02;
     expect(p256PublicKey(compressedMarker)).toBeUndefined();
@@ -58,7 +61,10 @@ describe('p256PublicKey', () => {
   it('rejects a point that is not on the curve', () => {
     const point = createECDH('prime256v1');
     point.generateKeys();
-    const spki = Buffer.concat([Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex'), point.getPublicKey()]);
+    const spki = Buffer.concat([
+      Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex'),
+      point.getPublicKey(),
+    ]);
     expect(p256PublicKey(spki)).toBeDefined();
     const offCurve = Buffer.from(spki);
     offCurve[offCurve.length - 1] = (offCurve[offCurve.length - 1] as number) ^ 0x01;

@@ -20,9 +20,28 @@ const FAST = { first: 20, max: 80 };
 
 async function caTask(serial: bigint) {
   const key = await generateCaKey({ type: 'ec', bits: 256 });
-  const der = createRootCertificate({ key, serial: 1n, commonName: 'outage', uri: `spiffe://${TD}`, notBefore: Date.now(), notAfter: Date.now() + 3_600_000 });
-  const ca = { id: `root-${serial}`, privateKeyPem: key.export({ type: 'pkcs8', format: 'pem' }) as string, rootCertPem: toPem(der, 'CERTIFICATE') };
-  return { ca, serial, uri: `spiffe://${TD}/ns/default/dc/dc1/svc/web`, nowMs: Date.now(), ttlMs: 3_600_000, trustDomain: TD, datacenter: 'dc1' };
+  const der = createRootCertificate({
+    key,
+    serial: 1n,
+    commonName: 'outage',
+    uri: `spiffe://${TD}`,
+    notBefore: Date.now(),
+    notAfter: Date.now() + 3_600_000,
+  });
+  const ca = {
+    id: `root-${serial}`,
+    privateKeyPem: key.export({ type: 'pkcs8', format: 'pem' }) as string,
+    rootCertPem: toPem(der, 'CERTIFICATE'),
+  };
+  return {
+    ca,
+    serial,
+    uri: `spiffe://${TD}/ns/default/dc/dc1/svc/web`,
+    nowMs: Date.now(),
+    ttlMs: 3_600_000,
+    trustDomain: TD,
+    datacenter: 'dc1',
+  };
 }
 
 /** Polls a condition each turn of the timers; the hang guard is the test's timeout. */
@@ -30,8 +49,10 @@ async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
-const outageLines = (log: RecordingLogger) => log.entries.filter((e) => e.level === 'error' && e.msg?.startsWith('no leaf-signing thread could start'));
-const resumedLines = (log: RecordingLogger) => log.entries.filter((e) => e.msg === 'a leaf-signing thread started again; signing resumes');
+const outageLines = (log: RecordingLogger) =>
+  log.entries.filter((e) => e.level === 'error' && e.msg?.startsWith('no leaf-signing thread could start'));
+const resumedLines = (log: RecordingLogger) =>
+  log.entries.filter((e) => e.msg === 'a leaf-signing thread started again; signing resumes');
 
 describe.runIf(hasPrlimit)('PoolSigner out of descriptors (EMFILE)', () => {
   const limit = readOpenFilesLimit()!;
@@ -45,7 +66,11 @@ describe.runIf(hasPrlimit)('PoolSigner out of descriptors (EMFILE)', () => {
     let pool: PoolSigner;
     try {
       pool = new PoolSigner({ threads: 1, log, restartDelaysMs: FAST });
-      await expect(pool.sign(task)).rejects.toMatchObject({ code: 'CA_SIGNER_NO_THREAD', kind: 'unavailable', message: expect.stringContaining('EMFILE') });
+      await expect(pool.sign(task)).rejects.toMatchObject({
+        code: 'CA_SIGNER_NO_THREAD',
+        kind: 'unavailable',
+        message: expect.stringContaining('EMFILE'),
+      });
       await until(() => pool.unavailable);
       await expect(pool.sign(task)).rejects.toMatchObject({ code: 'CA_SIGNER_NO_THREAD' });
     } finally {
@@ -92,7 +117,9 @@ describe('PoolSigner whose threads cannot start', () => {
       }
       expect(attemptCount()).toBeGreaterThan(before);
       expect(pool.unavailable).toBe(false);
-      expect(log.entries.filter((e) => e.msg === 'a leaf-signing thread failed; the others keep signing')).toHaveLength(1);
+      expect(log.entries.filter((e) => e.msg === 'a leaf-signing thread failed; the others keep signing')).toHaveLength(
+        1,
+      );
       expect(outageLines(log)).toHaveLength(0);
     } finally {
       await pool.close();
@@ -106,7 +133,11 @@ describe('PoolSigner whose threads cannot start', () => {
     try {
       await until(() => pool.unavailable);
       const task = await caTask(2n);
-      await expect(pool.sign(task)).rejects.toMatchObject({ code: 'CA_SIGNER_NO_THREAD', kind: 'unavailable', message: expect.stringContaining('this thread refuses to start') });
+      await expect(pool.sign(task)).rejects.toMatchObject({
+        code: 'CA_SIGNER_NO_THREAD',
+        kind: 'unavailable',
+        message: expect.stringContaining('this thread refuses to start'),
+      });
       await expect(pool.generateKey()).rejects.toMatchObject({ code: 'CA_SIGNER_NO_THREAD' });
       const before = attemptCount();
       await until(() => attemptCount() >= before + 3);
@@ -121,5 +152,4 @@ describe('PoolSigner whose threads cannot start', () => {
       await pool.close();
     }
   });
-
 });

@@ -16,11 +16,27 @@ afterAll(() => pool.close());
 
 async function ca(id: string) {
   const key = await generateCaKey({ type: 'ec', bits: 256 });
-  const der = createRootCertificate({ key, serial: 1n, commonName: id, uri: `spiffe://${TD}`, notBefore: Date.now(), notAfter: Date.now() + 3_600_000 * 1000 });
-  return { id, privateKeyPem: key.export({ type: 'pkcs8', format: 'pem' }) as string, rootCertPem: toPem(der, 'CERTIFICATE'), cert: new X509Certificate(der) };
+  const der = createRootCertificate({
+    key,
+    serial: 1n,
+    commonName: id,
+    uri: `spiffe://${TD}`,
+    notBefore: Date.now(),
+    notAfter: Date.now() + 3_600_000 * 1000,
+  });
+  return {
+    id,
+    privateKeyPem: key.export({ type: 'pkcs8', format: 'pem' }) as string,
+    rootCertPem: toPem(der, 'CERTIFICATE'),
+    cert: new X509Certificate(der),
+  };
 }
 
-const task = (material: { id: string; privateKeyPem: string; rootCertPem: string }, serial: bigint, service = 'web') => ({
+const task = (
+  material: { id: string; privateKeyPem: string; rootCertPem: string },
+  serial: bigint,
+  service = 'web',
+) => ({
   ca: { id: material.id, privateKeyPem: material.privateKeyPem, rootCertPem: material.rootCertPem },
   serial,
   uri: `spiffe://${TD}/ns/default/dc/dc1/svc/${service}`,
@@ -60,7 +76,8 @@ describe('PoolSigner', () => {
   it('sends a CA key to each worker once, not with every task', async () => {
     const a = await ca('root-once');
     const before = pool.caTransfers;
-    const round = (n: number) => Promise.all(Array.from({ length: 8 }, (_, i) => pool.sign(task(a, BigInt(100 + n * 8 + i)))));
+    const round = (n: number) =>
+      Promise.all(Array.from({ length: 8 }, (_, i) => pool.sign(task(a, BigInt(100 + n * 8 + i)))));
     await round(0);
     // The first burst may race: tasks that reach a worker before it learnt the key are resent.
     const afterBurst = pool.caTransfers;
@@ -73,7 +90,9 @@ describe('PoolSigner', () => {
 
   it('returns worker failures as AgentErrors with their codes', async () => {
     const a = await ca('root-c');
-    await expect(pool.sign({ ...task(a, 9n), uri: 'spiffe://other.consul/ns/default/dc/dc1/svc/web' })).rejects.toMatchObject({
+    await expect(
+      pool.sign({ ...task(a, 9n), uri: 'spiffe://other.consul/ns/default/dc/dc1/svc/web' }),
+    ).rejects.toMatchObject({
       code: 'CA_BAD_CSR',
       kind: 'invalid',
       message: `SPIFFE ID in CSR from a different trust domain: other.consul, we are ${TD}`,
@@ -112,10 +131,15 @@ describe('PoolSigner', () => {
     const one = new PoolSigner({ threads: 1 });
     try {
       const a = await ca('root-mixed');
-      const tasks = Array.from({ length: 12 }, (_, i) => (i === 7 ? { ...task(a, 50n + BigInt(i)), datacenter: 'dc2' } : task(a, 50n + BigInt(i))));
+      const tasks = Array.from({ length: 12 }, (_, i) =>
+        i === 7 ? { ...task(a, 50n + BigInt(i)), datacenter: 'dc2' } : task(a, 50n + BigInt(i)),
+      );
       const outcomes = await Promise.allSettled(tasks.map((t) => one.sign(t)));
       expect(outcomes.map((o) => o.status)).toEqual(tasks.map((_, i) => (i === 7 ? 'rejected' : 'fulfilled')));
-      expect((outcomes[7] as PromiseRejectedResult).reason).toMatchObject({ code: 'CA_BAD_CSR', message: 'SPIFFE ID in CSR from a different datacenter: dc1, we are dc2' });
+      expect((outcomes[7] as PromiseRejectedResult).reason).toMatchObject({
+        code: 'CA_BAD_CSR',
+        message: 'SPIFFE ID in CSR from a different datacenter: dc1, we are dc2',
+      });
       expect(one.batches).toBeLessThan(12);
     } finally {
       await one.close();
@@ -128,14 +152,19 @@ describe('PoolSigner', () => {
     const settled = Promise.allSettled(Array.from({ length: 10 }, (_, i) => one.sign(task(a, BigInt(70 + i)))));
     await one.close();
     const outcomes = await settled;
-    expect(outcomes.every((o) => o.status === 'rejected' && (o.reason as { code: string }).code === 'CA_SIGNER_UNAVAILABLE')).toBe(true);
+    expect(
+      outcomes.every((o) => o.status === 'rejected' && (o.reason as { code: string }).code === 'CA_SIGNER_UNAVAILABLE'),
+    ).toBe(true);
   });
 
   it('refuses work once closed', async () => {
     const closed = new PoolSigner({ threads: 1 });
     await closed.close();
     const a = await ca('root-d');
-    await expect(closed.sign(task(a, 1n))).rejects.toMatchObject({ code: 'CA_SIGNER_UNAVAILABLE', kind: 'unavailable' });
+    await expect(closed.sign(task(a, 1n))).rejects.toMatchObject({
+      code: 'CA_SIGNER_UNAVAILABLE',
+      kind: 'unavailable',
+    });
   });
 });
 
@@ -145,7 +174,12 @@ describe.runIf(procThreadsAvailable)('PoolSigner thread priority', () => {
 
   it('runs signing threads at nice +10 by default, and only them', async () => {
     const report = await pool.schedulingPolicy();
-    expect(report).toEqual({ priority: 'low', nice: Math.min(19, processNice + 10), tid: expect.any(Number), reason: undefined });
+    expect(report).toEqual({
+      priority: 'low',
+      nice: Math.min(19, processNice + 10),
+      tid: expect.any(Number),
+      reason: undefined,
+    });
     expect(threadPriority(process.pid, report.tid!)?.nice).toBe(report.nice);
     const threads = threadPriorities(process.pid);
     const lowered = threads.filter((t) => t.nice !== processNice);

@@ -4,7 +4,11 @@
 // whose view is behind the client's roots waits for them before signing.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { RemoteLeafSource, serveSigningRequests, type SigningChannel } from '../../../../src/connect/ca/remote-signer.js';
+import {
+  RemoteLeafSource,
+  serveSigningRequests,
+  type SigningChannel,
+} from '../../../../src/connect/ca/remote-signer.js';
 import { LocalSigner } from '../../../../src/connect/ca/signer.js';
 import { silentLogger } from '../../../../src/core/log.js';
 import { CaRecords } from '../../../../src/connect/ca/ca-records.js';
@@ -43,9 +47,16 @@ describe('remote signing', () => {
     const { manager } = await caFixture();
     const channel = new MemoryChannel();
     serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined });
-    await expect(new RemoteLeafSource({ channel, datacenter: 'dc2', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_BAD_CSR', kind: 'invalid' });
+    await expect(
+      new RemoteLeafSource({ channel, datacenter: 'dc2', node: 'n1', keys: new LocalSigner() }).signLeaf(
+        'default',
+        'web',
+      ),
+    ).rejects.toMatchObject({ code: 'CA_BAD_CSR', kind: 'invalid' });
     const bogus = { generateKey: () => Promise.resolve({ spki: Buffer.from('not a key'), privateKeyPem: '' }) };
-    await expect(new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: bogus }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_BAD_CSR' });
+    await expect(
+      new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: bogus }).signLeaf('default', 'web'),
+    ).rejects.toMatchObject({ code: 'CA_BAD_CSR' });
   });
 
   it('waits, on a server whose view is behind the client roots, for those roots before signing', async () => {
@@ -54,19 +65,36 @@ describe('remote signing', () => {
     serveSigningRequests(channel, manager, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined });
     // The client's view already holds the roots of a rotation this server has not applied.
     const ahead = manager.rootsIndex() + 1;
-    const client = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: new LocalSigner(), rootsIndex: () => ahead });
+    const client = new RemoteLeafSource({
+      channel,
+      datacenter: 'dc1',
+      node: 'n1',
+      keys: new LocalSigner(),
+      rootsIndex: () => ahead,
+    });
     let signed = false;
     const leaf = client.signLeaf('default', 'web').finally(() => (signed = true));
     await settle();
     expect(signed).toBe(false);
-    await manager.updateConfiguration({ provider: 'consul', config: { PrivateKeyType: 'ec', PrivateKeyBits: 384 }, state: null, forceWithoutCrossSigning: false });
+    await manager.updateConfiguration({
+      provider: 'consul',
+      config: { PrivateKeyType: 'ec', PrivateKeyBits: 384 },
+      state: null,
+      forceWithoutCrossSigning: false,
+    });
     const active = manager.roots().roots.find((r) => r.value.Active)!.value;
     expect(active.PrivateKeyBits).toBe(384);
     expect((await leaf).signingKeyId).toBe(active.SigningKeyID);
     expect(new X509Certificate((await leaf).certPem).verify(new X509Certificate(active.RootCert).publicKey)).toBe(true);
 
     // Roots that never come: the server signs with what it has once the catch-up time is over.
-    const never = new RemoteLeafSource({ channel, datacenter: 'dc1', node: 'n1', keys: new LocalSigner(), rootsIndex: () => manager.rootsIndex() + 100 });
+    const never = new RemoteLeafSource({
+      channel,
+      datacenter: 'dc1',
+      node: 'n1',
+      keys: new LocalSigner(),
+      rootsIndex: () => manager.rootsIndex() + 100,
+    });
     const timers = clock.pendingTimers;
     signed = false;
     const late = never.signLeaf('default', 'api').finally(() => (signed = true));
@@ -81,12 +109,22 @@ describe('remote signing', () => {
     const honest = new MemoryChannel();
     serveSigningRequests(honest, manager, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined });
     // A real leaf of this CA, for another key: what another client agent could copy into an answer.
-    const stolen = (await new RemoteLeafSource({ channel: honest, datacenter: 'dc1', node: 'n2', keys: new LocalSigner() }).signLeaf('default', 'web')).certPem;
+    const stolen = (
+      await new RemoteLeafSource({ channel: honest, datacenter: 'dc1', node: 'n2', keys: new LocalSigner() }).signLeaf(
+        'default',
+        'web',
+      )
+    ).certPem;
     const forged: SigningChannel = {
       request: async (body) => ({ ...((await honest.request(body)) as object), CertPEM: stolen }),
       serve: () => {},
     };
-    await expect(new RemoteLeafSource({ channel: forged, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({
+    await expect(
+      new RemoteLeafSource({ channel: forged, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf(
+        'default',
+        'web',
+      ),
+    ).rejects.toMatchObject({
       code: 'CA_SIGN_FAILED',
       message: 'the signing answer does not certify the requested key',
     });
@@ -95,14 +133,29 @@ describe('remote signing', () => {
       request: async (body) => honest.request({ ...(body as object), Service: 'db' }),
       serve: () => {},
     };
-    await expect(new RemoteLeafSource({ channel: renamed, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_SIGN_FAILED' });
+    await expect(
+      new RemoteLeafSource({ channel: renamed, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf(
+        'default',
+        'web',
+      ),
+    ).rejects.toMatchObject({ code: 'CA_SIGN_FAILED' });
   });
 
   it('fails with CA_NO_SERVER (unavailable) when no server answers or the channel fails', async () => {
     const silent = new MemoryChannel();
-    await expect(new RemoteLeafSource({ channel: silent, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_NO_SERVER', kind: 'unavailable' });
+    await expect(
+      new RemoteLeafSource({ channel: silent, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf(
+        'default',
+        'web',
+      ),
+    ).rejects.toMatchObject({ code: 'CA_NO_SERVER', kind: 'unavailable' });
     const broken: SigningChannel = { request: () => Promise.reject(new Error('No cluster leader')), serve: () => {} };
-    await expect(new RemoteLeafSource({ channel: broken, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf('default', 'web')).rejects.toMatchObject({ code: 'CA_NO_SERVER' });
+    await expect(
+      new RemoteLeafSource({ channel: broken, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf(
+        'default',
+        'web',
+      ),
+    ).rejects.toMatchObject({ code: 'CA_NO_SERVER' });
   });
 
   it('gives a client CA its leaves from the remote signer, and no way to sign or change the CA itself', async () => {
@@ -116,8 +169,20 @@ describe('remote signing', () => {
     expect(leaf.signingKeyId).toBe(client.roots().roots[0]!.value.SigningKeyID);
     // A client CA has no signing of other agents' keys to offer: serveSigningRequests cannot be given one.
     expect('signPublicKey' in client).toBe(false);
-    // @ts-expect-error a client CA is not a SigningAuthority
-    expect(() => serveSigningRequests(new MemoryChannel(), client, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined })).not.toThrow();
-    await expect(client.updateConfiguration({ provider: 'consul', config: {}, state: null, forceWithoutCrossSigning: false })).rejects.toMatchObject({ code: 'CA_SERVER_ONLY' });
+    expect(() =>
+      serveSigningRequests(
+        new MemoryChannel(),
+        // @ts-expect-error a client CA is not a SigningAuthority
+        client,
+        {
+          datacenter: 'dc1',
+          log: silentLogger,
+          authorize: () => undefined,
+        },
+      ),
+    ).not.toThrow();
+    await expect(
+      client.updateConfiguration({ provider: 'consul', config: {}, state: null, forceWithoutCrossSigning: false }),
+    ).rejects.toMatchObject({ code: 'CA_SERVER_ONLY' });
   });
 });

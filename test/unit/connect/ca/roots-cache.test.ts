@@ -22,7 +22,12 @@ import { DEFAULT_CA, FailingStore, HOUR, START, caFixture, seededRandom, settle 
 import type { MethodSpec } from '../../../../src/http/routes.js';
 
 const rotate = (manager: ServerCa, bits: number) =>
-  manager.updateConfiguration({ provider: 'consul', config: { PrivateKeyBits: bits }, state: null, forceWithoutCrossSigning: false });
+  manager.updateConfiguration({
+    provider: 'consul',
+    config: { PrivateKeyBits: bits },
+    state: null,
+    forceWithoutCrossSigning: false,
+  });
 
 describe('RootsCache', () => {
   it('answers MISS when it fills, HIT after, and tells its watches of a rotation once', async () => {
@@ -52,14 +57,29 @@ describe('RootsCache', () => {
     const clock = new FakeClock(START);
     const inner = await openEmbeddedStore({ log: silentLogger, clock });
     const store = new FailingStore(inner);
-    const manager = await ServerCa.open({ store, signer: new LocalSigner(), clock, random: seededRandom(), log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA });
-    const roots = new RootsCache({ roots: () => manager.roots(), watch: (fn) => store.watchOnce({ table: ROOTS_TABLE }, fn) }, clock, seededRandom(), silentLogger);
+    const manager = await ServerCa.open({
+      store,
+      signer: new LocalSigner(),
+      clock,
+      random: seededRandom(),
+      log: silentLogger,
+      datacenter: 'dc1',
+      bootstrap: DEFAULT_CA,
+    });
+    const roots = new RootsCache(
+      { roots: () => manager.roots(), watch: (fn) => store.watchOnce({ table: ROOTS_TABLE }, fn) },
+      clock,
+      seededRandom(),
+      silentLogger,
+    );
     const good = roots.get().snapshot;
 
     store.failing = true;
     expect(() => manager.roots()).toThrow('backend unavailable');
     // A change reaches the cache's watch, but the refresh cannot read: the old roots stay.
-    await inner.commit([{ op: 'set', table: ROOTS_TABLE, key: 'zz', value: { ...good.roots[0]!.value, ID: 'zz', Active: false } }]);
+    await inner.commit([
+      { op: 'set', table: ROOTS_TABLE, key: 'zz', value: { ...good.roots[0]!.value, ID: 'zz', Active: false } },
+    ]);
     await settle();
     clock.advance(5000);
     const served = roots.get();
@@ -85,8 +105,21 @@ describe('RootsCache', () => {
   it('fails when the backend fails before the cache ever filled', async () => {
     const clock = new FakeClock(START);
     const store = new FailingStore(await openEmbeddedStore({ log: silentLogger, clock }));
-    const manager = await ServerCa.open({ store, signer: new LocalSigner(), clock, random: seededRandom(), log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA });
-    const roots = new RootsCache({ roots: () => manager.roots(), watch: (fn) => store.watchOnce({ table: ROOTS_TABLE }, fn) }, clock, seededRandom(), silentLogger);
+    const manager = await ServerCa.open({
+      store,
+      signer: new LocalSigner(),
+      clock,
+      random: seededRandom(),
+      log: silentLogger,
+      datacenter: 'dc1',
+      bootstrap: DEFAULT_CA,
+    });
+    const roots = new RootsCache(
+      { roots: () => manager.roots(), watch: (fn) => store.watchOnce({ table: ROOTS_TABLE }, fn) },
+      clock,
+      seededRandom(),
+      silentLogger,
+    );
     store.failing = true;
     expect(() => roots.get()).toThrow('backend unavailable');
     store.failing = false;
@@ -96,7 +129,16 @@ describe('RootsCache', () => {
 
 /** GET /v1/agent/connect/ca/roots through the route and the agent's blocking queries. */
 function agentRootsRoute(roots: RootsCache, manager: ServerCa, store: StateStore, clock: FakeClock) {
-  const leaves = new LeafManager({ source: manager, roots, clock, random: seededRandom(), log: silentLogger, maxEntries: 10, idleTtlMs: HOUR, rootChangeSpreadMs: 0 });
+  const leaves = new LeafManager({
+    source: manager,
+    roots,
+    clock,
+    random: seededRandom(),
+    log: silentLogger,
+    maxEntries: 10,
+    idleTtlMs: HOUR,
+    rootChangeSpreadMs: 0,
+  });
   const blocking = new BlockingQueries(store, clock, (err) => {
     throw err;
   });
@@ -114,7 +156,10 @@ function agentRootsRoute(roots: RootsCache, manager: ServerCa, store: StateStore
   const read = (minIndex: number, waitMs: number) => {
     const req = request({ path: '/v1/agent/connect/ca/roots', rawQuery: `index=${minIndex}&wait=${waitMs}ms` });
     const outcome = handler(req, identity, undefined);
-    const box: { answer: { index: number; hit: boolean; age: string | undefined } | undefined; abort: () => void } = { answer: undefined, abort: () => req.abort() };
+    const box: { answer: { index: number; hit: boolean; age: string | undefined } | undefined; abort: () => void } = {
+      answer: undefined,
+      abort: () => req.abort(),
+    };
     void (outcome instanceof Parked ? outcome.wait() : Promise.resolve(outcome)).then((r: Reply) => {
       const header = (name: string) => r.headers?.find(([n]) => n === name)?.[1];
       box.answer = { index: Number(header('X-Svc-Index')), hit: header('X-Cache') === 'HIT', age: header('Age') };

@@ -22,27 +22,54 @@ describe('bootstrap', () => {
     expect(snapshot.roots).toHaveLength(1);
     const root = snapshot.roots[0]!.value;
     expect(snapshot.activeRootId).toBe(root.ID);
-    expect(root).toMatchObject({ Name: 'Consul CA Primary Cert', Active: true, PrivateKeyType: 'ec', PrivateKeyBits: 256, IntermediateCerts: null, SerialNumber: '1' });
+    expect(root).toMatchObject({
+      Name: 'Consul CA Primary Cert',
+      Active: true,
+      PrivateKeyType: 'ec',
+      PrivateKeyBits: 256,
+      IntermediateCerts: null,
+      SerialNumber: '1',
+    });
     expect(root.ExternalTrustDomain).toBe(manager.trustDomain.replace('.consul', ''));
     expect(root.ID).toMatch(/^([0-9a-f]{2}:){19}[0-9a-f]{2}$/);
     expect(root.SigningKeyID).toMatch(/^([0-9a-f]{2}:){31}[0-9a-f]{2}$/);
     expect(root.NotBefore).toBe('2026-01-01T12:00:00Z');
     expect(Date.parse(root.NotAfter) - Date.parse(root.NotBefore)).toBe(87600 * HOUR);
     const [cert] = certs(root.RootCert);
-    expect(cert!.subject).toMatch(new RegExp(`^CN=pri-[0-9a-z]{8}\\.consul\\.ca\\.${manager.trustDomain.slice(0, 8)}\\.consul$`));
+    expect(cert!.subject).toMatch(
+      new RegExp(`^CN=pri-[0-9a-z]{8}\\.consul\\.ca\\.${manager.trustDomain.slice(0, 8)}\\.consul$`),
+    );
     expect(cert!.subjectAltName).toBe(`URI:spiffe://${manager.trustDomain}`);
   });
 
   it('uses a configured trust domain (D9) for the roots and every leaf', async () => {
     const store = await openEmbeddedStore({ log: silentLogger });
-    const manager = await ServerCa.open({ store, signer: new LocalSigner(), clock: new FakeClock(START), random: seededRandom(), log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, trustDomain: 'mesh.example' });
+    const manager = await ServerCa.open({
+      store,
+      signer: new LocalSigner(),
+      clock: new FakeClock(START),
+      random: seededRandom(),
+      log: silentLogger,
+      datacenter: 'dc1',
+      bootstrap: DEFAULT_CA,
+      trustDomain: 'mesh.example',
+    });
     expect(manager.trustDomain).toBe('mesh.example');
     expect(manager.roots().trustDomain).toBe('mesh.example');
     expect(certs(manager.roots().roots[0]!.value.RootCert)[0]!.subjectAltName).toBe('URI:spiffe://mesh.example');
     const leaf = await manager.signLeaf('default', 'web');
     expect(leaf.uri).toBe('spiffe://mesh.example/ns/default/dc/dc1/svc/web');
     // Fixed once created: a later start with another setting keeps the stored one.
-    const again = await ServerCa.open({ store, signer: new LocalSigner(), clock: new FakeClock(START), random: seededRandom(), log: silentLogger, datacenter: 'dc1', bootstrap: DEFAULT_CA, trustDomain: 'other.example' });
+    const again = await ServerCa.open({
+      store,
+      signer: new LocalSigner(),
+      clock: new FakeClock(START),
+      random: seededRandom(),
+      log: silentLogger,
+      datacenter: 'dc1',
+      bootstrap: DEFAULT_CA,
+      trustDomain: 'other.example',
+    });
     expect(again.trustDomain).toBe('mesh.example');
   });
 
@@ -53,9 +80,19 @@ describe('bootstrap', () => {
 
   it('uses a supplied root certificate and key', async () => {
     const key = await generateCaKey({ type: 'ec', bits: 256 });
-    const der = createRootCertificate({ key, serial: 777n, commonName: 'operator root', uri: 'spiffe://x.consul', notBefore: START, notAfter: START + 1000 * HOUR });
+    const der = createRootCertificate({
+      key,
+      serial: 777n,
+      commonName: 'operator root',
+      uri: 'spiffe://x.consul',
+      notBefore: START,
+      notAfter: START + 1000 * HOUR,
+    });
     const pem = `-----BEGIN CERTIFICATE-----\n${der.toString('base64')}\n-----END CERTIFICATE-----`;
-    const { manager } = await caFixture({ privateKey: key.export({ type: 'sec1', format: 'pem' }) as string, rootCert: pem });
+    const { manager } = await caFixture({
+      privateKey: key.export({ type: 'sec1', format: 'pem' }) as string,
+      rootCert: pem,
+    });
     const root = manager.roots().roots[0]!.value;
     expect(root.SerialNumber).toBe('777');
     expect(root.RootCert.endsWith('\n')).toBe(true);
@@ -66,7 +103,15 @@ describe('bootstrap', () => {
   it('loads the same CA from a store that already holds one', async () => {
     const f = await caFixture();
     await f.manager.signLeaf('default', 'web');
-    const again = await ServerCa.open({ store: f.store, signer: new LocalSigner(), clock: f.clock, random: seededRandom(7), log: silentLogger, datacenter: 'dc1', bootstrap: { ...DEFAULT_CA, privateKeyType: 'rsa', privateKeyBits: 2048 } });
+    const again = await ServerCa.open({
+      store: f.store,
+      signer: new LocalSigner(),
+      clock: f.clock,
+      random: seededRandom(7),
+      log: silentLogger,
+      datacenter: 'dc1',
+      bootstrap: { ...DEFAULT_CA, privateKeyType: 'rsa', privateKeyBits: 2048 },
+    });
     expect(again.roots().activeRootId).toBe(f.manager.roots().activeRootId);
     const leaf = await again.signLeaf('default', 'web');
     expect(leaf.serial).toBe(3n); // root 1, first leaf 2
@@ -116,7 +161,11 @@ describe('leaf signing', () => {
     clock.advance(500);
     const results = await pending;
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
-    expect((results[2] as PromiseRejectedResult).reason).toMatchObject({ code: 'CSR_RATE_LIMITED', kind: 'rate-limited', message: 'Rate limit reached, try again later' });
+    expect((results[2] as PromiseRejectedResult).reason).toMatchObject({
+      code: 'CSR_RATE_LIMITED',
+      kind: 'rate-limited',
+      message: 'Rate limit reached, try again later',
+    });
     expect(signer.signed).toBe(2);
   });
 });
@@ -131,7 +180,11 @@ describe('configuration', () => {
 
   it('starts with the TTLs and no private key in Config', async () => {
     const { manager } = await caFixture({ csrMaxPerSecond: 50 });
-    expect(manager.configuration().value.Config).toEqual({ IntermediateCertTTL: '8760h', LeafCertTTL: '72h', RootCertTTL: '87600h' });
+    expect(manager.configuration().value.Config).toEqual({
+      IntermediateCertTTL: '8760h',
+      LeafCertTTL: '72h',
+      RootCertTTL: '87600h',
+    });
   });
 
   it('changes TTLs without rotating, and a repeated body writes nothing', async () => {
@@ -153,13 +206,20 @@ describe('configuration', () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ LeafCertTTL: '30m' }, 'error configuring provider: leaf cert TTL must be greater or equal than 1h0m0s'],
       [{ PrivateKeyType: 'dsa' }, "error configuring provider: private key type must be either 'ec' or 'rsa'"],
-      [{ PrivateKeyType: 'rsa', PrivateKeyBits: 1024 }, 'error configuring provider: RSA key length must be 2048 or 4096 bits'],
+      [
+        { PrivateKeyType: 'rsa', PrivateKeyBits: 1024 },
+        'error configuring provider: RSA key length must be 2048 or 4096 bits',
+      ],
       [{ RootCert: 'x' }, 'error configuring provider: must provide a private key when providing a root cert'],
       [{ LeafCertTTL: 'soon' }, `error parsing CA config: 'LeafCertTTL': time: invalid duration "soon"`],
     ];
     for (const [config, message] of cases) {
       const code = message.startsWith('error parsing CA config') ? 'CA_CONFIG_PARSE' : 'CA_CONFIG_INVALID';
-      await expect(manager.updateConfiguration(update(config))).rejects.toMatchObject({ code, kind: 'invalid', message });
+      await expect(manager.updateConfiguration(update(config))).rejects.toMatchObject({
+        code,
+        kind: 'invalid',
+        message,
+      });
     }
     await expect(manager.updateConfiguration(update({}, { provider: 'vault' }))).rejects.toMatchObject({
       code: 'CA_UNKNOWN_PROVIDER',
@@ -204,7 +264,9 @@ describe('configuration', () => {
     expect(chain).toHaveLength(2);
     expect(chain[0]!.verify(newCert!.publicKey)).toBe(true);
     expect(chain[1]!.fingerprint256).toBe(cross!.fingerprint256);
-    expect(newRoot.SigningKeyID.replace(/:/g, '')).toBe(keyIdOf(newCert!.publicKey.export({ type: 'spki', format: 'der' })).toString('hex'));
+    expect(newRoot.SigningKeyID.replace(/:/g, '')).toBe(
+      keyIdOf(newCert!.publicKey.export({ type: 'spki', format: 'der' })).toString('hex'),
+    );
   });
 
   it('prunes a rotated-out root after 2 x the leaf TTL, not before', async () => {

@@ -11,7 +11,9 @@ import { procThreadsAvailable, threadPriority } from '../../../support/proc-thre
 const MODULE = new URL('../../../../dist/src/connect/ca/signing-priority.js', import.meta.url).href;
 
 /** Runs enterSigningPriority('low') in a new thread that first sets its own nice to `startNice`. */
-async function lowerInWorker(startNice?: number): Promise<{ report: SigningThreadReport; kernelNice: number | undefined }> {
+async function lowerInWorker(
+  startNice?: number,
+): Promise<{ report: SigningThreadReport; kernelNice: number | undefined }> {
   const source = `
     const { getPriority, setPriority } = require('node:os');
     const { parentPort } = require('node:worker_threads');
@@ -41,14 +43,24 @@ describe('enterSigningPriority', () => {
     expect(getPriority()).toBe(processNice);
   });
 
-  it('keeps the priority where a nice value is the whole process\'s, and says why', () => {
-    expect(enterSigningPriority('low', 'darwin')).toEqual({ priority: 'normal', nice: processNice, tid: undefined, reason: 'a nice value applies to the whole process on darwin' });
+  it("keeps the priority where a nice value is the whole process's, and says why", () => {
+    expect(enterSigningPriority('low', 'darwin')).toEqual({
+      priority: 'normal',
+      nice: processNice,
+      tid: undefined,
+      reason: 'a nice value applies to the whole process on darwin',
+    });
     expect(getPriority()).toBe(processNice);
   });
 
   it.runIf(procThreadsAvailable)('lowers the calling thread by nice +10, and no other', async () => {
     const { report, kernelNice } = await lowerInWorker();
-    expect(report).toEqual({ priority: 'low', nice: Math.min(19, processNice + 10), tid: expect.any(Number), reason: undefined });
+    expect(report).toEqual({
+      priority: 'low',
+      nice: Math.min(19, processNice + 10),
+      tid: expect.any(Number),
+      reason: undefined,
+    });
     expect(kernelNice).toBe(report.nice);
     expect(getPriority()).toBe(processNice);
     expect(threadPriority(process.pid, process.pid)?.nice).toBe(processNice);

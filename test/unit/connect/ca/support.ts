@@ -54,7 +54,8 @@ export class FailingStore implements StateStore {
   keyIndex: StateStore['keyIndex'] = (table, key) => (this.check(), this.inner.keyIndex(table, key));
   prefixIndex: StateStore['prefixIndex'] = (table, prefix) => (this.check(), this.inner.prefixIndex(table, prefix));
   tableIndex: StateStore['tableIndex'] = (table) => (this.check(), this.inner.tableIndex(table));
-  read: StateStore['read'] = (target, consistency) => (this.failing ? Promise.reject(new Error('backend unavailable')) : this.inner.read(target, consistency));
+  read: StateStore['read'] = (target, consistency) =>
+    this.failing ? Promise.reject(new Error('backend unavailable')) : this.inner.read(target, consistency);
   changedAfter: StateStore['changedAfter'] = (target, revision, fn) => this.inner.changedAfter(target, revision, fn);
   get health(): StateStore['health'] {
     return this.inner.health;
@@ -79,8 +80,21 @@ export async function caFixture(ca: Partial<CaConfig> = {}, random = seededRando
   const clock = new FakeClock(START);
   const store = await openEmbeddedStore({ log: silentLogger, clock });
   const signer = new LocalSigner();
-  const manager = await ServerCa.open({ store, signer, clock, random, log: silentLogger, datacenter: 'dc1', bootstrap: { ...DEFAULT_CA, ...ca } });
-  const roots = new RootsCache({ roots: () => manager.roots(), watch: (fn) => store.watchOnce({ table: ROOTS_TABLE }, fn) }, clock, random, silentLogger);
+  const manager = await ServerCa.open({
+    store,
+    signer,
+    clock,
+    random,
+    log: silentLogger,
+    datacenter: 'dc1',
+    bootstrap: { ...DEFAULT_CA, ...ca },
+  });
+  const roots = new RootsCache(
+    { roots: () => manager.roots(), watch: (fn) => store.watchOnce({ table: ROOTS_TABLE }, fn) },
+    clock,
+    random,
+    silentLogger,
+  );
   return { clock, store, signer, manager, roots };
 }
 

@@ -25,15 +25,34 @@ const NOW = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 const TD = '11111111-2222-3333-4444-555555555555.consul';
 const HOUR = 3_600_000;
 
-async function makeRoot(spec: KeySpec = { type: 'ec', bits: 256 }, serial = 1n, cn = 'pri-abcdefgh.consul.ca.11111111.consul'): Promise<Issuer> {
+async function makeRoot(
+  spec: KeySpec = { type: 'ec', bits: 256 },
+  serial = 1n,
+  cn = 'pri-abcdefgh.consul.ca.11111111.consul',
+): Promise<Issuer> {
   const key = await generateCaKey(spec);
-  const cert = createRootCertificate({ key, serial, commonName: cn, uri: `spiffe://${TD}`, notBefore: NOW, notAfter: NOW + 87600 * HOUR });
+  const cert = createRootCertificate({
+    key,
+    serial,
+    commonName: cn,
+    uri: `spiffe://${TD}`,
+    notBefore: NOW,
+    notAfter: NOW + 87600 * HOUR,
+  });
   return createIssuer(key, cert);
 }
 
 function issue(issuer: Issuer, uri = `spiffe://${TD}/ns/default/dc/dc1/svc/web`, serial = 7n) {
   const key = generateLeafKey();
-  const signedLeaf = signLeaf(issuer, { spki: key.spki, uri, serial, nowMs: NOW, ttlMs: 72 * HOUR, trustDomain: TD, datacenter: 'dc1' });
+  const signedLeaf = signLeaf(issuer, {
+    spki: key.spki,
+    uri,
+    serial,
+    nowMs: NOW,
+    ttlMs: 72 * HOUR,
+    trustDomain: TD,
+    datacenter: 'dc1',
+  });
   return { key, ...signedLeaf };
 }
 
@@ -52,7 +71,9 @@ describe('root certificate', () => {
     const p = new px.X509Certificate(root.cert.der);
     const ku = p.getExtension(px.KeyUsagesExtension);
     expect(ku?.critical).toBe(true);
-    expect(ku?.usages).toBe(px.KeyUsageFlags.keyCertSign | px.KeyUsageFlags.cRLSign | px.KeyUsageFlags.digitalSignature);
+    expect(ku?.usages).toBe(
+      px.KeyUsageFlags.keyCertSign | px.KeyUsageFlags.cRLSign | px.KeyUsageFlags.digitalSignature,
+    );
     expect(p.getExtension(px.BasicConstraintsExtension)?.ca).toBe(true);
     const spki = createPublicKey(root.key).export({ type: 'spki', format: 'der' });
     expect(p.getExtension(px.SubjectKeyIdentifierExtension)?.keyId).toBe(keyIdOf(spki).toString('hex'));
@@ -109,20 +130,30 @@ describe('leaf certificate', () => {
     expect(p.subject).toBe('');
     const san = p.getExtension(px.SubjectAlternativeNameExtension);
     expect(san?.critical).toBe(true);
-    expect(san?.names.items.map((n) => [n.type, n.value])).toEqual([['url', `spiffe://${TD}/ns/default/dc/dc1/svc/web`]]);
+    expect(san?.names.items.map((n) => [n.type, n.value])).toEqual([
+      ['url', `spiffe://${TD}/ns/default/dc/dc1/svc/web`],
+    ]);
     const ku = p.getExtension(px.KeyUsagesExtension);
     expect(ku?.critical).toBe(true);
     expect(ku?.usages).toBe(
-      px.KeyUsageFlags.digitalSignature | px.KeyUsageFlags.keyEncipherment | px.KeyUsageFlags.dataEncipherment | px.KeyUsageFlags.keyAgreement,
+      px.KeyUsageFlags.digitalSignature |
+        px.KeyUsageFlags.keyEncipherment |
+        px.KeyUsageFlags.dataEncipherment |
+        px.KeyUsageFlags.keyAgreement,
     );
-    expect(p.getExtension(px.ExtendedKeyUsageExtension)?.usages).toEqual([px.ExtendedKeyUsage.clientAuth, px.ExtendedKeyUsage.serverAuth]);
+    expect(p.getExtension(px.ExtendedKeyUsageExtension)?.usages).toEqual([
+      px.ExtendedKeyUsage.clientAuth,
+      px.ExtendedKeyUsage.serverAuth,
+    ]);
     const bc = p.getExtension(px.BasicConstraintsExtension);
     expect(bc?.critical).toBe(true);
     expect(bc?.ca).toBe(false);
     expect(p.getExtension(px.SubjectKeyIdentifierExtension)?.keyId).toBe(keyIdOf(leaf.key.spki).toString('hex'));
     expect(p.getExtension(px.AuthorityKeyIdentifierExtension)?.keyId).toBe(root.keyId.toString('hex'));
     expect(p.signatureAlgorithm).toMatchObject({ name: 'ECDSA' });
-    expect(await p.verify({ publicKey: new px.X509Certificate(root.cert.der).publicKey, signatureOnly: true })).toBe(true);
+    expect(await p.verify({ publicKey: new px.X509Certificate(root.cert.der).publicKey, signatureOnly: true })).toBe(
+      true,
+    );
     // The key is the one generated with it, and the extensions come in Consul's order.
     const parsed = parseCertificate(leaf.der);
     expect(parsed.spki.equals(leaf.key.spki)).toBe(true);
@@ -144,13 +175,28 @@ describe('leaf certificate', () => {
 
   it('encodes large serials and times past 2049', async () => {
     const caKey = await generateCaKey({ type: 'ec', bits: 256 });
-    const rootDer = createRootCertificate({ key: caKey, serial: 1n, commonName: 'x', uri: `spiffe://${TD}`, notBefore: NOW, notAfter: Date.UTC(2060, 0, 1) });
+    const rootDer = createRootCertificate({
+      key: caKey,
+      serial: 1n,
+      commonName: 'x',
+      uri: `spiffe://${TD}`,
+      notBefore: NOW,
+      notAfter: Date.UTC(2060, 0, 1),
+    });
     const root = createIssuer(caKey, rootDer);
     expect(parseCertificate(rootDer).notAfter).toBe(Date.UTC(2060, 0, 1)); // GeneralizedTime
     const key = generateLeafKey();
     const uri = `spiffe://${TD}/ns/default/dc/dc1/svc/web`;
     const later = Date.UTC(2049, 11, 31, 12);
-    const out = signLeaf(root, { spki: key.spki, uri, serial: 2n ** 63n + 5n, nowMs: later, ttlMs: 72 * HOUR, trustDomain: TD, datacenter: 'dc1' });
+    const out = signLeaf(root, {
+      spki: key.spki,
+      uri,
+      serial: 2n ** 63n + 5n,
+      nowMs: later,
+      ttlMs: 72 * HOUR,
+      trustDomain: TD,
+      datacenter: 'dc1',
+    });
     const node = new X509Certificate(out.der);
     expect(node.serialNumber.toLowerCase()).toBe('8000000000000005');
     expect(new Date(node.validTo).getTime()).toBe(out.notAfter);
@@ -163,18 +209,30 @@ describe('leaf signing policy', () => {
   it('signs only a service ID of its own trust domain and datacenter', async () => {
     const root = await makeRoot();
     const key = generateLeafKey();
-    const sign = (uri: string) => () => signLeaf(root, { spki: key.spki, uri, serial: 1n, nowMs: NOW, ttlMs: HOUR, trustDomain: TD, datacenter: 'dc1' });
+    const sign = (uri: string) => () =>
+      signLeaf(root, { spki: key.spki, uri, serial: 1n, nowMs: NOW, ttlMs: HOUR, trustDomain: TD, datacenter: 'dc1' });
     expect(sign(`spiffe://other.consul/ns/default/dc/dc1/svc/web`)).toThrow(
       `SPIFFE ID in CSR from a different trust domain: other.consul, we are ${TD}`,
     );
-    expect(sign(`spiffe://${TD}/ns/default/dc/dc2/svc/web`)).toThrow('SPIFFE ID in CSR from a different datacenter: dc2, we are dc1');
+    expect(sign(`spiffe://${TD}/ns/default/dc/dc2/svc/web`)).toThrow(
+      'SPIFFE ID in CSR from a different datacenter: dc2, we are dc1',
+    );
     expect(sign(`spiffe://${TD}/agent/client/dc/dc1/id/x`)).toThrow(expect.objectContaining({ code: 'CA_BAD_CSR' }));
-    expect(sign(`spiffe://${TD}/ns/default/dc/dc1/svc/web`)()).toMatchObject({ id: { service: 'web', datacenter: 'dc1' } });
+    expect(sign(`spiffe://${TD}/ns/default/dc/dc1/svc/web`)()).toMatchObject({
+      id: { service: 'web', datacenter: 'dc1' },
+    });
   });
 
   it('refuses to sign under an expired root', async () => {
     const key = await generateCaKey({ type: 'ec', bits: 256 });
-    const der = createRootCertificate({ key, serial: 1n, commonName: 'x', uri: `spiffe://${TD}`, notBefore: NOW - 2 * HOUR, notAfter: NOW - HOUR });
+    const der = createRootCertificate({
+      key,
+      serial: 1n,
+      commonName: 'x',
+      uri: `spiffe://${TD}`,
+      notBefore: NOW - 2 * HOUR,
+      notAfter: NOW - HOUR,
+    });
     expect(() => issue(createIssuer(key, der))).toThrow(expect.objectContaining({ code: 'CA_ROOT_EXPIRED' }));
   });
 });

@@ -20,14 +20,26 @@ describe('intentionPrecedence', () => {
 
 describe('comparePrecedence', () => {
   it('sorts by precedence, then by the source/destination tuple', () => {
-    const x = (Precedence: number, SourceNS: string, SourceName: string, DestinationNS = 'default', DestinationName = 'db') => ({
+    const x = (
+      Precedence: number,
+      SourceNS: string,
+      SourceName: string,
+      DestinationNS = 'default',
+      DestinationName = 'db',
+    ) => ({
       Precedence,
       SourceNS,
       SourceName,
       DestinationNS,
       DestinationName,
     });
-    const list = [x(8, 'default', '*'), x(9, 'default', 'web'), x(9, 'default', 'api'), x(9, 'a', 'zz'), x(1, '*', '*', '*', '*')];
+    const list = [
+      x(8, 'default', '*'),
+      x(9, 'default', 'web'),
+      x(9, 'default', 'api'),
+      x(9, 'a', 'zz'),
+      x(1, '*', '*', '*', '*'),
+    ];
     expect(list.sort(comparePrecedence).map((i) => `${i.Precedence}:${i.SourceNS}/${i.SourceName}`)).toEqual([
       '9:a/zz',
       '9:default/api',

@@ -10,12 +10,21 @@ import { silentLogger } from '../../../../src/core/log.js';
 import { openEmbeddedStore, type EmbeddedStore } from '../../../../src/state/embedded/index.js';
 import { nextMacrotask, tempDirs } from '../../state/support.js';
 
-const web: SpiffeService = { kind: 'service', host: 'td', partition: 'default', namespace: 'default', datacenter: 'dc1', service: 'web' };
+const web: SpiffeService = {
+  kind: 'service',
+  host: 'td',
+  partition: 'default',
+  namespace: 'default',
+  datacenter: 'dc1',
+  service: 'web',
+};
 const candidate = (input: IntentionInput) => normalizeIntention(input, 'default');
 const dirs = tempDirs();
 const open: { store: EmbeddedStore; intentions: IntentionStore }[] = [];
 
-async function setUp(dataDir?: string): Promise<{ store: EmbeddedStore; intentions: IntentionStore; clock: FakeClock }> {
+async function setUp(
+  dataDir?: string,
+): Promise<{ store: EmbeddedStore; intentions: IntentionStore; clock: FakeClock }> {
   const clock = new FakeClock(Date.parse('2024-05-01T10:00:00.120Z'));
   const store = await openEmbeddedStore({ dataDir, log: silentLogger, clock });
   const intentions = new IntentionStore(store, clock);
@@ -48,7 +57,9 @@ describe('IntentionStore: the live index', () => {
     await intentions.upsertExact(candidate({ SourceName: 'web', DestinationName: 'db', Action: 'deny' }));
     expect(decide(intentions.current(), 'default', 'db', web, true).result.Authorized).toBe(false);
     await intentions.deleteExact('default', 'db', 'default', 'web');
-    expect(decide(intentions.current(), 'default', 'db', web, false).result.Reason).toBe('Default behavior configured by ACLs');
+    expect(decide(intentions.current(), 'default', 'db', web, false).result.Reason).toBe(
+      'Default behavior configured by ACLs',
+    );
   });
 
   it('the table watch rebuilds after a commit with no reader asking, and stays armed', async () => {
@@ -100,9 +111,16 @@ describe('IntentionStore: legacy writes', () => {
     const { intentions } = await setUp();
     const id = await intentions.createLegacy(candidate({ SourceName: 'web', DestinationName: 'db', Action: 'allow' }));
     const stored = intentions.current().byId.get(id)?.row.value;
-    expect(stored).toMatchObject({ ID: id, CreatedAt: '2024-05-01T10:00:00.12Z', UpdatedAt: '2024-05-01T10:00:00.12Z', Precedence: 9 });
+    expect(stored).toMatchObject({
+      ID: id,
+      CreatedAt: '2024-05-01T10:00:00.12Z',
+      UpdatedAt: '2024-05-01T10:00:00.12Z',
+      Precedence: 9,
+    });
     expect(stored?.Hash).toMatch(/^[A-Za-z0-9+/]{43}=$/);
-    expect(await failure(intentions.createLegacy(candidate({ SourceName: 'web', DestinationName: 'db', Action: 'deny' })))).toBe(
+    expect(
+      await failure(intentions.createLegacy(candidate({ SourceName: 'web', DestinationName: 'db', Action: 'deny' }))),
+    ).toBe(
       `INTENTION_DUPLICATE (conflict): duplicate intention found: default/web => default/db (ID: ${id}, Precedence: 9, Action: ALLOW)`,
     );
   });
@@ -110,26 +128,45 @@ describe('IntentionStore: legacy writes', () => {
   it('updates in place or moves the source, keeps CreatedAt, and never changes the destination', async () => {
     const { intentions, clock } = await setUp();
     const id = await intentions.createLegacy(candidate({ SourceName: 'web', DestinationName: 'db', Action: 'allow' }));
-    const other = await intentions.createLegacy(candidate({ SourceName: 'api', DestinationName: 'db', Action: 'allow' }));
+    const other = await intentions.createLegacy(
+      candidate({ SourceName: 'api', DestinationName: 'db', Action: 'allow' }),
+    );
     clock.advance(5000);
     await intentions.updateLegacy(id, candidate({ SourceName: 'web', DestinationName: 'db', Action: 'deny' }));
     await intentions.updateLegacy(id, candidate({ SourceName: 'web2', DestinationName: 'db', Action: 'deny' }));
     const moved = intentions.current().byId.get(id)?.row.value;
-    expect(moved).toMatchObject({ SourceName: 'web2', Action: 'deny', CreatedAt: '2024-05-01T10:00:00.12Z', UpdatedAt: '2024-05-01T10:00:05.12Z' });
+    expect(moved).toMatchObject({
+      SourceName: 'web2',
+      Action: 'deny',
+      CreatedAt: '2024-05-01T10:00:00.12Z',
+      UpdatedAt: '2024-05-01T10:00:05.12Z',
+    });
     expect(intentions.current().all).toHaveLength(2);
-    expect(await failure(intentions.updateLegacy(id, candidate({ SourceName: 'api', DestinationName: 'db', Action: 'deny' })))).toBe(
+    expect(
+      await failure(
+        intentions.updateLegacy(id, candidate({ SourceName: 'api', DestinationName: 'db', Action: 'deny' })),
+      ),
+    ).toBe(
       `INTENTION_DUPLICATE (conflict): duplicate intention found: default/api => default/db (ID: ${other}, Precedence: 9, Action: ALLOW)`,
     );
-    expect(await failure(intentions.updateLegacy(id, candidate({ SourceName: 'web2', DestinationName: 'cache', Action: 'deny' })))).toBe(
+    expect(
+      await failure(
+        intentions.updateLegacy(id, candidate({ SourceName: 'web2', DestinationName: 'cache', Action: 'deny' })),
+      ),
+    ).toBe(
       'INTENTION_DESTINATION_FIXED (invalid): Cannot modify Destination partition/namespace/name for an intention once it exists.',
     );
     const missing = '00000000-1111-2222-3333-444444444444';
-    expect(await failure(intentions.updateLegacy(missing, candidate({ SourceName: 'x', DestinationName: 'db', Action: 'deny' })))).toBe(
-      `INTENTION_NOT_FOUND (not-found): Cannot modify non-existent intention: '${missing}'`,
-    );
+    expect(
+      await failure(
+        intentions.updateLegacy(missing, candidate({ SourceName: 'x', DestinationName: 'db', Action: 'deny' })),
+      ),
+    ).toBe(`INTENTION_NOT_FOUND (not-found): Cannot modify non-existent intention: '${missing}'`);
     await intentions.deleteLegacy(id);
     expect(intentions.current().byId.has(id)).toBe(false);
-    expect(await failure(intentions.deleteLegacy(id))).toBe(`INTENTION_NOT_FOUND (not-found): Cannot delete non-existent intention: '${id}'`);
+    expect(await failure(intentions.deleteLegacy(id))).toBe(
+      `INTENTION_NOT_FOUND (not-found): Cannot delete non-existent intention: '${id}'`,
+    );
   });
 
   it('an upsert by name replaces a legacy intention with one that has no ID', async () => {

@@ -17,7 +17,8 @@ const dirs = tempDirs();
 afterEach(dirs.cleanupDirs);
 
 const KEYS = Array.from({ length: 40 }, (_, i) => `k${i}`);
-const walFiles = async (dataDir: string): Promise<string[]> => (await readdir(join(dataDir, 'state'))).filter((f) => f.startsWith('wal-')).sort();
+const walFiles = async (dataDir: string): Promise<string[]> =>
+  (await readdir(join(dataDir, 'state'))).filter((f) => f.startsWith('wal-')).sort();
 
 /** A mix of sets, updates and deletes over KEYS, `n` commits long, issued in waves of 8. */
 async function churn(store: EmbeddedStore, n: number, tag: string): Promise<void> {

@@ -13,7 +13,10 @@ describe('state directory lock', () => {
   it('refuses a second store on the same directory until the first closes', async () => {
     const dataDir = await dirs.make();
     const first = await openEmbeddedStore({ dataDir, log: silentLogger });
-    await expect(openEmbeddedStore({ dataDir, log: silentLogger })).rejects.toMatchObject({ code: 'STATE_DIR_LOCKED', kind: 'unavailable' });
+    await expect(openEmbeddedStore({ dataDir, log: silentLogger })).rejects.toMatchObject({
+      code: 'STATE_DIR_LOCKED',
+      kind: 'unavailable',
+    });
     await first.commit([{ op: 'set', table: 'kv', key: 'a', value: 1 }]);
     await first.close();
     const second = await openEmbeddedStore({ dataDir, log: silentLogger });
@@ -43,9 +46,13 @@ describe('state directory lock', () => {
     const dataDir = await dirs.make();
     await mkdir(join(dataDir, 'state'));
     await writeFile(join(dataDir, 'state', 'snapshot.bin'), 'not a snapshot');
-    await expect(openEmbeddedStore({ dataDir, log: silentLogger })).rejects.toMatchObject({ code: 'STATE_SNAPSHOT_CORRUPT' });
+    await expect(openEmbeddedStore({ dataDir, log: silentLogger })).rejects.toMatchObject({
+      code: 'STATE_SNAPSHOT_CORRUPT',
+    });
     await writeFile(join(dataDir, 'state', 'snapshot.bin'), '');
     // Still corrupt (empty), but the error is the snapshot's, not a lock left behind.
-    await expect(openEmbeddedStore({ dataDir, log: silentLogger })).rejects.toMatchObject({ code: 'STATE_SNAPSHOT_CORRUPT' });
+    await expect(openEmbeddedStore({ dataDir, log: silentLogger })).rejects.toMatchObject({
+      code: 'STATE_SNAPSHOT_CORRUPT',
+    });
   });
 });

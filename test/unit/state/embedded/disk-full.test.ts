@@ -46,8 +46,12 @@ describe.skipIf(cannotMount() !== undefined)('a full disk', () => {
 
     await fs.fill();
     const big = 'y'.repeat(64 * 1024);
-    await expect(store.commit(set('too-much', big))).rejects.toMatchObject({ code: 'STATE_DISK_FULL', kind: 'unavailable' });
-    for (let i = 0; i < 5; i++) await expect(store.commit(set(`refused-${i}`, 1))).rejects.toMatchObject({ code: 'STATE_DISK_FULL' });
+    await expect(store.commit(set('too-much', big))).rejects.toMatchObject({
+      code: 'STATE_DISK_FULL',
+      kind: 'unavailable',
+    });
+    for (let i = 0; i < 5; i++)
+      await expect(store.commit(set(`refused-${i}`, 1))).rejects.toMatchObject({ code: 'STATE_DISK_FULL' });
     expect(store.get('kv', 'k20')?.value).toBe('x'.repeat(100));
     expect(store.index).toBe(20);
     expect(linesAbout(log, 'disk full')).toBe(1);

@@ -22,7 +22,9 @@ async function childSources(): Promise<string[]> {
   const state = entries.filter((f) => f.endsWith('.ts')).map((f) => `src/state/${f}`);
   const core = new Set<string>();
   for (const file of state) {
-    for (const m of (await readFile(ROOT + file, 'utf8')).matchAll(/^import (?!type )[^;]*from '(?:\.\.\/)+core\/([\w-]+)\.js';/gm)) {
+    for (const m of (await readFile(ROOT + file, 'utf8')).matchAll(
+      /^import (?!type )[^;]*from '(?:\.\.\/)+core\/([\w-]+)\.js';/gm,
+    )) {
       core.add(`src/core/${m[1]}.ts`);
     }
   }
@@ -47,7 +49,9 @@ interface Run {
 /** Runs the child until it has acknowledged `killAfter` commits, then SIGKILLs it. */
 function runAndKill(dataDir: string, round: number, killAfter: number): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FIXTURE, dataDir, String(32 * 1024), String(round)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [FIXTURE, dataDir, String(32 * 1024), String(round)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const run: Run = { openedAt: -1, acked: new Map() };
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -95,7 +95,9 @@ describe('a segment cut before its last acknowledged record', () => {
     await truncate(wal, Math.floor(size / 2) + 7);
     const err = await openError(dataDir);
     expect(err.code).toBe('STATE_LOSS_DETECTED');
-    expect(err.message).toMatch(/wal-0+1\.log ends with a damaged record at byte \d+ at index (\d+), but durable-index records index 100 as acknowledged: indexes \d+-100 are lost/);
+    expect(err.message).toMatch(
+      /wal-0+1\.log ends with a damaged record at byte \d+ at index (\d+), but durable-index records index 100 as acknowledged: indexes \d+-100 are lost/,
+    );
     // Nothing was cut while refusing.
     expect((await stat(wal)).size).toBe(Math.floor(size / 2) + 7);
   });
@@ -109,7 +111,9 @@ describe('a segment cut before its last acknowledged record', () => {
     await commitRange(store, 31, 60);
     await store.close();
     await truncate(wal, at30);
-    expect((await openError(dataDir)).message).toContain('ends at index 30, but durable-index records index 60 as acknowledged: indexes 31-60 are lost');
+    expect((await openError(dataDir)).message).toContain(
+      'ends at index 30, but durable-index records index 60 as acknowledged: indexes 31-60 are lost',
+    );
   });
 
   it('starts from what is left with acceptLoss, cutting the torn record', async () => {

@@ -62,8 +62,13 @@ describe('WalWriter', () => {
     await wal.drain();
     wal.append(write(2));
     await wal.drain();
-    expect(failed).toEqual([[1, 'STATE_WAL_WRITE_FAILED'], [2, 'STATE_WAL_WRITE_FAILED']]);
+    expect(failed).toEqual([
+      [1, 'STATE_WAL_WRITE_FAILED'],
+      [2, 'STATE_WAL_WRITE_FAILED'],
+    ]);
     expect(wal.failed?.kind).toBe('unavailable');
-    expect(log.entries.some((e) => e.level === 'error' && e.obj['segment'] === join(dir, 'wal-00000000000000000001.log'))).toBe(true);
+    expect(
+      log.entries.some((e) => e.level === 'error' && e.obj['segment'] === join(dir, 'wal-00000000000000000001.log')),
+    ).toBe(true);
   });
 });

@@ -12,7 +12,9 @@ const layout = new EtcdKeyLayout('/p/');
 function show(ops: readonly EtcdTxnOp[]): string[] {
   return ops.map((op) => {
     if (op.op === 'put') return `put ${op.key.toString()}=${op.value.toString()}`;
-    return op.end === undefined ? `del ${op.key.toString()}` : `del [${JSON.stringify(op.key.toString())}, ${JSON.stringify(op.end.toString())})`;
+    return op.end === undefined
+      ? `del ${op.key.toString()}`
+      : `del [${JSON.stringify(op.key.toString())}, ${JSON.stringify(op.end.toString())})`;
   });
 }
 
