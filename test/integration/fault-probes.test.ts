@@ -4,7 +4,7 @@
 // and none applies a write. What each transport answers is docs/decisions.md D18.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, type AgentProcess } from './support/agent-process.js';
+import { startAgent, storedKeys, transportOf, type AgentProcess } from './support/agent-process.js';
 import { ResponseParser, type RawResponse } from './support/raw-http.js';
 
 /** The bound on an answer or a close: far below the 10 s idle timeout a silent server would hold the connection for. */
@@ -63,14 +63,11 @@ describe('malformed requests', () => {
   let transport: string;
   beforeAll(async () => {
     agent = await startAgent();
-    transport = String(agent.logs.find((l) => l.msg === 'svc-agent started')?.transport);
+    transport = transportOf(agent);
   });
   afterAll(() => agent.stop());
 
-  const keys = async (): Promise<string[]> => {
-    const res = await fetch(`${agent.url}/v1/kv/?keys`);
-    return res.status === 404 ? [] : ((await res.json()) as string[]);
-  };
+  const keys = (): Promise<string[]> => storedKeys(agent);
 
   it.each(PROBES)('%s: answered at once, nothing written', async (_name, raw, onNode, onUws) => {
     const answer = await firstAnswer(agent.port, raw);

@@ -4,7 +4,7 @@
 // or the uWS adapter refuses more (every chunked body), docs/decisions.md D18 says so.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, type AgentProcess } from './support/agent-process.js';
+import { startAgent, storedKeys, transportOf, type AgentProcess } from './support/agent-process.js';
 import { ResponseParser, type RawResponse } from './support/raw-http.js';
 
 /** Sends raw bytes; resolves with every response read once the server closes (the test's timeout guards a hang). */
@@ -29,14 +29,11 @@ describe('request framing', () => {
   let transport: string;
   beforeAll(async () => {
     agent = await startAgent();
-    transport = String(agent.logs.find((l) => l.msg === 'svc-agent started')?.transport);
+    transport = transportOf(agent);
   });
   afterAll(() => agent.stop());
 
-  const keys = async (): Promise<string[]> => {
-    const res = await fetch(`${agent.url}/v1/kv/?keys`);
-    return res.status === 404 ? [] : ((await res.json()) as string[]);
-  };
+  const keys = (): Promise<string[]> => storedKeys(agent);
 
   /**
    * The framing is refused: a 400/501 with the agent's headers and the connection closed, nothing

@@ -155,7 +155,12 @@ function compareText(a: LoadtestResult, b: LoadtestResult, files: readonly [stri
   const msText = (us: number): string => `${ms(us)} ms`;
   const asked = (r: LoadtestResult): string =>
     r.summary.askedRps === null ? 'none (closed loop)' : `${r.summary.askedRps.toLocaleString('en-US')}/s`;
-  const rows: [string, string, string, number | undefined, number | undefined][] = [
+  type Row = [string, string, string, number | undefined, number | undefined];
+  const latencyRow = (label: string, key: keyof LoadtestResult['summary']['latencyUs']): Row => {
+    const [x, y] = [a.summary.latencyUs[key], b.summary.latencyUs[key]];
+    return [label, msText(x), msText(y), x, y];
+  };
+  const rows: Row[] = [
     ['scenario', a.scenario, b.scenario, undefined, undefined],
     ['rate asked', asked(a), asked(b), undefined, undefined],
     [
@@ -166,34 +171,10 @@ function compareText(a: LoadtestResult, b: LoadtestResult, files: readonly [stri
       b.summary.achievedRps,
     ],
     ['dropped', String(a.summary.dropped), String(b.summary.dropped), undefined, undefined],
-    [
-      'latency p50',
-      msText(a.summary.latencyUs.p50),
-      msText(b.summary.latencyUs.p50),
-      a.summary.latencyUs.p50,
-      b.summary.latencyUs.p50,
-    ],
-    [
-      'latency p99',
-      msText(a.summary.latencyUs.p99),
-      msText(b.summary.latencyUs.p99),
-      a.summary.latencyUs.p99,
-      b.summary.latencyUs.p99,
-    ],
-    [
-      'latency p99.9',
-      msText(a.summary.latencyUs.p999),
-      msText(b.summary.latencyUs.p999),
-      a.summary.latencyUs.p999,
-      b.summary.latencyUs.p999,
-    ],
-    [
-      'latency max',
-      msText(a.summary.latencyUs.max),
-      msText(b.summary.latencyUs.max),
-      a.summary.latencyUs.max,
-      b.summary.latencyUs.max,
-    ],
+    latencyRow('latency p50', 'p50'),
+    latencyRow('latency p99', 'p99'),
+    latencyRow('latency p99.9', 'p999'),
+    latencyRow('latency max', 'max'),
     [
       'errors',
       String(a.summary.requests - a.summary.ok),

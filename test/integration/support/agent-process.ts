@@ -144,3 +144,14 @@ export async function tempDir(prefix = 'svc-data-'): Promise<{ path: string; rem
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
+
+/** The transport the agent said it serves with in its start-up line (`uws` or `node`). */
+export function transportOf(agent: AgentProcess): string {
+  return String(agent.logs.find((l) => l.msg === 'svc-agent started')?.transport);
+}
+
+/** Every KV key the agent holds: what a refused request must not have written. */
+export async function storedKeys(agent: AgentProcess): Promise<string[]> {
+  const res = await fetch(`${agent.url}/v1/kv/?keys`);
+  return res.status === 404 ? [] : ((await res.json()) as string[]);
+}

@@ -4,7 +4,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerOf } from '../../support/errors.js';
-import type { AgentProcess } from './agent-process.js';
+import { transportOf, type AgentProcess } from './agent-process.js';
 import { ResponseParser, type RawResponse } from './raw-http.js';
 
 /** `start` gives a new agent with an empty KV at each call. */
@@ -223,7 +223,7 @@ export function kvApiSuite(start: () => Promise<AgentProcess>): void {
           socket.on('error', fail);
         });
       const big = await send(chunked(2000));
-      if (agent.logs.find((l) => l.msg === 'svc-agent started')?.transport === 'uws') {
+      if (transportOf(agent) === 'uws') {
         // The uWS listener takes Content-Length bodies only (docs/decisions.md D18).
         expect([big.status, (await send(chunked(600))).status]).toEqual([411, 411]);
         expect((await fetch(url('err/chunked'))).status).toBe(404);
