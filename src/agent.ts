@@ -28,6 +28,12 @@ import { agentTokenRoutes } from './http/handlers/agent-token.js';
 import { authorizeRoutes } from './http/handlers/authorize.js';
 import { intentionsRoutes } from './http/handlers/intentions.js';
 import { kvRoutes } from './http/handlers/kv.js';
+import { catalogRoutes } from './http/handlers/catalog.js';
+import { healthRoutes } from './http/handlers/health.js';
+import { Catalog } from './catalog/catalog.js';
+import { CATALOG_SCHEMAS } from './catalog/model.js';
+import { CatalogQueries } from './catalog/queries.js';
+import { selfNodeFields } from './catalog/self.js';
 import { KV_TABLE, storedKvSchema } from './kv/entries.js';
 import {
   ACL_META,
@@ -70,6 +76,7 @@ const TABLE_SCHEMAS: TableSchemas = new Map<string, TableSchema>([
   [ACL_META, aclMetaSchema],
   [CA_TABLE, caTableSchema],
   [ROOTS_TABLE, storedRootSchema],
+  ...CATALOG_SCHEMAS,
 ]);
 
 export interface AgentOptions {
@@ -218,6 +225,15 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     await initAclState(store, { initialManagement: config.acl.tokens.initialManagement, secrets, onKeepFailed }, clock);
 
   const intentions = new IntentionStore(store, clock);
+  const catalog = new Catalog(store, config.datacenter);
+  const catalogQueries = new CatalogQueries(store);
+  // The agent's own node, alive, in the catalog (a lone agent waits for it before it listens).
+  const selfRegistered = catalog
+    .registerSelf(info.nodeName, selfNodeFields(info))
+    .then(
+      () => undefined,
+      (err: unknown) => log.warn({ err }, 'the agent could not register its node in the catalog'),
+    );
   const authorize = connectAuthorizer({
     intentions,
     resolve: (secret) => resolver.resolve(secret),
@@ -307,6 +323,8 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       metrics,
     }),
     intentionsRoutes({ intentions, blocking, brand, limits, random, connectEnabled: config.connect.enabled }),
+    catalogRoutes({ catalog, queries: catalogQueries, store, blocking, brand, limits, random, datacenter: config.datacenter }),
+    healthRoutes({ queries: catalogQueries, store, blocking, brand, limits, random }),
     aclRoutes({ ...aclDomain, store, blocking, brand, limits, random }),
     agentTokenRoutes({ tokens: agentTokens, nodeName: info.nodeName, log }),
     agentRoutes({
@@ -432,6 +450,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     },
     async listen() {
       if (listening === undefined) {
+        if (cluster === undefined) await selfRegistered;
         listening = await startListeners();
         const bound = [...servers];
         descriptorWatch = new DescriptorWatch(processDescriptors, log, (out) =>

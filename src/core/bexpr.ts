@@ -34,8 +34,8 @@ function syntax(message: string): AgentError {
 }
 
 /**
- * Compiles `expression` into a predicate. `fields` are the selectable top-level fields; those in
- * `maps` may be followed by any key (`Meta.env`, `Meta["app.kubernetes.io/name"]`).
+ * Compiles `expression` into a predicate. `fields` are the selectable fields by dotted path
+ * (`Service.Tags`); those in `maps` may be followed by any key (`Meta.env`, `Meta["app.kubernetes.io/name"]`).
  */
 export function compileFilter(
   expression: string,
@@ -257,9 +257,9 @@ function check(node: Node, fields: ReadonlySet<string>, maps: ReadonlySet<string
   } else if (node.kind === 'not') {
     check(node.expr, fields, maps);
   } else if (node.kind === 'match') {
-    const [head, ...rest] = node.selector;
-    const valid =
-      head !== undefined && fields.has(head) && (rest.length === 0 || (maps.has(head) && rest.length === 1));
+    // A field by its dotted path (`Service.Tags`), or one key of a map field (`Service.Meta.env`).
+    const path = node.selector;
+    const valid = fields.has(path.join('.')) || (path.length > 1 && maps.has(path.slice(0, -1).join('.')));
     if (!valid) throw syntax(`Selector ${JSON.stringify(node.selector.join('.'))} is not valid`);
   }
 }

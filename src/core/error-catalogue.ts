@@ -320,6 +320,30 @@ export const ERROR_CATALOGUE = {
   INTENTION_BAD_NAME: { kind: 'invalid', message: '{what} {input:q} is invalid: {reason}' },
   INTENTION_SOURCE_TYPE: { kind: 'invalid', message: 'unsupported SourceType: {sourceType:q}' },
 
+  // Catalog and health.
+  CONSISTENCY_CONFLICT: { kind: 'invalid', message: 'Cannot specify ?stale with ?consistent, conflicting semantics.' },
+  CATALOG_MISSING_NODE: { kind: 'invalid', message: 'Must provide node' },
+  CATALOG_MISSING_ADDRESS: { kind: 'invalid', message: 'Must provide address if SkipNodeUpdate is not set' },
+  CATALOG_MISSING_SERVICE_NAME: { kind: 'invalid', message: 'Must provide service name with ID {id:q}' },
+  CATALOG_PROXY_DESTINATION: {
+    kind: 'invalid',
+    message: 'Proxy.DestinationServiceName must be non-empty for Connect proxy services',
+  },
+  CATALOG_PROXY_PORT: { kind: 'invalid', message: 'Port or SocketPath must be set for a Connect proxy' },
+  CATALOG_CHECK_STATUS: { kind: 'invalid', message: 'Invalid check status {status:q}' },
+  CATALOG_CHECK_NO_NODE: { kind: 'invalid', message: 'Missing node registration' },
+  CATALOG_CHECK_NO_SERVICE: { kind: 'invalid', message: 'Missing service registration' },
+  CATALOG_CHECK_NODE_MISMATCH: { kind: 'invalid', message: 'Check node {check:q} does not match node {node:q}' },
+  CATALOG_UNKNOWN_DATACENTER: {
+    kind: 'internal',
+    message: 'No path to datacenter',
+    note: 'The request names a datacenter other than the agent\'s; svc-agent knows one datacenter.',
+  },
+  CATALOG_MISSING_SERVICE_PATH: { kind: 'invalid', message: 'Missing service name' },
+  CATALOG_MISSING_NODE_PATH: { kind: 'invalid', message: 'Missing node name' },
+  HEALTH_BAD_STATE: { kind: 'invalid', message: 'Bad check state' },
+  HEALTH_BAD_PASSING: { kind: 'invalid', message: 'Invalid value for ?passing' },
+
   // Connect authorize.
   AUTHORIZE_NO_TARGET: { kind: 'invalid', message: 'Target service must be specified' },
   AUTHORIZE_BAD_URI: { kind: 'invalid', message: 'ClientCertURI not a valid Connect identifier' },

@@ -1,0 +1,175 @@
+// The catalog's writes: registrations through the API, a node's whole state from its agent
+// (anti-entropy), and a node's liveness check. Each write reads the node's rows from the view,
+// builds the next state and commits only what differs; writes run one at a time so that each
+// plans from the state the previous one left.
+import type { Identity } from '../acl/identity.js';
+import { agentError } from '../core/errors.js';
+import type { StateStore } from '../state/types.js';
+import {
+  CATALOG_INDEX,
+  sortedRecord,
+  SERF_ALIVE_OUTPUT,
+  SERF_CHECK_ID,
+  SERF_CHECK_NAME,
+  type CheckStatus,
+  type StoredCheck,
+  type StoredNode,
+} from './model.js';
+import { planNodeWrite, readNodeState, type NodeState } from './node-state.js';
+import {
+  applyDeregistration,
+  applyRegistration,
+  normalizeCheck,
+  normalizeService,
+  vetDeregistration,
+  vetRegistration,
+  type CheckInput,
+  type Deregistration,
+  type Registration,
+  type ServiceInput,
+} from './register.js';
+
+/** A node's own fields, as its agent knows them. */
+export type NodeFields = Pick<StoredNode, 'ID' | 'Address' | 'TaggedAddresses' | 'Meta'>;
+
+/** What an agent holds for its node: the whole set of its services and checks. */
+export interface NodeSync {
+  readonly node: NodeFields;
+  readonly services: readonly ServiceInput[];
+  readonly checks: readonly CheckInput[];
+}
+
+export interface WriteResult {
+  /** Rows written or deleted (index rows excluded); 0 when the catalog already held it. */
+  readonly changed: number;
+  /** The commit's index; the store's current index when nothing was written. */
+  readonly index: number;
+}
+
+export class Catalog {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly datacenter: string,
+  ) {}
+
+  /** PUT /v1/catalog/register: vetted against `caller`'s ACL before anything is written. */
+  register(reg: Registration, caller: Identity): Promise<WriteResult> {
+    this.checkDatacenter(reg.Datacenter);
+    const filled = { ...reg, Datacenter: this.datacenter };
+    return this.write(reg.Node, (current) => {
+      const next = applyRegistration(filled, current);
+      vetRegistration(caller, filled, current, next);
+      return next;
+    });
+  }
+
+  /** PUT /v1/catalog/deregister. */
+  deregister(dereg: Deregistration, caller: Identity): Promise<WriteResult> {
+    this.checkDatacenter(dereg.Datacenter);
+    if (dereg.Node === '') throw agentError('CATALOG_MISSING_NODE');
+    return this.write(dereg.Node, (current) => {
+      vetDeregistration(caller, dereg, current);
+      return applyDeregistration(dereg, current);
+    });
+  }
+
+  /**
+   * Anti-entropy's one write: makes the catalog hold exactly `desired` for node `name` (its node
+   * entry, and these services and checks, no others), writing only the rows that differ. Idempotent:
+   * the same call twice writes nothing the second time (`changed` 0).
+   *
+   * - `desired.node`: ID, Address, TaggedAddresses and Meta; the datacenter is the agent's.
+   * - `desired.services`: Consul's NodeService fields (Service required; ID defaults to it; Kind
+   *   `connect-proxy` with Proxy.DestinationServiceName and a Port; Connect.Native).
+   * - `desired.checks`: Consul's HealthCheck fields (CheckID or Name; Status defaults to critical;
+   *   ServiceID naming one of `desired.services`, whose name and tags the check takes; Type,
+   *   Interval and Timeout as Go duration text; Definition as the agent reports it).
+   *
+   * A changed Status or Output is a write, like any other field: the caller decides how often an
+   * output-only change is sent (Consul: at most every check_update_interval). The liveness check
+   * (`serfHealth`) is the cluster's, not the agent's: it is kept as it is.
+   */
+  syncNode(name: string, desired: NodeSync): Promise<WriteResult> {
+    return this.write(name, (current) => {
+      const node = this.nodeRow(name, desired.node);
+      const services = new Map(desired.services.map((input) => normalizeService(input)).map((s) => [s.ID, s]));
+      const checks = new Map<string, StoredCheck>();
+      const serf = current.checks.get(SERF_CHECK_ID);
+      if (serf !== undefined) checks.set(SERF_CHECK_ID, serf);
+      for (const input of desired.checks) {
+        const check = normalizeCheck(input, name, services);
+        if (check.CheckID !== '' && check.CheckID !== SERF_CHECK_ID) checks.set(check.CheckID, check);
+      }
+      return { node, services, checks };
+    });
+  }
+
+  /**
+   * Sets node `name`'s liveness check (`serfHealth`): passing while its agent is a live member,
+   * critical once its membership lapsed. Registers the node with `fields` when it is new.
+   */
+  setLiveness(name: string, status: CheckStatus, output: string, fields?: NodeFields): Promise<WriteResult> {
+    return this.write(name, (current) => {
+      const node: StoredNode | undefined =
+        fields === undefined ? current.node : this.nodeRow(name, fields);
+      if (node === undefined) return current;
+      const checks = new Map(current.checks);
+      checks.set(SERF_CHECK_ID, {
+        Node: name,
+        CheckID: SERF_CHECK_ID,
+        Name: SERF_CHECK_NAME,
+        Status: status,
+        Notes: '',
+        Output: output,
+        ServiceID: '',
+        ServiceName: '',
+        ServiceTags: [],
+        Type: '',
+        Interval: '',
+        Timeout: '',
+        ExposedPort: 0,
+        Definition: {},
+      });
+      return { node, services: current.services, checks };
+    });
+  }
+
+  /** This agent's own node, alive: registered with its serfHealth check passing. */
+  registerSelf(name: string, fields: NodeFields): Promise<WriteResult> {
+    return this.setLiveness(name, 'passing', SERF_ALIVE_OUTPUT, fields);
+  }
+
+  /** Removes a node and everything on it (a node reaped after its liveness lapsed). */
+  removeNode(name: string): Promise<WriteResult> {
+    return this.write(name, () => ({ node: undefined, services: new Map(), checks: new Map() }));
+  }
+
+  private nodeRow(name: string, fields: NodeFields): StoredNode {
+    return {
+      ID: fields.ID,
+      Node: name,
+      Address: fields.Address,
+      Datacenter: this.datacenter,
+      TaggedAddresses: sortedRecord(fields.TaggedAddresses),
+      Meta: sortedRecord(fields.Meta),
+    };
+  }
+
+  private checkDatacenter(datacenter: string): void {
+    if (datacenter !== '' && datacenter !== this.datacenter) throw agentError('CATALOG_UNKNOWN_DATACENTER');
+  }
+
+  private write(name: string, next: (current: NodeState) => NodeState): Promise<WriteResult> {
+    const run = this.queue.then(async (): Promise<WriteResult> => {
+      const current = readNodeState(this.store, name);
+      const ops = planNodeWrite(name, current, next(current));
+      if (ops.length === 0) return { changed: 0, index: this.store.index };
+      const result = await this.store.commit(ops);
+      return { changed: ops.filter((op) => op.table !== CATALOG_INDEX).length, index: result.index };
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
