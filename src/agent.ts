@@ -228,12 +228,10 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const catalog = new Catalog(store, config.datacenter);
   const catalogQueries = new CatalogQueries(store);
   // The agent's own node, alive, in the catalog (a lone agent waits for it before it listens).
-  const selfRegistered = catalog
-    .registerSelf(info.nodeName, selfNodeFields(info))
-    .then(
-      () => undefined,
-      (err: unknown) => log.warn({ err }, 'the agent could not register its node in the catalog'),
-    );
+  const selfRegistered = catalog.registerSelf(info.nodeName, selfNodeFields(info)).then(
+    () => undefined,
+    (err: unknown) => log.warn({ err }, 'the agent could not register its node in the catalog'),
+  );
   const authorize = connectAuthorizer({
     intentions,
     resolve: (secret) => resolver.resolve(secret),
@@ -323,7 +321,16 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       metrics,
     }),
     intentionsRoutes({ intentions, blocking, brand, limits, random, connectEnabled: config.connect.enabled }),
-    catalogRoutes({ catalog, queries: catalogQueries, store, blocking, brand, limits, random, datacenter: config.datacenter }),
+    catalogRoutes({
+      catalog,
+      queries: catalogQueries,
+      store,
+      blocking,
+      brand,
+      limits,
+      random,
+      datacenter: config.datacenter,
+    }),
     healthRoutes({ queries: catalogQueries, store, blocking, brand, limits, random }),
     aclRoutes({ ...aclDomain, store, blocking, brand, limits, random }),
     agentTokenRoutes({ tokens: agentTokens, nodeName: info.nodeName, log }),

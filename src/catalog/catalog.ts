@@ -112,8 +112,7 @@ export class Catalog {
    */
   setLiveness(name: string, status: CheckStatus, output: string, fields?: NodeFields): Promise<WriteResult> {
     return this.write(name, (current) => {
-      const node: StoredNode | undefined =
-        fields === undefined ? current.node : this.nodeRow(name, fields);
+      const node: StoredNode | undefined = fields === undefined ? current.node : this.nodeRow(name, fields);
       if (node === undefined) return current;
       const checks = new Map(current.checks);
       checks.set(SERF_CHECK_ID, {

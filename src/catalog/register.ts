@@ -3,7 +3,14 @@
 import { requirePermission, type Identity } from '../acl/identity.js';
 import { isDeepStrictEqual } from 'node:util';
 import { agentError } from '../core/errors.js';
-import { CHECK_STATUSES, sortedRecord, type CheckStatus, type StoredCheck, type StoredNode, type StoredService } from './model.js';
+import {
+  CHECK_STATUSES,
+  sortedRecord,
+  type CheckStatus,
+  type StoredCheck,
+  type StoredNode,
+  type StoredService,
+} from './model.js';
 import type { NodeState } from './node-state.js';
 
 /** A service as a request gives it: absent fields take Consul's zero values and defaults. */
@@ -32,7 +39,6 @@ export interface Deregistration {
   readonly CheckID: string;
 }
 
-
 export function normalizeService(input: ServiceInput): StoredService {
   const name = input.Service ?? '';
   const id = input.ID !== undefined && input.ID !== '' ? input.ID : name;
@@ -47,7 +53,11 @@ export function normalizeService(input: ServiceInput): StoredService {
   const weights = input.Weights;
   // Invalid weights fall back to the defaults, as ToServiceNode does.
   const valid =
-    weights !== undefined && weights.Passing >= 1 && weights.Warning >= 0 && weights.Passing <= 65535 && weights.Warning <= 65535;
+    weights !== undefined &&
+    weights.Passing >= 1 &&
+    weights.Warning >= 0 &&
+    weights.Passing <= 65535 &&
+    weights.Warning <= 65535;
   return {
     Kind: kind,
     ID: id,

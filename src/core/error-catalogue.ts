@@ -337,7 +337,7 @@ export const ERROR_CATALOGUE = {
   CATALOG_UNKNOWN_DATACENTER: {
     kind: 'internal',
     message: 'No path to datacenter',
-    note: 'The request names a datacenter other than the agent\'s; svc-agent knows one datacenter.',
+    note: "The request names a datacenter other than the agent's; svc-agent knows one datacenter.",
   },
   CATALOG_MISSING_SERVICE_PATH: { kind: 'invalid', message: 'Missing service name' },
   CATALOG_MISSING_NODE_PATH: { kind: 'invalid', message: 'Missing node name' },

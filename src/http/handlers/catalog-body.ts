@@ -45,7 +45,8 @@ export function decodeRegistration(body: Buffer | undefined): Registration {
   const list = field(o, 'Checks');
   if (list !== undefined && list !== null) {
     if (!Array.isArray(list)) throw g.typeError(list, 'Checks', 'structs.HealthChecks');
-    for (const item of list) checks.push(decodeCheck(g, object(g, item, 'Checks', 'structs.HealthCheck') ?? {}, 'Checks'));
+    for (const item of list)
+      checks.push(decodeCheck(g, object(g, item, 'Checks', 'structs.HealthCheck') ?? {}, 'Checks'));
   }
   return {
     Datacenter: g.string(field(o, 'Datacenter'), 'Datacenter') ?? '',

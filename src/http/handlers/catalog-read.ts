@@ -110,7 +110,8 @@ export function canReadService(identity: Identity, service: string): boolean {
 
 /** The path's name after the route prefix; 400 with Consul's text when it is empty. */
 export function pathName(req: ApiRequest, missing: 'service' | 'node'): string {
-  if (req.rest === '') throw agentError(missing === 'service' ? 'CATALOG_MISSING_SERVICE_PATH' : 'CATALOG_MISSING_NODE_PATH');
+  if (req.rest === '')
+    throw agentError(missing === 'service' ? 'CATALOG_MISSING_SERVICE_PATH' : 'CATALOG_MISSING_NODE_PATH');
   return req.rest;
 }
 

@@ -166,7 +166,8 @@ export function catalogRoutes(deps: CatalogDeps): Route[] {
         answer() {
           const node = queries.node(name);
           if (node === undefined) return { value: map ? null : { Node: null, Services: null }, filtered: false };
-          if (!canReadNode(identity, name)) return { value: map ? null : { Node: null, Services: null }, filtered: true };
+          if (!canReadNode(identity, name))
+            return { value: map ? null : { Node: null, Services: null }, filtered: true };
           const { kept, filtered } = readable(queries.nodeServices(name), (row) =>
             canReadService(identity, row.value.Service),
           );
