@@ -7,6 +7,7 @@ import { agentError } from '../core/errors.js';
 import type { StateStore } from '../state/types.js';
 import {
   CATALOG_INDEX,
+  nodeIndexKey,
   sortedRecord,
   SERF_ALIVE_OUTPUT,
   SERF_CHECK_ID,
@@ -161,14 +162,30 @@ export class Catalog {
   }
 
   private write(name: string, next: (current: NodeState) => NodeState): Promise<WriteResult> {
-    const run = this.queue.then(async (): Promise<WriteResult> => {
+    const run = this.queue.then(() => this.writeGuarded(name, next));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Plans from the view and commits guarded by the node's index row, which every write of the node
+   * rewrites: a write made meanwhile by another agent (a cluster) fails the guard, and the write is
+   * planned again once the view holds that agent's write.
+   */
+  private async writeGuarded(name: string, next: (current: NodeState) => NodeState): Promise<WriteResult> {
+    const guardKey = nodeIndexKey(name);
+    for (;;) {
+      const guard = this.store.get(CATALOG_INDEX, guardKey)?.modifyIndex ?? 0;
       const current = readNodeState(this.store, name);
       const ops = planNodeWrite(name, current, next(current));
       if (ops.length === 0) return { changed: 0, index: this.store.index };
-      const result = await this.store.commit(ops);
-      return { changed: ops.filter((op) => op.table !== CATALOG_INDEX).length, index: result.index };
-    });
-    this.queue = run.catch(() => undefined);
-    return run;
+      const guarded = ops.map((op) =>
+        op.op === 'set' && op.table === CATALOG_INDEX && op.key === guardKey ? { ...op, ifIndex: guard } : op,
+      );
+      const result = await this.store.commit(guarded);
+      if (result.ok) return { changed: ops.filter((op) => op.table !== CATALOG_INDEX).length, index: result.index };
+      if ((this.store.get(CATALOG_INDEX, guardKey)?.modifyIndex ?? 0) === guard)
+        await new Promise<void>((resolve) => this.store.watchOnce({ table: CATALOG_INDEX, key: guardKey }, resolve));
+    }
   }
 }

@@ -130,6 +130,31 @@ describe('Catalog', () => {
       expect(store.keyIndex(CATALOG_INDEX, serviceIndexKey('web-sidecar-proxy'))).toBe(result.index);
     });
 
+    it('a write planned before another agent wrote the node is planned again, not applied over it', async () => {
+      // Writer one's commit is held until writer two (another agent of a cluster) has written the node.
+      let release = (): void => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let held = false;
+      const gated = new Proxy(store, {
+        get(target, prop, receiver) {
+          if (prop === 'commit' && !held) {
+            held = true;
+            return async (ops: Parameters<EmbeddedStore['commit']>[0]) => {
+              await gate;
+              return target.commit(ops);
+            };
+          }
+          const value: unknown = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const one = new Catalog(gated, 'dc1').syncNode('n1', sync({ services: [{ Service: 'a' }], checks: [] }));
+      await new Catalog(store, 'dc1').syncNode('n1', sync({ services: [{ Service: 'b' }], checks: [] }));
+      release();
+      await one;
+      expect(queries.nodeServices('n1').map((r) => r.value.ID)).toEqual(['a']);
+    });
+
     it('refuses a check on a service the node does not run, writing nothing', async () => {
       const index = store.index;
       await expectAgentError(
