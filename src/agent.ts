@@ -34,6 +34,7 @@ import { Catalog } from './catalog/catalog.js';
 import { CATALOG_SCHEMAS } from './catalog/model.js';
 import { CatalogQueries } from './catalog/queries.js';
 import { selfNodeFields } from './catalog/self.js';
+import { LivenessReconciler } from './catalog/liveness.js';
 import { KV_TABLE, storedKvSchema } from './kv/entries.js';
 import {
   ACL_META,
@@ -232,6 +233,21 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     () => undefined,
     (err: unknown) => log.warn({ err }, 'the agent could not register its node in the catalog'),
   );
+  // Servers turn a node's serfHealth critical once its member lease lapsed, and passing when it is back.
+  const liveness =
+    cluster !== undefined && config.server
+      ? new LivenessReconciler({
+          catalog,
+          queries: catalogQueries,
+          liveMembers: () => new Set(cluster.members.list().map((m) => m.name)),
+          clock,
+          log,
+        })
+      : undefined;
+  if (liveness !== undefined) {
+    cluster?.members.onChange(() => void liveness.schedule());
+    void selfRegistered.then(() => liveness.start());
+  }
   const authorize = connectAuthorizer({
     intentions,
     resolve: (secret) => resolver.resolve(secret),
@@ -472,6 +488,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         descriptorWatch?.stop();
         for (const server of servers) server.close();
         blocking.releaseAll();
+        liveness?.close();
         intentions.close();
         ca?.leaves.close();
         if (ca !== undefined) await leafCacheFile?.close(ca.leaves.held());

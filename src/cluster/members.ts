@@ -64,6 +64,7 @@ export class ClusterMembers {
   /** Whether the re-registration loop runs (at most one). */
   private looping = false;
   private watch: EtcdWatch | undefined;
+  private readonly changeListeners = new Set<() => void>();
   private readonly timers = new Set<TimerHandle>();
   private closed = false;
 
@@ -96,6 +97,11 @@ export class ClusterMembers {
   async update(self: MemberRecord): Promise<void> {
     if (this.closed) return;
     await this.register(self);
+  }
+
+  /** Calls `fn` after each change of the member list (a read, or a watch event). */
+  onChange(fn: () => void): void {
+    this.changeListeners.add(fn);
   }
 
   /** The live members, sorted by name. */
@@ -173,6 +179,7 @@ export class ClusterMembers {
     const read = await this.connection.rangePrefix(this.root, CALL_DEADLINE_MS);
     this.live.clear();
     for (const kv of read.kvs) this.apply(kv.key, kv.value, kv.modRevision);
+    this.changed();
     this.watch = this.connection.watchPrefix(this.root, read.revision + 1, {
       connected: () => {},
       events: (events) => {
@@ -180,11 +187,16 @@ export class ClusterMembers {
           if (ev.type === 'delete') this.live.delete(this.nameOf(ev.kv.key));
           else this.apply(ev.kv.key, ev.kv.value, ev.kv.modRevision);
         }
+        this.changed();
       },
       // Deletes missed while the watch was down are only found by a fresh read.
       disconnected: () => this.reload(),
       cancelled: () => this.reload(),
     });
+  }
+
+  private changed(): void {
+    for (const fn of this.changeListeners) fn();
   }
 
   private reload(): void {

@@ -11,9 +11,9 @@ const PREFIX = `/svc-catalog-${process.pid}/`;
 let etcd: EtcdCluster;
 const started: AgentProcess[] = [];
 
-const startClusterAgent = (name: string, server: boolean): Promise<AgentProcess> =>
+const startClusterAgent = (name: string, server: boolean, memberTtl = '10s'): Promise<AgentProcess> =>
   startAgent({
-    config: { node_name: name, cluster: { etcd: { prefix: PREFIX } } },
+    config: { node_name: name, cluster: { etcd: { prefix: PREFIX }, member_ttl: memberTtl } },
     args: [...etcd.endpoints.flatMap((url) => ['-etcd', url]), ...(server ? ['-server'] : [])],
   }).then((agent) => {
     started.push(agent);
@@ -109,5 +109,24 @@ describe('the catalog shared by agents of one cluster', () => {
     await register(a, web('critical'));
     const [entry] = await parked;
     expect(entry?.Checks.find((x) => x.CheckID === 'web-1-http')?.Status).toBe('critical');
+  });
+
+  it("turns a killed agent's serfHealth critical everywhere once its lease lapses, so ?passing drops its instances", async () => {
+    const d = await startClusterAgent('node-d', false, '1s');
+    await register(d, {
+      Node: 'node-d',
+      Address: '127.0.0.1',
+      SkipNodeUpdate: true,
+      Service: { ID: 'api-d', Service: 'api', Port: 9000 },
+    });
+    const passing = async (agent: AgentProcess): Promise<number> =>
+      ((await (await fetch(`${agent.url}/v1/health/service/api?passing`)).json()) as Entry[]).length;
+    await until(async () => (await passing(a)) === 1 && (await passing(c)) === 1);
+    expect(await d.stop('SIGKILL')).toBe('SIGKILL');
+    await until(async () => (await passing(a)) === 0 && (await passing(c)) === 0);
+    const checks = (await (await fetch(`${c.url}/v1/health/node/node-d`)).json()) as Entry['Checks'];
+    expect(checks.map((x) => [x.CheckID, x.Status])).toEqual([['serfHealth', 'critical']]);
+    const all = (await (await fetch(`${c.url}/v1/health/service/api`)).json()) as Entry[];
+    expect(all.map((e) => e.Service.ID)).toEqual(['api-d']);
   });
 });
