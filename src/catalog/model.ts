@@ -12,7 +12,6 @@ export const CATALOG_CHECKS = 'catalog-checks';
  * row and wakes only on a change to its own answer (docs/decisions.md D6).
  */
 export const CATALOG_INDEX = 'catalog-index';
-export const CATALOG_TABLES = [CATALOG_NODES, CATALOG_SERVICES, CATALOG_CHECKS, CATALOG_INDEX] as const;
 
 export type CheckStatus = 'passing' | 'warning' | 'critical' | 'maintenance';
 export const CHECK_STATUSES: ReadonlySet<string> = new Set(['passing', 'warning', 'critical', 'maintenance']);
