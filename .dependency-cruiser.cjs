@@ -1,6 +1,6 @@
 // The import rules `npm test` enforces (npm run check:imports): no cycle between files, and arrows
-// one way, http → domain (cluster → connect, config, state; connect → acl, config, state; acl, kv →
-// state; loadgen → none) → core; workers import src, never the reverse; src never imports bench/ or test/;
+// one way, http → domain (cluster → connect, config, state; connect → acl, config, state; catalog → acl,
+// state; acl, kv → state; loadgen → none) → core; workers import src, never the reverse; src never imports bench/ or test/;
 // the composition roots (src/cli/, src/agent.ts, src/index.ts) may import anything in src, and
 // nothing else in src imports them. In state/, the two backends (embedded/, etcd/) sit on what
 // they share, never import each other, and are used only through their index.ts; connect/ knows
@@ -41,6 +41,7 @@ module.exports = {
     layer('config', ['core'], 'config/ imports only core/.'),
     layer('acl', ['state', 'core'], 'acl/ imports only state/ and core/.'),
     layer('kv', ['state', 'core'], 'kv/ imports only state/ and core/.'),
+    layer('catalog', ['acl', 'state', 'core'], 'catalog/ imports only acl/, state/ and core/.'),
     layer(
       'cluster',
       ['connect', 'config', 'state', 'core'],

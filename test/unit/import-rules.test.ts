@@ -102,6 +102,11 @@ const BAD: [string, Record<string, string>, string][] = [
     'state-layer: src/state/rows.ts → src/acl/tokens.ts',
   ],
   [
+    'catalog importing http/',
+    { 'src/catalog/rows.ts': "import { R } from '../http/routes.js';\nexport const X = R;\n" },
+    'catalog-layer: src/catalog/rows.ts → src/http/routes.ts',
+  ],
+  [
     'acl importing connect',
     { 'src/acl/rules.ts': "import { A } from '../connect/authorize.js';\nexport const X = A;\n" },
     'acl-layer: src/acl/rules.ts → src/connect/authorize.ts',
