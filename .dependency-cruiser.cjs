@@ -1,7 +1,7 @@
 // The import rules `npm test` enforces (npm run check:imports): no cycle between files, and arrows
 // one way, http → domain (cluster → connect, config, state; connect → acl, config, state; catalog → acl,
-// state; acl, kv → state; loadgen → none) → core; workers import src, never the reverse; src never imports bench/ or test/;
-// the composition roots (src/cli/, src/agent.ts, src/index.ts) may import anything in src, and
+// state; acl, kv → state; loadgen → none) → core; workers import src, never the reverse; src never
+// imports bench/ or test/; the composition roots (src/cli/, src/agent.ts, src/index.ts) may import anything in src, and
 // nothing else in src imports them. In state/, the two backends (embedded/, etcd/) sit on what
 // they share, never import each other, and are used only through their index.ts; connect/ knows
 // no etcd. The load generator (loadgen/) is the loadtest client's, apart from the agent.
