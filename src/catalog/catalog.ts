@@ -6,7 +6,10 @@ import type { Identity } from '../acl/identity.js';
 import { agentError } from '../core/errors.js';
 import type { StateStore } from '../state/types.js';
 import {
+  CATALOG_CHECKS,
   CATALOG_INDEX,
+  CATALOG_NODES,
+  CATALOG_SERVICES,
   nodeIndexKey,
   sortedRecord,
   SERF_ALIVE_OUTPUT,
@@ -41,11 +44,14 @@ export interface NodeSync {
 }
 
 export interface WriteResult {
-  /** Rows written or deleted (index rows excluded); 0 when the catalog already held it. */
+  /** Records (nodes, services, checks) written or deleted; 0 when the catalog already held them. */
   readonly changed: number;
   /** The commit's index; the store's current index when nothing was written. */
   readonly index: number;
 }
+
+/** The tables of the records themselves; the others (index rows, by-name rows) follow them. */
+const RECORD_TABLES: ReadonlySet<string> = new Set([CATALOG_NODES, CATALOG_SERVICES, CATALOG_CHECKS]);
 
 export class Catalog {
   private queue: Promise<unknown> = Promise.resolve();
@@ -183,7 +189,7 @@ export class Catalog {
         op.op === 'set' && op.table === CATALOG_INDEX && op.key === guardKey ? { ...op, ifIndex: guard } : op,
       );
       const result = await this.store.commit(guarded);
-      if (result.ok) return { changed: ops.filter((op) => op.table !== CATALOG_INDEX).length, index: result.index };
+      if (result.ok) return { changed: ops.filter((op) => RECORD_TABLES.has(op.table)).length, index: result.index };
       if ((this.store.get(CATALOG_INDEX, guardKey)?.modifyIndex ?? 0) === guard)
         await new Promise<void>((resolve) => this.store.watchOnce({ table: CATALOG_INDEX, key: guardKey }, resolve));
     }

@@ -7,6 +7,13 @@ export const CATALOG_NODES = 'catalog-nodes';
 export const CATALOG_SERVICES = 'catalog-services';
 export const CATALOG_CHECKS = 'catalog-checks';
 /**
+ * Instances by service name, and mesh instances (proxies, Connect-native) by the service they
+ * serve: one row `<name>/<node>/<id>` each, written with the service row, so that a service's
+ * instances are one key range, not a scan of every service.
+ */
+export const CATALOG_BY_SERVICE = 'catalog-by-service';
+export const CATALOG_BY_CONNECT = 'catalog-by-connect';
+/**
  * One row per answer family (`s/<service>`, `c/<service>` for its mesh instances, `n/<node>`),
  * rewritten by every commit that changes what that family answers: a blocking read watches its
  * row and wakes only on a change to its own answer (docs/decisions.md D6).
@@ -161,6 +168,8 @@ export const CATALOG_SCHEMAS = [
   [CATALOG_SERVICES, storedServiceSchema],
   [CATALOG_CHECKS, storedCheckSchema],
   [CATALOG_INDEX, z.literal(true)],
+  [CATALOG_BY_SERVICE, z.literal(true)],
+  [CATALOG_BY_CONNECT, z.literal(true)],
 ] as const;
 
 /** A node's rows are keyed `<node>/<id>`; the node name is escaped so that a `/` in it cannot split it. */
@@ -170,6 +179,16 @@ export function nodePrefix(node: string): string {
 
 export function memberKey(node: string, id: string): string {
   return nodePrefix(node) + id;
+}
+
+/** The rows of a name in CATALOG_BY_SERVICE or CATALOG_BY_CONNECT share this prefix. */
+export function namePrefix(name: string): string {
+  return `${encodeURIComponent(name)}/`;
+}
+
+/** The row of one instance under a name. */
+export function byNameKey(name: string, node: string, id: string): string {
+  return namePrefix(name) + memberKey(node, id);
 }
 
 /** The index row of a service's instances, of its mesh-capable instances, of a node. */

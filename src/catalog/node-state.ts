@@ -4,6 +4,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { StateStore, WriteOp } from '../state/types.js';
 import {
+  byNameKey,
+  CATALOG_BY_CONNECT,
+  CATALOG_BY_SERVICE,
   CATALOG_CHECKS,
   CATALOG_INDEX,
   CATALOG_NODES,
@@ -71,9 +74,11 @@ export function planNodeWrite(name: string, from: NodeState, to: NodeState): Wri
       touchService(before);
       touchService(after);
     }
+    ops.push(...nameRows(name, id, before, after));
   }
   for (const [id, after] of to.services) {
     const before = from.services.get(id);
+    if (before === undefined) ops.push(...nameRows(name, id, undefined, after));
     if (before !== undefined && isDeepStrictEqual(before, after)) continue;
     ops.push({ op: 'set', table: CATALOG_SERVICES, key: memberKey(name, id), value: after });
     touchService(after);
@@ -96,5 +101,22 @@ export function planNodeWrite(name: string, from: NodeState, to: NodeState): Wri
   if (ops.length === 0) return ops;
   touched.add(nodeIndexKey(name));
   for (const key of touched) ops.push({ op: 'set', table: CATALOG_INDEX, key, value: true });
+  return ops;
+}
+
+/** The by-name rows that change when service `id` on `node` goes from `before` to `after`. */
+function nameRows(node: string, id: string, before?: StoredService, after?: StoredService): WriteOp[] {
+  const ops: WriteOp[] = [];
+  const move = (table: string, was: string | undefined, now: string | undefined): void => {
+    if (was === now) return;
+    if (was !== undefined && was !== '') ops.push({ op: 'delete', table, key: byNameKey(was, node, id) });
+    if (now !== undefined && now !== '') ops.push({ op: 'set', table, key: byNameKey(now, node, id), value: true });
+  };
+  move(CATALOG_BY_SERVICE, before?.Service, after?.Service);
+  move(
+    CATALOG_BY_CONNECT,
+    before === undefined ? undefined : connectName(before),
+    after === undefined ? undefined : connectName(after),
+  );
   return ops;
 }

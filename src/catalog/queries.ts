@@ -1,19 +1,21 @@
 // The catalog's reads, from the store's view: nodes, a service's instances joined with their nodes
-// and checks, a node's services and checks, checks by state. Instances are found through a by-name
-// index rebuilt only when the services table changed, so a check flip costs a health read nothing.
+// and checks, a node's services and checks, checks by state. Instances are found through the
+// by-name rows written with each service (model.ts): a read costs its own instances, not the catalog.
 import type { Row, StateStore } from '../state/types.js';
 import {
+  CATALOG_BY_CONNECT,
+  CATALOG_BY_SERVICE,
   CATALOG_CHECKS,
   CATALOG_NODES,
   CATALOG_SERVICES,
-  connectName,
+  namePrefix,
   nodePrefix,
   type StoredCheck,
   type StoredNode,
   type StoredService,
 } from './model.js';
 
-type ViewReads = Pick<StateStore, 'get' | 'list' | 'tableIndex'>;
+type ViewReads = Pick<StateStore, 'get' | 'list'>;
 
 /** One instance: its node's row and its own. */
 export interface Instance {
@@ -27,10 +29,6 @@ export interface CheckedInstance extends Instance {
 }
 
 export class CatalogQueries {
-  private byName = new Map<string, Row<StoredService>[]>();
-  private byConnect = new Map<string, Row<StoredService>[]>();
-  private builtAt = -1;
-
   constructor(private readonly store: ViewReads) {}
 
   nodes(): Row<StoredNode>[] {
@@ -60,12 +58,13 @@ export class CatalogQueries {
 
   /** Instances of `service`, or with `connect` its proxies and Connect-native instances, by node then ID. */
   instances(service: string, connect: boolean): Instance[] {
-    this.refresh();
-    const rows = (connect ? this.byConnect : this.byName).get(service) ?? [];
+    const prefix = namePrefix(service);
     const out: Instance[] = [];
-    for (const row of rows) {
-      const node = this.store.get<StoredNode>(CATALOG_NODES, nodeOfKey(row.key));
-      if (node !== undefined) out.push({ node, service: row });
+    for (const row of this.store.list(connect ? CATALOG_BY_CONNECT : CATALOG_BY_SERVICE, prefix)) {
+      const key = row.key.slice(prefix.length);
+      const node = this.store.get<StoredNode>(CATALOG_NODES, nodeOfKey(key));
+      const own = this.store.get<StoredService>(CATALOG_SERVICES, key);
+      if (node !== undefined && own !== undefined) out.push({ node, service: own });
     }
     return out;
   }
@@ -93,27 +92,6 @@ export class CatalogQueries {
     }
     return out;
   }
-
-  private refresh(): void {
-    const index = this.store.tableIndex(CATALOG_SERVICES);
-    if (index === this.builtAt) return;
-    const byName = new Map<string, Row<StoredService>[]>();
-    const byConnect = new Map<string, Row<StoredService>[]>();
-    for (const row of this.allServices()) {
-      push(byName, row.value.Service, row);
-      const mesh = connectName(row.value);
-      if (mesh !== undefined && mesh !== '') push(byConnect, mesh, row);
-    }
-    this.byName = byName;
-    this.byConnect = byConnect;
-    this.builtAt = index;
-  }
-}
-
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list === undefined) map.set(key, [value]);
-  else list.push(value);
 }
 
 /** The node name of a `<node>/<id>` row key. */

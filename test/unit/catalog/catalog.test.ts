@@ -155,6 +155,32 @@ describe('Catalog', () => {
       expect(queries.nodeServices('n1').map((r) => r.value.ID)).toEqual(['a']);
     });
 
+    it("a service renamed, or a proxy pointed elsewhere, leaves its old name's answers", async () => {
+      await catalog.syncNode('n1', sync());
+      await catalog.syncNode(
+        'n1',
+        sync({
+          services: [
+            { ID: 'web', Service: 'www', Port: 8080 },
+            {
+              Kind: 'connect-proxy',
+              ID: 'web-sidecar-proxy',
+              Service: 'web-sidecar-proxy',
+              Port: 21000,
+              Proxy: { DestinationServiceName: 'www' },
+            },
+          ],
+        }),
+      );
+      expect(queries.instances('web', false)).toEqual([]);
+      expect(queries.instances('web', true)).toEqual([]);
+      expect(queries.instances('www', false).map((i) => i.service.value.ID)).toEqual(['web']);
+      expect(queries.instances('www', true).map((i) => i.service.value.ID)).toEqual(['web-sidecar-proxy']);
+      await catalog.syncNode('n1', sync({ services: [], checks: [] }));
+      expect(queries.instances('www', false)).toEqual([]);
+      expect(queries.instances('www', true)).toEqual([]);
+    });
+
     it('refuses a check on a service the node does not run, writing nothing', async () => {
       const index = store.index;
       await expectAgentError(
