@@ -66,3 +66,25 @@ describe('compileFilter', () => {
     expect((caught as AgentError).message.startsWith(message)).toBe(true);
   });
 });
+
+describe('compileFilter on nested fields', () => {
+  const entries = [
+    { Node: { Node: 'n1', Meta: { zone: 'a' } }, Service: { Tags: ['primary'] } },
+    { Node: { Node: 'n2', Meta: { zone: 'b' } }, Service: { Tags: [] } },
+  ];
+  const fields = new Set(['Node.Node', 'Node.Meta', 'Service.Tags']);
+  const maps = new Set(['Node.Meta']);
+  const nodes = (expr: string): string[] => entries.filter(compileFilter(expr, fields, maps)).map((e) => e.Node.Node);
+
+  it('selects a field by its dotted path, and a key of a nested map', () => {
+    expect(nodes('Service.Tags contains primary')).toEqual(['n1']);
+    expect(nodes('Node.Meta.zone == b')).toEqual(['n2']);
+    expect(nodes('Node.Meta["zone"] != b and not (Node.Node == n2)')).toEqual(['n1']);
+  });
+
+  it('refuses a path that is not declared, or a key under a field that is not a map', () => {
+    for (const expr of ['Service.Nope == x', 'Node == n1', 'Service.Tags.x == y']) {
+      expect(() => compileFilter(expr, fields, maps)).toThrow(AgentError);
+    }
+  });
+});
