@@ -18,10 +18,10 @@ const WRITES = 1_000;
 const CUT_AT = 50;
 /** Writes per agent at least after the heal, and until every agent has used the member again. */
 const AFTER_HEAL = 200;
-/** KV writes per workload round: the loop checks between rounds whether it is done. */
-const ROUND = 50;
+/** KV writes per workload round: the loop checks between rounds whether it is done (or failing). */
+const ROUND = 10;
 /** Intention writes after each round. */
-const INTENTIONS_PER_ROUND = 5;
+const INTENTIONS_PER_ROUND = 1;
 /** The agents' control loops ask etcd every few seconds: each uses the healed member within this. */
 const BACK_WITHIN_MS = 30_000;
 
@@ -36,6 +36,8 @@ interface Phase {
   healedAt: number[];
   /** Every agent has said the member answers again (or the case failed): loops may end. */
   back: boolean;
+  /** Some call failed: the case has failed, so every loop ends after its round. */
+  failing: boolean;
 }
 
 function merge(into: Tally, from: Tally): void {
@@ -108,57 +110,60 @@ describe('one etcd member of three cut off by a network partition', () => {
       const cutGate = whenAllReach(n, CUT_AT);
       const healGate = whenAllReach(n, CUT_AT + WRITES);
       const written = cluster.agents.map(() => 0);
-      const phase: Phase = { healedAt: cluster.agents.map(() => Infinity), back: false };
+      const phase: Phase = { healedAt: cluster.agents.map(() => Infinity), back: false, failing: false };
+      let failed: () => void = () => {};
+      const failing = new Promise<void>((r) => (failed = r));
+      const unlessFailing = (step: Promise<void>): Promise<void> => Promise.race([step, failing]);
 
       const drive = async (agent: AgentProcess, i: number): Promise<{ tally: Tally; intentions: Tally }> => {
         const tally = newTally();
         const intentions = newTally();
-        for (let r = 0; !(phase.back && written[i]! >= phase.healedAt[i]! + AFTER_HEAL); r++) {
+        const done = (): boolean => phase.failing || (phase.back && written[i]! >= phase.healedAt[i]! + AFTER_HEAL);
+        for (let r = 0; !done(); r++) {
           const before = written[i]!;
-          const report = (done: number): void => {
-            written[i] = before + done;
+          const report = (writes: number): void => {
+            written[i] = before + writes;
             cutGate.report(i, written[i]);
             healGate.report(i, written[i]);
           };
           merge(tally, await workload(agent, `${run}-${cluster.names[i]}-${r}`, ROUND, report));
           await intentionWrites(agent, `${run}-${cluster.names[i]}`, r, INTENTIONS_PER_ROUND, intentions);
+          if (tally.failures + intentions.failures > 0) {
+            phase.failing = true;
+            failed();
+          }
         }
         return { tally, intentions };
       };
       const loads = cluster.agents.map(drive);
       let healedTime = 0;
       let backAfterMs: number[] = [];
+      let back: Record<string, unknown>[] = [];
 
       try {
-        await cutGate.reached;
+        await unlessFailing(cutGate.reached);
         await network.cut(index);
         try {
-          await healGate.reached;
+          await unlessFailing(healGate.reached);
         } finally {
           await network.heal(index);
         }
         phase.healedAt = [...written];
         healedTime = Date.now();
-        const backLines = cluster.agents.map((agent, i) =>
+        const backLine = (agent: AgentProcess, i: number): Promise<Record<string, unknown>> =>
           within(
             agent.waitForLog((l) => l.msg === BACK && String(l.member).includes(host), logFrom[i]),
             BACK_WITHIN_MS,
             `${cluster.names[i]} did not use ${host} again within ${BACK_WITHIN_MS} ms of the heal`,
-          ),
-        );
-        backAfterMs = (await Promise.all(backLines)).map((l) => Number(l.time) - healedTime);
+          );
+        if (!phase.failing) {
+          await unlessFailing(Promise.all(cluster.agents.map(backLine)).then((l) => void (back = l)));
+          backAfterMs = back.map((l) => Date.parse(String(l.time)) - healedTime);
+        }
       } finally {
         phase.back = true;
       }
       const results = await Promise.all(loads);
-      // Rejoined: a leader known, and every write made without it applied.
-      await etcd.waitHealthy(member);
-      const leaderNow = await etcd.leader();
-      await until(
-        async () => [await revisionOf(member), await revisionOf(leaderNow)],
-        ([mine, theirs]) => mine === theirs,
-      );
-
       const seen = results.map(({ tally, intentions }, i) => [
         cluster.names[i],
         {
@@ -179,6 +184,14 @@ describe('one etcd member of three cut off by a network partition', () => {
       expect(Object.fromEntries(failures)).toEqual(
         Object.fromEntries(cluster.names.map((name) => [name, { failures: 0, samples: [] }])),
       );
+      // Rejoined: a leader known, and every write made without it applied.
+      await etcd.waitHealthy(member);
+      const leaderNow = await etcd.leader();
+      await until(
+        async () => [await revisionOf(member), await revisionOf(leaderNow)],
+        ([mine, theirs]) => mine === theirs,
+      );
+
       for (const [i, agent] of cluster.agents.entries()) {
         expect(written[i]).toBeGreaterThanOrEqual(CUT_AT + WRITES + AFTER_HEAL);
         expect(results[i]!.intentions.ops, cluster.names[i]).toBeGreaterThan(0);
