@@ -11,7 +11,10 @@ const ENSURE_SCRIPT = findUp(import.meta.dirname, 'scripts/ensure-ip.sh');
 /** Every name starts so: `svcp<pid>-br`, `svcp<pid>-m<i>` (namespace), `svcp<pid>-h<i>` (veth, bridge side). */
 const PREFIX = 'svcp';
 const OWNED = new RegExp(`^${PREFIX}(\\d+)-`);
-/** The subnets the networks take, 10.231.<n>.0/24: the first not already on a link here. */
+/**
+ * The subnets the networks take, 10.231.<n>.0/24: the first not already on a link here, from one
+ * picked by pid, so that two runs starting at once rarely try the same one.
+ */
 const SUBNET_BASE = '10.231';
 /** The member side of each veth pair, inside the member's namespace. */
 const MEMBER_LINK = 'eth0';
@@ -159,7 +162,8 @@ function nameOf(line: string): string {
 
 async function freeSubnet(ip: string): Promise<number> {
   const { stdout } = await run(ip, ['-o', '-4', 'addr', 'show'], { encoding: 'utf8' });
-  for (let n = 0; n < 255; n++) {
+  for (let k = 0; k < 255; k++) {
+    const n = (process.pid + k) % 255;
     if (!stdout.includes(` ${SUBNET_BASE}.${n}.`)) return n;
   }
   throw new Error(`every subnet ${SUBNET_BASE}.0-254.0/24 is taken`);
