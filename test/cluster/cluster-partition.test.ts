@@ -22,7 +22,10 @@ const AFTER_HEAL = 200;
 const ROUND = 10;
 /** Intention writes after each round. */
 const INTENTIONS_PER_ROUND = 1;
-/** The agents' control loops ask etcd every few seconds: each uses the healed member within this. */
+/**
+ * Each agent uses the healed member again within this: gRPC reconnects within 2 s, but a connection
+ * attempt begun during the cut waits for a retransmission of its dropped SYN.
+ */
 const BACK_WITHIN_MS = 30_000;
 
 /** The agent's log lines when an etcd member stops answering, and when it answers again. */
@@ -47,7 +50,10 @@ function merge(into: Tally, from: Tally): void {
   for (const sample of from.samples) if (into.samples.length < 5) into.samples.push(sample);
 }
 
-/** `count` intention writes through `agent`, over a few source names (each write also re-sorts every agent's view). */
+/**
+ * `count` intention writes through `agent`, a source name each, the action flipped per round (few
+ * rows: every agent's view re-sorts on each write).
+ */
 async function intentionWrites(agent: AgentProcess, run: string, round: number, count: number, tally: Tally) {
   for (let i = 0; i < count; i++) {
     const url = `${agent.url}/v1/connect/intentions/exact?source=web-${run}-${i}&destination=db`;
