@@ -152,11 +152,22 @@ async function propagation(
   const idleWatches = await gauge(b, 'svc.state.watches');
   const ms: number[] = [];
   for (let i = 0; i < writes; i++) {
-    const answered = fetch(`${base}${sep}index=${index}&wait=30s`);
+    let early: Response | undefined;
+    const answered = fetch(`${base}${sep}index=${index}&wait=30s`).then((res) => (early = res));
     // Parked, its watch live (a KV read's etcd watch created), before the write: the figure is the
     // write's journey, not the read's set-up. A write racing the creation of an etcd watch from a
     // past revision waits for etcd's 100 ms catch-up loop.
-    while ((await gauge(b, 'svc.state.watches')) <= idleWatches) await new Promise((r) => setImmediate(r));
+    while (early === undefined && (await gauge(b, 'svc.state.watches')) <= idleWatches) {
+      await new Promise((r) => setImmediate(r));
+    }
+    if (early !== undefined) {
+      // Answered before the write (another change moved the index): park again from there.
+      if (early.status !== 200) throw new Error(`${readPath}: ${early.status} while parked`);
+      index = Number(early.headers.get('x-svc-index'));
+      await early.arrayBuffer();
+      i--;
+      continue;
+    }
     const t0 = performance.now();
     await Promise.all([
       write(i),
