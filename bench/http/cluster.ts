@@ -4,10 +4,13 @@
 // - propagation: W writes through agent A, each timed until a blocking query parked on agent B has
 //   answered, for a KV key (read through from etcd) and for an intention (B's view), p50/p99
 //   (target p99 <= 50 ms), beside etcd's own floor: a put by one etcd3 client until a second
-//   client's watch delivers it;
+//   client's watch delivers it; the three in turn per round, each round's first rotated;
 // - KV PUT through a cluster agent against a bare etcd3 client putting the same values with as
 //   many writes in flight, on the same etcd, its data on the repository's disk (target >= 0.5x);
+// - one member down: KV PUT through an agent on a three-member etcd (data on disk) with a follower
+//   killed against all members up, rounds alternated: writes/s and p99 (reported, no target);
 // - fan-out: 3 agents x Q parked queries on one key, one write: until the last answer on each.
+// Every ratio is the median of per-round ratios taken in the same run.
 // Run: node dist/bench/http/cluster.js [--duration 10] [--rounds 2] [--writes 1000] [--queries 5000]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,7 +20,7 @@ import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
 import { parseHttpBenchArgs, type HttpBenchArgs } from '../support/args.js';
 import type { ServerProcess } from '../support/child.js';
 import { kvUrl, probe, putKey } from '../support/kv-client.js';
-import type { LoadTool } from '../support/load.js';
+import type { LoadRequest, LoadResult, LoadTool } from '../support/load.js';
 import { isEntryPoint, runMain } from '../support/main.js';
 import { parkQueries } from '../support/parked-queries.js';
 import { pickLoadTool } from '../support/pick-tool.js';
@@ -149,11 +152,22 @@ async function propagation(
   const idleWatches = await gauge(b, 'svc.state.watches');
   const ms: number[] = [];
   for (let i = 0; i < writes; i++) {
-    const answered = fetch(`${base}${sep}index=${index}&wait=30s`);
+    let early: Response | undefined;
+    const answered = fetch(`${base}${sep}index=${index}&wait=30s`).then((res) => (early = res));
     // Parked, its watch live (a KV read's etcd watch created), before the write: the figure is the
     // write's journey, not the read's set-up. A write racing the creation of an etcd watch from a
     // past revision waits for etcd's 100 ms catch-up loop.
-    while ((await gauge(b, 'svc.state.watches')) <= idleWatches) await new Promise((r) => setImmediate(r));
+    while (early === undefined && (await gauge(b, 'svc.state.watches')) <= idleWatches) {
+      await new Promise((r) => setImmediate(r));
+    }
+    if (early !== undefined) {
+      // Answered before the write (another change moved the index): park again from there.
+      if (early.status !== 200) throw new Error(`${readPath}: ${early.status} while parked`);
+      index = Number(early.headers.get('x-svc-index'));
+      await early.arrayBuffer();
+      i--;
+      continue;
+    }
     const t0 = performance.now();
     await Promise.all([
       write(i),
@@ -209,6 +223,70 @@ async function etcdFloor(etcd: EtcdCluster, writes: number): Promise<Latencies> 
   return latencies(ms);
 }
 
+/** Each round: KV and intention propagation and etcd's floor, `writes` each, the first rotated per round. */
+async function propagationRows(etcd: EtcdCluster, args: ClusterArgs): Promise<Record<string, unknown>> {
+  const a = await clusterAgent(etcd, 'propagation', 'prop-a');
+  const b = await clusterAgent(etcd, 'propagation', 'prop-b', false);
+  const kvWrite = (i: number): Promise<void> => putKey(a.port, 'bench/prop', String(i));
+  const intentionWrite = async (i: number): Promise<void> => {
+    const res = await fetch(`http://${LOOPBACK}:${a.port}/v1/connect/intentions/exact?source=web&destination=db`, {
+      method: 'PUT',
+      body: JSON.stringify({ Action: i % 2 === 0 ? 'deny' : 'allow' }),
+    });
+    if (res.status !== 200) throw new Error(`intention write: ${res.status}`);
+    await res.arrayBuffer();
+  };
+  const parts = {
+    kv: () => propagation(b, args.writes, '/v1/kv/bench/prop', kvWrite),
+    intention: () => propagation(b, args.writes, '/v1/connect/intentions', intentionWrite),
+    etcdFloor: () => etcdFloor(etcd, args.writes),
+  };
+  const names = Object.keys(parts) as (keyof typeof parts)[];
+  const rounds: Record<keyof typeof parts, Latencies>[] = [];
+  try {
+    for (let r = 0; r < args.rounds; r++) {
+      const round: Partial<Record<keyof typeof parts, Latencies>> = {};
+      for (let k = 0; k < names.length; k++) {
+        const name = names[(r + k) % names.length] as keyof typeof parts;
+        round[name] = await parts[name]();
+      }
+      const full = round as Record<keyof typeof parts, Latencies>;
+      rounds.push(full);
+      process.stderr.write(
+        `  propagation round ${r + 1}: p50/p99 ms KV ${round2(full.kv)}, intention ${round2(full.intention)}, etcd floor ${round2(full.etcdFloor)}\n`,
+      );
+    }
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+  const over = (part: keyof typeof parts, q: 'p50Ms' | 'p99Ms'): number =>
+    median(rounds.map((x) => x[part][q] / x.etcdFloor[q]));
+  return {
+    kv: medianLatencies(rounds.map((x) => x.kv)),
+    intention: medianLatencies(rounds.map((x) => x.intention)),
+    etcdFloor: medianLatencies(rounds.map((x) => x.etcdFloor)),
+    overFloor: {
+      kv: { p50: over('kv', 'p50Ms'), p99: over('kv', 'p99Ms') },
+      intention: { p50: over('intention', 'p50Ms'), p99: over('intention', 'p99Ms') },
+    },
+    rounds,
+  };
+}
+
+function round2(l: Latencies): string {
+  return `${l.p50Ms.toFixed(2)}/${l.p99Ms.toFixed(2)}`;
+}
+
+/** Per-round latencies summarised: the median p50 and p99 across rounds, the worst max, every write. */
+function medianLatencies(rounds: readonly Latencies[]): Latencies {
+  return {
+    p50Ms: median(rounds.map((l) => l.p50Ms)),
+    p99Ms: median(rounds.map((l) => l.p99Ms)),
+    maxMs: Math.max(...rounds.map((l) => l.maxMs)),
+    count: rounds.reduce((sum, l) => sum + l.count, 0),
+  };
+}
+
 // ---- durable PUT -------------------------------------------------------------------------------
 
 /** Puts by a bare client, `inFlight` at once, for `seconds`: puts per second. */
@@ -232,9 +310,7 @@ async function putRows(tool: LoadTool, etcd: EtcdCluster, args: HttpBenchArgs): 
   const agent = await clusterAgent(etcd, 'put', 'put');
   const bare = connectEtcd({ endpoints: etcd.endpoints });
   try {
-    // One key per lane on both sides, as the bare client writes: commits of one key go in call order.
-    const paths = Array.from({ length: args.connections * 4 }, (_, n) => `/v1/kv/bench/put/${n}`);
-    const request = { url: kvUrl(agent.port, 'bench/put'), method: 'PUT' as const, body: PUT_VALUE, paths };
+    const request = putRequest(agent, args);
     const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
     const ratios: number[] = [];
     const samples: { agent: number; bare: number; agentP99Ms: number }[] = [];
@@ -260,6 +336,77 @@ async function putRows(tool: LoadTool, etcd: EtcdCluster, args: HttpBenchArgs): 
   } finally {
     bare.close();
     await agent.stop();
+  }
+}
+
+// ---- one member down --------------------------------------------------------------------------
+
+/** KV PUTs through `agent`, the load of the PUT and member-down rows. */
+function putRequest(agent: ServerProcess, args: HttpBenchArgs): LoadRequest {
+  // One key per lane on both sides, as the bare client writes: commits of one key go in call order.
+  const paths = Array.from({ length: args.connections * 4 }, (_, n) => `/v1/kv/bench/put/${n}`);
+  return { url: kvUrl(agent.port, 'bench/put'), method: 'PUT', body: PUT_VALUE, paths };
+}
+
+/**
+ * KV PUT through an agent on three members, all up against a follower killed (after the warm-up,
+ * which is when the agent finds it gone), in alternated rounds; the member restarts with its data
+ * and is healthy before the next run. A follower: with the leader killed the run would time an
+ * election, which the fault tests bound instead.
+ */
+async function memberDownRows(tool: LoadTool, args: HttpBenchArgs): Promise<Record<string, unknown>> {
+  const etcd = await startEtcdCluster({ size: 3, dataRoot: BENCH_OUT });
+  const agent = await clusterAgent(etcd, 'member-down', 'member-down');
+  try {
+    const request = putRequest(agent, args);
+    const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
+    const allUp = async (): Promise<LoadResult> => {
+      if (args.warmupS > 0) await tool.run(request, { ...settings, durationS: args.warmupS });
+      return tool.run(request, settings);
+    };
+    const oneDown = async (): Promise<LoadResult> => {
+      const leader = await etcd.leader();
+      const follower = etcd.members.find((m) => m !== leader)!;
+      await follower.kill();
+      try {
+        await tool.run(request, { ...settings, durationS: Math.max(1, args.warmupS) });
+        return await tool.run(request, settings);
+      } finally {
+        await follower.start();
+      }
+    };
+    const ratios: { rps: number; p99: number }[] = [];
+    const samples: { up: LoadResult; down: LoadResult }[] = [];
+    for (let r = 0; r < args.rounds; r++) {
+      // Alternated, so drift on the machine lands on both sides.
+      let pair: { up: LoadResult; down: LoadResult };
+      if (r % 2 === 0) {
+        const up = await allUp();
+        pair = { up, down: await oneDown() };
+      } else {
+        const down = await oneDown();
+        pair = { up: await allUp(), down };
+      }
+      ratios.push({ rps: pair.down.rps / pair.up.rps, p99: pair.down.p99Ms / pair.up.p99Ms });
+      samples.push(pair);
+      process.stderr.write(
+        `  member down round ${r + 1}: all up ${Math.round(pair.up.rps)}/s p99 ${pair.up.p99Ms} ms, ` +
+          `one down ${Math.round(pair.down.rps)}/s p99 ${pair.down.p99Ms} ms ` +
+          `(non-2xx ${pair.up.non2xx}/${pair.down.non2xx}, errors ${pair.up.errors}/${pair.down.errors})\n`,
+      );
+    }
+    return {
+      rpsRatio: median(ratios.map((x) => x.rps)),
+      p99Ratio: median(ratios.map((x) => x.p99)),
+      up: { rps: median(samples.map((x) => x.up.rps)), p99Ms: median(samples.map((x) => x.up.p99Ms)) },
+      down: { rps: median(samples.map((x) => x.down.rps)), p99Ms: median(samples.map((x) => x.down.p99Ms)) },
+      failed: samples.reduce((sum, x) => sum + x.up.non2xx + x.up.errors + x.down.non2xx + x.down.errors, 0),
+      ratios,
+      samples,
+    };
+  } finally {
+    await agent.stop();
+    await etcd.stop();
   }
 }
 
@@ -325,27 +472,11 @@ export async function runClusterBench(args: ClusterArgs): Promise<Record<string,
   try {
     const authorize = await authorizeRows(tool, etcd, args);
 
-    const a = await clusterAgent(etcd, 'propagation', 'prop-a');
-    const b = await clusterAgent(etcd, 'propagation', 'prop-b', false);
-    let kv: Latencies;
-    let intention: Latencies;
-    try {
-      kv = await propagation(b, args.writes, '/v1/kv/bench/prop', (i) => putKey(a.port, 'bench/prop', String(i)));
-      intention = await propagation(b, args.writes, '/v1/connect/intentions', async (i) => {
-        const res = await fetch(`http://${LOOPBACK}:${a.port}/v1/connect/intentions/exact?source=web&destination=db`, {
-          method: 'PUT',
-          body: JSON.stringify({ Action: i % 2 === 0 ? 'deny' : 'allow' }),
-        });
-        if (res.status !== 200) throw new Error(`intention write: ${res.status}`);
-        await res.arrayBuffer();
-      });
-    } finally {
-      await Promise.all([a.stop(), b.stop()]);
-    }
-    const floor = await etcdFloor(etcd, args.writes);
+    const propagation = await propagationRows(etcd, args);
     const put = await putRows(tool, etcd, args);
     const fan = await fanout(etcd, args.queries);
-    return { authorize, propagation: { kv, intention, etcdFloor: floor }, put, fanout: fan };
+    const memberDown = await memberDownRows(tool, args);
+    return { authorize, propagation, put, memberDown, fanout: fan };
   } finally {
     await etcd.stop();
   }
@@ -375,10 +506,18 @@ function report(r: Record<string, any>): string {
     ),
     lat("floor: bare etcd3 put → second client's watch", r['propagation'].etcdFloor, ''),
   ];
+  const overFloor = r['propagation'].overFloor;
+  const down = r['memberDown'];
   const out = [
     `authorize, cluster agent / -dev agent: ${r['authorize'].ratio.toFixed(3)}x (rounds ${r['authorize'].ratios.map((x: number) => x.toFixed(3)).join(', ')}; target >= 0.95x)`,
     `KV PUT, cluster agent / bare etcd3: ${r['put'].ratio.toFixed(3)}x (rounds ${r['put'].ratios.map((x: number) => x.toFixed(3)).join(', ')}; target >= 0.5x)`,
+    `propagation / etcd floor, p50 and p99: KV ${overFloor['kv'].p50.toFixed(2)}x ${overFloor['kv'].p99.toFixed(2)}x, ` +
+      `intention ${overFloor['intention'].p50.toFixed(2)}x ${overFloor['intention'].p99.toFixed(2)}x ` +
+      `(medians over ${r['propagation'].rounds.length} round(s))`,
     formatTable(['', 'p50 ms', 'p99 ms', 'max ms', 'writes', 'target'], rows),
+    `KV PUT through an agent, one etcd follower of three down / all up: writes/s ${down['rpsRatio'].toFixed(3)}x ` +
+      `(${Math.round(down['up'].rps)} → ${Math.round(down['down'].rps)}/s), p99 ${down['p99Ratio'].toFixed(2)}x ` +
+      `(${round(down['up'].p99Ms)} → ${round(down['down'].p99Ms)} ms), failed requests ${down['failed']}`,
     `fan-out: 3 agents x ${r['fanout'].queriesPerAgent} parked queries, one write: last answer after ${round(r['fanout'].lastMs)} ms`,
     formatTable(
       ['agent', 'parked', 'answered', 'failed', 'non-200', 'first ms', 'last ms'],

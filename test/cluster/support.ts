@@ -64,7 +64,7 @@ export interface Tally {
 
 type Check = (status: number, text: string) => boolean;
 
-async function timed(url: string, init: RequestInit, check: Check, tally: Tally): Promise<void> {
+export async function timed(url: string, init: RequestInit, check: Check, tally: Tally): Promise<void> {
   const started = performance.now();
   tally.ops++;
   try {

@@ -60,9 +60,18 @@ export interface EtcdCluster {
   stop(): Promise<void>;
 }
 
-/** `dataRoot`: where the members' data dirs go (default tmpfs; a bench of durable writes passes a disk). */
+/** Where a member runs: an address of its own and the command that puts it there (test/support/netns.ts). */
+export interface EtcdPlace {
+  readonly host: string;
+  readonly command: readonly string[];
+}
+
+/**
+ * `dataRoot`: where the members' data dirs go (default tmpfs; a bench of durable writes passes a disk).
+ * `places`: one per member, each on etcd's own ports (default: loopback, free ports, run as is).
+ */
 export async function startEtcdCluster(
-  options: { size?: 1 | 3; args?: readonly string[]; dataRoot?: string } = {},
+  options: { size?: 1 | 3; args?: readonly string[]; dataRoot?: string; places?: readonly EtcdPlace[] } = {},
 ): Promise<EtcdCluster> {
   const binary = await ensureEtcd();
   const size = options.size ?? 1;
@@ -70,18 +79,21 @@ export async function startEtcdCluster(
   const token = `svc-agent-test-${process.pid}-${Date.now()}`;
   const specs = [];
   for (let i = 0; i < size; i++) {
-    specs.push({ name: `m${i}`, client: await freePort(), peer: await freePort(), dataDir: join(root, `m${i}`) });
+    const place = options.places?.[i];
+    const [client, peer] = place === undefined ? [await freePort(), await freePort()] : [2379, 2380];
+    const at = { host: place?.host ?? '127.0.0.1', command: place?.command ?? [] };
+    specs.push({ name: `m${i}`, client, peer, dataDir: join(root, `m${i}`), ...at });
   }
-  const initialCluster = specs.map((s) => `${s.name}=http://127.0.0.1:${s.peer}`).join(',');
+  const initialCluster = specs.map((s) => `${s.name}=http://${s.host}:${s.peer}`).join(',');
   const members = specs.map(
     (s) =>
-      new Member(binary, s.name, `http://127.0.0.1:${s.client}`, [
+      new Member(s.command, binary, s.name, `http://${s.host}:${s.client}`, [
         `--name=${s.name}`,
         `--data-dir=${s.dataDir}`,
-        `--listen-client-urls=http://127.0.0.1:${s.client}`,
-        `--advertise-client-urls=http://127.0.0.1:${s.client}`,
-        `--listen-peer-urls=http://127.0.0.1:${s.peer}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${s.peer}`,
+        `--listen-client-urls=http://${s.host}:${s.client}`,
+        `--advertise-client-urls=http://${s.host}:${s.client}`,
+        `--listen-peer-urls=http://${s.host}:${s.peer}`,
+        `--initial-advertise-peer-urls=http://${s.host}:${s.peer}`,
         `--initial-cluster=${initialCluster}`,
         `--initial-cluster-state=new`,
         `--initial-cluster-token=${token}`,
@@ -145,6 +157,8 @@ class Member implements EtcdMember {
   private stderrTail = '';
 
   constructor(
+    /** Run before the binary (`ip netns exec <ns>`, which execs it: the pid stays etcd's). */
+    private readonly command: readonly string[],
     private readonly binary: string,
     readonly name: string,
     readonly clientUrl: string,
@@ -160,7 +174,8 @@ class Member implements EtcdMember {
   }
 
   spawnProcess(): void {
-    const child = spawn(this.binary, this.args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const [program, ...args] = [...this.command, this.binary, ...this.args] as [string, ...string[]];
+    const child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
     liveChildren.add(child);
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -248,7 +263,7 @@ async function allThreadsStopped(pid: number): Promise<boolean> {
   return true;
 }
 
-function findUp(from: string, relative: string): string {
+export function findUp(from: string, relative: string): string {
   for (let dir = from; ; dir = dirname(dir)) {
     const candidate = join(dir, relative);
     if (existsSync(candidate)) return candidate;
