@@ -96,6 +96,14 @@ describe('a client agent writes through a server', () => {
       );
     const del = (key: string): Promise<unknown> =>
       raw.txn({ compares: [], success: [{ op: 'delete', key: Buffer.from(key) }], failure: [] }, 5_000);
+    // The same through the store a client agent runs on, one commit per table.
+    const store = await openEtcdStore({
+      etcd: asUser(cluster, clientUser('client-1')),
+      prefix: PREFIX,
+      log: silentLogger,
+      readThroughTables: [KV_TABLE],
+    });
+    cleanups.push(() => store.close());
     const direct = [
       put(`${PREFIX}data/${INTENTIONS_TABLE}/forged`),
       put(`${PREFIX}data/${ACL_TOKENS}/forged`),
@@ -108,14 +116,6 @@ describe('a client agent writes through a server', () => {
       del(`${PREFIX}members/server-1`),
       del(`${PREFIX}bulk/${KV_TABLE}/`),
     ];
-    // The same through the store a client agent runs on, one commit per table.
-    const store = await openEtcdStore({
-      etcd: asUser(cluster, clientUser('client-1')),
-      prefix: PREFIX,
-      log: silentLogger,
-      readThroughTables: [KV_TABLE],
-    });
-    cleanups.push(() => store.close());
     const commits: WriteOp[] = [
       { op: 'set', table: KV_TABLE, key: 'forged', value: { Flags: 0, Value: null } },
       { op: 'delete', table: INTENTIONS_TABLE, key: 'any' },
@@ -126,11 +126,17 @@ describe('a client agent writes through a server', () => {
     const results = await Promise.allSettled([...direct, ...commits.map((op) => store.commit([op]))]);
     const refused = results.filter((r) => r.status === 'rejected' && /permission denied/.test(String(r.reason)));
     expect(refused.length).toBe(direct.length + commits.length);
-    // Its own member entry is its to write: the agent registered, and both agents list it.
+    // Its own member entry is its to write: the agent registered, both agents list it, and the
+    // user may put it (here again as it is, under its lease).
     for (const agent of [server, client])
       expect((await call(agent, 'GET', '/v1/agent/members')).body.map((m: { Name: string }) => m.Name)).toContain(
         'client-1',
       );
+    const own = Buffer.from(`${PREFIX}members/client-1`);
+    const entry = await raw.getKey(own, 5_000);
+    expect(entry).toBeDefined();
+    const again = { op: 'put', key: own, value: entry!.value, lease: entry!.lease } as const;
+    expect((await raw.txn({ compares: [], success: [again], failure: [] }, 5_000)).succeeded).toBe(true);
   });
 
   it('writes through the client agent with a good token are done, read back at once on it and on the server, and reach every agent', async () => {
