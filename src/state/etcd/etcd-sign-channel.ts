@@ -83,43 +83,77 @@ class SignChannel implements EtcdSignChannel {
     const id = randomUUID();
     // The lease outlives the wait a little, so a late server never writes after the client gave up for good.
     const ttl = Math.max(5, Math.ceil(deadlineMs / 1000) + 2);
+    // The answer's watch starts before the request is written, from etcd's current revision: a watch
+    // from a past revision is one etcd catches up only every 100 ms, which every answer would wait.
+    const answer = this.awaitResponse(this.key('responses', id), deadlineMs);
+    answer.response.catch(() => undefined); // awaited below; an unreadable answer may come before then
     let lease: string;
-    let revision: number;
     try {
-      lease = await this.connection.grantRequestLease(ttl, this.timeoutMs);
+      // etcd gone fails at once here, without waiting for the watch.
+      [lease] = await Promise.all([this.connection.grantRequestLease(ttl, this.timeoutMs), answer.watching]);
+      // No watch came before the deadline: a request no one would hear the answer to is not written.
+      if (answer.over()) {
+        this.connection.revokeRequestLease(lease, this.timeoutMs).catch(() => undefined);
+        return undefined;
+      }
       const value = Buffer.from(JSON.stringify(body), 'utf8');
-      revision = (
-        await this.connection.txn(
-          { compares: [], success: [{ op: 'put', key: this.key('requests', id), value, lease }], failure: [] },
-          this.timeoutMs,
-        )
-      ).revision;
+      const put = { op: 'put' as const, key: this.key('requests', id), value, lease };
+      answer.resumeFrom(
+        (await this.connection.txn({ compares: [], success: [put], failure: [] }, this.timeoutMs)).revision,
+      );
     } catch (err) {
+      answer.cancel();
       throw failure(err);
     }
     try {
-      return await this.awaitResponse(this.key('responses', id), revision, deadlineMs);
+      return await answer.response;
     } finally {
       this.connection.revokeRequestLease(lease, this.timeoutMs).catch(() => undefined);
     }
   }
 
-  private awaitResponse(key: Buffer, fromRevision: number, deadlineMs: number): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      if (this.closed) return resolve(undefined);
+  /**
+   * Watches `key` for the answer: `watching` resolves once the watch is in place (or the wait is
+   * over), `response` with the answer (undefined at the deadline or on close). A watch that breaks
+   * is opened again from the revision `resumeFrom` gave (the request's), else from now.
+   */
+  private awaitResponse(
+    key: Buffer,
+    deadlineMs: number,
+  ): {
+    watching: Promise<void>;
+    response: Promise<unknown>;
+    resumeFrom(revision: number): void;
+    over(): boolean;
+    cancel(): void;
+  } {
+    let fromRevision = 0;
+    let over = false;
+    let watchingNow: () => void = () => {};
+    const watching = new Promise<void>((resolve) => (watchingNow = resolve));
+    let cancel: () => void = () => {};
+    const response = new Promise<unknown>((resolve, reject) => {
+      if (this.closed) {
+        over = true;
+        watchingNow();
+        return resolve(undefined);
+      }
       let watch: EtcdWatch | undefined;
       let rewatch: NodeJS.Timeout | undefined;
       const end = (): void => {
+        over = true;
         this.waiting.delete(noAnswer);
         clearTimeout(deadline);
         clearTimeout(rewatch);
         watch?.cancel();
         watch = undefined;
+        watchingNow();
       };
       const noAnswer = (): void => {
         end();
         resolve(undefined);
       };
+      cancel = noAnswer;
       const deadline = setTimeout(noAnswer, deadlineMs);
       this.waiting.add(noAnswer);
       const again = (): void => {
@@ -129,7 +163,7 @@ class SignChannel implements EtcdSignChannel {
       const listen = (): void => {
         rewatch = undefined;
         watch = this.connection.watchRange(key, Buffer.concat([key, Buffer.from([0])]), fromRevision, {
-          connected: () => {},
+          connected: watchingNow,
           events: (events) => {
             const put = events.find((ev) => ev.type === 'put');
             if (put === undefined) return;
@@ -147,6 +181,13 @@ class SignChannel implements EtcdSignChannel {
       };
       listen();
     });
+    return {
+      watching,
+      response,
+      resumeFrom: (revision) => (fromRevision = revision),
+      over: () => over,
+      cancel: () => cancel(),
+    };
   }
 
   serve(handler: (body: unknown) => Promise<unknown>): void {
