@@ -64,6 +64,10 @@ import { openEmbeddedStore } from './state/embedded/index.js';
 import { openClusterState, type ClusterState } from './cluster/open.js';
 import { openClusterClientCa, openClusterServerCa, type ClusterCa } from './cluster/cluster-ca.js';
 import { openClusterSecretParts } from './cluster/cluster-acl.js';
+import { openWriteMailbox } from './cluster/cluster-writes.js';
+import { serveForwardedWrites, writeForwarder } from './cluster/write-forwarding.js';
+import { forwardedWriteRunner, forwardingRoutes, writeRoutes } from './http/forward.js';
+import type { Route } from './http/route-types.js';
 import type { CertificateAuthority } from './connect/ca/authority.js';
 
 /** KV can be large: in a cluster it stays in etcd and each read goes there (docs/decisions.md D15). */
@@ -222,24 +226,37 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     serveSecretRequests(secretParts.mailbox, { secrets, store, resolve: (s) => resolver.resolve(s), log });
   const onKeepFailed = (err: unknown): void =>
     log.warn({ err }, 'the initial management token secret is not recorded with a server yet');
-  if (config.acl.enabled)
+  // A cluster's client agent writes nothing itself (docs/decisions.md D25): the servers make the ACL
+  // system's first rows, and `initial_management` is a server's key, as in Consul.
+  const writesItself = cluster === undefined || config.server;
+  if (config.acl.enabled && writesItself)
     await initAclState(store, { initialManagement: config.acl.tokens.initialManagement, secrets, onKeepFailed }, clock);
+  else if (config.acl.enabled && config.acl.tokens.initialManagement !== undefined)
+    log.warn({}, 'acl.tokens.initial_management is used by server agents only: this client agent ignores it');
 
   const intentions = new IntentionStore(store, clock);
   const catalog = new Catalog(store, config.datacenter);
   const catalogQueries = new CatalogQueries(store);
-  // The agent's own node, alive, in the catalog (a lone agent waits for it before it listens).
-  const selfRegistered = catalog.registerSelf(info.nodeName, selfNodeFields(info)).then(
-    () => undefined,
-    (err: unknown) => log.warn({ err }, 'the agent could not register its node in the catalog'),
-  );
+  // The agent's own node, alive, in the catalog (a lone agent waits for it before it listens). A
+  // cluster's client agent writes nothing itself (docs/decisions.md D25): the servers register it.
+  const selfRegistered = !writesItself
+    ? Promise.resolve()
+    : catalog.registerSelf(info.nodeName, selfNodeFields(info)).then(
+        () => undefined,
+        (err: unknown) => log.warn({ err }, 'the agent could not register its node in the catalog'),
+      );
   // Servers turn a node's serfHealth critical once its member lease lapsed, and passing when it is back.
   const liveness =
     cluster !== undefined && config.server
       ? new LivenessReconciler({
           catalog,
           queries: catalogQueries,
-          liveMembers: () => new Set(cluster.members.list().map((m) => m.name)),
+          liveMembers: () =>
+            new Map(
+              cluster.members
+                .list()
+                .map((m) => [m.name, selfNodeFields({ nodeId: m.id, advertiseAddr: m.address })] as const),
+            ),
           clock,
           log,
         })
@@ -327,28 +344,59 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     metrics.gauge('svc.connect.ca.leaf.signing_queue', () => pool.waiting);
   }
 
-  const routes = buildApi(() => running.limits.httpMaxBodyBytes, aclGate(resolver, defaultToken), [
-    kvRoutes({ store, blocking, brand, limits, kvMaxValueSize: () => running.kvMaxValueSize, random }),
-    connectCaRoutes({ ca, blocking, brand, limits, clock, random, metrics }),
+  const maxBodyBytes = (): number => running.limits.httpMaxBodyBytes;
+  const gate = aclGate(resolver, defaultToken);
+  // The routes that change shared state: in a cluster a client agent's writes to them go through a
+  // server, which runs them with its own ACLs (docs/decisions.md D25).
+  const kvApi = kvRoutes({ store, blocking, brand, limits, kvMaxValueSize: () => running.kvMaxValueSize, random });
+  const caApi = connectCaRoutes({ ca, blocking, brand, limits, clock, random, metrics });
+  const intentionsApi = intentionsRoutes({
+    intentions,
+    blocking,
+    brand,
+    limits,
+    random,
+    connectEnabled: config.connect.enabled,
+  });
+  const aclApi = aclRoutes({ ...aclDomain, store, blocking, brand, limits, random });
+  const catalogApi = catalogRoutes({
+    catalog,
+    queries: catalogQueries,
+    store,
+    blocking,
+    brand,
+    limits,
+    random,
+    datacenter: config.datacenter,
+  });
+  const writeMailbox =
+    cluster === undefined
+      ? undefined
+      : openWriteMailbox({ etcd: cluster.connection, prefix: config.cluster.etcd.prefix, log });
+  const clusterStore = cluster?.store;
+  const forward =
+    writeMailbox === undefined || clusterStore === undefined || config.server
+      ? undefined
+      : writeForwarder({ mailbox: writeMailbox, reached: (index) => clusterStore.reached(index) });
+  const writesThrough = (group: readonly Route[]): readonly Route[] =>
+    forward === undefined ? group : forwardingRoutes(group, forward, defaultToken);
+  if (writeMailbox !== undefined && config.server) {
+    const writes = buildApi(maxBodyBytes, gate, [writeRoutes([...kvApi, ...caApi, ...intentionsApi, ...catalogApi, ...aclApi])]);
+    serveForwardedWrites(writeMailbox, forwardedWriteRunner(writes, log), () => store.index, log);
+  }
+  const routes = buildApi(maxBodyBytes, gate, [
+    writesThrough(kvApi),
+    writesThrough(caApi),
     authorizeRoutes({
       intentions,
       connectEnabled: config.connect.enabled,
       cacheMaxEntries: config.cache.maxEntries,
       metrics,
     }),
-    intentionsRoutes({ intentions, blocking, brand, limits, random, connectEnabled: config.connect.enabled }),
-    catalogRoutes({
-      catalog,
-      queries: catalogQueries,
-      store,
-      blocking,
-      brand,
-      limits,
-      random,
-      datacenter: config.datacenter,
-    }),
+    writesThrough(intentionsApi),
+    writesThrough(catalogApi),
     healthRoutes({ queries: catalogQueries, store, blocking, brand, limits, random }),
-    aclRoutes({ ...aclDomain, store, blocking, brand, limits, random }),
+    writesThrough(aclApi),
     agentTokenRoutes({ tokens: agentTokens, nodeName: info.nodeName, log }),
     agentRoutes({
       metrics,
@@ -496,6 +544,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         ca?.manager.close();
         clusterCaParts?.close();
         secretParts?.close();
+        writeMailbox?.close();
         // Let the released answers (written from promise callbacks) reach their sockets.
         await new Promise((resolve) => setImmediate(resolve));
         await signer?.close();

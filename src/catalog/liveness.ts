@@ -1,11 +1,12 @@
-// Node liveness, as Consul's leader reconciles Serf members into the catalog: a node whose agent is
-// a live member has its serfHealth check passing; once its membership lease lapsed, critical (so
+// Node liveness, as Consul's leader reconciles Serf members into the catalog: a live member with no
+// node yet is registered (a cluster's client agents write nothing themselves, docs/decisions.md
+// D25); a node whose agent is a live member has its serfHealth check passing; once its membership lease lapsed, critical (so
 // `?passing` stops returning its instances); a node critical for longer than the reap interval is
 // removed with everything on it. Only nodes that carry a serfHealth check (agents' own nodes) are
 // judged: nodes registered through /v1/catalog/register are external and left alone.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
-import type { Catalog } from './catalog.js';
+import type { Catalog, NodeFields } from './catalog.js';
 import { SERF_ALIVE_OUTPUT, SERF_CHECK_ID, type StoredCheck } from './model.js';
 import type { CatalogQueries } from './queries.js';
 
@@ -19,8 +20,8 @@ const RECONCILE_INTERVAL_MS = 60_000;
 export interface LivenessOptions {
   readonly catalog: Catalog;
   readonly queries: CatalogQueries;
-  /** The names of the agents that are live members now. */
-  readonly liveMembers: () => ReadonlySet<string>;
+  /** The agents that are live members now, by name, with the node each should have. */
+  readonly liveMembers: () => ReadonlyMap<string, NodeFields>;
   readonly clock: Clock;
   readonly log: Logger;
   readonly reapAfterMs?: number;
@@ -101,6 +102,8 @@ export class LivenessReconciler {
         await catalog.removeNode(name);
       }
     }
+    for (const [name, fields] of live)
+      if (!judged.has(name)) await catalog.setLiveness(name, 'passing', SERF_ALIVE_OUTPUT, fields);
     for (const name of this.criticalSince.keys()) if (!judged.has(name)) this.criticalSince.delete(name);
   }
 }

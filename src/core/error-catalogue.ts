@@ -486,6 +486,11 @@ export const ERROR_CATALOGUE = {
     note: 'Cluster: over etcd --max-request-bytes (1.5 MiB by default).',
   },
   STATE_ETCD_FAILED: { kind: 'internal', message: 'etcd refused the request: {detail}' },
+  CLUSTER_FORWARD_FAILED: {
+    kind: 'internal',
+    message: 'forwarding a write to a server agent failed: {detail}',
+    note: 'Cluster: a client agent forwards its writes to a server (docs/decisions.md D25); the request or its answer was malformed.',
+  },
 
   // Start-up and command line.
   TLS_FILES_INVALID: {

@@ -1,6 +1,6 @@
 // etcd's RBAC as docs/cluster-security.md sets it up (the same etcdctl commands): a server agent
 // (role svc-server) holds and reads the CA key under `<prefix>private/`; a client agent (role
-// svc-client) runs on the shared view and has its leaves signed through `<prefix>sign/`, and etcd
+// svc-client) reads the shared view and KV, has its leaves signed through `<prefix>sign/`, and etcd
 // refuses it the key range, whatever it asks.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -23,7 +23,7 @@ import {
   openEtcdStore,
 } from '../../src/state/etcd/index.js';
 import { ensureEtcd, startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
-import { enableDocumentedRbac } from '../support/etcd-rbac.js';
+import { clientUser, enableDocumentedRbac } from '../support/etcd-rbac.js';
 import { DEFAULT_CA } from '../unit/connect/ca/support.js';
 
 const PREFIX = '/svc/';
@@ -53,7 +53,12 @@ describe('etcd RBAC keeps the CA key on the servers', () => {
       // docs/cluster-security.md, verbatim but for the passwords.
       await enableDocumentedRbac(cluster, etcdctl as string, PREFIX);
 
-      const serverStore = await openEtcdStore({ etcd: as('svc-server-1'), prefix: PREFIX, log: silentLogger });
+      const serverStore = await openEtcdStore({
+        etcd: as('svc-server-1'),
+        prefix: PREFIX,
+        log: silentLogger,
+        readThroughTables: ['kv'],
+      });
       cleanups.push(() => serverStore.close());
       const range = openEtcdPrivateRange({ etcd: as('svc-server-1'), prefix: PREFIX });
       cleanups.push(() => range.close());
@@ -75,15 +80,22 @@ describe('etcd RBAC keeps the CA key on the servers', () => {
       // The client's view (a read and a watch of [data/, meta0)), its KV (bulk/) and its signing
       // channel work under svc-client.
       const clientStore = await openEtcdStore({
-        etcd: as('svc-client-1'),
+        etcd: as(clientUser('client-1')),
         prefix: PREFIX,
         log: silentLogger,
         readThroughTables: ['kv'],
       });
       cleanups.push(() => clientStore.close());
-      await clientStore.commit([{ op: 'set', table: 'kv', key: 'app/config', value: { Flags: 0, Value: null } }]);
+      // KV is read through with the client's user; only a server writes it (docs/decisions.md D25).
+      const kvRow = { op: 'set', table: 'kv', key: 'app/config', value: { Flags: 0, Value: null } } as const;
+      await expect(clientStore.commit([kvRow])).rejects.toThrow(/permission denied/);
+      await serverStore.commit([kvRow]);
       expect((await clientStore.read({ table: 'kv', prefix: 'app/' }, 'default')).rows).toHaveLength(1);
-      const clientChannel = openEtcdSignChannel({ etcd: as('svc-client-1'), prefix: PREFIX, log: silentLogger });
+      const clientChannel = openEtcdSignChannel({
+        etcd: as(clientUser('client-1')),
+        prefix: PREFIX,
+        log: silentLogger,
+      });
       cleanups.push(() => clientChannel.close());
       const remote = new RemoteLeafSource({
         channel: clientChannel,
@@ -100,10 +112,10 @@ describe('etcd RBAC keeps the CA key on the servers', () => {
 
       // With the client's credentials, etcd refuses the key range, by key and by prefix.
       const keyPath = `${PREFIX}private/ca/keys/${client.roots().activeRootId}`;
-      const stolen = openEtcdPrivateRange({ etcd: as('svc-client-1'), prefix: PREFIX });
+      const stolen = openEtcdPrivateRange({ etcd: as(clientUser('client-1')), prefix: PREFIX });
       cleanups.push(() => stolen.close());
       await expect(stolen.get(`ca/keys/${client.roots().activeRootId}`)).rejects.toThrow(/permission denied/);
-      const raw = connectEtcd(as('svc-client-1'));
+      const raw = connectEtcd(as(clientUser('client-1')));
       cleanups.push(() => raw.close());
       await expect(raw.getKey(Buffer.from(keyPath), 5_000)).rejects.toThrow(/permission denied/);
       await expect(raw.rangePrefix(Buffer.from(PREFIX), 5_000)).rejects.toThrow(/permission denied/);

@@ -3,7 +3,7 @@
 // agent's etcd user cannot read, and still every token works on every agent and the token APIs show
 // secrets through either agent (docs/decisions.md D23). Leaves: a server signs only for a caller
 // whose token may write the service, whatever a client writes into etcd itself (docs/decisions.md D24).
-// Agents run in process (createAgent) on a 3-member etcd, as svc-server-1 and svc-client-1.
+// Agents run in process (createAgent) on a 3-member etcd, as svc-server-1 and each client agent's own user.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../src/agent.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -11,7 +11,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { silentLogger } from '../../src/core/log.js';
 import { connectEtcd, openEtcdSignChannel, type EtcdConnection } from '../../src/state/etcd/index.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
-import { asUser, enableDocumentedRbac, findEtcdctl } from '../support/etcd-rbac.js';
+import { asUser, clientUser, enableDocumentedRbac, findEtcdctl } from '../support/etcd-rbac.js';
 
 const PREFIX = '/svc/';
 const INITIAL_MANAGEMENT = '6f1d2c3b-4a5e-4f60-8b7c-9d0e1f2a3b4c';
@@ -27,7 +27,7 @@ interface Running {
 }
 
 async function start(name: string, server: boolean, prefix: string, initialManagement?: string): Promise<Running> {
-  const user = server ? 'svc-server-1' : 'svc-client-1';
+  const user = server ? 'svc-server-1' : clientUser(name);
   const acl = {
     enabled: true,
     default_policy: 'deny' as const,
@@ -80,6 +80,7 @@ async function everythingAClientReads(client: EtcdConnection, prefix: string): P
     [`${prefix}bulk/`, `${prefix}bulk0`],
     [`${prefix}sign/responses/`, `${prefix}sign/responses0`],
     [`${prefix}sign/acl/responses/`, `${prefix}sign/acl/responses0`],
+    [`${prefix}sign/writes/responses/`, `${prefix}sign/writes/responses0`],
   ];
   const out: string[] = [];
   for (const [from, to] of ranges) {
@@ -92,7 +93,7 @@ async function everythingAClientReads(client: EtcdConnection, prefix: string): P
 beforeAll(async () => {
   etcdctl = await findEtcdctl();
   cluster = await startEtcdCluster({ size: 3 });
-  if (etcdctl !== undefined) await enableDocumentedRbac(cluster, etcdctl, PREFIX);
+  if (etcdctl !== undefined) await enableDocumentedRbac(cluster, etcdctl, PREFIX, ['client-1', 'client-2']);
 }, 180_000);
 afterAll(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
@@ -108,7 +109,7 @@ describe('token secrets on a cluster with RBAC on', () => {
     if (etcdctl === undefined) throw new Error('etcdctl is needed to set up RBAC');
     server = await start('server-1', true, PREFIX);
     client = await start('client-1', false, PREFIX);
-    raw = connectEtcd(asUser(cluster, 'svc-client-1'));
+    raw = connectEtcd(asUser(cluster, clientUser('client-1')));
     cleanups.push(() => raw.close());
   }, 60_000);
 
@@ -130,10 +131,13 @@ describe('token secrets on a cluster with RBAC on', () => {
     expect((await everythingAClientReads(raw, PREFIX)).filter((kv) => kv.includes(management))).toEqual([]);
   });
 
-  it('initial_management of an agent started later works on every agent, and the server shows its secret', async () => {
-    const late = await start('client-2', false, PREFIX, INITIAL_MANAGEMENT);
+  it('initial_management of a server started later works on every agent and the server shows its secret; a client agent ignores the key', async () => {
+    // As in Consul, the key is a server's: a client agent writes nothing (docs/decisions.md D25).
+    const ignored = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+    const lateClient = await start('client-2', false, PREFIX, ignored);
+    await start('server-2', true, PREFIX, INITIAL_MANAGEMENT);
     const self = await until(
-      () => call(server, 'GET', '/v1/acl/token/self', undefined, INITIAL_MANAGEMENT),
+      () => call(lateClient, 'GET', '/v1/acl/token/self', undefined, INITIAL_MANAGEMENT),
       (r) => r.status === 200,
     );
     expect(self.body.Description).toBe('Initial Management Token');
@@ -142,7 +146,13 @@ describe('token secrets on a cluster with RBAC on', () => {
       (r) => r.body.SecretID === INITIAL_MANAGEMENT,
     );
     expect(shown.status).toBe(200);
-    expect((await call(late, 'GET', '/v1/acl/token/self', undefined, INITIAL_MANAGEMENT)).status).toBe(200);
+    expect((await call(client, 'GET', '/v1/acl/token/self', undefined, INITIAL_MANAGEMENT)).status).toBe(200);
+    // The client agent started before the server with a key of its own: no such token anywhere.
+    for (const agent of [server, client, lateClient])
+      expect(await call(agent, 'GET', '/v1/acl/token/self', undefined, ignored)).toMatchObject({
+        status: 403,
+        body: 'ACL not found',
+      });
     expect((await everythingAClientReads(raw, PREFIX)).filter((kv) => kv.includes(INITIAL_MANAGEMENT))).toEqual([]);
   });
 
@@ -248,7 +258,7 @@ describe('token secrets on a cluster with RBAC on', () => {
       (r) => r.status === 200,
     );
     const forger = openEtcdSignChannel({
-      etcd: asUser(cluster, 'svc-client-1'),
+      etcd: asUser(cluster, clientUser('client-1')),
       prefix: PREFIX,
       log: silentLogger,
       mailbox: 'acl',
@@ -300,7 +310,11 @@ describe('token secrets on a cluster with RBAC on', () => {
     expect((await call(client, 'GET', '/v1/agent/connect/ca/leaf/db', undefined, apiToken.SecretID)).status).toBe(403);
 
     // Straight into etcd with the client agent's own credentials, past its HTTP checks.
-    const forger = openEtcdSignChannel({ etcd: asUser(cluster, 'svc-client-1'), prefix: PREFIX, log: silentLogger });
+    const forger = openEtcdSignChannel({
+      etcd: asUser(cluster, clientUser('client-1')),
+      prefix: PREFIX,
+      log: silentLogger,
+    });
     cleanups.push(() => forger.close());
     const publicKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
       .publicKey.export({ type: 'spki', format: 'der' })

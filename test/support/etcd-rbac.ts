@@ -14,8 +14,21 @@ export async function findEtcdctl(): Promise<string | undefined> {
   return existsSync('/usr/bin/etcdctl') ? '/usr/bin/etcdctl' : undefined;
 }
 
-/** docs/cluster-security.md's commands for `prefix`, with users svc-server-1 and svc-client-1; then auth on. */
-export async function enableDocumentedRbac(cluster: EtcdCluster, etcdctl: string, prefix: string): Promise<void> {
+/** The etcd user of the client agent whose node_name is `node` (docs/cluster-security.md: one per client agent). */
+export function clientUser(node: string): string {
+  return `svc-client-${node}`;
+}
+
+/**
+ * docs/cluster-security.md's commands for `prefix`, with user svc-server-1 and one user per client
+ * agent node in `clientNodes` (clientUser); then auth on.
+ */
+export async function enableDocumentedRbac(
+  cluster: EtcdCluster,
+  etcdctl: string,
+  prefix: string,
+  clientNodes: readonly string[] = ['client-1'],
+): Promise<void> {
   const ctl = (...args: string[]) =>
     promisify(execFile)(etcdctl, [`--endpoints=${cluster.endpoints.join(',')}`, ...args], {
       env: { ...process.env, ETCDCTL_API: '3' },
@@ -24,15 +37,22 @@ export async function enableDocumentedRbac(cluster: EtcdCluster, etcdctl: string
   await ctl('role', 'add', 'svc-server');
   await ctl('role', 'grant-permission', 'svc-server', '--prefix=true', 'readwrite', prefix);
   await ctl('role', 'add', 'svc-client');
-  await ctl('role', 'grant-permission', 'svc-client', 'readwrite', `${prefix}data/`, `${prefix}meta0`);
-  await ctl('role', 'grant-permission', 'svc-client', '--prefix=true', 'readwrite', `${prefix}bulk/`);
+  await ctl('role', 'grant-permission', 'svc-client', 'read', `${prefix}data/`, `${prefix}meta0`);
+  await ctl('role', 'grant-permission', 'svc-client', '--prefix=true', 'read', `${prefix}bulk/`);
   await ctl('role', 'grant-permission', 'svc-client', '--prefix=true', 'write', `${prefix}sign/`);
   await ctl('role', 'grant-permission', 'svc-client', '--prefix=true', 'read', `${prefix}sign/responses/`);
   await ctl('role', 'grant-permission', 'svc-client', '--prefix=true', 'read', `${prefix}sign/acl/responses/`);
+  await ctl('role', 'grant-permission', 'svc-client', '--prefix=true', 'read', `${prefix}sign/writes/responses/`);
   await ctl('user', 'add', 'svc-server-1:svc-server-1-pw', '--interactive=false');
   await ctl('user', 'grant-role', 'svc-server-1', 'svc-server');
-  await ctl('user', 'add', 'svc-client-1:svc-client-1-pw', '--interactive=false');
-  await ctl('user', 'grant-role', 'svc-client-1', 'svc-client');
+  for (const node of clientNodes) {
+    const user = clientUser(node);
+    await ctl('role', 'add', user);
+    await ctl('role', 'grant-permission', user, 'readwrite', `${prefix}members/${node}`);
+    await ctl('user', 'add', `${user}:${user}-pw`, '--interactive=false');
+    await ctl('user', 'grant-role', user, 'svc-client');
+    await ctl('user', 'grant-role', user, user);
+  }
   await ctl('auth', 'enable');
 }
 

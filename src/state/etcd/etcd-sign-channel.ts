@@ -1,8 +1,10 @@
 // A request/response mailbox through etcd, outside the shared view (etcd-keys.ts): client agents
-// ask for leaf signatures, server agents answer. A request is written at `<prefix>sign/requests/<id>`
-// under a short lease of its own; every server watches that range, and the one whose create of
-// `<prefix>sign/claims/<id>` succeeds handles it and writes `<prefix>sign/responses/<id>` under the
-// same lease, so that nothing outlives the request. etcd authenticates each side (its users and
+// ask, server agents answer. Each mailbox has a root of its own under `<prefix>sign/`: leaf
+// signatures at the root itself, token secrets under `acl/`, forwarded writes under `writes/`
+// (docs/cluster-security.md). A request is written at `<root>requests/<id>` under a short lease of
+// its own; every server watches that range, and the one whose create of `<root>claims/<id>`
+// succeeds handles it and writes `<root>responses/<id>` under the same lease, so that nothing
+// outlives the request. etcd authenticates each side (its users and
 // RBAC, docs/cluster-security.md); the handler decides what a request may obtain, and the asker
 // what an answer must hold. A response that is not JSON fails its one request, never the channel;
 // close() ends every wait and timer.
@@ -14,14 +16,19 @@ import { etcdFailure, openConnection, prefixEnd } from './etcd-client.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
 import { DEFAULT_ETCD_PREFIX } from './etcd-store.js';
 
+/** Codes whose message is `{detail}`-shaped, for an answer that is not JSON. */
+type UnreadableAnswerCode = 'CA_SIGN_FAILED' | 'CLUSTER_FORWARD_FAILED';
+
 export interface EtcdSignChannelOptions {
   readonly etcd: EtcdTarget;
   readonly prefix?: string | undefined;
   readonly log: Logger;
   /** Deadline of each etcd call (default 1500 ms, as a commit's). */
   readonly callTimeoutMs?: number | undefined;
-  /** A mailbox of its own under `<prefix>sign/<mailbox>/` (token secrets: `acl`); default the leaf signing one. */
+  /** A mailbox of its own under `<prefix>sign/<mailbox>/` (`acl`, `writes`); default the leaf signing one. */
   readonly mailbox?: string | undefined;
+  /** The error (its message takes `{detail}`) of an answer that is not JSON; default CA_SIGN_FAILED. */
+  readonly unreadableAnswer?: UnreadableAnswerCode | undefined;
 }
 
 export interface EtcdSignChannel {
@@ -41,8 +48,9 @@ export function openEtcdSignChannel(options: EtcdSignChannelOptions): EtcdSignCh
   return new SignChannel(
     openConnection(options.etcd),
     root,
-    options.log.child({ component: 'ca-sign-channel' }),
+    options.log.child({ component: options.mailbox === undefined ? 'ca-sign-channel' : `mailbox-${options.mailbox}` }),
     options.callTimeoutMs ?? 1_500,
+    options.unreadableAnswer ?? 'CA_SIGN_FAILED',
   );
 }
 
@@ -62,6 +70,7 @@ class SignChannel implements EtcdSignChannel {
     private readonly root: string,
     private readonly log: Logger,
     private readonly timeoutMs: number,
+    private readonly unreadable: UnreadableAnswerCode,
   ) {
     this.requests = Buffer.from(`${root}requests/`, 'utf8');
   }
@@ -74,43 +83,77 @@ class SignChannel implements EtcdSignChannel {
     const id = randomUUID();
     // The lease outlives the wait a little, so a late server never writes after the client gave up for good.
     const ttl = Math.max(5, Math.ceil(deadlineMs / 1000) + 2);
+    // The answer's watch starts before the request is written, from etcd's current revision: a watch
+    // from a past revision is one etcd catches up only every 100 ms, which every answer would wait.
+    const answer = this.awaitResponse(this.key('responses', id), deadlineMs);
+    answer.response.catch(() => undefined); // awaited below; an unreadable answer may come before then
     let lease: string;
-    let revision: number;
     try {
-      lease = await this.connection.grantRequestLease(ttl, this.timeoutMs);
+      // etcd gone fails at once here, without waiting for the watch.
+      [lease] = await Promise.all([this.connection.grantRequestLease(ttl, this.timeoutMs), answer.watching]);
+      // No watch came before the deadline: a request no one would hear the answer to is not written.
+      if (answer.over()) {
+        this.connection.revokeRequestLease(lease, this.timeoutMs).catch(() => undefined);
+        return undefined;
+      }
       const value = Buffer.from(JSON.stringify(body), 'utf8');
-      revision = (
-        await this.connection.txn(
-          { compares: [], success: [{ op: 'put', key: this.key('requests', id), value, lease }], failure: [] },
-          this.timeoutMs,
-        )
-      ).revision;
+      const put = { op: 'put' as const, key: this.key('requests', id), value, lease };
+      answer.resumeFrom(
+        (await this.connection.txn({ compares: [], success: [put], failure: [] }, this.timeoutMs)).revision,
+      );
     } catch (err) {
+      answer.cancel();
       throw failure(err);
     }
     try {
-      return await this.awaitResponse(this.key('responses', id), revision, deadlineMs);
+      return await answer.response;
     } finally {
       this.connection.revokeRequestLease(lease, this.timeoutMs).catch(() => undefined);
     }
   }
 
-  private awaitResponse(key: Buffer, fromRevision: number, deadlineMs: number): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      if (this.closed) return resolve(undefined);
+  /**
+   * Watches `key` for the answer: `watching` resolves once the watch is in place (or the wait is
+   * over), `response` with the answer (undefined at the deadline or on close). A watch that breaks
+   * is opened again from the revision `resumeFrom` gave (the request's), else from now.
+   */
+  private awaitResponse(
+    key: Buffer,
+    deadlineMs: number,
+  ): {
+    watching: Promise<void>;
+    response: Promise<unknown>;
+    resumeFrom(revision: number): void;
+    over(): boolean;
+    cancel(): void;
+  } {
+    let fromRevision = 0;
+    let over = false;
+    let watchingNow: () => void = () => {};
+    const watching = new Promise<void>((resolve) => (watchingNow = resolve));
+    let cancel: () => void = () => {};
+    const response = new Promise<unknown>((resolve, reject) => {
+      if (this.closed) {
+        over = true;
+        watchingNow();
+        return resolve(undefined);
+      }
       let watch: EtcdWatch | undefined;
       let rewatch: NodeJS.Timeout | undefined;
       const end = (): void => {
+        over = true;
         this.waiting.delete(noAnswer);
         clearTimeout(deadline);
         clearTimeout(rewatch);
         watch?.cancel();
         watch = undefined;
+        watchingNow();
       };
       const noAnswer = (): void => {
         end();
         resolve(undefined);
       };
+      cancel = noAnswer;
       const deadline = setTimeout(noAnswer, deadlineMs);
       this.waiting.add(noAnswer);
       const again = (): void => {
@@ -120,7 +163,7 @@ class SignChannel implements EtcdSignChannel {
       const listen = (): void => {
         rewatch = undefined;
         watch = this.connection.watchRange(key, Buffer.concat([key, Buffer.from([0])]), fromRevision, {
-          connected: () => {},
+          connected: watchingNow,
           events: (events) => {
             const put = events.find((ev) => ev.type === 'put');
             if (put === undefined) return;
@@ -128,7 +171,7 @@ class SignChannel implements EtcdSignChannel {
             try {
               resolve(JSON.parse(put.kv.value.toString('utf8')));
             } catch {
-              reject(agentError('CA_SIGN_FAILED', { detail: `the signing answer at ${put.kv.key} is not JSON` }));
+              reject(agentError(this.unreadable, { detail: `the answer at ${put.kv.key} is not JSON` }));
             }
           },
           // Until the deadline, a broken watch is resumed from the request's revision.
@@ -138,6 +181,13 @@ class SignChannel implements EtcdSignChannel {
       };
       listen();
     });
+    return {
+      watching,
+      response,
+      resumeFrom: (revision) => (fromRevision = revision),
+      over: () => over,
+      cancel: () => cancel(),
+    };
   }
 
   serve(handler: (body: unknown) => Promise<unknown>): void {
@@ -149,7 +199,7 @@ class SignChannel implements EtcdSignChannel {
         for (const kv of pending.kvs) void this.handle(kv.key, kv.value, kv.lease, handler);
         this.watchRequests(pending.revision + 1, handler, start);
       } catch (err) {
-        this.log.warn({ err }, 'reading leaf signing requests failed; retrying');
+        this.log.warn({ err }, 'reading mailbox requests failed; retrying');
         this.later(() => void start());
       }
     };
@@ -203,7 +253,7 @@ class SignChannel implements EtcdSignChannel {
       );
     } catch (err) {
       // Most often the client gave up and its lease took the request with it.
-      this.log.debug({ err, id }, 'leaf signing request not answered');
+      this.log.debug({ err, id }, 'mailbox request not answered');
     }
   }
 

@@ -69,6 +69,8 @@ export interface EtcdStore extends StateStore {
   /** `connected`: whether the last exchange with etcd succeeded (false while the watch is down or commits time out). */
   readonly health: StoreHealth;
   readonly stats: EtcdStoreStats;
+  /** Resolves once the view has applied etcd revision `index` (read-your-writes for a write a server made). */
+  reached(index: number): Promise<void>;
 }
 
 export const DEFAULT_ETCD_PREFIX = '/svc/';
@@ -234,6 +236,10 @@ class EtcdStateStore implements EtcdStore {
 
   get index(): number {
     return this.view.tables.index;
+  }
+
+  reached(index: number): Promise<void> {
+    return this.view.reached(index);
   }
 
   get stats(): EtcdStoreStats {

@@ -25,14 +25,17 @@ describe('LivenessReconciler', () => {
   let catalog: Catalog;
   let queries: CatalogQueries;
   let clock: FakeClock;
-  let live: Set<string>;
+  let live: Map<string, typeof fields>;
   let reconciler: LivenessReconciler;
   beforeEach(async () => {
     store = await openEmbeddedStore({ log: silentLogger });
     catalog = new Catalog(store, 'dc1');
     queries = new CatalogQueries(store);
     clock = new FakeClock(1_000);
-    live = new Set(['a', 'b']);
+    live = new Map([
+      ['a', fields],
+      ['b', fields],
+    ]);
     reconciler = new LivenessReconciler({
       catalog,
       queries,
@@ -58,9 +61,19 @@ describe('LivenessReconciler', () => {
     await reconciler.reconcile();
     expect([serf('a'), serf('b')]).toEqual(['passing', 'critical']);
     expect(queries.nodeChecks('b')[0]?.value.Output).toBe(SERF_FAILED_OUTPUT);
-    live.add('b');
+    live.set('b', fields);
     await reconciler.reconcile();
     expect(serf('b')).toBe('passing');
+  });
+
+  it('registers a live member that has no node yet, alive, as the leader does (clients write nothing)', async () => {
+    live.set('c', { ...fields, Address: '10.0.0.3' });
+    await reconciler.reconcile();
+    expect(queries.node('c')?.value.Address).toBe('10.0.0.3');
+    expect(serf('c')).toBe('passing');
+    const index = store.index;
+    await reconciler.reconcile();
+    expect(store.index).toBe(index);
   });
 
   it('reaps a node critical for the reap interval, with its services', async () => {

@@ -1,0 +1,103 @@
+// Client agents write through server agents (docs/decisions.md D25): a client agent's etcd user may
+// not write the shared view or KV (docs/cluster-security.md), so every write its HTTP API takes goes,
+// with the caller's token, to the servers over the mailbox `<prefix>sign/writes/`. The server that
+// claims it runs it as its own HTTP API would (src/http/forward.ts), and answers with the reply and
+// its view's index; the client waits for its own view to reach that index (read-your-writes) and
+// answers with the server's reply. What a write is and how it runs are the HTTP layer's: this module
+// knows the mailbox, the deadline and the index, and treats the write and its reply as opaque JSON.
+import { z } from 'zod';
+import { ERROR_CATALOGUE } from '../core/error-catalogue.js';
+import { AgentError, agentError, isAgentError, type ErrorCode, type ErrorKind } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+
+/** The mailbox (src/state/etcd/'s sign channel on the root `writes/`). */
+export interface WriteMailbox {
+  /** Resolves undefined when no server answered within `deadlineMs`; rejects STATE_NO_LEADER when etcd is away. */
+  request(body: unknown, deadlineMs: number): Promise<unknown>;
+  serve(handler: (body: unknown) => Promise<unknown>): void;
+}
+
+/** Runs a forwarded write on a server and resolves to its reply (the HTTP layer's, sealed to the asker). */
+export type WriteRunner = (write: unknown) => Promise<unknown>;
+
+/** Hands a write to a server and resolves to the server's reply, once this agent's view holds the write. */
+export type WriteForwarder = (write: unknown) => Promise<unknown>;
+
+/** What a server answers: the reply with the index its view had when the write was done, or why it ran nothing. */
+type WriteAnswer =
+  | { readonly ok: true; readonly Index: number; readonly Reply: unknown }
+  | { readonly ok: false; readonly code: ErrorCode; readonly kind: ErrorKind; readonly message: string };
+
+// Any client agent may write under `sign/`: an answer is checked before it is used.
+const writeAnswerSchema = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), Index: z.number().int().nonnegative(), Reply: z.unknown() }),
+  z.object({
+    ok: z.literal(false),
+    code: z
+      .string()
+      .refine((code) => Object.hasOwn(ERROR_CATALOGUE, code), 'not an error code') as unknown as z.ZodType<ErrorCode>,
+    kind: z.string() as unknown as z.ZodType<ErrorKind>,
+    message: z.string(),
+  }),
+]);
+
+/**
+ * How long a client waits for a server's answer once its request is in etcd: Consul's RPC hold
+ * timeout. It covers a server's commit that waits out an etcd election (5 s at most,
+ * docs/decisions.md#one-member-down) plus the claim and the answer around it.
+ */
+export const FORWARD_DEADLINE_MS = 7_000;
+/**
+ * How long a client waits for its view to show a write a server answered: both watch the same etcd,
+ * so this is a watch event's delay; past it the reply is given anyway (the write is done).
+ */
+const VIEW_CATCH_UP_MS = 2_000;
+
+export interface ForwarderOptions {
+  readonly mailbox: WriteMailbox;
+  /** Resolves once this agent's view has applied the etcd revision `index`. */
+  readonly reached: (index: number) => Promise<void>;
+  readonly deadlineMs?: number;
+}
+
+/** A client agent's: no server answering within the deadline is Consul's `No cluster leader` (503). */
+export function writeForwarder(o: ForwarderOptions): WriteForwarder {
+  const deadlineMs = o.deadlineMs ?? FORWARD_DEADLINE_MS;
+  return async (write) => {
+    const answer = await o.mailbox.request(write, deadlineMs);
+    if (answer === undefined) throw agentError('STATE_NO_LEADER');
+    const read = writeAnswerSchema.safeParse(answer);
+    if (!read.success) throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'the answer is not a write answer' });
+    const res = read.data;
+    if (!res.ok) throw new AgentError(res.code, res.message);
+    await within(o.reached(res.Index), VIEW_CATCH_UP_MS);
+    return res.Reply;
+  };
+}
+
+/** A server agent's: runs each write a client forwards, exactly once across the servers (the mailbox's claim). */
+export function serveForwardedWrites(mailbox: WriteMailbox, run: WriteRunner, index: () => number, log: Logger): void {
+  mailbox.serve(async (body): Promise<WriteAnswer> => {
+    try {
+      const reply = await run(body);
+      // The view's index once the write is done: a commit to the view is answered once the view shows it.
+      return { ok: true, Index: index(), Reply: reply };
+    } catch (err) {
+      if (isAgentError(err)) return { ok: false, code: err.code, kind: err.kind, message: err.message };
+      log.warn({ err }, 'running a forwarded write failed');
+      const detail = err instanceof Error ? err.message : String(err);
+      const failed = agentError('CLUSTER_FORWARD_FAILED', { detail });
+      return { ok: false, code: failed.code, kind: failed.kind, message: failed.message };
+    }
+  });
+}
+
+function within(wait: Promise<void>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void wait.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

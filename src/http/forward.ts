@@ -1,0 +1,184 @@
+// A client agent's writes, run by a server agent (docs/decisions.md D25; the mailbox and its
+// deadline: src/cluster/write-forwarding.ts). On a client, every method but GET of the routes that
+// change shared state keeps its parse phase and its ACL requirement (a refusal costs no round trip)
+// and hands the request, with the caller's effective token, to a server. The server runs it through
+// a route table of those methods only, behind its own ACL gate: the requirement is checked again
+// there, the same validation applies, and nothing else (an agent's own endpoints) can be reached.
+// The reply goes back sealed to a one-time key of the asker's (acl/sealed.ts, as token secrets are
+// shown, D23): replies are readable by every client agent, and a token's reply carries its secret.
+import { z } from 'zod';
+import { ANONYMOUS_SECRET } from '../acl/builtin.js';
+import { replyKey, seal, type Sealed } from '../acl/sealed.js';
+import { agentError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { Parked } from './blocking.js';
+import { decodePathRest, errorReply, methodReply, redirectReply, unmatchedPathReply } from './dispatch.js';
+import { errorTextReply, type Header, type Reply } from './reply.js';
+import { ApiRequest, type RequestHead } from './request.js';
+import { RouteMatcher } from './route-match.js';
+import { parsedMethod, type Method, type MethodSpec, type ParsedMethod, type Route } from './route-types.js';
+import { BODY_METHODS, type CompiledRoute } from './routes.js';
+import { effectiveToken } from './token.js';
+
+/** A write as a client agent hands it over: the request, less what its transport alone knows. */
+export interface ForwardedWrite {
+  readonly Method: string;
+  /** Still percent-encoded, as the client received it. */
+  readonly Path: string;
+  readonly Query: string;
+  /** The caller's effective token (its own, else the client agent's default, else anonymous). */
+  readonly Token: string;
+  readonly Namespace: string;
+  /** base64; absent for a method without a body. */
+  readonly Body?: string;
+  /** The asker's one-time X25519 public key: the reply is sealed to it. */
+  readonly ReplyKey: string;
+}
+
+const forwardedWriteSchema = z.object({
+  Method: z.string(),
+  Path: z.string().startsWith('/'),
+  Query: z.string(),
+  Token: z.string(),
+  Namespace: z.string(),
+  Body: z.base64().exactOptional(),
+  ReplyKey: z.string(),
+}) satisfies z.ZodType<ForwardedWrite>;
+
+const forwardedReplySchema = z.object({
+  Status: z.number().int(),
+  ContentType: z.string().exactOptional(),
+  Headers: z.array(z.tuple([z.string(), z.string()])),
+  Body: z.base64().exactOptional(),
+});
+type ForwardedReply = z.infer<typeof forwardedReplySchema>;
+
+/** Whether a method of a state route changes shared state: all but reads. */
+const isWrite = (method: string): boolean => method !== 'GET';
+
+/** The state routes with every write method answered by `forward` (a client agent's table). */
+export function forwardingRoutes(
+  routes: readonly Route[],
+  forward: (write: ForwardedWrite) => Promise<unknown>,
+  defaultToken: () => string | undefined,
+): Route[] {
+  const handler = async (req: ApiRequest): Promise<Reply> => {
+    const key = replyKey();
+    const body = req.body !== undefined && req.body.length > 0 ? { Body: req.body.toString('base64') } : {};
+    const sealed = await forward({
+      Method: req.method,
+      Path: req.head.path,
+      Query: req.head.rawQuery,
+      Token: effectiveToken(req, defaultToken()),
+      Namespace: req.head.namespaceHeader,
+      ReplyKey: key.publicKey,
+      ...body,
+    });
+    let opened: unknown;
+    try {
+      opened = key.open(sealed as Sealed);
+    } catch {
+      throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'the reply did not open' });
+    }
+    const read = forwardedReplySchema.safeParse(opened);
+    if (!read.success) throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'the reply is not an HTTP reply' });
+    return fromForwarded(read.data);
+  };
+  return mapWriteMethods(routes, (spec) => withHandler(spec, handler));
+}
+
+/** The write methods of the state routes alone (a server agent's table for forwarded writes). */
+export function writeRoutes(routes: readonly Route[]): Route[] {
+  return mapWriteMethods(routes, (spec) => spec, true);
+}
+
+/**
+ * Runs a forwarded write through `routes` (compiled from writeRoutes, behind the server's ACL gate);
+ * resolves to the reply sealed to the asker.
+ */
+export function forwardedWriteRunner(
+  routes: readonly CompiledRoute[],
+  log: Logger,
+): (write: unknown) => Promise<unknown> {
+  const matcher = new RouteMatcher(routes);
+  return async (body) => {
+    const read = forwardedWriteSchema.safeParse(body);
+    if (!read.success) throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'malformed forwarded write' });
+    const write = read.data;
+    return seal(toForwarded(await run(matcher, write, log)), write.ReplyKey);
+  };
+}
+
+async function run(matcher: RouteMatcher, write: ForwardedWrite, log: Logger): Promise<Reply> {
+  const head: RequestHead = {
+    method: write.Method,
+    path: write.Path,
+    rawQuery: write.Query,
+    // Never the server's own default token: no token is the anonymous one.
+    tokenHeader: write.Token === '' ? ANONYMOUS_SECRET : write.Token,
+    authorization: '',
+    namespaceHeader: write.Namespace,
+    closeConnection: false,
+  };
+  const match = matcher.match(write.Path);
+  if (match.kind === 'redirect') return redirectReply(match.location, write.Method);
+  if (match.kind === 'none') return unmatchedPathReply(write.Path, write.Query, write.Method);
+  const route = match.route;
+  const handler = route.handlers.get(write.Method);
+  if (handler === undefined) return methodReply(route, write.Method);
+  const rest = decodePathRest(match.rest);
+  if (rest === undefined) return errorTextReply(agentError('HTTP_BAD_PATH_ESCAPE'));
+  const bytes = write.Body === undefined ? undefined : Buffer.from(write.Body, 'base64');
+  if (bytes !== undefined && bytes.length > route.maxBodyBytes)
+    return errorTextReply(route.bodyTooLarge(bytes.length, route.maxBodyBytes));
+  const body = bytes ?? (BODY_METHODS.has(write.Method) ? Buffer.alloc(0) : undefined);
+  try {
+    const outcome = handler(new ApiRequest(head, rest, body));
+    return outcome instanceof Parked ? await outcome.wait() : await outcome;
+  } catch (err) {
+    return errorReply(err, log, write.Path);
+  }
+}
+
+function toForwarded(reply: Reply): ForwardedReply {
+  const body = reply.body === undefined ? {} : { Body: Buffer.from(reply.body).toString('base64') };
+  const type = reply.contentType === undefined ? {} : { ContentType: reply.contentType };
+  return { Status: reply.status, Headers: (reply.headers ?? []).map(([n, v]) => [n, v]), ...type, ...body };
+}
+
+function fromForwarded(f: ForwardedReply): Reply {
+  const headers: Header[] = f.Headers;
+  return {
+    status: f.Status,
+    headers,
+    ...(f.ContentType === undefined ? {} : { contentType: f.ContentType }),
+    ...(f.Body === undefined ? {} : { body: Buffer.from(f.Body, 'base64') }),
+  };
+}
+
+/** Each route with its write methods mapped (`only`: its read methods dropped, and routes left without methods). */
+function mapWriteMethods(
+  routes: readonly Route[],
+  map: (spec: MethodSpec | ParsedMethod) => MethodSpec | ParsedMethod,
+  only = false,
+): Route[] {
+  const out: Route[] = [];
+  for (const route of routes) {
+    const methods: Partial<Record<Method, MethodSpec | ParsedMethod>> = {};
+    for (const [method, spec] of Object.entries(route.methods) as [Method, MethodSpec | ParsedMethod][]) {
+      if (isWrite(method)) methods[method] = map(spec);
+      else if (!only) methods[method] = spec;
+    }
+    if (Object.keys(methods).length > 0) out.push({ ...route, methods });
+  }
+  return out;
+}
+
+/** The method with its parse phase and ACL requirement, and `handler` in place of its own. */
+function withHandler(
+  spec: MethodSpec | ParsedMethod,
+  handler: (req: ApiRequest) => Promise<Reply>,
+): MethodSpec | ParsedMethod {
+  if (!('open' in spec)) return { acl: spec.acl, handler: (req) => handler(req) };
+  return spec.open((parsed) => parsedMethod({ parse: parsed.parse, acl: parsed.acl, handler: (req) => handler(req) }));
+}
