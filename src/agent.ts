@@ -58,6 +58,9 @@ import { openClusterState, type ClusterState } from './cluster/open.js';
 import { openClusterClientCa, openClusterServerCa, type ClusterCa } from './cluster/cluster-ca.js';
 import { openClusterSecretParts } from './cluster/cluster-acl.js';
 import type { CertificateAuthority } from './connect/ca/authority.js';
+import { openLocalAgent, type LocalAgent } from './local/open.js';
+import { agentServiceRoutes } from './http/handlers/agent-services.js';
+import { agentCheckRoutes } from './http/handlers/agent-checks.js';
 
 /** KV can be large: in a cluster it stays in etcd and each read goes there (docs/decisions.md D15). */
 const READ_THROUGH_TABLES = [KV_TABLE];
@@ -98,6 +101,8 @@ export interface Agent {
   readonly intentions: IntentionStore;
   /** The built-in CA, its roots cache and the leaf manager; undefined with connect disabled. */
   readonly ca: ConnectCa | undefined;
+  /** This agent's own services and checks (src/local/); `local.state` is what anti-entropy follows. */
+  readonly local: LocalAgent;
   /**
    * The connection decision of POST /v1/agent/connect/authorize, in-process: the same checks,
    * ACL rule (service:write on Target, with `token` or the agent's default token) and reasons.
@@ -297,6 +302,8 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     metrics.gauge('svc.connect.ca.leaf.signing_queue', () => pool.waiting);
   }
 
+  const local = await openLocalAgent(config, { nodeName: info.nodeName, clock, log });
+
   const routes = buildApi(() => running.limits.httpMaxBodyBytes, aclGate(resolver, defaultToken), [
     kvRoutes({ store, blocking, brand, limits, kvMaxValueSize: () => running.kvMaxValueSize, random }),
     connectCaRoutes({ ca, blocking, brand, limits, clock, random, metrics }),
@@ -309,6 +316,8 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     intentionsRoutes({ intentions, blocking, brand, limits, random, connectEnabled: config.connect.enabled }),
     aclRoutes({ ...aclDomain, store, blocking, brand, limits, random }),
     agentTokenRoutes({ tokens: agentTokens, nodeName: info.nodeName, log }),
+    agentServiceRoutes({ local, brand, datacenter: config.datacenter, blocking, limits, random }),
+    agentCheckRoutes({ local, brand }),
     agentRoutes({
       metrics,
       prometheus,
@@ -427,6 +436,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     intentions,
     authorize,
     ca,
+    local,
     get listening() {
       return listening;
     },
@@ -446,6 +456,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         descriptorWatch?.stop();
         for (const server of servers) server.close();
         blocking.releaseAll();
+        await local.close();
         intentions.close();
         ca?.leaves.close();
         if (ca !== undefined) await leafCacheFile?.close(ca.leaves.held());

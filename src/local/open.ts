@@ -1,0 +1,29 @@
+// Builds the agent's local services and checks from its config: the state, the check-runner
+// thread, the supervisor, the data_dir file (its registrations restored first), and the
+// services and checks the config files declare.
+import type { AgentConfig } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/log.js';
+import { CheckSupervisor } from './check-supervisor.js';
+import { LocalAgent } from './local-agent.js';
+import { LocalState } from './local-state.js';
+import { LocalPersistence } from './persistence.js';
+import { ThreadProbeRunner } from './thread-runner.js';
+
+export type { LocalAgent } from './local-agent.js';
+
+export interface LocalAgentParts {
+  readonly nodeName: string;
+  readonly clock: Clock;
+  readonly log: Logger;
+}
+
+export async function openLocalAgent(config: AgentConfig, parts: LocalAgentParts): Promise<LocalAgent> {
+  const state = new LocalState(parts.nodeName);
+  const persistence = config.dataDir === undefined ? undefined : new LocalPersistence(config.dataDir, parts.log);
+  await persistence?.load(state);
+  persistence?.follow(state);
+  const runner = new ThreadProbeRunner(parts.log);
+  const supervisor = new CheckSupervisor(state, { clock: parts.clock, runner });
+  return new LocalAgent(state, supervisor, persistence, runner);
+}
