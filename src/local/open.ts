@@ -23,6 +23,14 @@ export async function openLocalAgent(config: AgentConfig, parts: LocalAgentParts
   const persistence = config.dataDir === undefined ? undefined : new LocalPersistence(config.dataDir, parts.log);
   await persistence?.load(state);
   persistence?.follow(state);
+  // Consul logs each check that changes status; tests and operators follow it.
+  state.onChange((event) => {
+    if (event.type === 'check-status')
+      parts.log.info(
+        { checkId: event.check.checkId, status: event.check.status, previous: event.previous },
+        'check status changed',
+      );
+  });
   const runner = new ThreadProbeRunner(parts.log);
   const supervisor = new CheckSupervisor(state, { clock: parts.clock, runner });
   return new LocalAgent(state, supervisor, persistence, runner);
