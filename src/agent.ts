@@ -58,7 +58,7 @@ import { openClusterState, type ClusterState } from './cluster/open.js';
 import { openClusterClientCa, openClusterServerCa, type ClusterCa } from './cluster/cluster-ca.js';
 import { openClusterSecretParts } from './cluster/cluster-acl.js';
 import type { CertificateAuthority } from './connect/ca/authority.js';
-import { openLocalAgent, type LocalAgent } from './local/open.js';
+import { openLocalAgent, type LocalAgent, type PreparedConfig } from './local/open.js';
 import { agentServiceRoutes } from './http/handlers/agent-services.js';
 import { agentCheckRoutes } from './http/handlers/agent-checks.js';
 
@@ -380,11 +380,13 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     const run = reloading.then(async () => {
       let next: AgentConfig;
       let credentials: Awaited<ReturnType<typeof readTlsCredentials>> | undefined;
+      let registrations: PreparedConfig;
       try {
         if (given === undefined && options.reloadConfig === undefined) throw agentError('CONFIG_RELOAD_UNAVAILABLE');
         next = given ?? (await (options.reloadConfig as () => AgentConfig | Promise<AgentConfig>)());
         // Everything that can fail is read before anything changes.
         if (httpsServer !== undefined && next.ports.https !== -1) credentials = await readTlsCredentials(next.tls);
+        registrations = local.prepareConfig(next.registrations);
       } catch (err) {
         const failure =
           isAgentError(err) && err.code === 'CONFIG_RELOAD_UNAVAILABLE'
@@ -405,6 +407,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       agentTokens.load(next.acl.tokens);
       if ('setLevel' in log) (log as RootLogger).setLevel(next.logLevel);
       if (credentials !== undefined) httpsServer?.replaceCredentials?.(credentials);
+      await local.applyConfig(registrations);
       log.info(
         { applied: plan.applied, restartNeeded: plan.restartNeeded, tlsReloaded: credentials !== undefined },
         'config reloaded',

@@ -2,7 +2,8 @@
 // a registration as Consul does, register it in LocalState, run its checks (CheckSupervisor) and
 // keep it in data_dir (LocalPersistence) before answering. ACL decisions stay with the caller,
 // which knows the token; `sidecarName` tells it which name the sidecar will register under.
-import { agentError } from '../core/errors.js';
+import { AgentError, agentError, isAgentError } from '../core/errors.js';
+import { readCheckDefinition, readServiceDefinition } from './definition.js';
 import type { CheckSupervisor } from './check-supervisor.js';
 import type { LocalPersistence } from './persistence.js';
 import type { ProbeRunner } from './probe-protocol.js';
@@ -113,6 +114,46 @@ export class LocalAgent {
     return { status: aggregate(checks), checks };
   }
 
+  /**
+   * Reads and validates the config files' service and check blocks (throws the first problem,
+   * naming its block) without changing anything: a reload that fails changes nothing.
+   */
+  prepareConfig(registrations: ConfigRegistrations): PreparedConfig {
+    const services = registrations.services.map((raw, i) =>
+      named(`services[${i}]`, () => {
+        const def = readServiceDefinition(raw);
+        this.validateService(def);
+        return def;
+      }),
+    );
+    const declared = new Set(services.map((s) => s.id || s.name));
+    const checks = registrations.checks.map((raw, i) =>
+      named(`checks[${i}]`, () => {
+        const def = readCheckDefinition(raw);
+        if (def.serviceId !== '' && declared.has(def.serviceId)) this.validateCheck({ ...def, serviceId: '' });
+        else this.validateCheck(def);
+        refuseUnrunnable(def);
+        return def;
+      }),
+    );
+    return { services, checks };
+  }
+
+  /** Makes the config's registrations the config-sourced ones: new and changed added, dropped removed. */
+  async applyConfig(prepared: PreparedConfig): Promise<void> {
+    const serviceIds = new Set(prepared.services.map((s) => s.id || s.name));
+    const checkIds = new Set(prepared.checks.map((c) => c.checkId || c.name));
+    for (const service of [...this.state.services()])
+      if (service.source === 'config' && service.sidecarOf === undefined && !serviceIds.has(service.id))
+        this.state.removeService(service.id);
+    for (const check of [...this.state.checks()])
+      if (check.source === 'config' && check.serviceId === '' && !checkIds.has(check.checkId))
+        this.state.removeCheck(check.checkId);
+    for (const def of prepared.services) this.state.addService(def, { source: 'config', replaceExistingChecks: true });
+    for (const def of prepared.checks) this.state.addCheck(def, 'config');
+    await this.persist();
+  }
+
   /** Stops the checks and the runner thread, and writes the registrations a last time. */
   async close(): Promise<void> {
     this.supervisor.close();
@@ -122,6 +163,26 @@ export class LocalAgent {
 
   private persist(): Promise<void> {
     return this.persistence?.saveSoon(this.state) ?? Promise.resolve();
+  }
+}
+
+export interface ConfigRegistrations {
+  readonly services: readonly Readonly<Record<string, unknown>>[];
+  readonly checks: readonly Readonly<Record<string, unknown>>[];
+}
+
+export interface PreparedConfig {
+  readonly services: readonly ServiceDefinition[];
+  readonly checks: readonly CheckDefinition[];
+}
+
+/** Runs `read`; an AgentError it raises names the config block it came from. */
+function named<T>(block: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (isAgentError(err)) throw new AgentError(err.code, `${block}: ${err.message}`, { cause: err });
+    throw err;
   }
 }
 

@@ -122,7 +122,12 @@ export class LocalState {
         ? undefined
         : sidecarDefinition(service, def.sidecarService, this.sidecarPorts, this.serviceMap.values());
     this.putService(service, def.checks, options.replaceExistingChecks ?? false);
-    if (sidecar === undefined) return [service];
+    if (sidecar === undefined) {
+      // The nested definition owns its sidecar: a registration without one removes it.
+      for (const other of [...this.serviceMap.values()])
+        if (other.sidecarOf === service.id) this.removeService(other.id);
+      return [service];
+    }
     const proxy = toLocalService(sidecar, source, service.id);
     this.putService(proxy, sidecar.checks, options.replaceExistingChecks ?? false);
     return [service, proxy];

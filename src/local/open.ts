@@ -10,7 +10,7 @@ import { LocalState } from './local-state.js';
 import { LocalPersistence } from './persistence.js';
 import { ThreadProbeRunner } from './thread-runner.js';
 
-export type { LocalAgent } from './local-agent.js';
+export type { LocalAgent, PreparedConfig } from './local-agent.js';
 
 export interface LocalAgentParts {
   readonly nodeName: string;
@@ -33,5 +33,12 @@ export async function openLocalAgent(config: AgentConfig, parts: LocalAgentParts
   });
   const runner = new ThreadProbeRunner(parts.log);
   const supervisor = new CheckSupervisor(state, { clock: parts.clock, runner });
-  return new LocalAgent(state, supervisor, persistence, runner);
+  const local = new LocalAgent(state, supervisor, persistence, runner);
+  try {
+    await local.applyConfig(local.prepareConfig(config.registrations));
+  } catch (err) {
+    await local.close();
+    throw err;
+  }
+  return local;
 }

@@ -1,5 +1,7 @@
 // The agent's local services on the real agent: register with a sidecar, list and filter,
 // deregister, hash-blocking reads, maintenance, health status codes, a restart with data_dir.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerOf } from '../support/errors.js';
 import { startAgent, tempDir, type AgentProcess } from './support/agent-process.js';
@@ -177,6 +179,61 @@ describe('agent services across a restart', () => {
         await agent.stop();
       }
     } finally {
+      await dir.remove();
+    }
+  });
+});
+
+describe('agent services from config files', () => {
+  it('registers HCL and JSON service blocks from -config-dir and follows a SIGHUP reload', async () => {
+    const dir = await tempDir('svc-config-');
+    const hcl = [
+      'service {',
+      '  name = "web"',
+      '  port = 80',
+      '  connect { sidecar_service {} }',
+      '  check {',
+      '    id = "web-ttl"',
+      '    ttl = "30s"',
+      '  }',
+      '}',
+      'service {',
+      '  name = "api"',
+      '  checks = [{ id = "api-1", ttl = "10s" }, { id = "api-2", ttl = "10s" }]',
+      '}',
+    ].join('\n');
+    await writeFile(join(dir.path, 'a.hcl'), hcl);
+    await writeFile(join(dir.path, 'b.json'), JSON.stringify({ services: [{ name: 'db', port: 5432 }] }));
+    const agent = await startAgent({ args: ['-config-dir', dir.path] });
+    try {
+      const ports = async (): Promise<Record<string, number>> => {
+        const all = (await (await fetch(`${agent.url}/v1/agent/services`)).json()) as Record<string, { Port: number }>;
+        return Object.fromEntries(Object.entries(all).map(([id, s]) => [id, s.Port]));
+      };
+      expect(await ports()).toEqual({ web: 80, 'web-sidecar-proxy': 21000, api: 0, db: 5432 });
+      const checks = (await (await fetch(`${agent.url}/v1/agent/checks`)).json()) as Record<string, unknown>;
+      expect(Object.keys(checks).sort()).toEqual([
+        'api-1',
+        'api-2',
+        'service:web-sidecar-proxy:1',
+        'service:web-sidecar-proxy:2',
+        'web-ttl',
+      ]);
+
+      await writeFile(join(dir.path, 'a.hcl'), 'service {\n  name = "web"\n  port = 81\n}\n');
+      const from = agent.logs.length;
+      agent.child.kill('SIGHUP');
+      await agent.waitForLog((l) => l.msg === 'config reloaded', from);
+      expect(await ports()).toEqual({ web: 81, db: 5432 });
+
+      await writeFile(join(dir.path, 'b.json'), JSON.stringify({ service: { name: 'db', port: 'x' } }));
+      const again = agent.logs.length;
+      agent.child.kill('SIGHUP');
+      const failed = await agent.waitForLog((l) => String(l.msg).startsWith('config reload failed'), again);
+      expect(JSON.stringify(failed)).toContain('services[1]: Request decode failed: Port must be an integer');
+      expect(await ports()).toEqual({ web: 81, db: 5432 });
+    } finally {
+      await agent.stop();
       await dir.remove();
     }
   });

@@ -70,6 +70,7 @@ describe('defaults', () => {
       },
       cache: { maxEntries: 10_000, ttlMs: 72 * 3_600_000 },
       telemetry: { prometheusRetentionTimeMs: 60_000 },
+      registrations: { services: [], checks: [] },
     });
   });
 
