@@ -91,6 +91,8 @@ export function toAgentConfig(
     },
     cache: { maxEntries: v.cache.max_entries, ttlMs: v.cache.ttl },
     telemetry: { prometheusRetentionTimeMs: v.telemetry.prometheus_retention_time },
+    sidecarPorts: { min: v.ports.sidecar_min_port, max: v.ports.sidecar_max_port },
+    checkOutputMaxSize: v.check_output_max_size,
     registrations,
   };
 }

@@ -34,6 +34,8 @@ const KEY_NAMES: Readonly<Record<string, string>> = {
   'connect.caConfig': 'connect.ca_config',
   tls: 'tls.defaults',
   registrations: '',
+  'sidecarPorts.min': 'ports.sidecar_min_port',
+  'sidecarPorts.max': 'ports.sidecar_max_port',
 };
 
 export function planReload(current: AgentConfig, next: AgentConfig): ReloadPlan {

@@ -19,7 +19,7 @@ export interface LocalAgentParts {
 }
 
 export async function openLocalAgent(config: AgentConfig, parts: LocalAgentParts): Promise<LocalAgent> {
-  const state = new LocalState(parts.nodeName);
+  const state = new LocalState(parts.nodeName, config.sidecarPorts);
   const persistence = config.dataDir === undefined ? undefined : new LocalPersistence(config.dataDir, parts.log);
   await persistence?.load(state);
   persistence?.follow(state);
@@ -32,7 +32,11 @@ export async function openLocalAgent(config: AgentConfig, parts: LocalAgentParts
       );
   });
   const runner = new ThreadProbeRunner(parts.log);
-  const supervisor = new CheckSupervisor(state, { clock: parts.clock, runner });
+  const supervisor = new CheckSupervisor(state, {
+    clock: parts.clock,
+    runner,
+    outputMaxSize: config.checkOutputMaxSize,
+  });
   const local = new LocalAgent(state, supervisor, persistence, runner);
   try {
     await local.applyConfig(local.prepareConfig(config.registrations));

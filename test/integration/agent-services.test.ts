@@ -185,7 +185,7 @@ describe('agent services across a restart', () => {
 });
 
 describe('agent services from config files', () => {
-  it('registers HCL and JSON service blocks from -config-dir and follows a SIGHUP reload', async () => {
+  it('registers HCL and JSON service blocks from -config-dir, sidecars in its port range, and follows a reload', async () => {
     const dir = await tempDir('svc-config-');
     const hcl = [
       'service {',
@@ -203,14 +203,20 @@ describe('agent services from config files', () => {
       '}',
     ].join('\n');
     await writeFile(join(dir.path, 'a.hcl'), hcl);
-    await writeFile(join(dir.path, 'b.json'), JSON.stringify({ services: [{ name: 'db', port: 5432 }] }));
+    await writeFile(
+      join(dir.path, 'b.json'),
+      JSON.stringify({
+        services: [{ name: 'db', port: 5432 }],
+        ports: { sidecar_min_port: 22000, sidecar_max_port: 22001 },
+      }),
+    );
     const agent = await startAgent({ args: ['-config-dir', dir.path] });
     try {
       const ports = async (): Promise<Record<string, number>> => {
         const all = (await (await fetch(`${agent.url}/v1/agent/services`)).json()) as Record<string, { Port: number }>;
         return Object.fromEntries(Object.entries(all).map(([id, s]) => [id, s.Port]));
       };
-      expect(await ports()).toEqual({ web: 80, 'web-sidecar-proxy': 21000, api: 0, db: 5432 });
+      expect(await ports()).toEqual({ web: 80, 'web-sidecar-proxy': 22000, api: 0, db: 5432 });
       const checks = (await (await fetch(`${agent.url}/v1/agent/checks`)).json()) as Record<string, unknown>;
       expect(Object.keys(checks).sort()).toEqual([
         'api-1',
