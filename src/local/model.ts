@@ -120,7 +120,7 @@ export type RegistrationSource = 'api' | 'config';
 export type CheckType =
   'http' | 'tcp' | 'grpc' | 'ttl' | 'alias' | 'script' | 'udp' | 'h2ping' | 'docker' | 'os_service';
 
-/** A registered check (Consul's HealthCheck) and the spec it runs by. */
+/** A registered check (Consul's HealthCheck) and the CheckSpec it runs by. */
 export interface LocalCheck {
   readonly checkId: string;
   readonly name: string;
