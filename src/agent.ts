@@ -407,7 +407,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       agentTokens.load(next.acl.tokens);
       if ('setLevel' in log) (log as RootLogger).setLevel(next.logLevel);
       if (credentials !== undefined) httpsServer?.replaceCredentials?.(credentials);
-      await local.applyConfig(registrations);
+      local.applyConfig(registrations);
       log.info(
         { applied: plan.applied, restartNeeded: plan.restartNeeded, tlsReloaded: credentials !== undefined },
         'config reloaded',

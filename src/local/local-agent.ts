@@ -140,7 +140,7 @@ export class LocalAgent {
   }
 
   /** Makes the config's registrations the config-sourced ones: new and changed added, dropped removed. */
-  async applyConfig(prepared: PreparedConfig): Promise<void> {
+  applyConfig(prepared: PreparedConfig): void {
     const serviceIds = new Set(prepared.services.map((s) => s.id || s.name));
     const checkIds = new Set(prepared.checks.map((c) => c.checkId || c.name));
     for (const service of [...this.state.services()])
@@ -151,14 +151,13 @@ export class LocalAgent {
         this.state.removeCheck(check.checkId);
     for (const def of prepared.services) this.state.addService(def, { source: 'config', replaceExistingChecks: true });
     for (const def of prepared.checks) this.state.addCheck(def, 'config');
-    await this.persist();
   }
 
   /** Stops the checks and the runner thread, and writes the registrations a last time. */
   async close(): Promise<void> {
     this.supervisor.close();
     await this.runner?.close();
-    await this.persistence?.close(this.state);
+    await this.persistence?.close();
   }
 
   private persist(): Promise<void> {

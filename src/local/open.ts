@@ -39,7 +39,7 @@ export async function openLocalAgent(config: AgentConfig, parts: LocalAgentParts
   });
   const local = new LocalAgent(state, supervisor, persistence, runner);
   try {
-    await local.applyConfig(local.prepareConfig(config.registrations));
+    local.applyConfig(local.prepareConfig(config.registrations));
   } catch (err) {
     await local.close();
     throw err;

@@ -66,9 +66,10 @@ export class LocalPersistence {
     return this.pending;
   }
 
-  async close(state: LocalState): Promise<void> {
+  /** Waits for the writes already asked for; nothing is written after this. */
+  async close(): Promise<void> {
     this.unsubscribe?.();
-    await this.saveSoon(state);
+    await (this.pending ?? this.writing);
   }
 
   private async write(state: LocalState): Promise<void> {
@@ -92,7 +93,18 @@ export class LocalPersistence {
   }
 }
 
+/** A change the file holds: the API's registrations and its TTL checks' updates (config ones are not kept). */
 function matters(event: LocalEvent): boolean {
-  if (event.type === 'check-status' || event.type === 'check-output') return event.check.type === 'ttl';
-  return true;
+  switch (event.type) {
+    case 'service-registered':
+      return event.service.source === 'api';
+    case 'check-registered':
+      return event.check.source === 'api';
+    case 'check-status':
+    case 'check-output':
+      return event.check.type === 'ttl' && event.check.source === 'api';
+    case 'service-deregistered':
+    case 'check-deregistered':
+      return true;
+  }
 }
