@@ -24,7 +24,8 @@ interface TtlState {
 export class CheckSupervisor {
   private readonly ttls = new Map<string, TtlState>();
   private readonly probes = new Set<string>();
-  private readonly aliases = new Set<string>();
+  /** Alias check ID → the service it follows. */
+  private readonly aliases = new Map<string, string>();
   private readonly reapers = new Map<string, TimerHandle>();
   private readonly unsubscribe: () => void;
 
@@ -35,7 +36,7 @@ export class CheckSupervisor {
     options.runner?.onResult((id, status, output) => this.state.updateCheck(id, status, output));
     this.unsubscribe = state.onChange((event) => this.follow(event));
     for (const check of state.checks()) this.start(check);
-    this.evaluateAliases();
+    this.evaluateAliases(undefined);
   }
 
   /**
@@ -67,24 +68,32 @@ export class CheckSupervisor {
     this.reapers.clear();
   }
 
+  /** Alias checks are evaluated again only for the service a change touched (all for a node check's). */
   private follow(event: LocalEvent): void {
+    const scope = (serviceId: string): string | undefined => (serviceId === '' ? undefined : serviceId);
     switch (event.type) {
       case 'check-registered':
         this.start(event.check);
-        break;
+        if (event.check.type === 'alias') this.evaluateAlias(event.check.checkId);
+        this.evaluateAliases(scope(event.check.serviceId));
+        return;
       case 'check-deregistered':
         this.stop(event.checkId);
-        break;
+        this.evaluateAliases(undefined);
+        return;
       case 'check-status':
         this.watchCritical(event.check);
-        break;
+        this.evaluateAliases(scope(event.check.serviceId));
+        return;
       case 'check-output':
         return;
       case 'service-registered':
+        this.evaluateAliases(event.service.id);
+        return;
       case 'service-deregistered':
-        break;
+        this.evaluateAliases(event.serviceId);
+        return;
     }
-    this.evaluateAliases();
   }
 
   private start(check: LocalCheck): void {
@@ -92,7 +101,7 @@ export class CheckSupervisor {
       const state: TtlState = { timer: this.ttlTimer(check), lastOutput: check.output };
       this.ttls.set(check.checkId, state);
     } else if (check.type === 'alias') {
-      this.aliases.add(check.checkId);
+      this.aliases.set(check.checkId, check.spec.aliasService);
     } else if ((check.type === 'http' || check.type === 'tcp' || check.type === 'grpc') && this.options.runner) {
       this.probes.add(check.checkId);
       this.options.runner.set(check.checkId, this.probeSpec(check));
@@ -140,14 +149,18 @@ export class CheckSupervisor {
     );
   }
 
+  /** The alias checks following `serviceId` (every one when undefined). */
+  private evaluateAliases(serviceId: string | undefined): void {
+    for (const [id, target] of this.aliases)
+      if (serviceId === undefined || target === serviceId) this.evaluateAlias(id);
+  }
+
   /** Consul's CheckAlias over local state: the worst of the service's checks and the node's. */
-  private evaluateAliases(): void {
-    for (const id of this.aliases) {
-      const alias = this.state.check(id);
-      if (alias === undefined) continue;
-      const { status, output } = this.aliasResult(alias);
-      this.state.updateCheck(id, status, output);
-    }
+  private evaluateAlias(id: string): void {
+    const alias = this.state.check(id);
+    if (alias === undefined) return;
+    const { status, output } = this.aliasResult(alias);
+    this.state.updateCheck(id, status, output);
   }
 
   private aliasResult(alias: LocalCheck): { status: HealthStatus; output: string } {
