@@ -69,6 +69,9 @@ import { serveForwardedWrites, writeForwarder } from './cluster/write-forwarding
 import { forwardedWriteRunner, forwardingRoutes, writeRoutes } from './http/forward.js';
 import type { Route } from './http/route-types.js';
 import type { CertificateAuthority } from './connect/ca/authority.js';
+import { openLocalAgent, type LocalAgent, type PreparedConfig } from './local/open.js';
+import { agentServiceRoutes } from './http/handlers/agent-services.js';
+import { agentCheckRoutes } from './http/handlers/agent-checks.js';
 
 /** KV can be large: in a cluster it stays in etcd and each read goes there (docs/decisions.md D15). */
 const READ_THROUGH_TABLES = [KV_TABLE];
@@ -110,6 +113,8 @@ export interface Agent {
   readonly intentions: IntentionStore;
   /** The built-in CA, its roots cache and the leaf manager; undefined with connect disabled. */
   readonly ca: ConnectCa | undefined;
+  /** This agent's own services and checks (src/local/); `local.state` is what anti-entropy follows. */
+  readonly local: LocalAgent;
   /**
    * The connection decision of POST /v1/agent/connect/authorize, in-process: the same checks,
    * ACL rule (service:write on Target, with `token` or the agent's default token) and reasons.
@@ -344,6 +349,8 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     metrics.gauge('svc.connect.ca.leaf.signing_queue', () => pool.waiting);
   }
 
+  const local = await openLocalAgent(config, { nodeName: info.nodeName, clock, log });
+
   const maxBodyBytes = (): number => running.limits.httpMaxBodyBytes;
   const gate = aclGate(resolver, defaultToken);
   // The routes that change shared state: in a cluster a client agent's writes to them go through a
@@ -398,6 +405,8 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     healthRoutes({ queries: catalogQueries, store, blocking, brand, limits, random }),
     writesThrough(aclApi),
     agentTokenRoutes({ tokens: agentTokens, nodeName: info.nodeName, log }),
+    agentServiceRoutes({ local, brand, datacenter: config.datacenter, blocking, limits, random }),
+    agentCheckRoutes({ local, brand }),
     agentRoutes({
       metrics,
       prometheus,
@@ -460,11 +469,13 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     const run = reloading.then(async () => {
       let next: AgentConfig;
       let credentials: Awaited<ReturnType<typeof readTlsCredentials>> | undefined;
+      let registrations: PreparedConfig;
       try {
         if (given === undefined && options.reloadConfig === undefined) throw agentError('CONFIG_RELOAD_UNAVAILABLE');
         next = given ?? (await (options.reloadConfig as () => AgentConfig | Promise<AgentConfig>)());
         // Everything that can fail is read before anything changes.
         if (httpsServer !== undefined && next.ports.https !== -1) credentials = await readTlsCredentials(next.tls);
+        registrations = local.prepareConfig(next.registrations);
       } catch (err) {
         const failure =
           isAgentError(err) && err.code === 'CONFIG_RELOAD_UNAVAILABLE'
@@ -485,6 +496,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       agentTokens.load(next.acl.tokens);
       if ('setLevel' in log) (log as RootLogger).setLevel(next.logLevel);
       if (credentials !== undefined) httpsServer?.replaceCredentials?.(credentials);
+      local.applyConfig(registrations);
       log.info(
         { applied: plan.applied, restartNeeded: plan.restartNeeded, tlsReloaded: credentials !== undefined },
         'config reloaded',
@@ -516,6 +528,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     intentions,
     authorize,
     ca,
+    local,
     get listening() {
       return listening;
     },
@@ -537,6 +550,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         for (const server of servers) server.close();
         blocking.releaseAll();
         liveness?.close();
+        await local.close();
         intentions.close();
         ca?.leaves.close();
         if (ca !== undefined) await leafCacheFile?.close(ca.leaves.held());

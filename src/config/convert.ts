@@ -1,10 +1,15 @@
 // Maps validated snake_case values onto the camelCase AgentConfig the rest of the agent reads.
 // Spelled out key by key so the compiler checks both sides; derived defaults are resolved here.
 import { defaultKeyBits } from './ca-rules.js';
+import { NO_REGISTRATIONS, type Registrations } from './registrations.js';
 import type { ConfigValues } from './schema.js';
 import type { AgentConfig } from './types.js';
 
-export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
+export function toAgentConfig(
+  v: ConfigValues,
+  dev: boolean,
+  registrations: Registrations = NO_REGISTRATIONS,
+): AgentConfig {
   const ca = v.connect.ca_config;
   return {
     dev,
@@ -86,5 +91,8 @@ export function toAgentConfig(v: ConfigValues, dev: boolean): AgentConfig {
     },
     cache: { maxEntries: v.cache.max_entries, ttlMs: v.cache.ttl },
     telemetry: { prometheusRetentionTimeMs: v.telemetry.prometheus_retention_time },
+    sidecarPorts: { min: v.ports.sidecar_min_port, max: v.ports.sidecar_max_port },
+    checkOutputMaxSize: v.check_output_max_size,
+    registrations,
   };
 }

@@ -13,6 +13,7 @@ import { ConfigError } from './errors.js';
 import { checkKeys, ignoredWarning } from './known-keys.js';
 import { moveConsulRenames } from './consul-renames.js';
 import { deepFreeze, deepMerge, isPlainObject, type PlainObject } from './object.js';
+import { takeRegistrations } from './registrations.js';
 import { parseJsonConfig, type ConfigSource } from './sources.js';
 import type { RawConfig } from './schema.js';
 import type { AgentConfig } from './types.js';
@@ -60,6 +61,8 @@ export function loadConfig(input: LoadInput): AgentConfig {
   const fileProblems: string[] = [];
   const warnings: string[] = [];
   const layers: { readonly path: string; readonly values: PlainObject }[] = [];
+  const services: PlainObject[] = [];
+  const checks: PlainObject[] = [];
   const sources = [...(input.files ?? []).map((path) => readJsonFile(path, env)), ...(input.sources ?? [])];
   for (const source of sources) {
     if ('problem' in source) {
@@ -72,7 +75,11 @@ export function loadConfig(input: LoadInput): AgentConfig {
     const moved = moveConsulRenames(values);
     const current = dropDeprecated(moved.values);
     warnings.push(...[...moved.warnings, ...current.warnings].map((w) => `${path}: ${w}`));
-    layers.push({ path, values: current.values });
+    const taken = takeRegistrations(current.values);
+    fileProblems.push(...taken.problems.map((p) => `${path}: ${p}`));
+    services.push(...taken.registrations.services);
+    checks.push(...taken.registrations.checks);
+    layers.push({ path, values: taken.values });
   }
   // A file that could not be read leaves the merged view incomplete, so judging the values would
   // only add misleading problems (e.g. data_dir "missing" because it was in that file).
@@ -125,7 +132,7 @@ export function loadConfig(input: LoadInput): AgentConfig {
     input.warn ??
     ((message: string) => process.emitWarning(message, { type: 'DeprecationWarning', code: CONFIG_DEPRECATION_CODE }));
   for (const message of warnings) warn(message);
-  return deepFreeze(toAgentConfig(result.values, input.dev));
+  return deepFreeze(toAgentConfig(result.values, input.dev, { services, checks }));
 }
 
 function readJsonFile(path: string, env: LoadEnv): ConfigSource {

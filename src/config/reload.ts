@@ -24,6 +24,8 @@ const RELOADABLE = new Set([
   'tls.keyFile',
   'tls.caFile',
   'tls.minVersion',
+  'registrations.services',
+  'registrations.checks',
 ]);
 
 /** Where AgentConfig's shape differs from the file keys. */
@@ -31,6 +33,9 @@ const KEY_NAMES: Readonly<Record<string, string>> = {
   kvMaxValueSize: 'limits.kv_max_value_size',
   'connect.caConfig': 'connect.ca_config',
   tls: 'tls.defaults',
+  registrations: '',
+  'sidecarPorts.min': 'ports.sidecar_min_port',
+  'sidecarPorts.max': 'ports.sidecar_max_port',
 };
 
 export function planReload(current: AgentConfig, next: AgentConfig): ReloadPlan {

@@ -71,6 +71,12 @@ export const CONFIG_SCHEMA = {
       -1,
       'Port of the HTTPS API (needs tls.defaults.cert_file and key_file); 0 picks a free port; -1 disables it.',
     ),
+    sidecar_min_port: key(
+      int(0, 65535),
+      21000,
+      'Lowest port given to a Connect.SidecarService registered without one; 0 turns the assignment off.',
+    ),
+    sidecar_max_port: key(int(0, 65535), 21255, 'Highest port given to a sidecar registered without one.'),
   },
   tls: {
     defaults: {
@@ -96,6 +102,11 @@ export const CONFIG_SCHEMA = {
       ),
     },
   },
+  check_output_max_size: key(
+    int(1),
+    4096,
+    "Bytes of a check's output kept when the check sets no OutputMaxSize (an HTTP body's last bytes).",
+  ),
   data_dir: optionalKey(text(), 'Directory for persistent state; required unless -dev.', 'none (required unless -dev)'),
   log_level: key(
     logLevel(),

@@ -8,6 +8,7 @@ import { describeFsError } from '../core/error-text.js';
 import { HclSyntaxError, hclToObject } from '../core/hcl.js';
 import { findJsonSyntaxError } from './json-error.js';
 import { deepMerge, isPlainObject, type PlainObject } from './object.js';
+import { foldRegistration } from './registrations.js';
 
 export interface ConfigPath {
   readonly kind: 'file' | 'dir';
@@ -19,6 +20,7 @@ export type ConfigSource =
   { readonly path: string; readonly values: PlainObject } | { readonly path: string; readonly problem: string };
 
 const FORMATS = ['.json', '.hcl'];
+const REGISTRATION_KEYS = new Set(['service', 'services', 'check', 'checks']);
 
 export async function readConfigSources(paths: readonly ConfigPath[]): Promise<ConfigSource[]> {
   const sources: ConfigSource[] = [];
@@ -80,7 +82,12 @@ export async function parseHclConfig(path: string, text: string): Promise<Config
     if (err instanceof HclSyntaxError) return { path, problem: `invalid HCL: ${err.detail}` };
     throw err;
   }
-  return { path, values: foldBlocks(parsed) as PlainObject };
+  // Registration blocks (service, check) may repeat and hold lists: they are folded apart.
+  const registrations = Object.entries(parsed).filter(([key]) => REGISTRATION_KEYS.has(key));
+  const rest = Object.fromEntries(Object.entries(parsed).filter(([key]) => !REGISTRATION_KEYS.has(key)));
+  const values = foldBlocks(rest) as PlainObject;
+  for (const [key, value] of registrations) values[key] = foldRegistration(value, key);
+  return { path, values };
 }
 
 /** `{ acl: [ { tokens: [ { … } ] } ] }` → `{ acl: { tokens: { … } } }`; a block given twice is merged. */

@@ -1,6 +1,7 @@
 // The agent's view of its configuration: camelCase, every default filled in, durations in
 // milliseconds, deep-frozen. Components take the slice they need (AclConfig, CaConfig, ...).
 import type { LogLevel } from '../core/log.js';
+import type { Registrations } from './registrations.js';
 
 export interface AclTokens {
   readonly initialManagement: string | undefined;
@@ -105,6 +106,12 @@ export interface AgentConfig {
   readonly connect: ConnectConfig;
   readonly cache: CacheConfig;
   readonly telemetry: { readonly prometheusRetentionTimeMs: number };
+  /** Ports given to sidecars registered without one (Consul's ports.sidecar_min_port, sidecar_max_port). */
+  readonly sidecarPorts: { readonly min: number; readonly max: number };
+  /** Output kept per check when it sets no OutputMaxSize. */
+  readonly checkOutputMaxSize: number;
+  /** The config files' `service(s)` and `check(s)` blocks, as written; src/local/ reads and validates them. */
+  readonly registrations: Registrations;
 }
 
 export interface EtcdTlsConfig {

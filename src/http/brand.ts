@@ -18,6 +18,8 @@ export interface BrandHeaders {
   readonly translateAddresses: string;
   readonly resultsFilteredByAcls: string;
   readonly effectiveConsistency: string;
+  /** Hash-based blocking on GET /v1/agent/service/:id. */
+  readonly contentHash: string;
   /** Read by every reply that carries KnownLeader and LastContact. */
   readonly leader?: LeaderContact | undefined;
 }
@@ -32,6 +34,7 @@ export function brandHeaders(brand: Brand, leader?: LeaderContact): BrandHeaders
     translateAddresses: `${p}Translate-Addresses`,
     resultsFilteredByAcls: `${p}Results-Filtered-By-ACLs`,
     effectiveConsistency: `${p}Effective-Consistency`,
+    contentHash: `${p}ContentHash`,
     leader,
   });
 }

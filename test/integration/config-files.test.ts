@@ -99,7 +99,6 @@ describe('config files', () => {
         'performance',
         'encrypt',
         'leave_on_terminate',
-        'services',
       ];
       expect(ignoredAt(0).sort()).toEqual([...expected].sort());
       expect((await fetch(`${agent.url}/v1/kv/x`)).status).toBe(403); // acl.default_policy "deny" was read

@@ -127,8 +127,6 @@ const IGNORED = [
   'recursors',
   'enable_script_checks',
   'leave_on_terminate',
-  'services',
-  'checks',
 ];
 
 const MOVED = [
@@ -209,11 +207,11 @@ describe("a Consul agent's config file", () => {
     const free = tmp.file('free.json', {
       data_dir: '/opt/consul',
       node_meta: { rack: 'r1' },
-      services: [{ anything: 1 }],
+      config_entries: { bootstrap: [{ anything: 1 }] },
     });
     expect((await loadFiles(free)).warnings).toEqual([
       `${free}: node_meta is ignored: svc-agent does not implement this Consul setting`,
-      `${free}: services is ignored: svc-agent does not implement this Consul setting`,
+      `${free}: config_entries is ignored: svc-agent does not implement this Consul setting`,
     ]);
     const ca = tmp.file('ca.json', { data_dir: '/opt/consul', connect: { ca_config: { leaf_cert_tll: '72h' } } });
     expect(await problemsOf(ca)).toEqual([

@@ -70,6 +70,9 @@ describe('defaults', () => {
       },
       cache: { maxEntries: 10_000, ttlMs: 72 * 3_600_000 },
       telemetry: { prometheusRetentionTimeMs: 60_000 },
+      sidecarPorts: { min: 21000, max: 21255 },
+      checkOutputMaxSize: 4096,
+      registrations: { services: [], checks: [] },
     });
   });
 

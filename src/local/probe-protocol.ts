@@ -1,0 +1,46 @@
+// The messages between the agent's main thread and the check-runner thread
+// (workers/check-runner.worker.ts): the main thread says which probes run, the thread answers only
+// with status or output changes.
+import type { HealthStatus } from './model.js';
+
+/** What the thread needs to run one HTTP, TCP or gRPC check. Durations in milliseconds. */
+export interface ProbeSpec {
+  readonly kind: 'http' | 'tcp' | 'grpc';
+  /** The URL (http), `host:port` (tcp), `host:port[/service]` (grpc). */
+  readonly target: string;
+  readonly method: string;
+  readonly header: Readonly<Record<string, readonly string[]>>;
+  readonly body: string;
+  readonly disableRedirects: boolean;
+  readonly useTls: boolean;
+  readonly tlsServerName: string;
+  readonly tlsSkipVerify: boolean;
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+  readonly outputMaxSize: number;
+  readonly successBeforePassing: number;
+  readonly failuresBeforeWarning: number;
+  readonly failuresBeforeCritical: number;
+  /** The status the check has now: thresholds count from it. */
+  readonly initialStatus: HealthStatus;
+}
+
+export type ToRunner =
+  | { readonly type: 'set'; readonly id: string; readonly probe: ProbeSpec }
+  | { readonly type: 'remove'; readonly id: string };
+
+export type FromRunner = {
+  readonly type: 'result';
+  readonly id: string;
+  readonly status: HealthStatus;
+  readonly output: string;
+};
+
+/** Runs probes somewhere (a worker thread) and reports changed results. */
+export interface ProbeRunner {
+  set(id: string, probe: ProbeSpec): void;
+  remove(id: string): void;
+  /** Registers the one receiver of results. */
+  onResult(fn: (id: string, status: HealthStatus, output: string) => void): void;
+  close(): Promise<void>;
+}
