@@ -37,6 +37,21 @@ function valueAt(buf: Buffer, at: number): number {
   return at;
 }
 
+/**
+ * Where `needle` first starts within `buf[from, to)`, or -1. Buffer.indexOf would read on to the
+ * end of the shared read buffer, 64 KiB of earlier reads, whenever the needle is not in the answer.
+ */
+function indexWithin(buf: Buffer, from: number, to: number, needle: Buffer): number {
+  const first = needle[0];
+  for (let at = from, last = to - needle.length; at <= last; at++) {
+    if (buf[at] !== first) continue;
+    let k = 1;
+    while (k < needle.length && buf[at + k] === needle[k]) k++;
+    if (k === needle.length) return at;
+  }
+  return -1;
+}
+
 /** Immutable outcomes, one per status (and mark), shared by every answer: nothing allocated per answer. */
 const plain = new Map<number, Outcome>();
 const marked = new Map<number, Outcome>();
@@ -202,9 +217,8 @@ export class HttpChannel implements Channel {
       total = headEnd + length;
       if (len < total) return false;
     } else if (chunked) {
-      // Bytes past `len` are an earlier read's: a match there is no match.
-      const end = buf.indexOf(CHUNKED_END, headEnd);
-      if (end === -1 || end + CHUNKED_END.length > len) return false;
+      const end = indexWithin(buf, headEnd, len, CHUNKED_END);
+      if (end === -1) return false;
       total = end + CHUNKED_END.length;
     } else {
       total = headEnd;
@@ -214,8 +228,7 @@ export class HttpChannel implements Channel {
       const answer = Buffer.from(buf.subarray(0, total));
       outcome = { status, head: answer.subarray(0, headEnd - 4), body: answer.subarray(headEnd) };
     } else if (this.mark !== undefined) {
-      const found = buf.indexOf(this.mark, headEnd);
-      outcome = outcomeOf(status, found !== -1 && found + this.mark.length <= total);
+      outcome = outcomeOf(status, indexWithin(buf, headEnd, total, this.mark) !== -1);
     } else {
       outcome = outcomeOf(status, undefined);
     }
