@@ -35,11 +35,15 @@ export interface Channel {
   start?(done: (outcome: Outcome) => void): void;
 }
 
-type Start = (done: (outcome: Outcome) => void) => void;
+/** A connection and how to send on it: its own callback, or its promise adapted once. */
+interface Slot {
+  readonly channel: Channel;
+  readonly start: (done: (outcome: Outcome) => void) => void;
+}
 
-function starter(channel: Channel): Start {
-  if (channel.start !== undefined) return channel.start.bind(channel);
-  return (done) => void channel.send().then(done);
+function slotOf(channel: Channel): Slot {
+  const start = channel.start?.bind(channel) ?? ((done) => void channel.send().then(done));
+  return { channel, start };
 }
 
 /** A request sent this long after it fell due counts as late even if a connection was free (a busy generator). */
@@ -80,7 +84,7 @@ function closedLoop(plan: LoadPlan): Promise<void> {
     let running = plan.channels.length;
     if (running === 0 || clock.now() >= until || plan.stopped?.() === true) return resolve();
     for (const channel of plan.channels) {
-      const start = starter(channel);
+      const { start } = slotOf(channel);
       let sent = clock.now();
       const answered = (outcome: Outcome): void => {
         const now = clock.now();
@@ -103,7 +107,7 @@ function backlogOf(plan: LoadPlan, pacer: Pacer): number {
 
 async function openLoop(plan: LoadPlan, pacer: Pacer): Promise<void> {
   const { clock } = plan;
-  const free = plan.channels.map((channel) => ({ channel, start: starter(channel) }));
+  const free = plan.channels.map(slotOf);
   // Due times of requests waiting for a free connection, oldest first, in a ring.
   const capacity = backlogOf(plan, pacer);
   const ring = new Float64Array(Math.max(1, capacity));
@@ -115,7 +119,7 @@ async function openLoop(plan: LoadPlan, pacer: Pacer): Promise<void> {
   const drop = (n: number): void => {
     if (n > 0) plan.dropped?.(n);
   };
-  const fire = (slot: (typeof free)[number], due: number, late: boolean): void => {
+  const fire = (slot: Slot, due: number, late: boolean): void => {
     inFlight++;
     slot.start((outcome) => {
       inFlight--;
