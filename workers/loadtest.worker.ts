@@ -38,6 +38,8 @@ const sendTimeMicros = (): string => String(Math.round(epochClock.now() * 1000))
 // Each connection remembers which request it sent last, so an answer is named by its request (kv's read or write).
 const lastSent = new Map<Channel, number>();
 const requestKinds = data.requestKinds;
+const answerKinds = data.answerKinds;
+const mark = answerKinds === undefined ? undefined : Buffer.from(answerKinds.bytes);
 const channels = Array.from({ length: data.connections }, (_, c) => {
   const target = data.targets[c % data.targets.length] as HttpTarget;
   const channel: HttpChannel = new HttpChannel(
@@ -49,17 +51,16 @@ const channels = Array.from({ length: data.connections }, (_, c) => {
     },
     data.connectionPerRequest,
     10_000,
-    data.answerKinds !== undefined,
+    false,
+    mark,
   );
   return channel;
 });
 
-const answerKinds = data.answerKinds;
 const kindOf = (outcome: Outcome, channel: Channel): string => {
   if (requestKinds !== undefined) return requestKinds[lastSent.get(channel) ?? 0] ?? '';
-  if (answerKinds !== undefined && 'body' in outcome && outcome.body !== undefined) {
-    return outcome.body.includes(answerKinds.bytes) ? answerKinds.ifFound : answerKinds.otherwise;
-  }
+  if (answerKinds !== undefined && 'marked' in outcome)
+    return outcome.marked ? answerKinds.ifFound : answerKinds.otherwise;
   return '';
 };
 const clock = epochClock;

@@ -1,6 +1,6 @@
 // One keep-alive HTTP/1.1 connection that sends prepared requests one at a time and reads just
 // enough of each answer (status, Content-Length or chunked end) to know it is complete: the load
-// generator's own cost per request stays small next to the agent's.
+// generator's own cost per request stays small next to the agent's (bench/http/loadgen-ceiling.ts).
 import { connect, type Socket } from 'node:net';
 import type { Outcome } from './types.js';
 import type { Channel } from './scheduler.js';
@@ -10,40 +10,87 @@ export interface HttpTarget {
   readonly port: number;
 }
 
-const HEAD_END = Buffer.from('\r\n\r\n');
 const CHUNKED_END = Buffer.from('0\r\n\r\n');
 const EMPTY = Buffer.alloc(0);
-/** Header names as servers send them, in both usual spellings. */
-const CONTENT_LENGTH = [Buffer.from('\r\nContent-Length:'), Buffer.from('\r\ncontent-length:')];
-const TRANSFER_ENCODING = [
-  Buffer.from('\r\nTransfer-Encoding: chunked'),
-  Buffer.from('\r\ntransfer-encoding: chunked'),
-];
-const CONNECTION_CLOSE = [Buffer.from('\r\nConnection: close'), Buffer.from('\r\nconnection: close')];
+// Header names lower-cased; a byte OR 0x20 lower-cases a letter and leaves '-' and ':' as they are.
+const CONTENT_LENGTH = Buffer.from('content-length:');
+const TRANSFER_ENCODING = Buffer.from('transfer-encoding:');
+const CONNECTION = Buffer.from('connection:');
+const CHUNKED = Buffer.from('chunked');
+const CLOSE = Buffer.from('close');
 
-/** Where one of the spellings starts within the head (before `end`), or -1. */
-function headerAt(buf: Buffer, end: number, names: readonly Buffer[]): number {
-  for (const name of names) {
-    const at = buf.indexOf(name);
-    if (at !== -1 && at < end) return at + name.length;
+/**
+ * Every read of every connection lands in this one buffer (net's `onread`): no Buffer and no stream
+ * event per answer. An answer is read before the callback returns; a partial one is copied out.
+ */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+
+/** Whether `name` (lower case) is at `at`, in any case. */
+function nameAt(buf: Buffer, at: number, name: Buffer): boolean {
+  for (let k = 0; k < name.length; k++) if (((buf[at + k] as number) | 0x20) !== name[k]) return false;
+  return true;
+}
+
+/** Where a header's value starts (spaces skipped). */
+function valueAt(buf: Buffer, at: number): number {
+  while (buf[at] === 32) at++;
+  return at;
+}
+
+/**
+ * Where `needle` first starts within `buf[from, to)`, or -1. Buffer.indexOf would read on to the
+ * end of the shared read buffer, 64 KiB of earlier reads, whenever the needle is not in the answer.
+ */
+function indexWithin(buf: Buffer, from: number, to: number, needle: Buffer): number {
+  const first = needle[0];
+  for (let at = from, last = to - needle.length; at <= last; at++) {
+    if (buf[at] !== first) continue;
+    let k = 1;
+    while (k < needle.length && buf[at + k] === needle[k]) k++;
+    if (k === needle.length) return at;
   }
   return -1;
 }
 
-/** A header's decimal value, or undefined when the head has no such header. */
-function headerNumber(buf: Buffer, end: number, names: readonly Buffer[]): number | undefined {
-  let at = headerAt(buf, end, names);
-  if (at === -1) return undefined;
-  while (buf[at] === 32) at++;
-  let n = 0;
-  for (let c = buf[at] as number; c >= 48 && c <= 57; c = buf[++at] as number) n = n * 10 + c - 48;
-  return n;
+/** Immutable outcomes, one per status (and mark), shared by every answer: nothing allocated per answer. */
+const plain = new Map<number, Outcome>();
+const marked = new Map<number, Outcome>();
+const unmarked = new Map<number, Outcome>();
+function outcomeOf(status: number, mark: boolean | undefined): Outcome {
+  const cache = mark === undefined ? plain : mark ? marked : unmarked;
+  let outcome = cache.get(status);
+  if (outcome === undefined) {
+    outcome = Object.freeze(mark === undefined ? { status } : { status, marked: mark });
+    cache.set(status, outcome);
+  }
+  return outcome;
+}
+
+/** Timeouts are checked by one timer for every connection, not one timer per request. */
+const SWEEP_MS = 250;
+const live = new Set<HttpChannel>();
+let sweeper: NodeJS.Timeout | undefined;
+function watch(channel: HttpChannel): void {
+  live.add(channel);
+  // Unref'd: a connection with a request out keeps the process alive, the sweeper alone does not.
+  sweeper ??= setInterval(() => {
+    for (const c of live) c.sweep(SWEEP_MS);
+  }, SWEEP_MS).unref();
+}
+function unwatch(channel: HttpChannel): void {
+  live.delete(channel);
+  if (live.size > 0 || sweeper === undefined) return;
+  clearInterval(sweeper);
+  sweeper = undefined;
 }
 
 export class HttpChannel implements Channel {
   private socket: Socket | undefined;
+  /** A partial answer, copied out of the read buffer. */
   private buffer: Buffer = EMPTY;
-  private pending: { resolve: (o: Outcome) => void; timer: NodeJS.Timeout } | undefined;
+  private done: ((outcome: Outcome) => void) | undefined;
+  /** How long the request in flight has waited, counted by the sweeper. */
+  private waitedMs = 0;
 
   constructor(
     private readonly target: HttpTarget,
@@ -54,33 +101,49 @@ export class HttpChannel implements Channel {
     private readonly timeoutMs = 10_000,
     /** Hand back each answer's head and body (Content-Length framed), for callers that read them. */
     private readonly keepBody = false,
+    /** Bytes looked for in each answer's body: the outcome says whether they were there (`marked`). */
+    private readonly mark?: Buffer,
   ) {}
 
   send(): Promise<Outcome> {
-    return new Promise((resolve) => {
-      const socket = this.socket ?? this.open();
-      const timer = setTimeout(() => this.fail('timeout'), this.timeoutMs);
-      this.pending = { resolve, timer };
-      socket.write(this.next());
-    });
+    return new Promise((resolve) => this.start(resolve));
+  }
+
+  /** Sends the next request; `done` gets its outcome. The scheduler's way: no promise per request. */
+  start(done: (outcome: Outcome) => void): void {
+    const socket = this.socket ?? this.open();
+    this.done = done;
+    this.waitedMs = 0;
+    socket.write(this.next());
   }
 
   /** Closes the connection; a request still waiting for its answer ends as `closed`. */
   close(): void {
     this.socket?.destroy();
     this.socket = undefined;
-    const pending = this.pending;
-    if (pending === undefined) return;
-    this.pending = undefined;
-    clearTimeout(pending.timer);
-    pending.resolve({ error: 'closed' });
+    this.buffer = EMPTY;
+    unwatch(this);
+    const done = this.done;
+    if (done === undefined) return;
+    this.done = undefined;
+    done({ error: 'closed' });
+  }
+
+  /** The sweeper's call: `ms` more waited; a request past its timeout fails. */
+  sweep(ms: number): void {
+    if (this.done !== undefined && (this.waitedMs += ms) >= this.timeoutMs) this.fail('timeout');
   }
 
   private open(): Socket {
-    const socket = connect({ host: this.target.host, port: this.target.port, noDelay: true });
+    const socket = connect({
+      host: this.target.host,
+      port: this.target.port,
+      noDelay: true,
+      onread: { buffer: READ_BUFFER, callback: (n: number, buf: Uint8Array) => this.onRead(buf as Buffer, n) },
+    });
     this.socket = socket;
     this.buffer = EMPTY;
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    watch(this);
     // A socket already replaced (closed after a `Connection: close` answer) fails nothing: the
     // request in flight belongs to its successor.
     socket.on('error', (err: NodeJS.ErrnoException) => {
@@ -101,43 +164,88 @@ export class HttpChannel implements Channel {
     return socket;
   }
 
-  private onData(chunk: Buffer): void {
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
-    const buf = this.buffer;
-    const end = buf.indexOf(HEAD_END);
-    if (end === -1 || this.pending === undefined) return;
-    // Read from the bytes: decoding and matching the whole head per answer cost the generator
-    // a tenth of its throughput against wrk.
-    const status = (buf[9] as number) * 100 + (buf[10] as number) * 10 + (buf[11] as number) - 5328; // '0' = 48: 48*111
-    const length = headerNumber(buf, end, CONTENT_LENGTH);
-    let total: number;
-    if (length !== undefined) {
-      total = end + 4 + length;
-      if (buf.length < total) return;
-    } else if (headerAt(buf, end, TRANSFER_ENCODING) !== -1) {
-      const at = buf.indexOf(CHUNKED_END, end + 4);
-      if (at === -1) return;
-      total = at + CHUNKED_END.length;
-    } else {
-      total = end + 4;
+  private onRead(read: Buffer, n: number): boolean {
+    let buf = read;
+    let len = n;
+    if (this.buffer.length > 0) {
+      buf = Buffer.concat([this.buffer, read.subarray(0, n)]);
+      len = buf.length;
+      this.buffer = EMPTY;
     }
-    const body = this.keepBody && length !== undefined ? buf.subarray(end + 4, total) : undefined;
-    const closing = this.connectionPerRequest || headerAt(buf, end, CONNECTION_CLOSE) !== -1;
-    this.buffer = total === buf.length ? EMPTY : buf.subarray(total);
-    const pending = this.pending;
-    this.pending = undefined;
-    clearTimeout(pending.timer);
+    if (!this.parse(buf, len)) this.buffer = buf === read ? Buffer.from(read.subarray(0, n)) : buf;
+    return true;
+  }
+
+  /**
+   * Reads the answer in `buf[0, len)` if it is complete and hands over its outcome; false while it
+   * is not. One pass over the head finds its end and the framing headers: no string, no search past it.
+   */
+  private parse(buf: Buffer, len: number): boolean {
+    const done = this.done;
+    if (done === undefined || len < 12) return false;
+    const status = (buf[9] as number) * 100 + (buf[10] as number) * 10 + (buf[11] as number) - 5328; // '0' = 48: 48*111
+    let length = -1;
+    let chunked = false;
+    let closing = this.connectionPerRequest;
+    let at = 12;
+    let headEnd = -1;
+    // Each pass starts a line: an empty one ends the head.
+    while (at < len) {
+      while (at < len && buf[at] !== 10) at++;
+      at++;
+      if (at + 1 >= len) return false;
+      const c = (buf[at] as number) | 0x20;
+      if (buf[at] === 13) {
+        headEnd = at + 2;
+        break;
+      }
+      if (c === 99 /* c */) {
+        if (nameAt(buf, at, CONTENT_LENGTH)) {
+          let v = valueAt(buf, at + CONTENT_LENGTH.length);
+          length = 0;
+          for (let d = buf[v] as number; d >= 48 && d <= 57; d = buf[++v] as number) length = length * 10 + d - 48;
+        } else if (nameAt(buf, at, CONNECTION) && nameAt(buf, valueAt(buf, at + CONNECTION.length), CLOSE)) {
+          closing = true;
+        }
+      } else if (c === 116 /* t */ && nameAt(buf, at, TRANSFER_ENCODING)) {
+        chunked = nameAt(buf, valueAt(buf, at + TRANSFER_ENCODING.length), CHUNKED);
+      }
+    }
+    if (headEnd === -1 || headEnd > len) return false;
+    let total: number;
+    if (length !== -1) {
+      total = headEnd + length;
+      if (len < total) return false;
+    } else if (chunked) {
+      const end = indexWithin(buf, headEnd, len, CHUNKED_END);
+      if (end === -1) return false;
+      total = end + CHUNKED_END.length;
+    } else {
+      total = headEnd;
+    }
+    let outcome: Outcome;
+    if (this.keepBody && length !== -1) {
+      const answer = Buffer.from(buf.subarray(0, total));
+      outcome = { status, head: answer.subarray(0, headEnd - 4), body: answer.subarray(headEnd) };
+    } else if (this.mark !== undefined) {
+      outcome = outcomeOf(status, indexWithin(buf, headEnd, total, this.mark) !== -1);
+    } else {
+      outcome = outcomeOf(status, undefined);
+    }
+    // What follows the answer (a server answering what was not asked) is kept, as a read would.
+    if (total < len) this.buffer = Buffer.from(buf.subarray(total, len));
+    this.done = undefined;
     if (closing) this.close();
-    pending.resolve(body === undefined ? { status } : { status, head: buf.subarray(0, end), body });
+    done(outcome);
+    return true;
   }
 
   private fail(error: string): void {
-    const pending = this.pending;
-    if (pending === undefined) return;
-    this.pending = undefined;
-    clearTimeout(pending.timer);
+    const done = this.done;
+    if (done === undefined) return;
+    this.done = undefined;
     this.close();
-    pending.resolve({ error });
+    done({ error });
   }
 }
 

@@ -15,13 +15,15 @@ export interface LoadClock {
   sleepUntil(ms: number): Promise<void>;
 }
 
+const ORIGIN = performance.timeOrigin;
+
 /** Epoch milliseconds, fractional: the same on every thread (each thread's performance.now() has its own origin). */
 export const epochClock: LoadClock = {
-  now: () => performance.timeOrigin + performance.now(),
+  now: () => ORIGIN + performance.now(),
   // A due time already past resolves after pending I/O (answers free connections), not a 1 ms
   // timer, which would cap an open loop near 1,000 requests per second.
   sleepUntil: (ms) => {
-    const wait = ms - (performance.timeOrigin + performance.now());
+    const wait = ms - (ORIGIN + performance.now());
     return new Promise((resolve) => (wait <= 0 ? setImmediate(resolve) : setTimeout(resolve, wait)));
   },
 };
@@ -29,6 +31,19 @@ export const epochClock: LoadClock = {
 /** One connection: sends one request at a time. */
 export interface Channel {
   send(): Promise<Outcome>;
+  /** The same without a promise per request (HttpChannel): `done` gets the outcome. */
+  start?(done: (outcome: Outcome) => void): void;
+}
+
+/** A connection and how to send on it: its own callback, or its promise adapted once. */
+interface Slot {
+  readonly channel: Channel;
+  readonly start: (done: (outcome: Outcome) => void) => void;
+}
+
+function slotOf(channel: Channel): Slot {
+  const start = channel.start?.bind(channel) ?? ((done) => void channel.send().then(done));
+  return { channel, start };
 }
 
 /** A request sent this long after it fell due counts as late even if a connection was free (a busy generator). */
@@ -61,18 +76,27 @@ export async function drive(plan: LoadPlan): Promise<void> {
   else await openLoop(plan, plan.pacer);
 }
 
-async function closedLoop(plan: LoadPlan): Promise<void> {
-  const { clock } = plan;
-  const stop = (): boolean => clock.now() >= plan.until || plan.stopped?.() === true;
-  await Promise.all(
-    plan.channels.map(async (channel) => {
-      while (!stop()) {
-        const sent = clock.now();
-        const outcome = await channel.send();
-        plan.record(outcome, (clock.now() - sent) * 1000, false, channel);
-      }
-    }),
-  );
+// Each connection sends again from its answer's callback, once the answer is recorded (a kv answer
+// is named by the request its connection sent last).
+function closedLoop(plan: LoadPlan): Promise<void> {
+  const { clock, until } = plan;
+  return new Promise((resolve) => {
+    let running = plan.channels.length;
+    if (running === 0 || clock.now() >= until || plan.stopped?.() === true) return resolve();
+    for (const channel of plan.channels) {
+      const { start } = slotOf(channel);
+      let sent = clock.now();
+      const answered = (outcome: Outcome): void => {
+        const now = clock.now();
+        plan.record(outcome, (now - sent) * 1000, false, channel);
+        if (now < until && plan.stopped?.() !== true) {
+          sent = clock.now();
+          start(answered);
+        } else if (--running === 0) resolve();
+      };
+      start(answered);
+    }
+  });
 }
 
 /** The default backlog: one second of the fastest stage, at least one per connection, at most 100,000 due times. */
@@ -83,30 +107,31 @@ function backlogOf(plan: LoadPlan, pacer: Pacer): number {
 
 async function openLoop(plan: LoadPlan, pacer: Pacer): Promise<void> {
   const { clock } = plan;
-  const free = [...plan.channels];
+  const free = plan.channels.map(slotOf);
   // Due times of requests waiting for a free connection, oldest first, in a ring.
   const capacity = backlogOf(plan, pacer);
   const ring = new Float64Array(Math.max(1, capacity));
   let head = 0;
   let waiting = 0;
   let sending = true;
-  const inFlight = new Set<Promise<void>>();
+  let inFlight = 0;
+  let idle: (() => void) | undefined;
   const drop = (n: number): void => {
     if (n > 0) plan.dropped?.(n);
   };
-  const fire = (channel: Channel, due: number, queued: boolean): void => {
-    const late = queued || clock.now() - due > LATE_MS;
-    const done = channel.send().then((outcome) => {
-      plan.record(outcome, (clock.now() - due) * 1000, late, channel);
-      inFlight.delete(done);
+  const fire = (slot: Slot, due: number, late: boolean): void => {
+    inFlight++;
+    slot.start((outcome) => {
+      inFlight--;
+      plan.record(outcome, (clock.now() - due) * 1000, late, slot.channel);
       if (sending && waiting > 0) {
         const next = ring[head] as number;
         head = (head + 1) % ring.length;
         waiting--;
-        fire(channel, next, true);
-      } else free.push(channel);
+        fire(slot, next, true);
+      } else free.push(slot);
+      if (inFlight === 0) idle?.();
     });
-    inFlight.add(done);
   };
   const start = plan.from ?? clock.now();
   const end = Math.min(plan.until, start + pacer.totalMs);
@@ -117,10 +142,11 @@ async function openLoop(plan: LoadPlan, pacer: Pacer): Promise<void> {
     const now = clock.now();
     const due = Math.min(pacer.dueBy(now - start), total);
     for (; n < due; n++) {
-      const channel = free.pop();
-      if (channel !== undefined) fire(channel, start + pacer.timeOf(n), false);
+      const slot = free.pop();
+      const at = start + pacer.timeOf(n);
+      if (slot !== undefined) fire(slot, at, now - at > LATE_MS);
       else if (waiting < capacity) {
-        ring[(head + waiting) % ring.length] = start + pacer.timeOf(n);
+        ring[(head + waiting) % ring.length] = at;
         waiting++;
       } else {
         // Full: every call due now is dropped at once, not one by one.
@@ -137,5 +163,5 @@ async function openLoop(plan: LoadPlan, pacer: Pacer): Promise<void> {
   sending = false;
   drop(waiting);
   waiting = 0;
-  while (inFlight.size > 0) await Promise.race(inFlight);
+  if (inFlight > 0) await new Promise<void>((resolve) => (idle = resolve));
 }

@@ -2,7 +2,13 @@
 
 /** One request's end: a status, or how the connection failed. */
 export type Outcome =
-  | { readonly status: number; readonly head?: Buffer; readonly body?: Buffer }
+  | {
+      readonly status: number;
+      readonly head?: Buffer;
+      readonly body?: Buffer;
+      /** Whether the body held the bytes the channel was told to look for (an allow, say). */
+      readonly marked?: boolean;
+    }
   | { readonly error: 'refused' | 'reset' | 'timeout' | 'closed' | string };
 
 /** An answer that counts as served (2xx); anything else is an error of its status code. */

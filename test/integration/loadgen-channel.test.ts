@@ -74,6 +74,43 @@ describe('HttpChannel', () => {
     const gone = new HttpChannel({ host: '127.0.0.1', port }, () => request);
     expect(await gone.send()).toEqual({ error: 'refused' });
   });
+
+  it('says whether each body holds the marked bytes, never reading an earlier answer left in the read buffer', async () => {
+    const answer = (status: string, body: string): string[] => [
+      `HTTP/1.1 ${status}\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    ];
+    // The allow's mark sits past the end of the shorter deny that follows it on the same connection.
+    const port = await scripted([
+      answer('200 OK', '{"Reason":"a longer reason","Authorized":true}'),
+      answer('200 OK', '{"Authorized":false}'),
+      answer('403 Forbidden', ''),
+    ]);
+    const mark = Buffer.from('"Authorized":true');
+    const channel = new HttpChannel({ host: '127.0.0.1', port }, () => request, false, 10_000, false, mark);
+    const outcomes = [];
+    for (let i = 0; i < 6; i++) outcomes.push(await channel.send());
+    channel.close();
+    expect(outcomes).toEqual(
+      [true, false, false, true, false, false].map((marked, i) => ({ status: i % 3 === 2 ? 403 : 200, marked })),
+    );
+  });
+
+  it('ends a request unanswered past its timeout as timeout, and the next one goes out on a new connection', async () => {
+    let connections = 0;
+    // The first connection never answers; later ones do.
+    await new Promise<void>((ready) => {
+      server = createServer((socket) => {
+        const silent = connections++ === 0;
+        socket.on('data', () => silent || socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'));
+      }).listen(0, '127.0.0.1', () => ready());
+    });
+    const port = (server!.address() as { port: number }).port;
+    const channel = new HttpChannel({ host: '127.0.0.1', port }, () => request, false, 300);
+    expect(await channel.send()).toEqual({ error: 'timeout' });
+    expect(await channel.send()).toEqual({ status: 200 });
+    channel.close();
+    expect(connections).toBe(2);
+  });
 });
 
 describe('HttpChannel.close', () => {
