@@ -388,7 +388,9 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const writesThrough = (group: readonly Route[]): readonly Route[] =>
     forward === undefined ? group : forwardingRoutes(group, forward, defaultToken);
   if (writeMailbox !== undefined && config.server) {
-    const writes = buildApi(maxBodyBytes, gate, [writeRoutes([...kvApi, ...caApi, ...intentionsApi, ...catalogApi, ...aclApi])]);
+    const writes = buildApi(maxBodyBytes, gate, [
+      writeRoutes([...kvApi, ...caApi, ...intentionsApi, ...catalogApi, ...aclApi]),
+    ]);
     serveForwardedWrites(writeMailbox, forwardedWriteRunner(writes, log), () => store.index, log);
   }
   const routes = buildApi(maxBodyBytes, gate, [
