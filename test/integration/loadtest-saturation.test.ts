@@ -9,7 +9,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tempDir } from './support/agent-process.js';
 
-/** Answers at most `rate` calls per second, oldest first, with a burst of 10; counts what it answered. */
+/**
+ * Answers at most `rate` calls per second, oldest first, with a burst of BURST (a tick that a busy
+ * machine ran late catches up, so the target holds its rate under load); counts what it answered.
+ */
+/** 200 ms of the target's rate. */
+const BURST = 40;
+
 class SlowTarget {
   answered = 0;
   firstAt = 0;
@@ -39,7 +45,7 @@ class SlowTarget {
       this.lastAt = performance.now();
       this.queue.shift()!.end('ok');
     }
-    this.served = Math.max(this.served, due - 10);
+    this.served = Math.max(this.served, due - BURST);
   }
 
   listen(): Promise<number> {
@@ -103,8 +109,10 @@ describe('svc-agent loadtest past saturation', () => {
         '/',
         '-warmup',
         '0s',
+        // Enough calls queued at the target that its rate, not the generator's reaction time on a
+        // loaded machine, limits what is served.
         '-connections',
-        '4',
+        '32',
         ...args,
       ],
       {},
@@ -195,8 +203,9 @@ describe('svc-agent loadtest past saturation', () => {
     expect(r.stages.map((s) => s.rate)).toEqual([CAPACITY / 2, CAPACITY * 3]);
     const [first, second] = r.stages as [Result['stages'][0], Result['stages'][0]];
     expect(Math.abs(first.achievedRps - CAPACITY / 2) / (CAPACITY / 2)).toBeLessThan(0.15);
-    // The second asks three times what the target serves: it gets about the target's rate.
-    expect(second.achievedRps).toBeLessThan(CAPACITY * 1.3);
+    // The second asks three times what the target serves: it gets about the target's rate (plus
+    // the burst and the calls queued at the stage's start), far from what it asked.
+    expect(second.achievedRps).toBeLessThan(CAPACITY * 1.5);
     expect(second.latencyUs.p99).toBeGreaterThan(first.latencyUs.p99);
     expect(run.stdout).toMatch(/stage 1 +1s at 100\/s: achieved \d+\/s/);
     expect(run.stdout).toMatch(/stage 2 +1s at 600\/s: achieved \d+\/s/);
