@@ -89,7 +89,7 @@ describe('catalog commands', () => {
   });
 
   it('nodes -service lists the nodes of its instances; -filter narrows, from the flag or a file', async () => {
-    expect((await cli('nodes', '-service=web')).stdout).toBe(
+    expect((await cli('nodes', '-service=web', '-near', '_agent')).stdout).toBe(
       [
         'Node              ID        Address   DC',
         'node-b            bbbbbbbb  10.1.0.2  dc1',
