@@ -1,6 +1,8 @@
 // The `?filter=` language of list endpoints (hashicorp/go-bexpr, as Consul uses it): selectors
 // compared with values, joined by `and`, `or`, `not` and parentheses. Compiled once per request
-// into a predicate over plain objects; a selector must name a field the caller declares.
+// into a predicate over plain objects; a selector must name a field the caller declares. As in the
+// go-bexpr Consul builds with (v0.1.2), a list met before the selector's end is searched: the match
+// holds if it holds for any element (`Checks.Status == passing`), and never for an empty list.
 //
 //   Match   := Selector ("==" | "!=") Value | Selector ["not"] ("contains" | "matches") Value
 //            | Selector "is" ["not"] "empty" | Value ["not"] "in" Selector
@@ -20,6 +22,8 @@ type Node =
       readonly selector: readonly string[];
       readonly value: string;
       readonly regex?: RegExp;
+      /** The selector ends in a key of a declared map: a missing key has Consul's fixed answer. */
+      mapKey?: boolean;
     };
 
 type MatchOp = 'equal' | 'contains' | 'matches' | 'empty' | 'in';
@@ -259,8 +263,9 @@ function check(node: Node, fields: ReadonlySet<string>, maps: ReadonlySet<string
   } else if (node.kind === 'match') {
     // A field by its dotted path (`Service.Tags`), or one key of a map field (`Service.Meta.env`).
     const path = node.selector;
-    const valid = fields.has(path.join('.')) || (path.length > 1 && maps.has(path.slice(0, -1).join('.')));
-    if (!valid) throw syntax(`Selector ${JSON.stringify(node.selector.join('.'))} is not valid`);
+    const declared = fields.has(path.join('.'));
+    node.mapKey = !declared && path.length > 1 && maps.has(path.slice(0, -1).join('.'));
+    if (!declared && !node.mapKey) throw syntax(`Selector ${JSON.stringify(node.selector.join('.'))} is not valid`);
   }
 }
 
@@ -273,20 +278,34 @@ function evaluate(node: Node, item: Readonly<Record<string, unknown>>): boolean 
     case 'not':
       return !evaluate(node.expr, item);
     case 'match':
-      return matches(node, select(item, node.selector)) !== node.negate;
+      return evaluateMatch(node, item, 0);
   }
 }
 
-function select(item: Readonly<Record<string, unknown>>, path: readonly string[]): unknown {
-  let value: unknown = item;
-  for (const part of path) {
-    if (value === null || typeof value !== 'object') return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
+type MatchNode = Extract<Node, { kind: 'match' }>;
+
+/** The match on `value` reached by the first `depth` parts of the selector; lists on the way are searched. */
+function evaluateMatch(node: MatchNode, value: unknown, depth: number): boolean {
+  const path = node.selector;
+  if (depth === path.length) return matches(node, value) !== node.negate;
+  // go-bexpr v0.1.2: each element is matched with the negation inside, so `!=` means "some element differs".
+  if (Array.isArray(value)) return value.some((element) => evaluateMatch(node, element, depth));
+  if (value === null || typeof value !== 'object') return matches(node, undefined) !== node.negate;
+  const part = path[depth] as string;
+  if (node.mapKey === true && depth === path.length - 1 && !Object.hasOwn(value, part)) return missingKey(node);
+  return evaluateMatch(node, (value as Record<string, unknown>)[part], depth + 1);
 }
 
-function matches(node: Extract<Node, { kind: 'match' }>, field: unknown): boolean {
+/**
+ * go-bexpr v0.1.2 on a key absent from a map: `==`, `in`, `contains` and `is not empty` are false, every
+ * other operator (`matches` included) true.
+ */
+function missingKey(node: MatchNode): boolean {
+  if (node.op === 'matches') return true;
+  return node.op === 'empty' ? !node.negate : node.negate;
+}
+
+function matches(node: MatchNode, field: unknown): boolean {
   switch (node.op) {
     case 'equal':
       return scalarText(field) === node.value;

@@ -93,6 +93,8 @@ describe('health on one agent', () => {
       await ids(`?filter=${encodeURIComponent('Service.Tags contains "primary" and Node.Meta.zone == a')}`),
     ).toEqual(['web-h1']);
     expect(await ids(`?filter=${encodeURIComponent('not (Node.Node == h1)')}`)).toEqual(['web-h2']);
+    expect(await ids(`?filter=${encodeURIComponent('Checks.Status == critical')}`)).toEqual(['web-h2']);
+    expect(await ids(`?filter=${encodeURIComponent('not Checks.Status == critical')}`)).toEqual(['web-h1']);
     const bad = await get('/v1/health/service/web?passing=maybe');
     expect([bad.status, bad.text]).toEqual([400, 'Invalid value for ?passing']);
   });

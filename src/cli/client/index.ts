@@ -6,6 +6,7 @@ import { usageError } from '../usage-error.js';
 import { aclCommands } from './acl.js';
 import { agentCommands } from './agent.js';
 import { ApiClient, targetFrom } from './api.js';
+import { catalogCommands } from './catalog.js';
 import type { ClientCommand, Io } from './command.js';
 import { flagHelp, parseFlags, type FlagSpecs } from './flags.js';
 import { intentionCommands } from './intention.js';
@@ -16,6 +17,7 @@ export const CLIENT_COMMANDS: readonly ClientCommand[] = [
   ...agentCommands.filter((c) => c.name === 'members'),
   ...aclCommands,
   ...intentionCommands,
+  ...catalogCommands,
   ...agentCommands.filter((c) => c.name !== 'members'),
 ];
 

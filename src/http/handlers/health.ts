@@ -63,6 +63,8 @@ const ENTRY_FIELDS = new Set([
   'Service.Proxy.DestinationServiceName',
   'Service.Connect.Native',
   'Checks',
+  // Selectors through the list: any check that matches (src/core/bexpr.ts).
+  ...[...CHECK_FIELDS].map((field) => `Checks.${field}`),
 ]);
 const ENTRY_MAPS = new Set(['Node.TaggedAddresses', 'Node.Meta', 'Service.Meta']);
 const STATES = new Set(['any', 'passing', 'warning', 'critical', 'maintenance']);
