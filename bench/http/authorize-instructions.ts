@@ -70,7 +70,12 @@ async function startUnderCallgrind(row: Row, outFile: string): Promise<ServerPro
       await seedAgent(agent.port);
     } catch (err) {
       await agent.stop();
-      throw new Error(`seeding: ${err instanceof Error ? err.message : String(err)}\n--- agent ---\n${agent.output()}`);
+      throw new Error(
+        `seeding: ${err instanceof Error ? err.message : String(err)}\n--- agent ---\n${agent.output()}`,
+        {
+          cause: err,
+        },
+      );
     }
     return agent;
   }
