@@ -9,6 +9,9 @@
 // - keep-alive at 64 connections, one body: the agent (10,000 intentions over 1,000 destinations)
 //   against the foundation's bare-uWS ceiling reading the same body (target >= 0.75x, p99 <= 2 ms)
 //   and against the same decision served by node:http (target >= 2.5x);
+// - the same agent on node:http (one body, 10,000 bodies), the bare-uWS GET ceiling (the issue's
+//   yardstick: distinct bodies on uWS >= 0.6x of it), and Go's net/http on one core answering the
+//   one-body decision from a map (bench/peers/authorize-go; skipped, said so, without Go);
 // - a new connection per request (Connection: close): the agent against a bare uWS server that
 //   honours the header, as connections/s.
 // Rows of one round run back to back; rounds repeat the sequence and each row reports its median.
@@ -23,6 +26,7 @@ import type { LoadRequest, LoadResult, LoadTool } from '../support/load.js';
 import { isEntryPoint, runMain } from '../support/main.js';
 import { pickLoadTool } from '../support/pick-tool.js';
 import { freePort, LOOPBACK } from '../support/ports.js';
+import { startGoPeer } from '../support/go-peer.js';
 import { startCpuWatch } from '../support/proc-stats.js';
 import { waitForQuiet } from '../support/quiet.js';
 import { brief, formatTable, round, writeJson } from '../support/report.js';
@@ -39,12 +43,14 @@ const CLOSE_CEILING = fileURLToPath(new URL('./authorize-close-ceiling.js', impo
 
 const AUTHORIZE_PATH = '/v1/agent/connect/authorize';
 
-type ServerKind = 'ceiling' | 'node-http' | 'agent' | 'close-ceiling';
+type ServerKind = 'ceiling' | 'node-http' | 'go' | 'agent' | 'agent-node' | 'close-ceiling';
 
 interface Scenario {
   readonly id: string;
   readonly server: ServerKind;
   readonly close: boolean;
+  /** The ceiling's GET (its fixed KV-sized answer, no body read) instead of its PUT. */
+  readonly get?: boolean;
   /** Driven by the Lua request() function: the one body in turn, or the 10,000 distinct ones. */
   readonly bodies?: 'one' | 'distinct';
   /** The row the report leads with. */
@@ -56,10 +62,15 @@ interface Scenario {
 
 const HEADLINE_BASELINE = 'agent authorize, one body (Lua)';
 
+const GET_CEILING = 'ceiling GET (bare uWS)';
+const NODE_ONE_BODY = 'agent on node:http, one body (Lua)';
+
 const SCENARIOS: readonly Scenario[] = [
+  { id: GET_CEILING, server: 'ceiling', close: false, get: true },
   { id: 'ceiling PUT (bare uWS)', server: 'ceiling', close: false },
   { id: 'ceiling PUT, 10,000 bodies (Lua)', server: 'ceiling', close: false, bodies: 'distinct' },
   { id: 'node:http authorize', server: 'node-http', close: false },
+  { id: 'Go net/http authorize, GOMAXPROCS=1', server: 'go', close: false },
   {
     id: 'agent authorize',
     server: 'agent',
@@ -70,14 +81,38 @@ const SCENARIOS: readonly Scenario[] = [
     ],
     maxP99Ms: 2,
   },
-  { id: HEADLINE_BASELINE, server: 'agent', close: false, bodies: 'one' },
+  {
+    id: HEADLINE_BASELINE,
+    server: 'agent',
+    close: false,
+    bodies: 'one',
+    ratios: [{ to: GET_CEILING }, { to: 'Go net/http authorize, GOMAXPROCS=1' }],
+  },
   {
     id: 'agent authorize, 10,000 bodies (Lua)',
     server: 'agent',
     close: false,
     bodies: 'distinct',
     headline: true,
-    ratios: [{ to: HEADLINE_BASELINE }, { to: 'ceiling PUT, 10,000 bodies (Lua)' }],
+    ratios: [
+      { to: GET_CEILING, min: 0.6 },
+      { to: HEADLINE_BASELINE, min: 0.85 },
+      { to: 'ceiling PUT, 10,000 bodies (Lua)' },
+    ],
+  },
+  {
+    id: NODE_ONE_BODY,
+    server: 'agent-node',
+    close: false,
+    bodies: 'one',
+    ratios: [{ to: HEADLINE_BASELINE }, { to: 'Go net/http authorize, GOMAXPROCS=1' }],
+  },
+  {
+    id: 'agent on node:http, 10,000 bodies (Lua)',
+    server: 'agent-node',
+    close: false,
+    bodies: 'distinct',
+    ratios: [{ to: GET_CEILING }, { to: NODE_ONE_BODY }],
   },
   { id: 'close: bare uWS', server: 'close-ceiling', close: true },
   { id: 'close: agent authorize', server: 'agent', close: true, ratios: [{ to: 'close: bare uWS' }] },
@@ -90,7 +125,8 @@ let distinct: string[] | undefined;
 
 function requestFor(scenario: Scenario, port: number): LoadRequest {
   // The foundation ceiling answers PUT (body read, tiny answer); the others serve the real route.
-  const method = scenario.server === 'ceiling' ? 'PUT' : 'POST';
+  const method = scenario.server !== 'ceiling' ? 'POST' : scenario.get === true ? 'GET' : 'PUT';
+  if (method === 'GET') return { url: `http://${LOOPBACK}:${port}${AUTHORIZE_PATH}`, method, close: scenario.close };
   const url = `http://${LOOPBACK}:${port}${AUTHORIZE_PATH}`;
   if (scenario.bodies === 'one') return { url, method, bodies: [AUTHORIZE_BODY], close: scenario.close };
   if (scenario.bodies === 'distinct')
@@ -135,8 +171,11 @@ async function startServer(kind: ServerKind): Promise<ServerProcess> {
       const port = await freePort();
       return spawnServer({ name: 'bare uWS (honours close)', args: [CLOSE_CEILING, String(port)], port });
     }
-    case 'agent': {
-      const agent = await startAgent('dev');
+    case 'go':
+      return startGoPeer();
+    case 'agent':
+    case 'agent-node': {
+      const agent = await startAgent('dev', kind === 'agent-node' ? ['-http-transport', 'node'] : []);
       try {
         const started = Date.now();
         await seedAgent(agent.port);

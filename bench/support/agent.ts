@@ -22,11 +22,15 @@ async function mkdirOut(): Promise<string> {
   return BENCH_OUT;
 }
 
-/** `extraArgs` go after the defaults (e.g. `-config-file <path>`); later flags win. `main`: another build's CLI. */
+/**
+ * `extraArgs` go after the defaults (e.g. `-config-file <path>`); later flags win. `main`: another
+ * build's CLI. `wrapper`: a command the agent runs under (valgrind), with its start-up timeout.
+ */
 export async function startAgent(
   mode: AgentMode,
   extraArgs: readonly string[] = [],
   main: string = AGENT_MAIN,
+  wrapper?: { readonly command: readonly string[]; readonly startTimeoutMs: number },
 ): Promise<ServerProcess> {
   const port = await freePort();
   // Under .bench-out/, on the repository's disk: a tmpfs /tmp would make every fsync free and the
@@ -40,6 +44,7 @@ export async function startAgent(
     name: `agent (${mode})`,
     args: [main, 'agent', ...storage, '-http-port', String(port), '-log-level', 'warn', ...transport, ...extraArgs],
     port,
+    ...(wrapper === undefined ? {} : { wrapper: wrapper.command, startTimeoutMs: wrapper.startTimeoutMs }),
     cleanup: async () => {
       if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
     },

@@ -17,6 +17,12 @@ export interface SpawnServerOptions {
   args: readonly string[];
   port: number;
   startTimeoutMs?: number;
+  /** A command the child runs under, before node and its args (e.g. valgrind and its flags). */
+  wrapper?: readonly string[];
+  /** A program other than node (a Go peer's binary), run with `args`. */
+  program?: string;
+  /** Added to the bench's environment. */
+  env?: Readonly<Record<string, string>>;
   /** Runs after the child has exited, e.g. to remove its data directory. */
   cleanup?: () => Promise<void>;
 }
@@ -32,9 +38,13 @@ process.once('exit', () => {
 // Dying by a signal skips 'exit', so turn Ctrl-C and SIGTERM into an exit that runs the above.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-/** Starts `node <args>` and resolves once its port accepts connections. */
+/** Starts `node <args>` (or `program <args>`) and resolves once its port accepts connections. */
 export async function spawnServer(options: SpawnServerOptions): Promise<ServerProcess> {
-  const child = spawn(process.execPath, options.args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const [command, ...prefix] = [...(options.wrapper ?? []), options.program ?? process.execPath];
+  const child = spawn(command as string, [...prefix, ...options.args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: options.env === undefined ? process.env : { ...process.env, ...options.env },
+  });
   live.add(child);
   let tail = '';
   const keep = (chunk: Buffer): void => {

@@ -12,9 +12,14 @@ export function runCommand(
   command: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
+  cwd?: string,
 ): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env,
+      ...(cwd === undefined ? {} : { cwd }),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));

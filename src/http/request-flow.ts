@@ -24,13 +24,16 @@ import { BODY_METHODS, type CompiledRoute, type Outcome, type RequestHandler } f
 export interface TransportIo<H, C extends { readonly byteLength: number }> {
   /** Writes a whole answer from inside the transport's request callback; `head`: a HEAD request, no body bytes. */
   write(handle: H, reply: Reply, head: boolean, close: boolean): void;
-  /** Writes a whole answer from any later callback: a settled promise, a parked read waking, the body's last piece. */
+  /** Writes a whole answer from any later callback: a settled promise, a parked read waking. */
   writeLate(handle: H, reply: Reply, close: boolean): void;
   /** Answers unsound framing and closes the connection at once: nothing read after it on the connection runs. */
   refuse(handle: H, reply: Reply): void;
   /** Calls `gone` if the client goes away before the answer is written. The flow asks once per request at most. */
   onGone(handle: H, gone: () => void): void;
-  /** Hands the body to `piece` as it arrives, the last with `isLast` (an empty one if the transport has no flag). */
+  /**
+   * Hands the body to `piece` as it arrives, the last with `isLast` (an empty one if the transport has no flag),
+   * from a callback in which `write` may answer (uWS corks a socket while it reads from it).
+   */
   readBody(handle: H, piece: (chunk: C, isLast: boolean) => void): void;
   /** The bytes of a piece the request keeps (a transport that reuses its buffers copies them). */
   keep(chunk: C): Buffer;
@@ -164,13 +167,13 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
       if (!isLast) return;
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : joined(chunks, size);
       request = new ApiRequest(head, rest, body);
-      this.run(handle, handler, request, false, true, trace);
+      this.run(handle, handler, request, true, true, trace);
     });
   }
 
   /**
    * Runs a handler; answers at once, when its promise settles, or when its parked read wakes.
-   * `inHandler`: still inside the transport's request callback. `goneHooked`: the body read
+   * `inHandler`: still inside the transport's request or body callback. `goneHooked`: the body read
    * already asked to hear of the client going away (a transport may take one such hook only).
    */
   private run(

@@ -1,0 +1,3 @@
+module svc-agent/bench/peers/authorize-go
+
+go 1.19
