@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tempDir } from './support/agent-process.js';
 
 /**
- * Answers at most `rate` calls per second, oldest first, with a burst of BURST (a tick that a busy
- * machine ran late catches up, so the target holds its rate under load); counts what it answered.
+ * Answers at most `rate` calls per second, oldest first; a tick that a busy machine ran late catches
+ * up to BURST calls, so the target holds its rate under load. Counts what it answered.
  */
 /** 200 ms of the target's rate. */
 const BURST = 40;
@@ -45,7 +45,8 @@ class SlowTarget {
       this.lastAt = performance.now();
       this.queue.shift()!.end('ok');
     }
-    this.served = Math.max(this.served, due - BURST);
+    // Credit accrues only while calls wait (a late tick), never while idle, so no step starts with a burst.
+    this.served = this.queue.length === 0 ? due : Math.max(this.served, due - BURST);
   }
 
   listen(): Promise<number> {
@@ -203,9 +204,8 @@ describe('svc-agent loadtest past saturation', () => {
     expect(r.stages.map((s) => s.rate)).toEqual([CAPACITY / 2, CAPACITY * 3]);
     const [first, second] = r.stages as [Result['stages'][0], Result['stages'][0]];
     expect(Math.abs(first.achievedRps - CAPACITY / 2) / (CAPACITY / 2)).toBeLessThan(0.15);
-    // The second asks three times what the target serves: it gets about the target's rate (plus
-    // the burst and the calls queued at the stage's start), far from what it asked.
-    expect(second.achievedRps).toBeLessThan(CAPACITY * 1.5);
+    // The second asks three times what the target serves: it gets about the target's rate.
+    expect(second.achievedRps).toBeLessThan(CAPACITY * 1.3);
     expect(second.latencyUs.p99).toBeGreaterThan(first.latencyUs.p99);
     expect(run.stdout).toMatch(/stage 1 +1s at 100\/s: achieved \d+\/s/);
     expect(run.stdout).toMatch(/stage 2 +1s at 600\/s: achieved \d+\/s/);
