@@ -1,4 +1,4 @@
-// The load generator's own ceiling (issue: within 0.9x of wrk on the same agent, connections and
+// The load generator's own ceiling (the target: within 0.9x of wrk on the same agent, connections and
 // request): one agent on uWS, seeded with the 10,000 intentions, loaded closed loop at 64
 // connections by wrk (-t1) and by `svc-agent loadtest` (one generator thread, its default on two
 // cores), rows alternated round by round and reported as medians, each generator row as a ratio

@@ -2,9 +2,8 @@
 // as bench/micro/authorize-calls.ts does it: N POSTs of one body whose caller presents a token
 // allowed `service:write` on every service. `--row hash` stores the token as a cluster's shared
 // view does (SecretHash only, docs/decisions.md D23); `--row secret` as one machine does; `--row
-// none` turns ACLs off, the floor the token's cost is read against. Run it
-// under callgrind with the cut around the measured calls (issue 28: within 5% of the build before
-// D23):
+// none` turns ACLs off, the floor the token's cost is read against. Run it under callgrind with the
+// cut around the measured calls, against the build before docs/decisions.md D23 (10fe04c^):
 //   valgrind --tool=callgrind --dump-before='*GetLoadAvg*' node dist/bench/micro/authorize-token.js
 import { createHash } from 'node:crypto';
 import { loadavg } from 'node:os';

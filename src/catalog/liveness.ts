@@ -1,7 +1,7 @@
 // Node liveness, as Consul's leader reconciles Serf members into the catalog: a live member with no
-// node yet is registered (a cluster's client agents write nothing themselves, docs/decisions.md
-// D25); a node whose agent is a live member has its serfHealth check passing; once its membership lease lapsed, critical (so
-// `?passing` stops returning its instances); a node critical for longer than the reap interval is
+// node yet is registered (a cluster's client agents write nothing themselves: docs/decisions.md D25);
+// a node whose agent is a live member has its serfHealth check passing; once its membership lease
+// lapsed, critical (so `?passing` stops returning its instances); a node critical for longer than the reap interval is
 // removed with everything on it. Only nodes that carry a serfHealth check (agents' own nodes) are
 // judged: nodes registered through /v1/catalog/register are external and left alone.
 import type { Clock, TimerHandle } from '../core/clock.js';

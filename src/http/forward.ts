@@ -5,7 +5,8 @@
 // a route table of those methods only, behind its own ACL gate: the requirement is checked again
 // there, the same validation applies, and nothing else (an agent's own endpoints) can be reached.
 // The reply goes back sealed to a one-time key of the asker's (acl/sealed.ts, as token secrets are
-// shown, D23): replies are readable by every client agent, and a token's reply carries its secret.
+// shown: docs/decisions.md D23): replies are readable by every client agent, and a token's reply
+// carries its secret.
 import { z } from 'zod';
 import { ANONYMOUS_SECRET } from '../acl/builtin.js';
 import { replyKey, seal, type Sealed } from '../acl/sealed.js';
