@@ -499,10 +499,21 @@ interface PoolHost {
 
 interface PoolInternals {
   hosts?: PoolHost[];
+  withConnection?: (service: string, fn: (conn: PoolConnection) => unknown, ...rest: unknown[]) => Promise<unknown>;
   authenticator?: {
     getMetadata(): Promise<unknown>;
     getCredentialsFromHost(address: string, name: string, password: string, callOptions: unknown): Promise<string>;
   };
+}
+
+/** grpc-js's Metadata, as much of it as is used here. */
+interface CallMetadata {
+  clone(): CallMetadata;
+  set(key: string, value: string): void;
+}
+
+interface PoolConnection {
+  readonly metadata: CallMetadata;
 }
 
 function poolOf(client: Etcd3): PoolInternals {
@@ -538,6 +549,7 @@ function wireIntoPool(client: Etcd3): void {
     member.probe = (deadlineMs) => unary(host, 'Maintenance', 'status', {}, { deadline: Date.now() + deadlineMs });
     byAddress.set(host.host, { host, member });
   }
+  requireLeaderOnWatches(pool);
   const authenticator = pool.authenticator;
   if (authenticator === undefined) return;
   authenticator.getCredentialsFromHost = async (address, name, password, callOptions) => {
@@ -547,6 +559,25 @@ function wireIntoPool(client: Etcd3): void {
     const request = { name, password };
     const res = await unary<{ token: string }>(found.host, 'Auth', 'authenticate', request, callOptions ?? {});
     return res.token;
+  };
+}
+
+/**
+ * Watch streams carry etcd's `hasleader` metadata (etcd's WithRequireLeader): a member cut off from
+ * its peers cancels them once it has no leader, so they reconnect to a member that has one, where
+ * etcd3 sends nothing and a silent stream on a partitioned member would wait out the partition.
+ */
+function requireLeaderOnWatches(pool: PoolInternals): void {
+  const withConnection = pool.withConnection?.bind(pool);
+  if (withConnection === undefined) return;
+  pool.withConnection = (service, fn, ...rest) => {
+    if (service !== 'Watch') return withConnection(service, fn, ...rest);
+    const withLeader = (conn: PoolConnection): unknown => {
+      const metadata = conn.metadata.clone();
+      metadata.set('hasleader', 'true');
+      return fn({ ...conn, metadata });
+    };
+    return withConnection(service, withLeader, ...rest);
   };
 }
 
