@@ -56,11 +56,20 @@ export function openEtcdSignChannel(options: EtcdSignChannelOptions): EtcdSignCh
 
 /** Server watch restarts after a broken stream: fixed, short; a server that misses a request only delays a client's retry. */
 const REWATCH_MS = 500;
+/**
+ * Both ends also read what a watch should have told them, this often: a watch stream on a member cut
+ * off from its peers stays open and silent until etcd cancels it (docs/decisions.md#one-member-down),
+ * while a read goes to a member that answers.
+ */
+const SWEEP_MS = 1_000;
 
 class SignChannel implements EtcdSignChannel {
   private readonly requests: Buffer;
   private watch: EtcdWatch | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private sweeping: NodeJS.Timeout | undefined;
+  /** Requests this server is claiming or answering now (a sweep does not start them twice). */
+  private readonly handling = new Set<string>();
   private closed = false;
   /** Requests awaiting their response: close() ends each (no answer), with its timers and watch. */
   private readonly waiting = new Set<() => void>();
@@ -145,6 +154,7 @@ class SignChannel implements EtcdSignChannel {
         this.waiting.delete(noAnswer);
         clearTimeout(deadline);
         clearTimeout(rewatch);
+        clearInterval(sweep);
         watch?.cancel();
         watch = undefined;
         watchingNow();
@@ -156,6 +166,24 @@ class SignChannel implements EtcdSignChannel {
       cancel = noAnswer;
       const deadline = setTimeout(noAnswer, deadlineMs);
       this.waiting.add(noAnswer);
+      const answered = (value: Buffer, at: string): void => {
+        end();
+        try {
+          resolve(JSON.parse(value.toString('utf8')));
+        } catch {
+          reject(agentError(this.unreadable, { detail: `the answer at ${at} is not JSON` }));
+        }
+      };
+      const sweep = setInterval(() => {
+        if (fromRevision === 0 || over) return;
+        this.connection.rangeKeys(key, Buffer.concat([key, Buffer.from([0])]), this.timeoutMs).then(
+          (found) => {
+            const kv = found.kvs[0];
+            if (kv !== undefined && !over) answered(kv.value, kv.key);
+          },
+          () => undefined, // the watch, the next sweep or the deadline decides
+        );
+      }, SWEEP_MS);
       const again = (): void => {
         watch = undefined;
         if (this.waiting.has(noAnswer)) rewatch = setTimeout(listen, REWATCH_MS);
@@ -166,13 +194,7 @@ class SignChannel implements EtcdSignChannel {
           connected: watchingNow,
           events: (events) => {
             const put = events.find((ev) => ev.type === 'put');
-            if (put === undefined) return;
-            end();
-            try {
-              resolve(JSON.parse(put.kv.value.toString('utf8')));
-            } catch {
-              reject(agentError(this.unreadable, { detail: `the answer at ${put.kv.key} is not JSON` }));
-            }
+            if (put !== undefined) answered(put.kv.value, put.kv.key);
           },
           // Until the deadline, a broken watch is resumed from the request's revision.
           disconnected: again,
@@ -198,12 +220,27 @@ class SignChannel implements EtcdSignChannel {
         const pending = await this.connection.rangeKeys(this.requests, prefixEnd(this.requests), this.timeoutMs);
         for (const kv of pending.kvs) void this.handle(kv.key, kv.value, kv.lease, handler);
         this.watchRequests(pending.revision + 1, handler, start);
+        this.sweepRequests(handler);
       } catch (err) {
         this.log.warn({ err }, 'reading mailbox requests failed; retrying');
         this.later(() => void start());
       }
     };
     void start();
+  }
+
+  /** Takes requests the watch missed (one server wins each claim, so a request is run once). */
+  private sweepRequests(handler: (body: unknown) => Promise<unknown>): void {
+    if (this.sweeping !== undefined) return;
+    this.sweeping = setInterval(() => {
+      this.connection.rangeKeys(this.requests, prefixEnd(this.requests), this.timeoutMs).then(
+        (pending) => {
+          for (const kv of pending.kvs)
+            if (!this.handling.has(kv.key)) void this.handle(kv.key, kv.value, kv.lease, handler);
+        },
+        () => undefined, // the next sweep tries again
+      );
+    }, SWEEP_MS);
   }
 
   private watchRequests(
@@ -234,6 +271,7 @@ class SignChannel implements EtcdSignChannel {
     handler: (body: unknown) => Promise<unknown>,
   ): Promise<void> {
     const id = fullKey.slice(this.requests.length);
+    this.handling.add(fullKey);
     try {
       const claim = this.key('claims', id);
       const claimed = await this.connection.txn(
@@ -254,6 +292,8 @@ class SignChannel implements EtcdSignChannel {
     } catch (err) {
       // Most often the client gave up and its lease took the request with it.
       this.log.debug({ err, id }, 'mailbox request not answered');
+    } finally {
+      this.handling.delete(fullKey);
     }
   }
 
@@ -267,6 +307,7 @@ class SignChannel implements EtcdSignChannel {
     this.closed = true;
     for (const noAnswer of [...this.waiting]) noAnswer();
     clearTimeout(this.timer);
+    clearInterval(this.sweeping);
     this.watch?.cancel();
     this.connection.close();
   }
