@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ERROR_CATALOGUE } from '../core/error-catalogue.js';
 import { AgentError, agentError, isAgentError, type ErrorCode, type ErrorKind } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import { settledWithin } from '../core/wait.js';
 
 /** The mailbox (src/state/etcd/'s sign channel on the root `writes/`). */
 export interface WriteMailbox {
@@ -70,7 +71,7 @@ export function writeForwarder(o: ForwarderOptions): WriteForwarder {
     if (!read.success) throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'the answer is not a write answer' });
     const res = read.data;
     if (!res.ok) throw new AgentError(res.code, res.message);
-    await within(o.reached(res.Index), VIEW_CATCH_UP_MS);
+    await settledWithin(o.reached(res.Index), VIEW_CATCH_UP_MS);
     return res.Reply;
   };
 }
@@ -89,15 +90,5 @@ export function serveForwardedWrites(mailbox: WriteMailbox, run: WriteRunner, in
       const failed = agentError('CLUSTER_FORWARD_FAILED', { detail });
       return { ok: false, code: failed.code, kind: failed.kind, message: failed.message };
     }
-  });
-}
-
-function within(wait: Promise<void>, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    void wait.then(() => {
-      clearTimeout(timer);
-      resolve();
-    });
   });
 }

@@ -137,6 +137,19 @@ export function outageSuite(auth: boolean): void {
             .length,
         }));
         console.log(`outage ${run}: leases ${leases.length}`, JSON.stringify(report), JSON.stringify(counted));
+        if (counted.some((c) => c.failures > 0) || leases.length !== cluster.agents.length) {
+          // What each agent said since the outage began: the one trace a failure here leaves.
+          for (const [i, agent] of cluster.agents.entries()) {
+            const said = agent.logs.slice(logFrom[i]).filter((l) => l.level !== 'debug' && l.level !== 'trace');
+            console.log(
+              `${cluster.names[i]} since the outage:\n${said
+                .slice(-60)
+                .map((l) => JSON.stringify(l))
+                .join('\n')}`,
+            );
+          }
+          console.log(`leases: ${leases.join(' ')}`);
+        }
 
         expect(counted).toEqual(cluster.agents.map(() => ({ failures: 0, samples: [] })));
         expect(leases.length).toBe(cluster.agents.length);

@@ -799,7 +799,7 @@ export function etcdFailure(err: unknown): EtcdFailure {
   if (isBrokenCircuitError(err)) return 'unavailable';
   const message = err instanceof Error ? err.message : '';
   if (/request is too large|too many operations in txn request/.test(message)) return 'too-large';
-  if (/no leader|leader changed|timed out|not capable|unhealthy/.test(message)) return 'unavailable';
+  if (/no leader|leader changed|timed out|deadline exceeded|not capable|unhealthy/.test(message)) return 'unavailable';
   return 'other';
 }
 

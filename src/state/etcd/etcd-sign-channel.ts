@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { agentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
+import { settledWithin } from '../../core/wait.js';
 import type { EtcdConnection, EtcdTarget, EtcdWatch, EtcdWatchEvent } from './etcd-client.js';
 import { etcdFailure, openConnection, prefixEnd } from './etcd-client.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
@@ -98,9 +99,13 @@ class SignChannel implements EtcdSignChannel {
     answer.response.catch(() => undefined); // awaited below; an unreadable answer may come before then
     let lease: string;
     try {
-      // etcd gone fails at once here, without waiting for the watch.
-      [lease] = await Promise.all([this.connection.grantRequestLease(ttl, this.timeoutMs), answer.watching]);
-      // No watch came before the deadline: a request no one would hear the answer to is not written.
+      // etcd gone fails at once here. A watch that is slow to start is waited for a sweep's time at
+      // most: past that the request is written anyway, and the answer's sweep reads what the watch would tell.
+      [lease] = await Promise.all([
+        this.connection.grantRequestLease(ttl, this.timeoutMs),
+        settledWithin(answer.watching, SWEEP_MS),
+      ]);
+      // The wait ended before the request could be written (deadline or close): it is not written.
       if (answer.over()) {
         this.connection.revokeRequestLease(lease, this.timeoutMs).catch(() => undefined);
         return undefined;
