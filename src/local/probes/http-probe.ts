@@ -1,12 +1,15 @@
-// Consul's HTTP check: one request (no keep-alive) with the check's method, headers and body;
-// 2xx is passing, 429 warning, anything else or an error critical. The output is
-// "HTTP <method> <url>: <status line> Output: <body tail>".
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+// Consul's HTTP check: one request (no keep-alive) with the check's method, headers and body,
+// redirects followed as Go's client does unless DisableRedirects; 2xx is passing, 429 warning,
+// anything else or an error critical. The output is "HTTP <method> <url>: <status line> Output: <body tail>".
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ProbeSpec } from '../probe-protocol.js';
 import { DEFAULT_PROBE_TIMEOUT_MS, TailBuffer, type ProbeResult } from './output.js';
 
 const USER_AGENT = 'Consul Health Check';
+/** Go's http.Client: at most ten redirects, on these statuses. */
+const MAX_REDIRECTS = 10;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 export function httpProbe(spec: ProbeSpec): Promise<ProbeResult> {
   const method = spec.method || 'GET';
@@ -25,45 +28,64 @@ export function httpProbe(spec: ProbeSpec): Promise<ProbeResult> {
   if (!has('user-agent')) headers['User-Agent'] = USER_AGENT;
   if (!has('accept')) headers['Accept'] = 'text/plain, text/*, */*';
   const timeoutMs = spec.timeoutMs > 0 ? spec.timeoutMs : DEFAULT_PROBE_TIMEOUT_MS;
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     let settled = false;
+    let req: ClientRequest | undefined;
     const done = (result: ProbeResult): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       resolve(result);
     };
-    const req = send(
-      url,
-      {
-        method,
-        headers,
-        agent: false,
-        rejectUnauthorized: !spec.tlsSkipVerify,
-        ...(spec.tlsServerName === '' ? {} : { servername: spec.tlsServerName }),
-      },
-      (res: IncomingMessage) => {
-        const body = new TailBuffer(spec.outputMaxSize);
-        res.on('data', (chunk: Buffer) => body.push(chunk));
-        res.on('error', (err) => done(fail(err.message)));
-        res.on('end', () => {
-          const code = res.statusCode ?? 0;
-          const line = `HTTP ${method} ${target}: ${code} ${res.statusMessage ?? ''} Output: ${body.text()}`;
-          done({
-            status: code >= 200 && code <= 299 ? 'passing' : code === 429 ? 'warning' : 'critical',
-            output: line,
-          });
-        });
-      },
-    );
-    // One timer for the whole exchange, as Go's http.Client.Timeout.
+    // One timer for the whole exchange, redirects included, as Go's http.Client.Timeout.
     const timer = setTimeout(() => {
       done(fail('context deadline exceeded (Client.Timeout exceeded while awaiting headers)'));
-      req.destroy();
+      req?.destroy();
     }, timeoutMs);
-    req.on('error', (err) => done(fail(describe(err, url))));
-    req.end(spec.body === '' ? undefined : spec.body);
+    const send = (at: URL, hopMethod: string, body: string, hops: number): void => {
+      const request = at.protocol === 'https:' ? httpsRequest : httpRequest;
+      req = request(
+        at,
+        {
+          method: hopMethod,
+          headers,
+          agent: false,
+          rejectUnauthorized: !spec.tlsSkipVerify,
+          ...(spec.tlsServerName === '' ? {} : { servername: spec.tlsServerName }),
+        },
+        (res: IncomingMessage) => {
+          const code = res.statusCode ?? 0;
+          const location = res.headers.location;
+          // Go's client follows redirects unless the check disables them (Consul: http.ErrUseLastResponse).
+          if (!spec.disableRedirects && REDIRECTS.has(code) && location !== undefined) {
+            res.resume();
+            if (hops === MAX_REDIRECTS) return done(fail(`stopped after ${MAX_REDIRECTS} redirects`));
+            let next: URL;
+            try {
+              next = new URL(location, at);
+            } catch {
+              return done(fail(`failed to parse Location header "${location}"`));
+            }
+            // 301/302/303 turn into a GET without a body (HEAD stays HEAD); 307/308 resend as they were.
+            const keep = code === 307 || code === 308 || hopMethod === 'HEAD';
+            return send(next, keep ? hopMethod : 'GET', keep ? body : '', hops + 1);
+          }
+          const tail = new TailBuffer(spec.outputMaxSize);
+          res.on('data', (chunk: Buffer) => tail.push(chunk));
+          res.on('error', (err) => done(fail(err.message)));
+          res.on('end', () => {
+            const line = `HTTP ${method} ${target}: ${code} ${res.statusMessage ?? ''} Output: ${tail.text()}`;
+            done({
+              status: code >= 200 && code <= 299 ? 'passing' : code === 429 ? 'warning' : 'critical',
+              output: line,
+            });
+          });
+        },
+      );
+      req.on('error', (err) => done(fail(describe(err, at))));
+      req.end(body === '' ? undefined : body);
+    };
+    send(url, method, spec.body, 0);
   });
 }
 
