@@ -8,28 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcProbe } from '../../../src/local/probes/grpc-probe.js';
 import type { ProbeSpec } from '../../../src/local/probe-protocol.js';
 import { makeTlsFiles, type TlsFiles } from '../../support/tls-files.js';
+import { probeSpec } from './probe-spec.js';
 
-function spec(target: string, more: Partial<ProbeSpec> = {}): ProbeSpec {
-  return {
-    kind: 'grpc',
-    target,
-    method: '',
-    header: {},
-    body: '',
-    disableRedirects: false,
-    useTls: false,
-    tlsServerName: '',
-    tlsSkipVerify: false,
-    intervalMs: 10_000,
-    timeoutMs: 5_000,
-    outputMaxSize: 4096,
-    successBeforePassing: 0,
-    failuresBeforeWarning: 0,
-    failuresBeforeCritical: 0,
-    initialStatus: 'critical',
-    ...more,
-  };
-}
+const spec = (target: string, more: Partial<ProbeSpec> = {}): ProbeSpec => probeSpec('grpc', target, more);
 
 /** Answers Health/Check: SERVING (1) for every service but `down`, NOT_SERVING (2) for it. */
 function answer(stream: ServerHttp2Stream, asked: string[]): void {

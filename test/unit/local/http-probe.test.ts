@@ -9,28 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpProbe } from '../../../src/local/probes/http-probe.js';
 import type { ProbeSpec } from '../../../src/local/probe-protocol.js';
 import { makeTlsFiles, type TlsFiles } from '../../support/tls-files.js';
+import { probeSpec } from './probe-spec.js';
 
-function spec(target: string, more: Partial<ProbeSpec> = {}): ProbeSpec {
-  return {
-    kind: 'http',
-    target,
-    method: '',
-    header: {},
-    body: '',
-    disableRedirects: false,
-    useTls: false,
-    tlsServerName: '',
-    tlsSkipVerify: false,
-    intervalMs: 10_000,
-    timeoutMs: 5_000,
-    outputMaxSize: 4096,
-    successBeforePassing: 0,
-    failuresBeforeWarning: 0,
-    failuresBeforeCritical: 0,
-    initialStatus: 'critical',
-    ...more,
-  };
-}
+const spec = (target: string, more: Partial<ProbeSpec> = {}): ProbeSpec => probeSpec('http', target, more);
 
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
