@@ -11,6 +11,7 @@ import type { ClientCommand, Io } from './command.js';
 import { flagHelp, parseFlags, type FlagSpecs } from './flags.js';
 import { intentionCommands } from './intention.js';
 import { kvCommands } from './kv.js';
+import { servicesCommands } from './services.js';
 
 export const CLIENT_COMMANDS: readonly ClientCommand[] = [
   ...kvCommands,
@@ -18,6 +19,7 @@ export const CLIENT_COMMANDS: readonly ClientCommand[] = [
   ...aclCommands,
   ...intentionCommands,
   ...catalogCommands,
+  ...servicesCommands,
   ...agentCommands.filter((c) => c.name !== 'members'),
 ];
 
