@@ -32,6 +32,9 @@ const ENTRY_OVERHEAD_BYTES = 200;
 /** One answer may take at most this share of the bound, so a huge one cannot flush all the others. */
 const MAX_ENTRY_SHARE = 4;
 
+/** The view of a token that may read every service and every node. */
+const SEES_ALL = 0;
+
 export class RenderCache {
   private readonly entries: LRUCache<string, RenderedAnswer> | undefined;
   /** One number per compiled authorizer: a token whose policies change gets a new authorizer, so a new view. */
@@ -52,10 +55,13 @@ export class RenderCache {
   }
 
   /**
-   * The ACL view of `authorizer`, for a cache key. Two authorizers never share a view, even with
-   * equal rules: exact at the cost of one entry per token that reads the same answer.
+   * The ACL view of `authorizer`, for a cache key. Catalog answers are filtered by service:read and
+   * node:read only, so every token that may read all services and all nodes (a mesh's sidecars by
+   * their service identities, management, ACLs off) sees them whole: they share view 0. Any other
+   * authorizer has a view of its own, even beside one with equal rules (exact, one entry each).
    */
   viewOf(authorizer: Authorizer): number {
+    if (authorizer.allAllowed('service', 'read') && authorizer.allAllowed('node', 'read')) return SEES_ALL;
     let view = this.views.get(authorizer);
     if (view === undefined) {
       view = this.nextView++;

@@ -189,6 +189,36 @@ describe('catalog and health answers kept until their data moves', () => {
     expect(json(now(routes, '/v1/health/service/web', webReader))).toHaveLength(1);
   });
 
+  it('shares one render among tokens that read every service and node, sidecars by identity too', async () => {
+    const renders = new RenderCache({ maxBytes: 1 << 20 });
+    const routes = routesWith(renders);
+    await catalog.syncNode('n1', instances('r1', 'passing'));
+    const sidecar = (service: string): Identity => ({
+      authorizer: compileAuthorizer({
+        datacenter: 'dc1',
+        defaultPolicy: 'deny',
+        policies: [],
+        serviceIdentities: [{ ServiceName: service }],
+      }),
+      accessorId: `sidecar-${service}`,
+      anonymous: false,
+      namespace: 'default',
+    });
+    const readsAll = await identityWith('service_prefix "" { policy = "read" }\nnode_prefix "" { policy = "read" }');
+    const url = '/v1/health/connect/web?passing';
+    const whole = bytesOf(now(routes, url, everyone));
+    const before = renders.renders;
+    for (const identity of [sidecar('web'), sidecar('api'), readsAll])
+      expect(bytesOf(now(routes, url, identity))).toEqual(whole);
+    expect(renders.renders).toBe(before);
+    // One service denied: a view of its own, rendered for it.
+    const allButApi = await identityWith(
+      'service_prefix "" { policy = "read" }\nservice "api" { policy = "deny" }\nnode_prefix "" { policy = "read" }',
+    );
+    expect(json(now(routes, '/v1/catalog/services', allButApi))).toEqual({ web: ['v1'], 'web-sidecar-proxy': [] });
+    expect(renders.renders).toBe(before + 1);
+  });
+
   it('renders parked reads of one ACL view once per wake-up, whoever holds the view', async () => {
     const renders = new RenderCache({ maxBytes: 1 << 20 });
     const routes = routesWith(renders);
