@@ -19,8 +19,8 @@ export interface RenderCacheOptions {
 }
 
 /**
- * The agent's bound: ~90 answers of 1,000 instances each (~700 KB apiece, bench/http/catalog.ts),
- * a small share of the heap a catalog of that size already takes.
+ * The agent's bound: ~90 answers of 1,000 instances (~730 KB apiece, bench/http/catalog.ts), held
+ * as Buffers outside the V8 heap; 50,000 instances take ~60 MiB of heap (bench/http/catalog-heap.ts).
  */
 export const DEFAULT_RENDER_CACHE_BYTES = 64 * 1024 * 1024;
 
