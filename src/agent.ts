@@ -30,6 +30,7 @@ import { intentionsRoutes } from './http/handlers/intentions.js';
 import { kvRoutes } from './http/handlers/kv.js';
 import { catalogRoutes } from './http/handlers/catalog.js';
 import { healthRoutes } from './http/handlers/health.js';
+import { DEFAULT_RENDER_CACHE_BYTES, RenderCache } from './http/render-cache.js';
 import { Catalog } from './catalog/catalog.js';
 import { CATALOG_SCHEMAS } from './catalog/model.js';
 import { CatalogQueries } from './catalog/queries.js';
@@ -366,6 +367,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     connectEnabled: config.connect.enabled,
   });
   const aclApi = aclRoutes({ ...aclDomain, store, blocking, brand, limits, random });
+  const renders = new RenderCache({ maxBytes: DEFAULT_RENDER_CACHE_BYTES });
   const catalogApi = catalogRoutes({
     catalog,
     queries: catalogQueries,
@@ -374,6 +376,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     brand,
     limits,
     random,
+    renders,
     datacenter: config.datacenter,
   });
   const writeMailbox =
@@ -404,7 +407,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     }),
     writesThrough(intentionsApi),
     writesThrough(catalogApi),
-    healthRoutes({ queries: catalogQueries, store, blocking, brand, limits, random }),
+    healthRoutes({ queries: catalogQueries, store, blocking, brand, limits, random, renders }),
     writesThrough(aclApi),
     agentTokenRoutes({ tokens: agentTokens, nodeName: info.nodeName, log }),
     agentServiceRoutes({ local, brand, datacenter: config.datacenter, blocking, limits, random }),

@@ -89,8 +89,11 @@ export function serviceNodeJson({ node, service }: Instance): Record<string, unk
   return out;
 }
 
-export function checkJson(row: Row<StoredCheck>): Record<string, unknown> {
-  const c = row.value;
+/**
+ * HealthCheck: the one rendering of a check, for the catalog's rows and the agent's own checks
+ * (src/http/handlers/local-json.ts hands these fields with indexes 0, as Consul's agent does).
+ */
+export function healthCheckJson(c: StoredCheck, createIndex: number, modifyIndex: number): Record<string, unknown> {
   return {
     Node: c.Node,
     CheckID: c.CheckID,
@@ -106,9 +109,13 @@ export function checkJson(row: Row<StoredCheck>): Record<string, unknown> {
     Timeout: c.Timeout,
     ExposedPort: c.ExposedPort,
     Definition: c.Definition,
-    CreateIndex: row.createIndex,
-    ModifyIndex: row.modifyIndex,
+    CreateIndex: createIndex,
+    ModifyIndex: modifyIndex,
   };
+}
+
+export function checkJson(row: Row<StoredCheck>): Record<string, unknown> {
+  return healthCheckJson(row.value, row.createIndex, row.modifyIndex);
 }
 
 /** CheckServiceNode: {Node, Service, Checks}, as /v1/health/service and /v1/health/connect show it. */

@@ -237,6 +237,7 @@ describe('catalog ACLs', () => {
   let agent: AgentProcess;
   let asManagement: ReturnType<typeof client>;
   const tokens: Record<string, string> = {};
+  const policyIds: Record<string, string> = {};
   beforeAll(async () => {
     agent = await startAgent({
       args: ['-node', 'acl-node'],
@@ -248,9 +249,12 @@ describe('catalog ACLs', () => {
       'web-no-nodes': 'service "web" { policy = "read" }',
       'node-writer': 'node "node-b" { policy = "write" }',
       'web-writer': 'node "node-b" { policy = "write" }\nservice "web" { policy = "write" }',
+      'db-reader': 'service "db" { policy = "read" }\nnode_prefix "" { policy = "read" }',
     };
     for (const [name, rules] of Object.entries(policies)) {
-      expect((await asManagement('PUT', '/v1/acl/policy', { Name: name, Rules: rules })).status).toBe(200);
+      const policy = await asManagement('PUT', '/v1/acl/policy', { Name: name, Rules: rules });
+      expect(policy.status).toBe(200);
+      policyIds[name] = (policy.json as { ID: string }).ID;
       const token = await asManagement('PUT', '/v1/acl/token', { Policies: [{ Name: name }] });
       tokens[name] = (token.json as { SecretID: string }).SecretID;
     }
@@ -296,5 +300,26 @@ describe('catalog ACLs', () => {
     const all = await asManagement('GET', '/v1/catalog/services');
     expect(Object.keys(all.json as object)).toEqual(['db', 'web']);
     expect(all.headers.get('x-svc-results-filtered-by-acls')).toBeNull();
+  });
+
+  it("answers each token by its own rights, not another token's kept answer nor its old policy's", async () => {
+    const webReader = client(agent, tokens['web-reader']);
+    const dbReader = client(agent, tokens['db-reader']);
+    for (let round = 0; round < 2; round++) {
+      expect(Object.keys((await webReader('GET', '/v1/catalog/services')).json as object)).toEqual(['web']);
+      expect(Object.keys((await dbReader('GET', '/v1/catalog/services')).json as object)).toEqual(['db']);
+      expect((await webReader('GET', '/v1/health/service/web?passing')).json).toHaveLength(1);
+      expect((await dbReader('GET', '/v1/health/service/web?passing')).json).toEqual([]);
+    }
+    // The catalog did not move, the token's rights did.
+    const widened = await asManagement('PUT', `/v1/acl/policy/${policyIds['db-reader']}`, {
+      Name: 'db-reader',
+      Rules: 'service_prefix "" { policy = "read" }\nnode_prefix "" { policy = "read" }',
+    });
+    expect(widened.status).toBe(200);
+    const services = await dbReader('GET', '/v1/catalog/services');
+    expect(Object.keys(services.json as object)).toEqual(['db', 'web']);
+    expect(services.headers.get('x-svc-results-filtered-by-acls')).toBeNull();
+    expect((await dbReader('GET', '/v1/health/service/web?passing')).json).toHaveLength(1);
   });
 });

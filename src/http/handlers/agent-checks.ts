@@ -13,7 +13,7 @@ import type { ApiRequest } from '../request.js';
 import { parsedMethod, type Route } from '../routes.js';
 import { requestToken } from '../token.js';
 import { decodeObjectBody } from './local-body.js';
-import { healthCheckJson } from './local-json.js';
+import { agentCheckJson } from './local-json.js';
 
 export interface LocalCheckDeps {
   readonly local: LocalAgent;
@@ -54,7 +54,7 @@ export function agentCheckRoutes({ local, brand }: LocalCheckDeps): Route[] {
   const list = (req: ApiRequest, identity: Identity): Reply => {
     const filter = req.query.get('filter');
     const predicate = filter ? compileFilter(filter, CHECK_FIELDS) : undefined;
-    const all = [...state.checks()].map((c) => ({ c, json: healthCheckJson(c, node) }));
+    const all = [...state.checks()].map((c) => ({ c, json: agentCheckJson(c, node) }));
     const matched = predicate === undefined ? all : all.filter((e) => predicate(e.json));
     const visible = matched.filter((e) => canRead(identity, e.c));
     const headers: Header[] =

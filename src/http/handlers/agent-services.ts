@@ -15,7 +15,7 @@ import type { ApiRequest } from '../request.js';
 import { parsedMethod, type Route } from '../routes.js';
 import { requestToken } from '../token.js';
 import { decodeObjectBody, parseGoBool } from './local-body.js';
-import { agentServiceJson, healthCheckJson, withContentHash } from './local-json.js';
+import { agentCheckJson, agentServiceJson, withContentHash } from './local-json.js';
 
 export interface LocalServiceDeps {
   readonly local: LocalAgent;
@@ -103,7 +103,7 @@ export function agentServiceRoutes(deps: LocalServiceDeps): Route[] {
       info: {
         AggregatedStatus: health.status,
         Service: agentServiceJson(s, datacenter),
-        Checks: health.checks.map((c) => healthCheckJson(c, state.nodeName)),
+        Checks: health.checks.map((c) => agentCheckJson(c, state.nodeName)),
       },
     };
   };

@@ -1,6 +1,7 @@
 // What the catalog and health reads share: the consistency flags, the blocking read on the index
-// of the answer's own data (docs/decisions.md D6), `?filter`, `?node-meta`, and the ACL filter
-// that drops what the token may not read and says so in a header.
+// of the answer's own data (docs/decisions.md D6), the rendered answer kept until that data moves
+// (render-cache.ts), `?filter`, `?node-meta`, and the ACL filter that drops what the token may not
+// read and says so in a header.
 import type { Identity } from '../../acl/identity.js';
 import type { CatalogQueries } from '../../catalog/queries.js';
 import { compileFilter, type Predicate } from '../../core/bexpr.js';
@@ -9,7 +10,9 @@ import type { StateStore, WatchTarget } from '../../state/types.js';
 import type { BlockingLimits, BlockingQueries, Parked } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
-import { jsonReply, type Reply } from '../reply.js';
+import { encodeJson } from '../json.js';
+import type { RenderCache } from '../render-cache.js';
+import { JSON_TYPE, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 
 export interface CatalogReadDeps {
@@ -19,6 +22,7 @@ export interface CatalogReadDeps {
   readonly brand: BrandHeaders;
   readonly limits: BlockingLimits;
   readonly random: () => number;
+  readonly renders: RenderCache;
 }
 
 /** What a read answers: the value to encode and whether the ACL filter removed anything. */
@@ -32,6 +36,11 @@ export interface CatalogRead {
   readonly target: WatchTarget;
   /** Parts of the request the answer depends on, besides the path (the token is added here). */
   readonly variant: string;
+  /**
+   * A table the answer also reads beyond its target (a node's Meta for a list of services or
+   * checks): its index joins the stamp that keeps a rendered answer valid.
+   */
+  readonly alsoReads?: string;
   answer(): Answer;
 }
 
@@ -51,19 +60,30 @@ export function answerRead(
 ): Reply | Parked {
   const consistency = effectiveConsistency(req);
   const params = parseBlockingParams(req.query, deps.limits, deps.random);
-  const { store, brand } = deps;
-  const target = read.target;
+  const { store, brand, renders } = deps;
+  const { target, alsoReads } = read;
   const pretty = req.pretty;
+  const path = req.head.path;
+  // Everything that shapes the body: the ACL view, the form, the path (route and name), the parameters.
+  const view = renders.viewOf(identity.authorizer);
+  const renderKey = `${view}\n${pretty ? 'p' : 'c'}\n${path}\n${read.variant}`;
+  // Indexes only grow, so the sum moves whenever either does.
+  const stampOf = (index: number): number => (alsoReads === undefined ? index : index + store.tableIndex(alsoReads));
+  const encode = (): { body: Uint8Array; filtered: boolean } => {
+    const { value, filtered } = read.answer();
+    return { body: Buffer.from(encodeJson(value, pretty)), filtered };
+  };
   return deps.blocking.answer(req, params, {
     target,
     index: () => ('key' in target ? store.keyIndex(target.table, target.key) : store.tableIndex(target.table)),
-    shareKey: JSON.stringify([req.head.path, read.variant, pretty, consistency, identity.accessorId]),
+    // Parked reads with one view of the same answer share a group: one render per wake-up.
+    shareKey: JSON.stringify([path, read.variant, pretty, consistency, view]),
     render(index) {
-      const { value, filtered } = read.answer();
+      const { body, filtered } = renders.answer(renderKey, stampOf(index), encode);
       const meta = queryMetaHeaders(brand, index);
       meta.push([brand.effectiveConsistency, consistency]);
       if (filtered) meta.push([brand.resultsFilteredByAcls, 'true']);
-      return jsonReply(value, pretty, meta);
+      return { status: 200, body, contentType: JSON_TYPE, headers: meta };
     },
   });
 }

@@ -108,6 +108,8 @@ export function catalogRoutes(deps: CatalogDeps): Route[] {
     return answerRead(deps, req, identity, {
       target: { table: CATALOG_SERVICES },
       variant: variantOf(req, ['filter', 'node-meta']),
+      // `?node-meta` and `?filter` look at each service's node, whose changes leave this table alone.
+      ...(meta !== undefined || predicate !== undefined ? { alsoReads: CATALOG_NODES } : {}),
       answer() {
         const tags = new Map<string, Set<string>>();
         let filtered = false;

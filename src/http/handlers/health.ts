@@ -7,6 +7,7 @@ import { checkJson, checkServiceNodeJson } from '../../catalog/json.js';
 import {
   CATALOG_CHECKS,
   CATALOG_INDEX,
+  CATALOG_NODES,
   connectIndexKey,
   nodeIndexKey,
   serviceIndexKey,
@@ -95,9 +96,12 @@ export function healthRoutes(deps: CatalogReadDeps): Route[] {
   ): Reply | Parked => {
     const predicate = filterOf(req, CHECK_FIELDS, NO_MAPS);
     const meta = nodeMetaOf(req);
+    const keyed = target.key !== undefined;
     return answerRead(deps, req, identity, {
       target: target.key === undefined ? { table: target.table } : { table: target.table, key: target.key },
       variant: variantOf(req, ['filter', 'node-meta']),
+      // A keyed index row moves with its node's Meta; the checks table does not.
+      ...(meta !== undefined && !keyed ? { alsoReads: CATALOG_NODES } : {}),
       answer() {
         const all =
           meta === undefined ? rows() : rows().filter((r) => meta(queries.node(r.value.Node)?.value.Meta ?? {}));

@@ -1,6 +1,8 @@
 // Local services and checks in Consul's JSON shapes: api.AgentService (field order and omitempty
-// as Go writes them), structs.HealthCheck, and api.AgentServiceChecksInfo.
+// as Go writes them), structs.HealthCheck (rendered by src/catalog/json.ts), and api.AgentServiceChecksInfo.
 import { createHash } from 'node:crypto';
+import { healthCheckJson } from '../../catalog/json.js';
+import type { StoredCheck } from '../../catalog/model.js';
 import { formatDuration } from '../../core/duration.js';
 import type { LocalCheck, LocalService, ProxyConfig, Upstream } from '../../local/model.js';
 import { CONNECT_PROXY } from '../../local/model.js';
@@ -70,7 +72,8 @@ function upstreamJson(u: Upstream): Json {
   return out;
 }
 
-export function healthCheckJson(c: LocalCheck, node: string): Json {
+/** A local check in the catalog's HealthCheck fields, its Definition as Consul's agent reports it. */
+export function catalogCheckOf(c: LocalCheck, node: string): StoredCheck {
   const s = c.spec;
   return {
     Node: node,
@@ -87,9 +90,12 @@ export function healthCheckJson(c: LocalCheck, node: string): Json {
     Timeout: s.timeoutMs > 0 ? formatDuration(s.timeoutMs) : '',
     ExposedPort: 0,
     Definition: definitionJson(c),
-    CreateIndex: 0,
-    ModifyIndex: 0,
   };
+}
+
+/** structs.HealthCheck of a local check: the catalog's renderer, with the indexes Consul's agent leaves at 0. */
+export function agentCheckJson(c: LocalCheck, node: string): Json {
+  return healthCheckJson(catalogCheckOf(c, node), 0, 0);
 }
 
 /** structs.HealthCheckDefinition: every field omitempty, durations as Go prints them. */
