@@ -172,7 +172,14 @@ export class AntiEntropy {
   }
 
   private desired(scope: SyncScope | undefined): NodeSync {
-    const { services, checks } = this.o.state.snapshot();
+    let { services, checks } = this.o.state.snapshot();
+    if (scope !== undefined) {
+      // A partial sync reads only the scoped entries, their services and a scoped service's checks.
+      const serviceIds = new Set(scope.services);
+      for (const c of checks) if (scope.checks.has(c.checkId) && c.serviceId !== '') serviceIds.add(c.serviceId);
+      services = services.filter((s) => serviceIds.has(s.id));
+      checks = checks.filter((c) => scope.checks.has(c.checkId) || serviceIds.has(c.serviceId));
+    }
     const keepOutput = new Set([...this.deferred.keys()].filter((id) => scope?.checks.has(id) !== true));
     return {
       node: this.o.node,
