@@ -91,6 +91,11 @@ export class Catalog {
     );
   }
 
+  /** The index of the last write to node `name`'s entries (its index row); 0 for a node never written. */
+  nodeVersion(name: string): number {
+    return this.store.get(CATALOG_INDEX, nodeIndexKey(name))?.modifyIndex ?? 0;
+  }
+
   /**
    * Sets node `name`'s liveness check (`serfHealth`): passing while its agent is a live member,
    * critical once its membership lapsed. Registers the node with `fields` when it is new.

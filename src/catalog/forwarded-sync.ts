@@ -2,6 +2,7 @@
 // it plans from its view what its node lacks and sends the catalog register and deregister
 // requests a Consul agent would, which a server runs with the agent's token (docs/decisions.md D26).
 import type { StateStore } from '../state/types.js';
+import { CATALOG_INDEX, nodeIndexKey } from './model.js';
 import { readNodeState } from './node-state.js';
 import type { Deregistration, Registration } from './register.js';
 import { nodeRow, syncRequests, syncTarget, type NodeSync, type SyncScope } from './sync.js';
@@ -18,6 +19,11 @@ export class ForwardedNodeSync {
     private readonly datacenter: string,
     private readonly requests: CatalogRequests,
   ) {}
+
+  /** The index of the last write to node `name`'s entries, as this agent's view has it. */
+  nodeVersion(name: string): number {
+    return this.view.get(CATALOG_INDEX, nodeIndexKey(name))?.modifyIndex ?? 0;
+  }
 
   /** Sends what node `name` needs to hold `desired`; resolves to the number of requests sent. */
   async syncNode(name: string, desired: NodeSync, scope?: SyncScope): Promise<number> {

@@ -2,7 +2,7 @@
 // are written over what it holds now (all of them, or only those that changed locally), and the
 // catalog register and deregister requests that reach that state from a client agent, which
 // writes through a server (docs/decisions.md D26).
-import { isDeepStrictEqual } from 'node:util';
+import { sameRow } from './same.js';
 import { sortedRecord, SERF_CHECK_ID, type StoredCheck, type StoredNode, type StoredService } from './model.js';
 import type { NodeState } from './node-state.js';
 import {
@@ -116,7 +116,7 @@ export function syncRequests(name: string, current: NodeState, target: NodeState
     TaggedAddresses: node.TaggedAddresses,
     NodeMeta: node.Meta,
   };
-  if (!isDeepStrictEqual(current.node, node)) registrations.push({ ...base, Checks: [], SkipNodeUpdate: false });
+  if (!sameRow(current.node, node)) registrations.push({ ...base, Checks: [], SkipNodeUpdate: false });
   const gone = (ServiceID: string, CheckID: string): Deregistration => ({
     Datacenter: node.Datacenter,
     Node: name,
@@ -128,11 +128,11 @@ export function syncRequests(name: string, current: NodeState, target: NodeState
     if (!target.checks.has(id) && (check.ServiceID === '' || target.services.has(check.ServiceID)))
       deregistrations.push(gone('', id));
   const changedChecks = [...target.checks.values()].filter(
-    (c) => c.CheckID !== SERF_CHECK_ID && !isDeepStrictEqual(current.checks.get(c.CheckID), c),
+    (c) => c.CheckID !== SERF_CHECK_ID && !sameRow(current.checks.get(c.CheckID), c),
   );
   const sent = new Set<string>();
   for (const [id, service] of target.services) {
-    if (isDeepStrictEqual(current.services.get(id), service)) continue;
+    if (sameRow(current.services.get(id), service)) continue;
     const own = changedChecks.filter((c) => c.ServiceID === id);
     for (const c of own) sent.add(c.CheckID);
     registrations.push({ ...base, Service: service, Checks: own, SkipNodeUpdate: true });

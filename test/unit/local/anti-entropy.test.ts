@@ -19,6 +19,8 @@ const everyone: Identity = { authorizer: allowAllAuthorizer, accessorId: '', ano
 
 describe('AntiEntropy', () => {
   let store: EmbeddedStore;
+  /** Reads of a node's rows by the catalog's writes (a full sync's compare lists them). */
+  let lists = 0;
   let catalog: Catalog;
   let clock: FakeClock;
   let state: LocalState;
@@ -26,7 +28,14 @@ describe('AntiEntropy', () => {
 
   beforeEach(async () => {
     store = await openEmbeddedStore({ log: silentLogger });
-    catalog = new Catalog(store, 'dc1');
+    lists = 0;
+    const counted = new Proxy(store, {
+      get: (target, key) =>
+        key === 'list'
+          ? (...args: Parameters<EmbeddedStore['list']>) => (lists++, target.list(...args))
+          : (Reflect.get(target, key) as unknown),
+    });
+    catalog = new Catalog(counted, 'dc1');
     clock = new FakeClock(1_000);
     state = new LocalState(NODE);
     state.addService(
@@ -91,5 +100,17 @@ describe('AntiEntropy', () => {
     await ae.idle();
     expect(services()).toEqual([memberKey(NODE, 'web-1')]);
     expect(check('ttl')?.Status).toBe('warning');
+  });
+
+  it("skips the full sync's compare while no one else wrote the node, and runs it once someone did", async () => {
+    const before = lists;
+    clock.advance(FULL_SYNC_INTERVAL_MS);
+    await ae.idle();
+    expect(lists).toBe(before);
+    await catalog.deregister({ Datacenter: '', Node: NODE, ServiceID: 'web-1', CheckID: '' }, everyone);
+    expect(services()).toEqual([]);
+    clock.advance(FULL_SYNC_INTERVAL_MS);
+    await ae.idle();
+    expect(services()).toEqual([memberKey(NODE, 'web-1')]);
   });
 });
