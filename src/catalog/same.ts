@@ -1,7 +1,8 @@
 // Equality of catalog rows (JSON values: plain objects, arrays, strings, numbers, booleans, null),
 // whatever their keys' order; a key present with `undefined` differs from one absent, as in
-// isDeepStrictEqual. About ten times faster than isDeepStrictEqual on these rows, which a sync of a
-// node with 10,000 checks compares one by one (measured in-process: 20,000 rows in about 15 ms).
+// isDeepStrictEqual. About three times faster than isDeepStrictEqual on these rows, which a sync of
+// a node compares one by one (20,000 check rows against their JSON copies: 56 ms against 163 ms,
+// in-process, one run on a loaded shared machine).
 export function sameRow(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
