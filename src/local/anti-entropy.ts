@@ -15,10 +15,10 @@ export const FULL_SYNC_INTERVAL_MS = 60_000;
 export const RETRY_INTERVAL_MS = 15_000;
 
 /**
- * A full sync compares every entry of the node (about 0.1 to 0.4 s of the main thread for 10,000
- * checks, measured in-process on a loaded machine); while no one else wrote the node since this agent's last
- * sync it is skipped, and it compares anyway every this many times, in case another write slipped
- * in beside one of ours.
+ * A full sync compares every entry of the node (0.1 to 0.4 s of the main thread for 10,000 checks,
+ * measured in-process on a loaded machine); while no one else wrote the node since this agent's
+ * last sync it is skipped, and it compares anyway every this many times, in case another write
+ * slipped in beside one of ours.
  */
 export const FULL_COMPARE_EVERY = 10;
 

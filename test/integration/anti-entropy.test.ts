@@ -51,7 +51,7 @@ describe('anti-entropy on one agent', () => {
   }
   const byId = (checks: readonly Check[], id: string): Check | undefined => checks.find((c) => c.CheckID === id);
 
-  it('syncs a registered service and its checks, status changes at once, output-only ones after the interval', async () => {
+  it('syncs a service and its checks: a status change at once, an output-only one after the interval', async () => {
     await put('/v1/agent/service/register', {
       ID: 'web-1',
       Name: 'web',
