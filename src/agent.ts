@@ -71,6 +71,9 @@ import { forwardedWriteRunner, forwardingRoutes, writeRoutes } from './http/forw
 import type { Route } from './http/route-types.js';
 import type { CertificateAuthority } from './connect/ca/authority.js';
 import { openLocalAgent, type LocalAgent, type PreparedConfig } from './local/open.js';
+import { AntiEntropy } from './local/anti-entropy.js';
+import { ForwardedNodeSync } from './catalog/forwarded-sync.js';
+import { forwardedCatalogRequests } from './http/forwarded-catalog.js';
 import { agentServiceRoutes } from './http/handlers/agent-services.js';
 import { agentCheckRoutes } from './http/handlers/agent-checks.js';
 
@@ -388,6 +391,25 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     writeMailbox === undefined || clusterStore === undefined || config.server
       ? undefined
       : writeForwarder({ mailbox: writeMailbox, reached: (index) => clusterStore.reached(index) });
+  // The agent keeps its services and checks in the catalog (docs/decisions.md D26): a server or a lone
+  // agent writes them itself, a client agent through a server with its agent token (docs/decisions.md D25).
+  const antiEntropy = new AntiEntropy({
+    state: local.state,
+    writer:
+      forward === undefined
+        ? catalog
+        : new ForwardedNodeSync(
+            store,
+            config.datacenter,
+            forwardedCatalogRequests(forward, () => agentTokens.agentToken()),
+          ),
+    node: selfNodeFields(info),
+    clock,
+    random,
+    log,
+    checkUpdateIntervalMs: () => running.checkUpdateIntervalMs,
+  });
+  void selfRegistered.then(() => antiEntropy.start());
   const writesThrough = (group: readonly Route[]): readonly Route[] =>
     forward === undefined ? group : forwardingRoutes(group, forward, defaultToken);
   if (writeMailbox !== undefined && config.server) {
@@ -555,6 +577,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         for (const server of servers) server.close();
         blocking.releaseAll();
         liveness?.close();
+        await antiEntropy.close();
         await local.close();
         intentions.close();
         ca?.leaves.close();

@@ -1,7 +1,7 @@
 // The agent's own ACL tokens, kept as Consul's agent token store keeps them without persistence
 // (docs/decisions.md D21): the config sets them at start-up and again on every reload, and
-// PUT /v1/agent/token/<kind> replaces one until then. Only the default token is used: the agent
-// has no operations of its own that carry a token, so the agent token is accepted and kept, unused.
+// PUT /v1/agent/token/<kind> replaces one until then. The default token is a request's that carries
+// none; the agent token is what a client agent's anti-entropy carries to the servers (docs/decisions.md D26).
 export type AgentTokenKind = 'default' | 'agent';
 
 /** acl.tokens.default and acl.tokens.agent. */
@@ -30,5 +30,10 @@ export class AgentTokens {
   /** The token a request that carries none acts with; undefined means the anonymous token. */
   defaultToken(): string | undefined {
     return this.tokens.default || undefined;
+  }
+
+  /** The token of the agent's own calls (a client's anti-entropy): the agent token, else the default. */
+  agentToken(): string | undefined {
+    return this.tokens.agent || this.defaultToken();
   }
 }

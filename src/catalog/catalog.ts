@@ -11,37 +11,24 @@ import {
   CATALOG_NODES,
   CATALOG_SERVICES,
   nodeIndexKey,
-  sortedRecord,
   SERF_ALIVE_OUTPUT,
   SERF_CHECK_ID,
   SERF_CHECK_NAME,
   type CheckStatus,
-  type StoredCheck,
   type StoredNode,
 } from './model.js';
 import { planNodeWrite, readNodeState, type NodeState } from './node-state.js';
 import {
   applyDeregistration,
   applyRegistration,
-  normalizeCheck,
-  normalizeService,
   vetDeregistration,
   vetRegistration,
-  type CheckInput,
   type Deregistration,
   type Registration,
-  type ServiceInput,
 } from './register.js';
+import { nodeRow, syncTarget, type NodeFields, type NodeSync, type SyncScope } from './sync.js';
 
-/** A node's own fields, as its agent knows them. */
-export type NodeFields = Pick<StoredNode, 'ID' | 'Address' | 'TaggedAddresses' | 'Meta'>;
-
-/** What an agent holds for its node: the whole set of its services and checks. */
-export interface NodeSync {
-  readonly node: NodeFields;
-  readonly services: readonly ServiceInput[];
-  readonly checks: readonly CheckInput[];
-}
+export type { NodeFields, NodeSync, SyncScope } from './sync.js';
 
 export interface WriteResult {
   /** Records (nodes, services, checks) written or deleted; 0 when the catalog already held them. */
@@ -83,9 +70,10 @@ export class Catalog {
   }
 
   /**
-   * Anti-entropy's one write: makes the catalog hold exactly `desired` for node `name` (its node
-   * entry, and these services and checks, no others), writing only the rows that differ. Idempotent:
-   * the same call twice writes nothing the second time (`changed` 0).
+   * Anti-entropy's one write: makes the catalog hold `desired` for node `name` (its node entry, and
+   * these services and checks), writing only the rows that differ. Without `scope` the node holds
+   * exactly these (a full sync removes the others); with one, only the scoped IDs are set or
+   * removed (a partial sync). Idempotent: the same call twice writes nothing the second time.
    *
    * - `desired.node`: ID, Address, TaggedAddresses and Meta; the datacenter is the agent's.
    * - `desired.services`: Consul's NodeService fields (Service required; ID defaults to it; Kind
@@ -93,24 +81,19 @@ export class Catalog {
    * - `desired.checks`: Consul's HealthCheck fields (CheckID or Name; Status defaults to critical;
    *   ServiceID naming one of `desired.services`, whose name and tags the check takes; Type,
    *   Interval and Timeout as Go duration text; Definition as the agent reports it).
+   * - `desired.keepOutput`: checks written with the Output the catalog holds (a deferred output).
    *
-   * A changed Status or Output is a write, like any other field: the caller decides how often an
-   * output-only change is sent (Consul: at most every check_update_interval). The liveness check
-   * (`serfHealth`) is the cluster's, not the agent's: it is kept as it is.
+   * The liveness check (`serfHealth`) is the cluster's, not the agent's: it is kept as it is.
    */
-  syncNode(name: string, desired: NodeSync): Promise<WriteResult> {
-    return this.write(name, (current) => {
-      const node = this.nodeRow(name, desired.node);
-      const services = new Map(desired.services.map((input) => normalizeService(input)).map((s) => [s.ID, s]));
-      const checks = new Map<string, StoredCheck>();
-      const serf = current.checks.get(SERF_CHECK_ID);
-      if (serf !== undefined) checks.set(SERF_CHECK_ID, serf);
-      for (const input of desired.checks) {
-        const check = normalizeCheck(input, name, services);
-        if (check.CheckID !== '' && check.CheckID !== SERF_CHECK_ID) checks.set(check.CheckID, check);
-      }
-      return { node, services, checks };
-    });
+  syncNode(name: string, desired: NodeSync, scope?: SyncScope): Promise<WriteResult> {
+    return this.write(name, (current) =>
+      syncTarget(nodeRow(name, this.datacenter, desired.node), current, desired, scope),
+    );
+  }
+
+  /** The index of the last write to node `name`'s entries (its index row); 0 for a node never written. */
+  nodeVersion(name: string): number {
+    return this.store.get(CATALOG_INDEX, nodeIndexKey(name))?.modifyIndex ?? 0;
   }
 
   /**
@@ -119,7 +102,7 @@ export class Catalog {
    */
   setLiveness(name: string, status: CheckStatus, output: string, fields?: NodeFields): Promise<WriteResult> {
     return this.write(name, (current) => {
-      const node: StoredNode | undefined = fields === undefined ? current.node : this.nodeRow(name, fields);
+      const node: StoredNode | undefined = fields === undefined ? current.node : nodeRow(name, this.datacenter, fields);
       if (node === undefined) return current;
       const checks = new Map(current.checks);
       checks.set(SERF_CHECK_ID, {
@@ -150,17 +133,6 @@ export class Catalog {
   /** Removes a node and everything on it (a node reaped after its liveness lapsed). */
   removeNode(name: string): Promise<WriteResult> {
     return this.write(name, () => ({ node: undefined, services: new Map(), checks: new Map() }));
-  }
-
-  private nodeRow(name: string, fields: NodeFields): StoredNode {
-    return {
-      ID: fields.ID,
-      Node: name,
-      Address: fields.Address,
-      Datacenter: this.datacenter,
-      TaggedAddresses: sortedRecord(fields.TaggedAddresses),
-      Meta: sortedRecord(fields.Meta),
-    };
   }
 
   private checkDatacenter(datacenter: string): void {

@@ -1,7 +1,7 @@
 // One node's rows (the node, its services, its checks) read from the store's view, and the write
 // that turns one such state into another: only rows whose content differs are written, and each
 // write rewrites the index rows of the answers it changes (model.ts, CATALOG_INDEX).
-import { isDeepStrictEqual } from 'node:util';
+import { sameRow } from './same.js';
 import type { StateStore, WriteOp } from '../state/types.js';
 import {
   byNameKey,
@@ -59,7 +59,7 @@ export function planNodeWrite(name: string, from: NodeState, to: NodeState): Wri
     for (const s of to.services.values()) touchService(s);
   };
 
-  if (!isDeepStrictEqual(from.node, to.node)) {
+  if (!sameRow(from.node, to.node)) {
     ops.push(
       to.node === undefined
         ? { op: 'delete', table: CATALOG_NODES, key: name }
@@ -70,7 +70,7 @@ export function planNodeWrite(name: string, from: NodeState, to: NodeState): Wri
   for (const [id, before] of from.services) {
     const after = to.services.get(id);
     if (after === undefined) ops.push({ op: 'delete', table: CATALOG_SERVICES, key: memberKey(name, id) });
-    if (after === undefined || !isDeepStrictEqual(before, after)) {
+    if (after === undefined || !sameRow(before, after)) {
       touchService(before);
       touchService(after);
     }
@@ -79,7 +79,7 @@ export function planNodeWrite(name: string, from: NodeState, to: NodeState): Wri
   for (const [id, after] of to.services) {
     const before = from.services.get(id);
     if (before === undefined) ops.push(...nameRows(name, id, undefined, after));
-    if (before !== undefined && isDeepStrictEqual(before, after)) continue;
+    if (before !== undefined && sameRow(before, after)) continue;
     ops.push({ op: 'set', table: CATALOG_SERVICES, key: memberKey(name, id), value: after });
     touchService(after);
   }
@@ -94,7 +94,7 @@ export function planNodeWrite(name: string, from: NodeState, to: NodeState): Wri
   }
   for (const [id, after] of to.checks) {
     const before = from.checks.get(id);
-    if (before !== undefined && isDeepStrictEqual(before, after)) continue;
+    if (before !== undefined && sameRow(before, after)) continue;
     ops.push({ op: 'set', table: CATALOG_CHECKS, key: memberKey(name, id), value: after });
     touchCheck(after);
   }

@@ -93,6 +93,7 @@ export function toAgentConfig(
     telemetry: { prometheusRetentionTimeMs: v.telemetry.prometheus_retention_time },
     sidecarPorts: { min: v.ports.sidecar_min_port, max: v.ports.sidecar_max_port },
     checkOutputMaxSize: v.check_output_max_size,
+    checkUpdateIntervalMs: v.check_update_interval,
     registrations,
   };
 }

@@ -107,6 +107,11 @@ export const CONFIG_SCHEMA = {
     4096,
     "Bytes of a check's output kept when the check sets no OutputMaxSize (an HTTP body's last bytes).",
   ),
+  check_update_interval: key(
+    duration('non-negative'),
+    '5m',
+    "Shortest time between catalog writes of a check's output that changed without its status; 0s: at once.",
+  ),
   data_dir: optionalKey(text(), 'Directory for persistent state; required unless -dev.', 'none (required unless -dev)'),
   log_level: key(
     logLevel(),
@@ -176,7 +181,7 @@ export const CONFIG_SCHEMA = {
       default: optionalKey(secretText(), 'Token used for requests that carry none.'),
       agent: optionalKey(
         secretText(),
-        "Consul's token for an agent's own calls to its servers: accepted, unused (docs/decisions.md D21).",
+        "Token of the agent's own calls: a client agent's catalog sync through a server (docs/decisions.md D26).",
       ),
     },
   },

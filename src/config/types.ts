@@ -110,6 +110,8 @@ export interface AgentConfig {
   readonly sidecarPorts: { readonly min: number; readonly max: number };
   /** Output kept per check when it sets no OutputMaxSize. */
   readonly checkOutputMaxSize: number;
+  /** Consul's check_update_interval: an output-only change of a check reaches the catalog at most this often. */
+  readonly checkUpdateIntervalMs: number;
   /** The config files' `service(s)` and `check(s)` blocks, as written; src/local/ reads and validates them. */
   readonly registrations: Registrations;
 }

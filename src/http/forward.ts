@@ -63,29 +63,34 @@ export function forwardingRoutes(
   forward: (write: ForwardedWrite) => Promise<unknown>,
   defaultToken: () => string | undefined,
 ): Route[] {
-  const handler = async (req: ApiRequest): Promise<Reply> => {
-    const key = replyKey();
-    const body = req.body !== undefined && req.body.length > 0 ? { Body: req.body.toString('base64') } : {};
-    const sealed = await forward({
+  const handler = async (req: ApiRequest): Promise<Reply> =>
+    forwardedCall(forward, {
       Method: req.method,
       Path: req.head.path,
       Query: req.head.rawQuery,
       Token: effectiveToken(req, defaultToken()),
       Namespace: req.head.namespaceHeader,
-      ReplyKey: key.publicKey,
-      ...body,
+      ...(req.body !== undefined && req.body.length > 0 ? { Body: req.body.toString('base64') } : {}),
     });
-    let opened: unknown;
-    try {
-      opened = key.open(sealed as Sealed);
-    } catch {
-      throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'the reply did not open' });
-    }
-    const read = forwardedReplySchema.safeParse(opened);
-    if (!read.success) throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'the reply is not an HTTP reply' });
-    return fromForwarded(read.data);
-  };
   return mapWriteMethods(routes, (spec) => withHandler(spec, handler));
+}
+
+/** Hands one write to a server through `forward` and opens its reply (also the agent's own catalog sync). */
+export async function forwardedCall(
+  forward: (write: ForwardedWrite) => Promise<unknown>,
+  write: Omit<ForwardedWrite, 'ReplyKey'>,
+): Promise<Reply> {
+  const key = replyKey();
+  const sealed = await forward({ ...write, ReplyKey: key.publicKey });
+  let opened: unknown;
+  try {
+    opened = key.open(sealed as Sealed);
+  } catch {
+    throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'the reply did not open' });
+  }
+  const read = forwardedReplySchema.safeParse(opened);
+  if (!read.success) throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'the reply is not an HTTP reply' });
+  return fromForwarded(read.data);
 }
 
 /** The write methods of the state routes alone (a server agent's table for forwarded writes). */

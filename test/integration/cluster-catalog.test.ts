@@ -1,7 +1,9 @@
 // The catalog on agents of one etcd cluster: each agent's node is in every agent's catalog with its
 // serfHealth check passing; a service with a sidecar registered through one agent is found healthy
 // through /v1/health/connect on another; a blocking health read on one agent wakes when a check
-// flips through the other, and not on unrelated writes (docs/decisions.md D6).
+// flips through the other, and not on unrelated writes (docs/decisions.md D6); a service registered
+// on an agent (anti-entropy, docs/decisions.md D26) turns critical everywhere once that agent is killed.
+// Catalog registrations name nodes no agent runs: an agent's own node holds only what it registered.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
@@ -48,7 +50,7 @@ describe('the catalog shared by agents of one cluster', () => {
     expect(res.status, await res.clone().text()).toBe(200);
   };
   const web = (status: string): Record<string, unknown> => ({
-    Node: 'node-a',
+    Node: 'ext-a',
     Address: '127.0.0.1',
     Service: { ID: 'web-1', Service: 'web', Port: 8080 },
     Check: { CheckID: 'web-1-http', Name: 'http', ServiceID: 'web-1', Status: status },
@@ -71,7 +73,7 @@ describe('the catalog shared by agents of one cluster', () => {
   it('finds through agent C the healthy sidecar of a service registered through agent A', async () => {
     await register(a, web('passing'));
     await register(a, {
-      Node: 'node-a',
+      Node: 'ext-a',
       Address: '127.0.0.1',
       Service: {
         Kind: 'connect-proxy',
@@ -86,7 +88,7 @@ describe('the catalog shared by agents of one cluster', () => {
     await until(async () => (await connect()).length === 1);
     const [entry] = await connect();
     expect([entry?.Node.Node, entry?.Service.ID, entry?.Service.Kind]).toEqual([
-      'node-a',
+      'ext-a',
       'web-1-sidecar-proxy',
       'connect-proxy',
     ]);
@@ -111,14 +113,13 @@ describe('the catalog shared by agents of one cluster', () => {
     expect(entry?.Checks.find((x) => x.CheckID === 'web-1-http')?.Status).toBe('critical');
   });
 
-  it("turns a killed agent's serfHealth critical everywhere once its lease lapses, so ?passing drops its instances", async () => {
+  it("turns a killed agent's serfHealth critical everywhere once its lease lapses, so ?passing drops the instances it registered", async () => {
     const d = await startClusterAgent('node-d', false, '1s');
-    await register(d, {
-      Node: 'node-d',
-      Address: '127.0.0.1',
-      SkipNodeUpdate: true,
-      Service: { ID: 'api-d', Service: 'api', Port: 9000 },
+    const registered = await fetch(`${d.url}/v1/agent/service/register`, {
+      method: 'PUT',
+      body: JSON.stringify({ ID: 'api-d', Name: 'api', Port: 9000 }),
     });
+    expect(registered.status).toBe(200);
     const passing = async (agent: AgentProcess): Promise<number> =>
       ((await (await fetch(`${agent.url}/v1/health/service/api?passing`)).json()) as Entry[]).length;
     await until(async () => (await passing(a)) === 1 && (await passing(c)) === 1);

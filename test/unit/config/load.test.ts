@@ -72,6 +72,7 @@ describe('defaults', () => {
       telemetry: { prometheusRetentionTimeMs: 60_000 },
       sidecarPorts: { min: 21000, max: 21255 },
       checkOutputMaxSize: 4096,
+      checkUpdateIntervalMs: 300_000,
       registrations: { services: [], checks: [] },
     });
   });

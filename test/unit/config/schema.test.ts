@@ -26,6 +26,7 @@ describe('config schema', () => {
       'tls.https.verify_incoming',
       'tls.https.tls_min_version',
       'check_output_max_size',
+      'check_update_interval',
       'data_dir',
       'log_level',
       'log_file',
