@@ -76,7 +76,7 @@ export async function runAuthorizeChecksBench(argv: readonly string[]): Promise<
   process.stderr.write(`authorize beside checks: ${tool.name} -c${args.connections}, ${rounds} rounds\n`);
   const target = await probeTarget();
   const samples: Record<Side, Sample[]> = { 'with checks': [], 'without checks': [] };
-  const ratios: number[] = [];
+  const ratios: { rps: number; p99: number }[] = [];
   try {
     for (let r = 0; r < rounds; r++) {
       const order: Side[] = r % 2 === 0 ? ['with checks', 'without checks'] : ['without checks', 'with checks'];
@@ -88,7 +88,8 @@ export async function runAuthorizeChecksBench(argv: readonly string[]): Promise<
             `${Math.round(sample.probesPerS)} probes/s, load ${sample.loadavg}\n`,
         );
       }
-      ratios.push((samples['with checks'][r]?.rps ?? NaN) / (samples['without checks'][r]?.rps ?? NaN));
+      const [w, o] = [samples['with checks'][r], samples['without checks'][r]];
+      ratios.push({ rps: (w?.rps ?? NaN) / (o?.rps ?? NaN), p99: (w?.p99Ms ?? NaN) / (o?.p99Ms ?? NaN) });
     }
   } finally {
     target.server.close();
@@ -107,11 +108,12 @@ export async function runAuthorizeChecksBench(argv: readonly string[]): Promise<
     };
   };
   const rows = [summary('with checks'), summary('without checks')];
-  const ratio = median(ratios);
+  const ratio = { rps: median(ratios.map((x) => x.rps)), p99: median(ratios.map((x) => x.p99)) };
+  const perRound = (key: 'rps' | 'p99'): string => ratios.map((x) => x[key].toFixed(2)).join(', ');
   const table = formatTable(
     ['agent', 'req/s', 'p99 ms', 'rounds req/s', 'probes/s', 'target cpu%', 'other cpu%'],
     rows.map((x) => [
-      x.side === 'with checks' ? `${CHECKS} HTTP checks every 10s` : 'no checks',
+      x.side === 'with checks' ? `${CHECKS.toLocaleString('en-US')} HTTP checks every 10s` : 'no checks',
       x.rps,
       x.p99Ms,
       x.roundsRps.join(' '),
@@ -123,7 +125,8 @@ export async function runAuthorizeChecksBench(argv: readonly string[]): Promise<
   process.stdout.write(
     `\nauthorize beside ${CHECKS} passing HTTP checks against the agent without checks ` +
       `(${tool.name} -c${args.connections}, median of ${rounds} alternated rounds)\n${table}\n` +
-      `ratio with / without: ${ratio.toFixed(3)}x (rounds ${ratios.map((x) => x.toFixed(3)).join(', ')})\n` +
+      `with / without, medians of the rounds' ratios: req/s ${ratio.rps.toFixed(3)}x (${perRound('rps')}), ` +
+      `p99 ${ratio.p99.toFixed(2)}x (${perRound('p99')})\n` +
       `/proc/loadavg before: ${loadBefore}; after: ${loadAfter}\n`,
   );
   const report = {
@@ -131,8 +134,8 @@ export async function runAuthorizeChecksBench(argv: readonly string[]): Promise<
     settings: args,
     checks: CHECKS,
     rounds,
-    ratio: round(ratio),
-    ratios: ratios.map(round),
+    ratio: { rps: round(ratio.rps), p99: round(ratio.p99) },
+    ratios,
     rows: rows.map((x) => ({ ...x, rps: round(x.rps), p99Ms: round(x.p99Ms) })),
     samples,
     loadavg: { before: loadBefore, after: loadAfter },
