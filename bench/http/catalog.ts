@@ -27,7 +27,7 @@ interface Sample {
   otherCpuPct: number;
 }
 
-function loadavg(): string {
+export function loadavg(): string {
   return readFileSync('/proc/loadavg', 'utf8').trim();
 }
 

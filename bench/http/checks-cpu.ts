@@ -34,7 +34,7 @@ interface Window {
 }
 
 /** A loopback server answering every probe 200 with the same short body (so no output changes). */
-async function probeTarget(): Promise<{ server: Server; url: string; served: () => number }> {
+export async function probeTarget(): Promise<{ server: Server; url: string; served: () => number }> {
   let served = 0;
   const server = createServer((_req, res) => {
     served++;
@@ -45,7 +45,7 @@ async function probeTarget(): Promise<{ server: Server; url: string; served: () 
   return { server, url: `http://127.0.0.1:${port}/health`, served: () => served };
 }
 
-async function registerChecks(agent: ServerProcess, count: number, url: string): Promise<void> {
+export async function registerChecks(agent: ServerProcess, count: number, url: string): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     for (let i = next++; i < count; i = next++) {
@@ -60,7 +60,7 @@ async function registerChecks(agent: ServerProcess, count: number, url: string):
 }
 
 /** Waits until no check of the agent is anything but passing. */
-async function untilAllPass(agent: ServerProcess, count: number): Promise<void> {
+export async function untilAllPass(agent: ServerProcess, count: number): Promise<void> {
   const filter = encodeURIComponent('Status != "passing"');
   for (;;) {
     const res = await fetch(`http://127.0.0.1:${agent.port}/v1/agent/checks?filter=${filter}`);

@@ -52,7 +52,12 @@ function parseArgs(argv: readonly string[]): ClusterArgs {
 }
 
 /** An agent of the mesh under `/svc-bench/<mesh>/`: each part of the bench starts from an empty mesh. */
-async function clusterAgent(etcd: EtcdCluster, mesh: string, name: string, server = true): Promise<ServerProcess> {
+export async function clusterAgent(
+  etcd: EtcdCluster,
+  mesh: string,
+  name: string,
+  server = true,
+): Promise<ServerProcess> {
   const config = join(BENCH_OUT, `cluster-${mesh}.json`);
   await writeFile(config, JSON.stringify({ cluster: { etcd: { prefix: `${PREFIX}${mesh}/` } } }));
   return startAgent('dev', [
@@ -67,7 +72,7 @@ async function clusterAgent(etcd: EtcdCluster, mesh: string, name: string, serve
 
 // ---- authorize ---------------------------------------------------------------------------------
 
-async function authorizeRps(
+export async function authorizeRps(
   tool: LoadTool,
   agent: ServerProcess,
   args: HttpBenchArgs,
@@ -113,14 +118,14 @@ async function authorizeRows(tool: LoadTool, etcd: EtcdCluster, args: HttpBenchA
 
 // ---- propagation -------------------------------------------------------------------------------
 
-interface Latencies {
+export interface Latencies {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly maxMs: number;
   readonly count: number;
 }
 
-function latencies(ms: number[]): Latencies {
+export function latencies(ms: number[]): Latencies {
   const sorted = [...ms].sort((x, y) => x - y);
   return {
     p50Ms: quantileSorted(sorted, 0.5),
@@ -139,12 +144,16 @@ async function gauge(agent: ServerProcess, name: string): Promise<number> {
 
 const parkedOn = (agent: ServerProcess): Promise<number> => gauge(agent, 'svc.blocking.parked');
 
-/** Each write (through agent A) timed until B's blocking read of `readPath` answers with a later index. */
-async function propagation(
+/**
+ * Each write (through agent A) timed until B's blocking read of `readPath` answers with a later index;
+ * `onWrite` hears each write's times to that answer from its sending and from its acknowledgement.
+ */
+export async function propagation(
   b: ServerProcess,
   writes: number,
   readPath: string,
   write: (i: number) => Promise<void>,
+  onWrite?: (fromSendMs: number, fromAckMs: number) => void,
 ): Promise<Latencies> {
   const base = `http://${LOOPBACK}:${b.port}${readPath}`;
   const sep = readPath.includes('?') ? '&' : '?';
@@ -169,16 +178,20 @@ async function propagation(
       continue;
     }
     const t0 = performance.now();
+    let ackedAt = Number.NaN;
+    let answeredAt = Number.NaN;
     await Promise.all([
-      write(i),
+      write(i).then(() => (ackedAt = performance.now())),
       answered.then((res) => {
-        ms.push(performance.now() - t0);
+        answeredAt = performance.now();
+        ms.push(answeredAt - t0);
         const next = Number(res.headers.get('x-svc-index'));
         if (!(next > index)) throw new Error(`${readPath}: index ${next} after ${index}`);
         index = next;
         return res.arrayBuffer();
       }),
     ]);
+    onWrite?.(answeredAt - t0, answeredAt - ackedAt);
   }
   return latencies(ms);
 }
