@@ -48,11 +48,6 @@ export class AclResolver {
   private readonly cache: LRUCache<string, Cached>;
   private tokensIndex = -1;
   private policiesIndex = -1;
-  /** The store's index when the two above were last read: while it stands, neither table moved. */
-  private storeIndex = -1;
-  /** The last secret resolved and its entry, read before the LRU: a host's callers repeat one token. */
-  private lastSecret: string | undefined;
-  private lastCached: Cached | undefined;
   private bySecretDigest = new Map<string, StoredToken>();
   private readonly health: BackendHealth;
   /** Set for `allow` and `deny` only: the extend-cache policies keep resolving from the view. */
@@ -83,16 +78,10 @@ export class AclResolver {
     if (!this.options.enabled) return ACLS_DISABLED_IDENTITY;
     if (this.downOverride !== undefined && !this.health.connected) return this.downIdentity(secret);
     this.syncWithStore();
-    const cached = secret === this.lastSecret ? this.lastCached : this.cache.get(secret);
+    const cached = this.cache.get(secret);
     if (cached !== undefined) {
-      // A token that never expires reads no clock.
-      if (cached.expiresAt === Infinity || cached.expiresAt > this.clock.now()) {
-        this.lastSecret = secret;
-        this.lastCached = cached;
-        return cached.identity;
-      }
+      if (cached.expiresAt > this.clock.now()) return cached.identity;
       this.cache.delete(secret);
-      this.forgetLast();
       throw aclNotFound();
     }
     const token = this.findBySecret(secret);
@@ -102,11 +91,6 @@ export class AclResolver {
     const identity = this.identityOf(token, secret);
     this.cache.set(secret, { identity, expiresAt });
     return identity;
-  }
-
-  private forgetLast(): void {
-    this.lastSecret = undefined;
-    this.lastCached = undefined;
   }
 
   /** The stored token a secret belongs to (for /v1/acl/token/self); undefined when unknown. */
@@ -156,14 +140,10 @@ export class AclResolver {
 
   /** Drops every cached identity when a token or policy changed since the cache was filled. */
   private syncWithStore(): void {
-    const storeIndex = this.store.index;
-    if (storeIndex === this.storeIndex) return;
-    this.storeIndex = storeIndex;
     const tokensIndex = this.store.tableIndex(ACL_TOKENS);
     const policiesIndex = this.store.tableIndex(ACL_POLICIES);
     if (tokensIndex === this.tokensIndex && policiesIndex === this.policiesIndex) return;
     this.cache.clear();
-    this.forgetLast();
     if (tokensIndex !== this.tokensIndex) {
       const bySecret = new Map<string, StoredToken>();
       for (const row of this.store.list<StoredToken>(ACL_TOKENS, ''))
