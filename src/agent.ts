@@ -13,6 +13,7 @@ import { AgentTokens } from './acl/agent-tokens.js';
 import { createAclDomain } from './acl/domain.js';
 import { clientSecrets, serveSecretRequests, serverSecrets } from './acl/cluster-secrets.js';
 import { initAclState } from './acl/init.js';
+import { moveSecretsOutOfRows } from './acl/secret-migration.js';
 import { ANONYMOUS_SECRET } from './acl/builtin.js';
 import { requirePermission } from './acl/identity.js';
 import { AclResolver } from './acl/resolver.js';
@@ -242,6 +243,9 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     await initAclState(store, { initialManagement: config.acl.tokens.initialManagement, secrets, onKeepFailed }, clock);
   else if (config.acl.enabled && config.acl.tokens.initialManagement !== undefined)
     log.warn({}, 'acl.tokens.initial_management is used by server agents only: this client agent ignores it');
+  // Rows written before docs/decisions.md D23 held their secrets: a server moves them (src/acl/secret-migration.ts).
+  if (secretParts?.range !== undefined && secrets !== undefined)
+    await moveSecretsOutOfRows(store, secrets, { log });
 
   const intentions = new IntentionStore(store, clock);
   const catalog = new Catalog(store, config.datacenter);

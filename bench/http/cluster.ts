@@ -9,9 +9,13 @@
 //   many writes in flight, on the same etcd, its data on the repository's disk (target >= 0.5x);
 // - one member down: KV PUT through an agent on a three-member etcd (data on disk) with a follower
 //   killed against all members up, rounds alternated: writes/s and p99 (reported, no target);
-// - fan-out: 3 agents x Q parked queries on one key, one write: until the last answer on each.
+// - fan-out: 3 agents x Q parked queries on one key, one write: until the last answer on each;
+// - a client agent against a server agent of one mesh, ACLs on (docs/decisions.md D23, D24, D25): authorize
+//   over HTTP with a token (the client resolves it from its view of hashes) and leaf issuance, each a
+//   new service's first leaf, one at a time (the client's signed by a server over etcd's mailbox).
 // Every ratio is the median of per-round ratios taken in the same run.
 // Run: node dist/bench/http/cluster.js [--duration 10] [--rounds 2] [--writes 1000] [--queries 5000]
+//      [--leaves 100] [--only authorize,propagation,put,fanout,member-down,client-server]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startEtcdCluster, type EtcdCluster } from '../../test/support/etcd.js';
@@ -35,20 +39,32 @@ const PREFIX = '/svc-bench/';
 const PUT_VALUE = 'x'.repeat(128);
 const WAKE_TIMEOUT_MS = 30_000;
 
+const PARTS = ['authorize', 'propagation', 'put', 'fanout', 'member-down', 'client-server'] as const;
+type Part = (typeof PARTS)[number];
+
 interface ClusterArgs extends HttpBenchArgs {
   readonly writes: number;
   readonly queries: number;
+  /** Leaves per side per round in the client-server rows. */
+  readonly leaves: number;
+  readonly only: ReadonlySet<Part>;
 }
 
 function parseArgs(argv: readonly string[]): ClusterArgs {
-  const own = { writes: 1000, queries: 5000 };
+  const own = { writes: 1000, queries: 5000, leaves: 100 };
+  let only: ReadonlySet<Part> = new Set(PARTS);
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
-    if (flag === '--writes' || flag === '--queries') own[flag.slice(2) as 'writes' | 'queries'] = Number(argv[++i]);
-    else rest.push(flag as string);
+    if (flag === '--writes' || flag === '--queries' || flag === '--leaves')
+      own[flag.slice(2) as 'writes' | 'queries' | 'leaves'] = Number(argv[++i]);
+    else if (flag === '--only') {
+      const names = (argv[++i] ?? '').split(',');
+      for (const name of names) if (!PARTS.includes(name as Part)) throw new Error(`--only: no part ${name}`);
+      only = new Set(names as Part[]);
+    } else rest.push(flag as string);
   }
-  return { ...parseHttpBenchArgs(rest), ...own };
+  return { ...parseHttpBenchArgs(rest), ...own, only };
 }
 
 /** An agent of the mesh under `/svc-bench/<mesh>/`: each part of the bench starts from an empty mesh. */
@@ -471,6 +487,158 @@ async function fanout(etcd: EtcdCluster, queries: number): Promise<Record<string
   }
 }
 
+// ---- a client agent against a server agent ------------------------------------------------------
+
+const MANAGEMENT = '7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
+
+/** An agent of the mesh `client-server` with ACLs on (default deny), the management token its default. */
+async function aclAgent(etcd: EtcdCluster, name: string, server: boolean): Promise<ServerProcess> {
+  const config = join(BENCH_OUT, `cluster-client-server-${name}.json`);
+  const tokens = { default: MANAGEMENT, ...(server ? { initial_management: MANAGEMENT } : {}) };
+  await writeFile(
+    config,
+    JSON.stringify({
+      cluster: { etcd: { prefix: `${PREFIX}client-server/` } },
+      acl: { enabled: true, default_policy: 'deny', tokens },
+    }),
+  );
+  return startAgent('dev', [
+    ...etcd.endpoints.flatMap((url) => ['-etcd', url]),
+    ...(server ? ['-server'] : []),
+    '-node',
+    name,
+    '-config-file',
+    config,
+  ]);
+}
+
+/** Each new service's first leaf, one after the other, the token in the header: ms per leaf, failures counted. */
+async function leafRound(
+  agent: ServerProcess,
+  tag: string,
+  leaves: number,
+): Promise<{ ms: number[]; failed: number; samples: string[] }> {
+  const out = { ms: [] as number[], failed: 0, samples: [] as string[] };
+  for (let i = 0; i < leaves; i++) {
+    const started = performance.now();
+    const res = await fetch(`http://${LOOPBACK}:${agent.port}/v1/agent/connect/ca/leaf/${tag}-${i}`, {
+      headers: { 'X-Svc-Token': MANAGEMENT },
+    });
+    const text = await res.text();
+    if (res.status === 200) out.ms.push(performance.now() - started);
+    else {
+      out.failed++;
+      if (out.samples.length < 3) out.samples.push(`${res.status} ${text.slice(0, 120)}`);
+    }
+  }
+  return out;
+}
+
+/** Authorize with the management token in the header, as authorizeRps without it. */
+async function tokenAuthorizeRps(tool: LoadTool, agent: ServerProcess, args: HttpBenchArgs): Promise<number> {
+  const request = {
+    url: `http://${LOOPBACK}:${agent.port}/v1/agent/connect/authorize`,
+    method: 'POST' as const,
+    body: AUTHORIZE_BODY,
+    headers: { 'X-Svc-Token': MANAGEMENT },
+  };
+  const settings = { durationS: args.durationS, connections: args.connections, threads: args.threads };
+  if (args.warmupS > 0) await tool.run(request, { ...settings, durationS: args.warmupS });
+  return (await tool.run(request, settings)).rps;
+}
+
+/** Rounds alternating which side goes first; per round, client / server. */
+async function alternated<T>(
+  rounds: number,
+  run: (side: 'server' | 'client', round: number) => Promise<T>,
+): Promise<{ server: T; client: T }[]> {
+  const out: { server: T; client: T }[] = [];
+  for (let r = 0; r < rounds; r++) {
+    if (r % 2 === 0) {
+      const server = await run('server', r);
+      out.push({ server, client: await run('client', r) });
+    } else {
+      const client = await run('client', r);
+      out.push({ client, server: await run('server', r) });
+    }
+  }
+  return out;
+}
+
+async function withMemoryEtcd<T>(run: (etcd: EtcdCluster) => Promise<T>): Promise<T> {
+  const etcd = await startEtcdCluster({ size: 1 });
+  try {
+    return await run(etcd);
+  } finally {
+    await etcd.stop();
+  }
+}
+
+async function clientServerRows(
+  tool: LoadTool,
+  etcd: EtcdCluster,
+  args: ClusterArgs,
+): Promise<Record<string, unknown>> {
+  const server = await aclAgent(etcd, 'cs-server', true);
+  const client = await aclAgent(etcd, 'cs-client', false);
+  const agents = { server, client };
+  try {
+    // Set-up, not measured: a commit that met a slow etcd (503) is put again; the puts are idempotent.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await seedAgent(server.port);
+        break;
+      } catch (err) {
+        if (attempt === 5 || !/ 503 /.test((err as Error).message)) throw err;
+      }
+    }
+    // The client's view holds every intention once its intentions index reaches the server's.
+    const seeded = await probe(`http://${LOOPBACK}:${server.port}/v1/connect/intentions`);
+    const caught = await fetch(
+      `http://${LOOPBACK}:${client.port}/v1/connect/intentions?index=${(seeded.index ?? 1) - 1}&wait=60s`,
+    );
+    if (Number(caught.headers.get('x-svc-index')) < (seeded.index ?? 0)) throw new Error('client view behind');
+    await caught.arrayBuffer();
+    for (const side of ['server', 'client'] as const) {
+      const warm = await leafRound(agents[side], `warm-${side}`, 20);
+      if (warm.failed > 0) throw new Error(`warm-up leaves through the ${side} agent: ${warm.samples.join('; ')}`);
+    }
+
+    const authorize = await alternated(args.rounds, async (side, r) => {
+      const rps = await tokenAuthorizeRps(tool, agents[side], args);
+      process.stderr.write(`  authorize with a token, round ${r + 1}, ${side} agent: ${Math.round(rps)}/s\n`);
+      return rps;
+    });
+    let failedLeaves = 0;
+    const leaves = await alternated(args.rounds, async (side, r) => {
+      const got = await leafRound(agents[side], `leaf-${side}-${r}`, args.leaves);
+      failedLeaves += got.failed;
+      const ms = median(got.ms);
+      const failed = got.failed === 0 ? '' : `, ${got.failed} failed: ${got.samples.join('; ')}`;
+      process.stderr.write(`  leaf round ${r + 1}, ${side} agent: median ${ms.toFixed(2)} ms${failed}\n`);
+      return ms;
+    });
+    return {
+      authorize: {
+        ratio: median(authorize.map((x) => x.client / x.server)),
+        server: median(authorize.map((x) => x.server)),
+        client: median(authorize.map((x) => x.client)),
+        rounds: authorize,
+      },
+      leaf: {
+        ratio: median(leaves.map((x) => x.client / x.server)),
+        serverMedianMs: median(leaves.map((x) => x.server)),
+        clientMedianMs: median(leaves.map((x) => x.client)),
+        leavesPerRound: args.leaves,
+        failed: failedLeaves,
+        rounds: leaves,
+      },
+    };
+  } finally {
+    await Promise.all([client.stop(), server.stop()]);
+  }
+}
+
 // ---- the run -----------------------------------------------------------------------------------
 
 export async function runClusterBench(args: ClusterArgs): Promise<Record<string, unknown>> {
@@ -482,14 +650,18 @@ export async function runClusterBench(args: ClusterArgs): Promise<Record<string,
   process.stderr.write(
     `cluster bench: etcd ${etcd.endpoints.join(',')}, ${tool.name} -t${args.threads} -c${args.connections}, ${args.durationS}s per row, ${args.rounds} round(s)\n`,
   );
+  const only = args.only;
   try {
-    const authorize = await authorizeRows(tool, etcd, args);
-
-    const propagation = await propagationRows(etcd, args);
-    const put = await putRows(tool, etcd, args);
-    const fan = await fanout(etcd, args.queries);
-    const memberDown = await memberDownRows(tool, args);
-    return { authorize, propagation, put, memberDown, fanout: fan };
+    const authorize = only.has('authorize') ? await authorizeRows(tool, etcd, args) : undefined;
+    const propagation = only.has('propagation') ? await propagationRows(etcd, args) : undefined;
+    const put = only.has('put') ? await putRows(tool, etcd, args) : undefined;
+    const fan = only.has('fanout') ? await fanout(etcd, args.queries) : undefined;
+    const memberDown = only.has('member-down') ? await memberDownRows(tool, args) : undefined;
+    // An etcd of their own on tmpfs: these rows time the agents, not the disk's fsync.
+    const clientServer = only.has('client-server')
+      ? await withMemoryEtcd((e) => clientServerRows(tool, e, args))
+      : undefined;
+    return { authorize, propagation, put, memberDown, fanout: fan, clientServer };
   } finally {
     await etcd.stop();
   }
@@ -498,6 +670,19 @@ export async function runClusterBench(args: ClusterArgs): Promise<Record<string,
 // The result is the loose record written to the JSON file; its rows are read here as they were built.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function report(r: Record<string, any>): string {
+  const cs = r['clientServer'];
+  const clientServer =
+    cs === undefined
+      ? []
+      : [
+          `authorize with a token, client agent / server agent: ${cs.authorize.ratio.toFixed(3)}x ` +
+            `(${Math.round(cs.authorize.client)} / ${Math.round(cs.authorize.server)} req/s, medians of ${cs.authorize.rounds.length} rounds)`,
+          `leaf issuance (a new service's first leaf, one at a time), client agent / server agent: ${cs.leaf.ratio.toFixed(2)}x ` +
+            `(median ${round(cs.leaf.clientMedianMs)} / ${round(cs.leaf.serverMedianMs)} ms, ` +
+            `${cs.leaf.leavesPerRound} leaves per round, ` +
+            `${cs.leaf.failed} failed)`,
+        ];
+  if (r['authorize'] === undefined || r['propagation'] === undefined) return clientServer.join('\n');
   const lat = (name: string, l: Latencies, target: string): Cell[] => [
     name,
     round(l.p50Ms),
@@ -545,7 +730,7 @@ function report(r: Record<string, any>): string {
       ]),
     ),
   ];
-  return out.join('\n');
+  return [...out, ...clientServer].join('\n');
 }
 
 /** Runs the bench with these command-line flags, prints its tables and writes its JSON. */

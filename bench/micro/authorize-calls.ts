@@ -25,6 +25,7 @@ import { RequestFlow, type TransportIo } from '../../src/http/request-flow.js';
 import type { RequestHead } from '../../src/http/request.js';
 import { compileRoutes, type CompiledRoute } from '../../src/http/routes.js';
 import { openEmbeddedStore } from '../../src/state/embedded/index.js';
+import type { StateStore } from '../../src/state/types.js';
 import { isEntryPoint, runMain } from '../support/main.js';
 import { AUTHORIZE_BODY, benchIntentions, distinctAuthorizeBodies } from './authorize.js';
 
@@ -58,17 +59,25 @@ class CollectingIo implements TransportIo<number, Buffer> {
   constructor(readonly bodies: readonly Buffer[]) {}
 }
 
-interface Harness {
+export interface Harness {
   call(handle: number): void;
   io: CollectingIo;
   close(): void;
 }
 
-async function harness(bodies: readonly Buffer[]): Promise<Harness> {
+export interface HarnessOptions {
+  /** ACLs on (default deny) with this token presented, its rows written by `seed`; absent: ACLs off. */
+  readonly acl?: { readonly token: string; readonly seed: (store: StateStore) => Promise<void> } | undefined;
+}
+
+/** The route compiled once, a fake transport handing it `bodies[handle]` (authorize-token.ts uses it too). */
+export async function harness(bodies: readonly Buffer[], options: HarnessOptions = {}): Promise<Harness> {
   const store = await openEmbeddedStore({ log: silentLogger });
   await store.commit(benchIntentions());
+  await options.acl?.seed(store);
   const intentions = new IntentionStore(store, systemClock);
-  const resolver = new AclResolver(store, { enabled: false, defaultPolicy: 'allow', datacenter: 'dc1' }, systemClock);
+  const acl = { enabled: options.acl !== undefined, defaultPolicy: options.acl ? 'deny' : 'allow' } as const;
+  const resolver = new AclResolver(store, { ...acl, datacenter: 'dc1' }, systemClock);
   const routes = authorizeRoutes({
     intentions,
     connectEnabled: true,
@@ -94,7 +103,7 @@ async function harness(bodies: readonly Buffer[]): Promise<Harness> {
         method: 'POST',
         path: '/v1/agent/connect/authorize',
         rawQuery: '',
-        tokenHeader: '',
+        tokenHeader: options.acl?.token ?? '',
         authorization: '',
         namespaceHeader: '',
         closeConnection: false,

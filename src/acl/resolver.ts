@@ -2,8 +2,9 @@
 // cache is dropped the moment the token or policy table's index moves, so a deleted token or an
 // edited policy takes effect on the very next request. A secret is found by its SHA-256, hashed
 // once per cache miss: the rows hold the hash in a cluster (secrets.ts), and a match of a 256-bit
-// digest needs no second compare. While the cluster store is unreachable, the down
-// policy decides (docs/decisions.md, "Cluster: fail-open"). Guarded by bench/micro/acl-resolve.ts.
+// digest needs no second compare. A hit hashes nothing: the cache is keyed by the presented secret.
+// While the cluster store is unreachable, the down policy decides (docs/decisions.md, "Cluster:
+// fail-open"). Guarded by bench/micro/acl-resolve.ts and bench/micro/authorize-token.ts.
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../core/clock.js';
 import { ALWAYS_CONNECTED, type BackendHealth } from '../state/backend-health.js';

@@ -5,73 +5,22 @@
 // whose token may write the service, whatever a client writes into etcd itself (docs/decisions.md D24).
 // Agents run in process (createAgent) on a 3-member etcd, as svc-server-1 and each client agent's own user.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, type Agent } from '../../src/agent.js';
-import { loadConfig } from '../../src/config/load.js';
 import { generateKeyPairSync } from 'node:crypto';
 import { silentLogger } from '../../src/core/log.js';
 import { connectEtcd, openEtcdSignChannel, type EtcdConnection } from '../../src/state/etcd/index.js';
-import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
-import { asUser, clientUser, enableDocumentedRbac, findEtcdctl } from '../support/etcd-rbac.js';
+import { asUser, clientUser } from '../support/etcd-rbac.js';
+import { callAgent, startRbacCluster, until, type Answer, type InProcessAgent, type RbacCluster } from './support.js';
 
 const PREFIX = '/svc/';
 const INITIAL_MANAGEMENT = '6f1d2c3b-4a5e-4f60-8b7c-9d0e1f2a3b4c';
 /** The bootstrap token's secret, once the first test has bootstrapped through the client agent. */
 let management = '';
-let cluster: EtcdCluster;
-let etcdctl: string | undefined;
-const cleanups: (() => unknown)[] = [];
+let rbac: RbacCluster;
 
-interface Running {
-  readonly agent: Agent;
-  readonly url: string;
-}
-
-async function start(name: string, server: boolean, prefix: string, initialManagement?: string): Promise<Running> {
-  const user = server ? 'svc-server-1' : clientUser(name);
-  const acl = {
-    enabled: true,
-    default_policy: 'deny' as const,
-    tokens: initialManagement === undefined ? {} : { initial_management: initialManagement },
-  };
-  const flags = {
-    ports: { http: 0 },
-    client_addr: '127.0.0.1',
-    node_name: name,
-    server,
-    acl,
-    cluster: { etcd: { endpoints: cluster.endpoints, prefix, username: user, password: `${user}-pw` } },
-  };
-  const agent = await createAgent(loadConfig({ files: [], flags, dev: true }));
-  cleanups.push(() => agent.close());
-  return { agent, url: `http://127.0.0.1:${await agent.listen()}` };
-}
-
-/** JSON answers are read field by field in the tests; any error shows as a failed expectation. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Answer = { status: number; body: any };
-
-async function call(at: Running, method: string, path: string, body?: unknown, token = management): Promise<Answer> {
-  const res = await fetch(`${at.url}${path}`, {
-    method,
-    headers: { 'X-Svc-Token': token },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  try {
-    return { status: res.status, body: JSON.parse(text) };
-  } catch {
-    return { status: res.status, body: text };
-  }
-}
-
-/** Polls until `done` accepts; the test's timeout ends a wait that never comes. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const start = (name: string, server: boolean, initialManagement?: string): Promise<InProcessAgent> =>
+  rbac.start(name, server, { initialManagement });
+const call = (at: InProcessAgent, method: string, path: string, body?: unknown, token = management): Promise<Answer> =>
+  callAgent(at, method, path, body, token);
 
 /** Every key and value a client agent's etcd user may read under `prefix`, as the client reads them. */
 async function everythingAClientReads(client: EtcdConnection, prefix: string): Promise<string[]> {
@@ -91,26 +40,20 @@ async function everythingAClientReads(client: EtcdConnection, prefix: string): P
 }
 
 beforeAll(async () => {
-  etcdctl = await findEtcdctl();
-  cluster = await startEtcdCluster({ size: 3 });
-  if (etcdctl !== undefined) await enableDocumentedRbac(cluster, etcdctl, PREFIX, ['client-1', 'client-2']);
+  rbac = await startRbacCluster(PREFIX, ['client-1', 'client-2']);
 }, 180_000);
-afterAll(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-  await cluster?.stop();
-});
+afterAll(() => rbac?.stop());
 
 describe('token secrets on a cluster with RBAC on', () => {
-  let server: Running;
-  let client: Running;
+  let server: InProcessAgent;
+  let client: InProcessAgent;
   let raw: EtcdConnection;
 
   beforeAll(async () => {
-    if (etcdctl === undefined) throw new Error('etcdctl is needed to set up RBAC');
-    server = await start('server-1', true, PREFIX);
-    client = await start('client-1', false, PREFIX);
-    raw = connectEtcd(asUser(cluster, clientUser('client-1')));
-    cleanups.push(() => raw.close());
+    server = await start('server-1', true);
+    client = await start('client-1', false);
+    raw = connectEtcd(asUser(rbac.etcd, clientUser('client-1')));
+    rbac.onStop(() => raw.close());
   }, 60_000);
 
   it('bootstrap through a client agent: the secret works on both agents, the server shows it, and bootstrap is then done', async () => {
@@ -134,8 +77,8 @@ describe('token secrets on a cluster with RBAC on', () => {
   it('initial_management of a server started later works on every agent and the server shows its secret; a client agent ignores the key', async () => {
     // As in Consul, the key is a server's: a client agent writes nothing (docs/decisions.md D25).
     const ignored = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
-    const lateClient = await start('client-2', false, PREFIX, ignored);
-    await start('server-2', true, PREFIX, INITIAL_MANAGEMENT);
+    const lateClient = await start('client-2', false, ignored);
+    await start('server-2', true, INITIAL_MANAGEMENT);
     const self = await until(
       () => call(lateClient, 'GET', '/v1/acl/token/self', undefined, INITIAL_MANAGEMENT),
       (r) => r.status === 200,
@@ -192,8 +135,8 @@ describe('token secrets on a cluster with RBAC on', () => {
       /permission denied/,
     );
     // The server's user reads them.
-    const serverRaw = connectEtcd(asUser(cluster, 'svc-server-1'));
-    cleanups.push(() => serverRaw.close());
+    const serverRaw = connectEtcd(asUser(rbac.etcd, 'svc-server-1'));
+    rbac.onStop(() => serverRaw.close());
     const kept = await serverRaw.getKey(Buffer.from(`${PREFIX}private/acl/secrets/${onClient.body.AccessorID}`), 5_000);
     expect(JSON.parse(kept?.value.toString('utf8') ?? '{}')).toEqual({ SecretID: onClient.body.SecretID });
   });
@@ -258,12 +201,12 @@ describe('token secrets on a cluster with RBAC on', () => {
       (r) => r.status === 200,
     );
     const forger = openEtcdSignChannel({
-      etcd: asUser(cluster, clientUser('client-1')),
+      etcd: asUser(rbac.etcd, clientUser('client-1')),
       prefix: PREFIX,
       log: silentLogger,
       mailbox: 'acl',
     });
-    cleanups.push(() => forger.close());
+    rbac.onStop(() => forger.close());
     const replyKey = generateKeyPairSync('x25519').publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
     // Showing secrets takes acl:write, checked on the server whatever the client let through.
     expect(
@@ -311,11 +254,11 @@ describe('token secrets on a cluster with RBAC on', () => {
 
     // Straight into etcd with the client agent's own credentials, past its HTTP checks.
     const forger = openEtcdSignChannel({
-      etcd: asUser(cluster, clientUser('client-1')),
+      etcd: asUser(rbac.etcd, clientUser('client-1')),
       prefix: PREFIX,
       log: silentLogger,
     });
-    cleanups.push(() => forger.close());
+    rbac.onStop(() => forger.close());
     const publicKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
       .publicKey.export({ type: 'spki', format: 'der' })
       .toString('base64');

@@ -3,89 +3,37 @@
 // writes only its own member entry and its mailbox requests; every write its HTTP API takes is run
 // by a server with the caller's token, checked there again. Agents run in process (createAgent).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, type Agent } from '../../src/agent.js';
 import { replyKey, type Sealed } from '../../src/acl/sealed.js';
 import { ACL_POLICIES, ACL_TOKENS } from '../../src/acl/model.js';
-import { loadConfig } from '../../src/config/load.js';
 import { CA_TABLE } from '../../src/connect/ca/model.js';
 import { INTENTIONS_TABLE } from '../../src/connect/intentions/model.js';
 import { silentLogger } from '../../src/core/log.js';
 import { KV_TABLE } from '../../src/kv/entries.js';
 import { connectEtcd, openEtcdSignChannel, openEtcdStore, type EtcdConnection } from '../../src/state/etcd/index.js';
 import type { WriteOp } from '../../src/state/types.js';
-import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
-import { asUser, clientUser, enableDocumentedRbac, findEtcdctl } from '../support/etcd-rbac.js';
+import { asUser, clientUser } from '../support/etcd-rbac.js';
+import { callAgent, startRbacCluster, until, type Answer, type InProcessAgent, type RbacCluster } from './support.js';
 
 const PREFIX = '/svc/';
 const MANAGEMENT = '3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a98';
-let cluster: EtcdCluster;
-const cleanups: (() => unknown)[] = [];
+let rbac: RbacCluster;
 
-interface Running {
-  readonly agent: Agent;
-  readonly url: string;
-}
+const call = (at: InProcessAgent, method: string, path: string, body?: unknown, token = MANAGEMENT): Promise<Answer> =>
+  callAgent(at, method, path, body, token);
 
-async function start(name: string, server: boolean): Promise<Running> {
-  const user = server ? 'svc-server-1' : clientUser(name);
-  const flags = {
-    ports: { http: 0 },
-    client_addr: '127.0.0.1',
-    node_name: name,
-    server,
-    acl: { enabled: true, default_policy: 'deny' as const, tokens: server ? { initial_management: MANAGEMENT } : {} },
-    cluster: { etcd: { endpoints: cluster.endpoints, prefix: PREFIX, username: user, password: `${user}-pw` } },
-  };
-  const agent = await createAgent(loadConfig({ files: [], flags, dev: true }));
-  cleanups.push(() => agent.close());
-  return { agent, url: `http://127.0.0.1:${await agent.listen()}` };
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Answer = { status: number; body: any };
-
-async function call(at: Running, method: string, path: string, body?: unknown, token = MANAGEMENT): Promise<Answer> {
-  const res = await fetch(`${at.url}${path}`, {
-    method,
-    headers: { 'X-Svc-Token': token },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  try {
-    return { status: res.status, body: JSON.parse(text) };
-  } catch {
-    return { status: res.status, body: text };
-  }
-}
-
-/** Polls until `done` accepts; the test's timeout ends a wait that never comes. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-let server: Running;
-let client: Running;
-let other: Running;
+let server: InProcessAgent;
+let client: InProcessAgent;
+let other: InProcessAgent;
 let raw: EtcdConnection;
 
 beforeAll(async () => {
-  const etcdctl = await findEtcdctl();
-  if (etcdctl === undefined) throw new Error('etcdctl is needed to set up RBAC');
-  cluster = await startEtcdCluster({ size: 3 });
-  await enableDocumentedRbac(cluster, etcdctl, PREFIX, ['client-1', 'client-2']);
-  server = await start('server-1', true);
-  [client, other] = await Promise.all([start('client-1', false), start('client-2', false)]);
-  raw = connectEtcd(asUser(cluster, clientUser('client-1')));
-  cleanups.push(() => raw.close());
+  rbac = await startRbacCluster(PREFIX, ['client-1', 'client-2']);
+  server = await rbac.start('server-1', true, { initialManagement: MANAGEMENT });
+  [client, other] = await Promise.all([rbac.start('client-1', false), rbac.start('client-2', false)]);
+  raw = connectEtcd(asUser(rbac.etcd, clientUser('client-1')));
+  rbac.onStop(() => raw.close());
 }, 180_000);
-afterAll(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-  await cluster?.stop();
-});
+afterAll(() => rbac?.stop());
 
 describe('a client agent writes through a server', () => {
   it("etcd refuses every direct write of a client agent's user to shared state and to other agents' member entries", async () => {
@@ -98,12 +46,12 @@ describe('a client agent writes through a server', () => {
       raw.txn({ compares: [], success: [{ op: 'delete', key: Buffer.from(key) }], failure: [] }, 5_000);
     // The same through the store a client agent runs on, one commit per table.
     const store = await openEtcdStore({
-      etcd: asUser(cluster, clientUser('client-1')),
+      etcd: asUser(rbac.etcd, clientUser('client-1')),
       prefix: PREFIX,
       log: silentLogger,
       readThroughTables: [KV_TABLE],
     });
-    cleanups.push(() => store.close());
+    rbac.onStop(() => store.close());
     const direct = [
       put(`${PREFIX}data/${INTENTIONS_TABLE}/forged`),
       put(`${PREFIX}data/${ACL_TOKENS}/forged`),
@@ -205,12 +153,12 @@ describe('a client agent writes through a server', () => {
 
     // Past the client's own check: the mailbox written with the client agent's etcd user.
     const forger = openEtcdSignChannel({
-      etcd: asUser(cluster, clientUser('client-1')),
+      etcd: asUser(rbac.etcd, clientUser('client-1')),
       prefix: PREFIX,
       log: silentLogger,
       mailbox: 'writes',
     });
-    cleanups.push(() => forger.close());
+    rbac.onStop(() => forger.close());
     const forge = async (method: string, target: string, token: string, body?: string): Promise<Answer> => {
       const key = replyKey();
       const [path, query = ''] = target.split('?');

@@ -1,10 +1,14 @@
-// What the etcd fault tests share: three real agents (two servers, one client) on a real etcd
+// What the etcd cluster tests share: three real agents (two servers, one client) on a real etcd
 // cluster, a workload that counts every failed write, KV read and new leaf (no retry until one
 // succeeds), and what an agent costs etcd from outside: its TCP connections to the etcd client
-// ports (from /proc) and its resident memory.
+// ports (from /proc) and its resident memory. And the RBAC tests' set-up: a 3-member etcd with the
+// roles of docs/cluster-security.md, agents run in process as the documented users, and their HTTP API.
 import { readFile, readdir, readlink } from 'node:fs/promises';
+import { createAgent, type Agent } from '../../src/agent.js';
+import { loadConfig } from '../../src/config/load.js';
 import { startAgent, type AgentProcess } from '../integration/support/agent-process.js';
-import type { EtcdCluster } from '../support/etcd.js';
+import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
+import { clientUser, enableDocumentedRbac, findEtcdctl } from '../support/etcd-rbac.js';
 
 export interface ClusterAgents {
   readonly agents: readonly AgentProcess[];
@@ -187,5 +191,95 @@ export async function settled<T>(
     const value = await read();
     if (done(value) || performance.now() > end) return value;
     await new Promise((r) => setTimeout(r, pauseMs));
+  }
+}
+
+/** An agent run in this process (createAgent) and its HTTP address. */
+export interface InProcessAgent {
+  readonly agent: Agent;
+  readonly url: string;
+}
+
+export interface RbacAgentOptions {
+  /** Default `/svc/`: the prefix the roles were granted on. */
+  readonly prefix?: string | undefined;
+  readonly initialManagement?: string | undefined;
+}
+
+export interface RbacCluster {
+  readonly etcd: EtcdCluster;
+  /** An agent with ACLs on (default deny), as svc-server-1 or, for a client, its node's own user. */
+  start(name: string, server: boolean, options?: RbacAgentOptions): Promise<InProcessAgent>;
+  /** Runs `fn` at stop(), before etcd stops (last added, first run). */
+  onStop(fn: () => unknown): void;
+  /** Closes every agent started and whatever onStop registered, then etcd. */
+  stop(): Promise<void>;
+}
+
+/** A 3-member etcd with docs/cluster-security.md's roles on `prefix`, one client user per node in `clientNodes`. */
+export async function startRbacCluster(prefix: string, clientNodes: readonly string[]): Promise<RbacCluster> {
+  const etcdctl = await findEtcdctl();
+  if (etcdctl === undefined) throw new Error('etcdctl is needed to set up RBAC');
+  const etcd = await startEtcdCluster({ size: 3 });
+  const cleanups: (() => unknown)[] = [];
+  const stop = async (): Promise<void> => {
+    for (const fn of cleanups.splice(0).reverse()) await fn();
+    await etcd.stop();
+  };
+  try {
+    await enableDocumentedRbac(etcd, etcdctl, prefix, clientNodes);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    etcd,
+    async start(name, server, options = {}) {
+      const user = server ? 'svc-server-1' : clientUser(name);
+      const flags = {
+        ports: { http: 0 },
+        client_addr: '127.0.0.1',
+        node_name: name,
+        server,
+        acl: {
+          enabled: true,
+          default_policy: 'deny' as const,
+          tokens: options.initialManagement === undefined ? {} : { initial_management: options.initialManagement },
+        },
+        cluster: {
+          etcd: { endpoints: etcd.endpoints, prefix: options.prefix ?? prefix, username: user, password: `${user}-pw` },
+        },
+      };
+      const agent = await createAgent(loadConfig({ files: [], flags, dev: true }));
+      cleanups.push(() => agent.close());
+      return { agent, url: `http://127.0.0.1:${await agent.listen()}` };
+    },
+    onStop: (fn) => cleanups.push(fn),
+    stop,
+  };
+}
+
+/** JSON answers are read field by field in the tests; any error shows as a failed expectation. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Answer = { status: number; body: any };
+
+/** One HTTP call with `token`; a string body goes as it is, anything else as JSON; the answer parsed when JSON. */
+export async function callAgent(
+  at: InProcessAgent,
+  method: string,
+  path: string,
+  body: unknown,
+  token: string,
+): Promise<Answer> {
+  const res = await fetch(`${at.url}${path}`, {
+    method,
+    headers: { 'X-Svc-Token': token },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  try {
+    return { status: res.status, body: JSON.parse(text) };
+  } catch {
+    return { status: res.status, body: text };
   }
 }

@@ -74,6 +74,19 @@ describe('AclResolver', () => {
     expect(second.authorizer.allowed('key', 'read', 'a')).toBe(true);
   });
 
+  it('keeps its identities over writes to other tables, and tells alternating secrets apart', async () => {
+    const a = await tokenWith('key "a" { policy = "read" }');
+    const b = await tokenWith('key "b" { policy = "read" }');
+    const first = resolver.resolve(a.secret);
+    await store.commit([{ op: 'set', table: 'kv', key: 'x', value: { Value: null, Flags: 0 } }]);
+    expect(resolver.resolve(a.secret)).toBe(first);
+    for (let i = 0; i < 3; i++) {
+      expect(resolver.resolve(a.secret).accessorId).toBe(a.accessor);
+      expect(resolver.resolve(b.secret).accessorId).toBe(b.accessor);
+    }
+    expect(resolver.resolve(b.secret).authorizer.allowed('key', 'read', 'a')).toBe(false);
+  });
+
   it('stops honouring a deleted token on the very next resolve', async () => {
     const { secret, accessor } = await tokenWith('key "a" { policy = "read" }');
     resolver.resolve(secret);
