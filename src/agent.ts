@@ -244,8 +244,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   else if (config.acl.enabled && config.acl.tokens.initialManagement !== undefined)
     log.warn({}, 'acl.tokens.initial_management is used by server agents only: this client agent ignores it');
   // Rows written before docs/decisions.md D23 held their secrets: a server moves them (src/acl/secret-migration.ts).
-  if (secretParts?.range !== undefined && secrets !== undefined)
-    await moveSecretsOutOfRows(store, secrets, { log });
+  if (secretParts?.range !== undefined && secrets !== undefined) await moveSecretsOutOfRows(store, secrets, { log });
 
   const intentions = new IntentionStore(store, clock);
   const catalog = new Catalog(store, config.datacenter);
