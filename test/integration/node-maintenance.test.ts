@@ -140,7 +140,9 @@ describe('node maintenance', () => {
   });
 
   it('answers a missing or bad enable with 400, as Consul words it', async () => {
-    expect(await failure(await call('PUT', '/v1/agent/maintenance'))).toEqual(answerOf('SERVICE_MAINTENANCE_NO_ENABLE'));
+    expect(await failure(await call('PUT', '/v1/agent/maintenance'))).toEqual(
+      answerOf('SERVICE_MAINTENANCE_NO_ENABLE'),
+    );
     expect(await failure(await call('PUT', '/v1/agent/maintenance?enable=yes'))).toEqual(
       answerOf('SERVICE_MAINTENANCE_BAD_ENABLE', { value: 'yes' }),
     );

@@ -1,7 +1,8 @@
 // Debian's python3-consul (python-consul 0.7.1) as a real client: a small program
 // (support/python-consul-client.py) registers a service and a sidecar, reads the catalog and
 // health with passing=True, and runs a TTL check through its life, the agent's service found by
-// health.service(passing=True) only while the check passes; each step's printed JSON is asserted here. scripts/ensure-python-consul.sh installs the package on a fresh Debian machine.
+// health.service(passing=True) only while the check passes; each step's printed JSON is asserted
+// here. scripts/ensure-python-consul.sh installs the package on a fresh Debian machine.
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';

@@ -39,7 +39,12 @@ export const maintCommands: ClientCommand[] = [
         'querying Consul agent',
       );
       if (!enable && !disable) {
-        const checks = await api.json<Record<string, AgentCheck>>('GET', '/v1/agent/checks', undefined, 'getting checks');
+        const checks = await api.json<Record<string, AgentCheck>>(
+          'GET',
+          '/v1/agent/checks',
+          undefined,
+          'getting checks',
+        );
         for (const check of Object.values(checks)) {
           if (check.CheckID === '_node_maintenance')
             io.out(`Node:\n  Name:   ${self.Config.NodeName}\n  Reason: ${check.Notes}\n\n`);
