@@ -7,7 +7,7 @@ import { readCheckDefinition, readServiceDefinition } from './definition.js';
 import type { CheckSupervisor } from './check-supervisor.js';
 import type { LocalPersistence } from './persistence.js';
 import type { ProbeRunner } from './probe-protocol.js';
-import { MAINTENANCE_PREFIX, type LocalState } from './local-state.js';
+import { MAINTENANCE_PREFIX, NODE_MAINTENANCE_ID, type LocalState } from './local-state.js';
 import {
   HEALTH_STATUSES,
   SIDECAR_SUFFIX,
@@ -108,6 +108,11 @@ export class LocalAgent {
     await this.persist();
   }
 
+  async setNodeMaintenance(enable: boolean, reason: string): Promise<void> {
+    this.state.setNodeMaintenance(enable, reason);
+    await this.persist();
+  }
+
   /** A service's checks and the node's, and their aggregate (Consul's agentHealthService). */
   serviceHealth(id: string): { status: AggregatedStatus; checks: LocalCheck[] } {
     const checks = [...this.state.checks()].filter((c) => c.serviceId === id || c.serviceId === '');
@@ -190,7 +195,7 @@ function aggregate(checks: readonly LocalCheck[]): AggregatedStatus {
   let critical = false;
   let warning = false;
   for (const check of checks) {
-    if (check.checkId.startsWith(MAINTENANCE_PREFIX) || check.checkId === '_node_maintenance') maintenance = true;
+    if (check.checkId.startsWith(MAINTENANCE_PREFIX) || check.checkId === NODE_MAINTENANCE_ID) maintenance = true;
     else if (check.status === 'critical') critical = true;
     else if (check.status === 'warning') warning = true;
   }

@@ -42,8 +42,11 @@ export interface AddServiceOptions {
 }
 
 export const MAINTENANCE_PREFIX = '_service_maintenance:';
+export const NODE_MAINTENANCE_ID = '_node_maintenance';
 const MAINTENANCE_NOTE =
   'Maintenance mode is enabled for this service, but no reason was provided. This is a default message.';
+const NODE_MAINTENANCE_NOTE =
+  'Maintenance mode is enabled for this node, but no reason was provided. This is a default message.';
 
 export class LocalState {
   private readonly serviceMap = new Map<string, LocalService>();
@@ -196,6 +199,28 @@ export class LocalState {
       serviceId,
       serviceName: service.service,
       serviceTags: service.tags,
+      type: 'maintenance',
+      spec: emptyCheckSpec(),
+      source: 'api',
+    });
+  }
+
+  /** Consul's node maintenance: a critical node check `_node_maintenance` while enabled. */
+  setNodeMaintenance(enable: boolean, reason: string): void {
+    if (!enable) {
+      this.removeCheck(NODE_MAINTENANCE_ID);
+      return;
+    }
+    if (this.checkMap.has(NODE_MAINTENANCE_ID)) return;
+    this.putCheck({
+      checkId: NODE_MAINTENANCE_ID,
+      name: 'Node Maintenance Mode',
+      status: 'critical',
+      notes: reason !== '' ? reason : NODE_MAINTENANCE_NOTE,
+      output: '',
+      serviceId: '',
+      serviceName: '',
+      serviceTags: [],
       type: 'maintenance',
       spec: emptyCheckSpec(),
       source: 'api',

@@ -1,8 +1,11 @@
 // Builds the agent's local services and checks from its config: the state, the check-runner
 // thread, the supervisor, the data_dir file (its registrations restored first), and the
 // services and checks the config files declare.
+import { readFile } from 'node:fs/promises';
 import type { AgentConfig } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
+import { describeFsError } from '../core/error-text.js';
+import { agentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { CheckSupervisor } from './check-supervisor.js';
 import { LocalAgent } from './local-agent.js';
@@ -31,7 +34,7 @@ export async function openLocalAgent(config: AgentConfig, parts: LocalAgentParts
         'check status changed',
       );
   });
-  const runner = new ThreadProbeRunner(parts.log);
+  const runner = new ThreadProbeRunner(parts.log, { caPem: await readCaFile(config.tls.caFile) });
   const supervisor = new CheckSupervisor(state, {
     clock: parts.clock,
     runner,
@@ -45,4 +48,14 @@ export async function openLocalAgent(config: AgentConfig, parts: LocalAgentParts
     throw err;
   }
   return local;
+}
+
+/** The agent's CA file, which HTTP and gRPC checks verify TLS against (Consul's OutgoingTLSConfigForCheck). */
+async function readCaFile(path: string | undefined): Promise<string | undefined> {
+  if (path === undefined) return undefined;
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw agentError('TLS_FILES_INVALID', { detail: `tls.defaults.ca_file ${path}: ${describeFsError(err)}` });
+  }
 }

@@ -25,6 +25,15 @@ export interface ProbeSpec {
   readonly initialStatus: HealthStatus;
 }
 
+/** What the thread starts with (its workerData), given once for every probe. */
+export interface RunnerData {
+  /**
+   * The agent's CA file (PEM): HTTP and gRPC checks verify TLS against it alone, as Consul's
+   * OutgoingTLSConfigForCheck does; undefined: the system roots.
+   */
+  readonly caPem: string | undefined;
+}
+
 export type ToRunner =
   | { readonly type: 'set'; readonly id: string; readonly probe: ProbeSpec }
   | { readonly type: 'remove'; readonly id: string };

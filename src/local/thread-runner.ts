@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../core/log.js';
 import type { HealthStatus } from './model.js';
-import type { FromRunner, ProbeRunner, ProbeSpec, ToRunner } from './probe-protocol.js';
+import type { FromRunner, ProbeRunner, ProbeSpec, RunnerData, ToRunner } from './probe-protocol.js';
 
 export class ThreadProbeRunner implements ProbeRunner {
   private worker: Worker | undefined;
@@ -15,6 +15,7 @@ export class ThreadProbeRunner implements ProbeRunner {
 
   constructor(
     private readonly log: Logger,
+    private readonly data: RunnerData = { caPem: undefined },
     private readonly workerFile: string = defaultWorkerFile(),
   ) {}
 
@@ -44,7 +45,7 @@ export class ThreadProbeRunner implements ProbeRunner {
 
   private thread(): Worker {
     if (this.worker !== undefined) return this.worker;
-    const worker = new Worker(this.workerFile);
+    const worker = new Worker(this.workerFile, { workerData: this.data });
     // The thread must not keep a stopping agent alive.
     worker.unref();
     worker.on('message', (message: FromRunner) => this.receiver?.(message.id, message.status, message.output));

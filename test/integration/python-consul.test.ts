@@ -1,7 +1,8 @@
 // Debian's python3-consul (python-consul 0.7.1) as a real client: a small program
 // (support/python-consul-client.py) registers a service and a sidecar, reads the catalog and
-// health with passing=True, and runs a TTL check through its life; each step's printed JSON is
-// asserted here. scripts/ensure-python-consul.sh installs the package on a fresh Debian machine.
+// health with passing=True, and runs a TTL check through its life, the agent's service found by
+// health.service(passing=True) only while the check passes; each step's printed JSON is asserted
+// here. scripts/ensure-python-consul.sh installs the package on a fresh Debian machine.
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -63,6 +64,14 @@ describe("Debian's python3-consul against the agent", () => {
       });
 
       expect(steps.get('check_register')).toEqual({ ok: true, check: { status: 'critical', output: '' } });
+      // The service registered on the agent, through health.service(passing=True) once anti-entropy
+      // wrote its check's status: in while the TTL check passes, out while it warns or fails.
+      expect(steps.get('api_health_critical')).toEqual({ passing: [] });
+      expect(steps.get('ttl_pass_health')).toEqual({
+        passing: [{ id: 'api-1', own_node: true, checks: ['api-ready', 'serfHealth'] }],
+      });
+      expect(steps.get('ttl_warn_health')).toEqual({ passing: [] });
+      expect(steps.get('ttl_fail_health')).toEqual({ passing: [] });
       // 0.7.1 sends GET for pass/warn/fail/deregister; the agent, as Consul since 1.0, takes only PUT
       // (405): the library's method returns False and changes nothing; the PUT through c.http does it.
       expect(steps.get('ttl_pass')).toEqual({

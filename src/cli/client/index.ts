@@ -11,6 +11,7 @@ import type { ClientCommand, Io } from './command.js';
 import { flagHelp, parseFlags, type FlagSpecs } from './flags.js';
 import { intentionCommands } from './intention.js';
 import { kvCommands } from './kv.js';
+import { maintCommands } from './maint.js';
 import { servicesCommands } from './services.js';
 
 export const CLIENT_COMMANDS: readonly ClientCommand[] = [
@@ -20,6 +21,7 @@ export const CLIENT_COMMANDS: readonly ClientCommand[] = [
   ...intentionCommands,
   ...catalogCommands,
   ...servicesCommands,
+  ...maintCommands,
   ...agentCommands.filter((c) => c.name !== 'members'),
 ];
 

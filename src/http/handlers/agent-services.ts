@@ -1,6 +1,6 @@
-// /v1/agent/services, /v1/agent/service/{register,deregister/:id,maintenance/:id,:id} and
-// /v1/agent/health/service/{id/:id,name/:name}: the agent's local services (src/local/). Thin:
-// decode, ask the ACL, call LocalAgent, shape the answer as Consul does.
+// /v1/agent/services, /v1/agent/service/{register,deregister/:id,maintenance/:id,:id},
+// /v1/agent/health/service/{id/:id,name/:name} and the node's /v1/agent/maintenance: the agent's
+// local services (src/local/). Thin: decode, ask the ACL, call LocalAgent, shape the answer as Consul does.
 import { requirePermission, type Identity } from '../../acl/identity.js';
 import { compileFilter } from '../../core/bexpr.js';
 import { agentError } from '../../core/errors.js';
@@ -89,6 +89,15 @@ export function agentServiceRoutes(deps: LocalServiceDeps): Route[] {
         },
       },
     );
+  };
+
+  /** `?enable` as Consul's maintenance endpoints read it: present, and a Go bool. */
+  const enableOf = (req: ApiRequest): boolean => {
+    if (!req.query.has('enable')) throw agentError('SERVICE_MAINTENANCE_NO_ENABLE');
+    const raw = req.query.get('enable') ?? '';
+    const enable = parseGoBool(raw);
+    if (enable === undefined) throw agentError('SERVICE_MAINTENANCE_BAD_ENABLE', { value: raw });
+    return enable;
   };
 
   const healthReply = (req: ApiRequest, code: number, status: string, body: unknown): Reply =>
@@ -185,13 +194,24 @@ export function agentServiceRoutes(deps: LocalServiceDeps): Route[] {
           acl: 'resolved',
           handler: async (req, identity) => {
             if (req.rest === '') throw agentError('SERVICE_MISSING_ID');
-            if (!req.query.has('enable')) throw agentError('SERVICE_MAINTENANCE_NO_ENABLE');
-            const raw = req.query.get('enable') ?? '';
-            const enable = parseGoBool(raw);
-            if (enable === undefined) throw agentError('SERVICE_MAINTENANCE_BAD_ENABLE', { value: raw });
+            const enable = enableOf(req);
             const service = local.existingService(req.rest);
             requirePermission(identity, 'service', 'write', service.service);
             await local.setMaintenance(service.id, enable, req.query.get('reason') ?? '');
+            return EMPTY_OK;
+          },
+        },
+      },
+    },
+    {
+      path: '/v1/agent/maintenance',
+      methods: {
+        PUT: {
+          acl: 'resolved',
+          handler: async (req, identity) => {
+            const enable = enableOf(req);
+            requirePermission(identity, 'node', 'write', state.nodeName);
+            await local.setNodeMaintenance(enable, req.query.get('reason') ?? '');
             return EMPTY_OK;
           },
         },

@@ -85,7 +85,8 @@ export function catalogCheckOf(c: LocalCheck, node: string): StoredCheck {
     ServiceID: c.serviceId,
     ServiceName: c.serviceName,
     ServiceTags: [...c.serviceTags],
-    Type: c.type,
+    // Consul's maintenance checks are added without a CheckType, so their Type is empty.
+    Type: c.type === 'maintenance' ? '' : c.type,
     Interval: s.intervalMs > 0 ? formatDuration(s.intervalMs) : '',
     Timeout: s.timeoutMs > 0 ? formatDuration(s.timeoutMs) : '',
     ExposedPort: 0,

@@ -1,12 +1,14 @@
 // Consul's gRPC check: grpc.health.v1.Health/Check over HTTP/2 (node:http2, no gRPC library),
 // passing when the answer is SERVING. The target is `host:port` or `host:port/service`.
 import { connect, constants } from 'node:http2';
+import type { SecureContext } from 'node:tls';
 import type { ProbeSpec } from '../probe-protocol.js';
 import { DEFAULT_PROBE_TIMEOUT_MS, type ProbeResult } from './output.js';
 
 const SERVING_STATUS = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'];
 
-export function grpcProbe(spec: ProbeSpec): Promise<ProbeResult> {
+/** `roots`: the agent's CA as a context, the only roots when given (else the system's). */
+export function grpcProbe(spec: ProbeSpec, roots?: SecureContext): Promise<ProbeResult> {
   const target = spec.target;
   const slash = target.indexOf('/');
   const server = slash < 0 ? target : target.slice(0, slash);
@@ -17,6 +19,7 @@ export function grpcProbe(spec: ProbeSpec): Promise<ProbeResult> {
     let settled = false;
     const session = connect(authority, {
       rejectUnauthorized: !spec.tlsSkipVerify,
+      ...(roots === undefined ? {} : { secureContext: roots }),
       ...(spec.tlsServerName === '' ? {} : { servername: spec.tlsServerName }),
     });
     const done = (result: ProbeResult): void => {

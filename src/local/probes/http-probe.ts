@@ -3,6 +3,7 @@
 // anything else or an error critical. The output is "HTTP <method> <url>: <status line> Output: <body tail>".
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { SecureContext } from 'node:tls';
 import type { ProbeSpec } from '../probe-protocol.js';
 import { DEFAULT_PROBE_TIMEOUT_MS, TailBuffer, type ProbeResult } from './output.js';
 
@@ -11,7 +12,8 @@ const USER_AGENT = 'Consul Health Check';
 const MAX_REDIRECTS = 10;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-export function httpProbe(spec: ProbeSpec): Promise<ProbeResult> {
+/** `roots`: the agent's CA as a context, the only roots when given (else the system's). */
+export function httpProbe(spec: ProbeSpec, roots?: SecureContext): Promise<ProbeResult> {
   const method = spec.method || 'GET';
   const target = spec.target;
   const goOp = method.charAt(0) + method.slice(1).toLowerCase();
@@ -51,6 +53,7 @@ export function httpProbe(spec: ProbeSpec): Promise<ProbeResult> {
           headers,
           agent: false,
           rejectUnauthorized: !spec.tlsSkipVerify,
+          ...(roots === undefined ? {} : { secureContext: roots }),
           ...(spec.tlsServerName === '' ? {} : { servername: spec.tlsServerName }),
         },
         (res: IncomingMessage) => {

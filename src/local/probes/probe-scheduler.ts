@@ -1,6 +1,7 @@
 // The check-runner thread's loop: each probe runs once per interval (the first after a random
 // stagger within it, as Consul does), one at a time per check, and reports only when the status
 // or the output it would report changed. A target that hangs holds its own timeout timer, nothing more.
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { HealthStatus } from '../model.js';
 import type { ProbeSpec } from '../probe-protocol.js';
 import { grpcProbe } from './grpc-probe.js';
@@ -11,7 +12,10 @@ import { tcpProbe } from './tcp-probe.js';
 
 export type Report = (id: string, status: HealthStatus, output: string) => void;
 
-const PROBES: Record<ProbeSpec['kind'], (spec: ProbeSpec) => Promise<ProbeResult>> = {
+/** The roots a TLS probe verifies against; undefined: Node's (the system's) roots. */
+type Probe = (spec: ProbeSpec, roots: SecureContext | undefined) => Promise<ProbeResult>;
+
+const PROBES: Record<ProbeSpec['kind'], Probe> = {
   http: httpProbe,
   tcp: tcpProbe,
   grpc: grpcProbe,
@@ -26,13 +30,25 @@ interface Running {
   stopped: boolean;
 }
 
+export interface SchedulerOptions {
+  readonly random?: () => number;
+  /** The agent's CA (PEM), the only roots of HTTP and gRPC checks when set. */
+  readonly caPem?: string | undefined;
+}
+
 export class ProbeScheduler {
   private readonly running = new Map<string, Running>();
+  private readonly random: () => number;
+  /** Built once: a context per probe would parse the CA again on every request. */
+  private readonly roots: SecureContext | undefined;
 
   constructor(
     private readonly report: Report,
-    private readonly random: () => number = Math.random,
-  ) {}
+    options: SchedulerOptions = {},
+  ) {
+    this.random = options.random ?? Math.random;
+    this.roots = options.caPem === undefined ? undefined : createSecureContext({ ca: options.caPem });
+  }
 
   get size(): number {
     return this.running.size;
@@ -70,7 +86,7 @@ export class ProbeScheduler {
 
   private async run(id: string, entry: Running): Promise<void> {
     entry.timer = undefined;
-    const result = await PROBES[entry.spec.kind](entry.spec);
+    const result = await PROBES[entry.spec.kind](entry.spec, this.roots);
     if (entry.stopped) return;
     const status = entry.threshold.next(result.status);
     if (status !== undefined && (status !== entry.status || result.output !== entry.output)) {

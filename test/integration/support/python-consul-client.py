@@ -10,6 +10,7 @@ import consul
 from consul.base import CB
 
 c = consul.Consul(host='127.0.0.1', port=int(sys.argv[1]))
+NODE = c.agent.self()['Config']['NodeName']
 
 
 def emit(step, **fields):
@@ -28,6 +29,15 @@ def until(read, done):
 def put(path, params=None, body=None):
     """A PUT through the library's HTTP client: True on 200, as its own methods answer."""
     return c.http.put(CB.bool(), path, params=params, data='' if body is None else json.dumps(body))
+
+
+def api_passing(present):
+    """The agent's own `api` instances through health.service(passing=True), read with the index the
+    library returns until anti-entropy has put them there (present) or taken them out."""
+    healthy = until(lambda i: c.health.service('api', passing=True, index=i, wait='30s'),
+                    lambda d: (len(d) > 0) == present)
+    return [{'id': h['Service']['ID'], 'own_node': h['Node']['Node'] == NODE,
+             'checks': sorted(k['CheckID'] for k in h['Checks'])} for h in healthy]
 
 
 def check(check_id):
@@ -82,6 +92,9 @@ emit('health_passing', instances=sorted(
 emit('check_register', ok=c.agent.check.register('api ready', check=consul.Check.ttl('10m'),
                                                   check_id='api-ready', service_id='api-1'),
      check=check('api-ready'))
+# The service registered on the agent reaches the catalog through anti-entropy: out of passing=True
+# while its TTL check is critical (or warning), in once it passes.
+emit('api_health_critical', passing=api_passing(False))
 for name, method, status in [('ttl_pass', c.agent.check.ttl_pass, 'pass'),
                              ('ttl_warn', c.agent.check.ttl_warn, 'warn'),
                              ('ttl_fail', c.agent.check.ttl_fail, 'fail')]:
@@ -89,6 +102,7 @@ for name, method, status in [('ttl_pass', c.agent.check.ttl_pass, 'pass'),
     unchanged = check('api-ready')
     ok = put('/v1/agent/check/%s/api-ready' % status, params={'note': name})
     emit(name, library=library, unchanged=unchanged, ok=ok, check=check('api-ready'))
+    emit(name + '_health', passing=api_passing(status == 'pass'))
 library = c.agent.check.deregister('api-ready')
 unchanged = check('api-ready')
 emit('check_deregister', library=library, unchanged=unchanged,

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { createSecureServer, createServer, type Http2Server, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import { createSecureContext, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcProbe } from '../../../src/local/probes/grpc-probe.js';
 import type { ProbeSpec } from '../../../src/local/probe-protocol.js';
@@ -78,6 +78,15 @@ describe('the gRPC check', () => {
     expect(refused.status).toBe('critical');
     expect(refused.output).toMatch(/^rpc error: code = Unavailable desc = .*certificate/);
     expect(await grpcProbe(spec(target, { useTls: true, tlsSkipVerify: true }))).toMatchObject({ status: 'passing' });
+  });
+
+  it("with GRPCUseTLS verifies against the agent's CA when given it, without TLSSkipVerify", async () => {
+    const roots = createSecureContext({ ca: await readFile(tls.caFile) });
+    const target = `localhost:${securePort}/web`;
+    expect(await grpcProbe(spec(target, { useTls: true }), roots)).toEqual({
+      status: 'passing',
+      output: `gRPC check ${target}: success`,
+    });
   });
 
   it('sends TLSServerName as the server name, in place of the target host', async () => {

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import { createSecureContext, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpProbe } from '../../../src/local/probes/http-probe.js';
 import type { ProbeSpec } from '../../../src/local/probe-protocol.js';
@@ -104,6 +104,19 @@ describe('the HTTPS check', () => {
       status: 'passing',
       output: `HTTP GET ${target}: 200 OK Output: secure`,
     });
+  });
+
+  it("verifies against the agent's CA when given it, without TLSSkipVerify", async () => {
+    const roots = createSecureContext({ ca: await readFile(tls.caFile) });
+    const target = `https://localhost:${port}/`;
+    expect(await httpProbe(spec(target), roots)).toEqual({
+      status: 'passing',
+      output: `HTTP GET ${target}: 200 OK Output: secure`,
+    });
+    // The CA vouches for the certificate, not for a name it does not hold.
+    const misnamed = await httpProbe(spec(target, { tlsServerName: 'web.internal' }), roots);
+    expect(misnamed.status).toBe('critical');
+    expect(misnamed.output).toMatch(/web\.internal/);
   });
 
   it('sends TLSServerName as the server name, in place of the URL host', async () => {

@@ -109,6 +109,29 @@ describe('LocalState', () => {
     expect(agentErrorOf(() => state.setMaintenance('nope', true, '')).code).toBe('SERVICE_MAINTENANCE_UNKNOWN');
   });
 
+  it('adds the node maintenance check once, with the reason or the default notes, and removes it', () => {
+    const state = new LocalState('n1');
+    const events: LocalEvent[] = [];
+    state.onChange((e) => events.push(e));
+    state.setNodeMaintenance(true, '');
+    expect(state.check('_node_maintenance')).toMatchObject({
+      status: 'critical',
+      name: 'Node Maintenance Mode',
+      serviceId: '',
+      type: 'maintenance',
+      notes: 'Maintenance mode is enabled for this node, but no reason was provided. This is a default message.',
+    });
+    // Enabled again, it keeps the first reason, as Consul's EnableNodeMaintenance does.
+    state.setNodeMaintenance(true, 'later');
+    expect(state.check('_node_maintenance')?.notes).toMatch(/^Maintenance mode is enabled for this node/);
+    state.setNodeMaintenance(false, '');
+    state.setNodeMaintenance(false, '');
+    expect(state.check('_node_maintenance')).toBeUndefined();
+    state.setNodeMaintenance(true, 'kernel upgrade');
+    expect(state.check('_node_maintenance')?.notes).toBe('kernel upgrade');
+    expect(events.map((e) => e.type)).toEqual(['check-registered', 'check-deregistered', 'check-registered']);
+  });
+
   it('bumps a service version only when its content changes, and wakes its watchers', () => {
     const state = new LocalState('n1');
     state.addService(def({ Name: 'web', Port: 1 }));
