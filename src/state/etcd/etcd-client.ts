@@ -695,13 +695,14 @@ class Etcd3Connection implements EtcdConnection {
   watchRange(start: Buffer, end: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch {
     const watcher: Watcher = this.client.watch().inRange({ start, end }).startRevision(String(startRevision)).watcher();
     let live = true;
-    const stop = (): void => {
+    /** `cancelledByEtcd`: etcd3 has already let go of it, and a cancel request would come back for a watch it no longer knows (etcd3 throws). */
+    const stop = (cancelledByEtcd = false): void => {
       if (!live) return;
       live = false;
       watcher.removeAllListeners();
       // Swallowed: cancelling a watch on a dead stream has nothing left to tell.
       watcher.on('error', () => {});
-      watcher.cancel().catch(() => {});
+      if (!cancelledByEtcd) watcher.cancel().catch(() => {});
     };
     watcher.on('connected', () => {
       if (live) listener.connected();
@@ -721,10 +722,10 @@ class Etcd3Connection implements EtcdConnection {
     });
     watcher.on('error', (err: unknown) => {
       if (!live) return;
-      stop();
+      stop(true);
       listener.cancelled(oneLine(err, this.log));
     });
-    return { cancel: stop };
+    return { cancel: () => stop() };
   }
 
   async compact(revision: number, deadlineMs: number): Promise<void> {
