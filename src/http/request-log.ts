@@ -3,6 +3,8 @@
 // operator can see why a proxy's calls fail, and the latency by route, method and status for
 // Prometheus. Nothing is built while debug is off and Prometheus is disabled; the token's value
 // never reaches the line.
+// Imported, not the global: Node's global `performance` is a getter, a call on every use.
+import { performance } from 'node:perf_hooks';
 import type { Logger } from '../core/log.js';
 import type { RequestRecorder } from '../core/prometheus.js';
 

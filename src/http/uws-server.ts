@@ -5,6 +5,8 @@
 // late answers inside cork; copy body chunks (uWS neuters them) for the flow to join once. Hot
 // path guarded by bench/http/authorize.ts and bench/http/kv.ts. What uWS's own parser answers
 // itself, and what the adapter refuses for it (chunked bodies, unknown methods): docs/decisions.md D18.
+// Imported, not the global: Node's global `Buffer` is a getter, a call on every use.
+import { Buffer } from 'node:buffer';
 import { existsSync, readFileSync } from 'node:fs';
 import { METHODS } from 'node:http';
 import { createRequire } from 'node:module';
