@@ -43,11 +43,11 @@ const writeAnswerSchema = z.discriminatedUnion('ok', [
 ]);
 
 /**
- * How long a client waits for a server's answer once its request is in etcd: Consul's RPC hold
- * timeout. It covers a server's commit that waits out an etcd election (5 s at most,
+ * How long a client waits for a server's answer once its request is in etcd. It covers a server's
+ * commit that waits out an etcd election (7 s at most, Consul's RPC hold time,
  * docs/decisions.md#one-member-down) plus the claim and the answer around it.
  */
-export const FORWARD_DEADLINE_MS = 7_000;
+export const FORWARD_DEADLINE_MS = 9_000;
 /**
  * How long a client waits for its view to show a write a server answered: both watch the same etcd,
  * so this is a watch event's delay; past it the reply is given anyway (the write is done).
