@@ -73,9 +73,10 @@ export async function clusterAgent(
   mesh: string,
   name: string,
   server = true,
+  settings: Record<string, unknown> = {},
 ): Promise<ServerProcess> {
-  const config = join(BENCH_OUT, `cluster-${mesh}.json`);
-  await writeFile(config, JSON.stringify({ cluster: { etcd: { prefix: `${PREFIX}${mesh}/` } } }));
+  const config = join(BENCH_OUT, `cluster-${mesh}-${name}.json`);
+  await writeFile(config, JSON.stringify({ cluster: { etcd: { prefix: `${PREFIX}${mesh}/` } }, ...settings }));
   return startAgent('dev', [
     ...etcd.endpoints.flatMap((url) => ['-etcd', url]),
     ...(server ? ['-server'] : []),
@@ -493,23 +494,8 @@ const MANAGEMENT = '7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
 
 /** An agent of the mesh `client-server` with ACLs on (default deny), the management token its default. */
 async function aclAgent(etcd: EtcdCluster, name: string, server: boolean): Promise<ServerProcess> {
-  const config = join(BENCH_OUT, `cluster-client-server-${name}.json`);
   const tokens = { default: MANAGEMENT, ...(server ? { initial_management: MANAGEMENT } : {}) };
-  await writeFile(
-    config,
-    JSON.stringify({
-      cluster: { etcd: { prefix: `${PREFIX}client-server/` } },
-      acl: { enabled: true, default_policy: 'deny', tokens },
-    }),
-  );
-  return startAgent('dev', [
-    ...etcd.endpoints.flatMap((url) => ['-etcd', url]),
-    ...(server ? ['-server'] : []),
-    '-node',
-    name,
-    '-config-file',
-    config,
-  ]);
+  return clusterAgent(etcd, 'client-server', name, server, { acl: { enabled: true, default_policy: 'deny', tokens } });
 }
 
 /** Each new service's first leaf, one after the other, the token in the header: ms per leaf, failures counted. */
