@@ -59,18 +59,29 @@ export interface ForwarderOptions {
   /** Resolves once this agent's view has applied the etcd revision `index`. */
   readonly reached: (index: number) => Promise<void>;
   readonly deadlineMs?: number;
+  /** Says at debug which of the three ways a write ended 503 (etcd away, no server, the server's etcd). */
+  readonly log?: Logger | undefined;
 }
 
 /** A client agent's: no server answering within the deadline is Consul's `No cluster leader` (503). */
 export function writeForwarder(o: ForwarderOptions): WriteForwarder {
   const deadlineMs = o.deadlineMs ?? FORWARD_DEADLINE_MS;
   return async (write) => {
-    const answer = await o.mailbox.request(write, deadlineMs);
-    if (answer === undefined) throw agentError('STATE_NO_LEADER');
+    const answer = await o.mailbox.request(write, deadlineMs).catch((err: unknown) => {
+      o.log?.debug({ err }, 'a forwarded write could not be handed to the servers');
+      throw err;
+    });
+    if (answer === undefined) {
+      o.log?.debug({ deadlineMs }, 'no server answered a forwarded write within its deadline');
+      throw agentError('STATE_NO_LEADER');
+    }
     const read = writeAnswerSchema.safeParse(answer);
     if (!read.success) throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'the answer is not a write answer' });
     const res = read.data;
-    if (!res.ok) throw new AgentError(res.code, res.message);
+    if (!res.ok) {
+      if (res.kind === 'unavailable') o.log?.debug({ code: res.code }, 'the server could not run a forwarded write');
+      throw new AgentError(res.code, res.message);
+    }
     await settledWithin(o.reached(res.Index), VIEW_CATCH_UP_MS);
     return res.Reply;
   };

@@ -33,7 +33,7 @@ describe('one etcd member of three down', () => {
       m.resume();
       if (!m.running) await m.start();
     }
-  }, 30_000);
+  }, 90_000);
 
   afterAll(async () => {
     etcd?.members.forEach((m) => m.resume());

@@ -9,7 +9,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess } from '../integration/support/agent-process.js';
 import { startEtcdCluster, type EtcdCluster, type EtcdMember } from '../support/etcd.js';
 import { createMemberNetwork, type MemberNetwork } from '../support/netns.js';
-import { newTally, stackLines, startClusterAgents, timed, until, whenAllReach, workload } from './support.js';
+import {
+  newTally,
+  printSaid,
+  stackLines,
+  startClusterAgents,
+  timed,
+  until,
+  whenAllReach,
+  workload,
+} from './support.js';
 import type { ClusterAgents, Tally } from './support.js';
 
 /** Writes per agent with the member cut off (each also read back; a new leaf every 25). */
@@ -87,14 +96,15 @@ describe('one etcd member of three cut off by a network partition', () => {
   beforeAll(async () => {
     network = await createMemberNetwork(3);
     etcd = await startEtcdCluster({ size: 3, places: network.places });
-    cluster = await startClusterAgents(etcd, { prefix: `/svc-partition-${process.pid}/` });
+    // At debug each agent says why a call failed: a failed case prints it.
+    cluster = await startClusterAgents(etcd, { prefix: `/svc-partition-${process.pid}/`, logLevel: 'debug' });
   }, 60_000);
 
   afterEach(async () => {
     // A failed case must not leave a member cut off for the next.
     for (const i of etcd.members.keys()) await network.heal(i);
     await etcd.waitHealthy();
-  }, 30_000);
+  }, 90_000);
 
   afterAll(async () => {
     await cluster?.stop();
@@ -187,6 +197,9 @@ describe('one etcd member of three cut off by a network partition', () => {
         cluster.names[i],
         { failures: tally.failures + intentions.failures, samples: [...tally.samples, ...intentions.samples] },
       ]);
+      if (results.some(({ tally, intentions }) => tally.failures + intentions.failures > 0)) {
+        printSaid(cluster, logFrom, `the ${run} case began`, { debug: true, max: 80 });
+      }
       expect(Object.fromEntries(failures)).toEqual(
         Object.fromEntries(cluster.names.map((name) => [name, { failures: 0, samples: [] }])),
       );
@@ -201,7 +214,9 @@ describe('one etcd member of three cut off by a network partition', () => {
       for (const [i, agent] of cluster.agents.entries()) {
         expect(written[i]).toBeGreaterThanOrEqual(CUT_AT + WRITES + AFTER_HEAL);
         expect(results[i]!.intentions.ops, cluster.names[i]).toBeGreaterThan(0);
-        const naming = agent.logs.slice(logFrom[i]).filter((l) => JSON.stringify(l).includes(host));
+        const naming = agent.logs
+          .slice(logFrom[i])
+          .filter((l) => l.level !== 'debug' && JSON.stringify(l).includes(host));
         // Once when it went (never a line per failed call), once when it came back, nothing else.
         expect(
           naming.map((l) => l.msg),

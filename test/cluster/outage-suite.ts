@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess } from '../integration/support/agent-process.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { clientPorts, etcdConnections, rssBytes, settled, startClusterAgents, stackLines, until } from './support.js';
-import { workload } from './support.js';
+import { printSaid, workload } from './support.js';
 import type { ClusterAgents } from './support.js';
 
 const OUTAGES_S = (process.env.SVC_OUTAGE_SECONDS ?? '10,60,300').split(',').map(Number);
@@ -139,15 +139,7 @@ export function outageSuite(auth: boolean): void {
         console.log(`outage ${run}: leases ${leases.length}`, JSON.stringify(report), JSON.stringify(counted));
         if (counted.some((c) => c.failures > 0) || leases.length !== cluster.agents.length) {
           // What each agent said since the outage began: the one trace a failure here leaves.
-          for (const [i, agent] of cluster.agents.entries()) {
-            const said = agent.logs.slice(logFrom[i]).filter((l) => l.level !== 'debug' && l.level !== 'trace');
-            console.log(
-              `${cluster.names[i]} since the outage:\n${said
-                .slice(-60)
-                .map((l) => JSON.stringify(l))
-                .join('\n')}`,
-            );
-          }
+          printSaid(cluster, logFrom, 'the outage');
           console.log(`leases: ${leases.join(' ')}`);
         }
 

@@ -21,6 +21,8 @@ export interface AgentsOptions {
   readonly auth?: { readonly username: string; readonly password: string } | undefined;
   /** Member lease TTL (the agents' `cluster.member_ttl`). */
   readonly memberTtl?: string;
+  /** The agents' `log_level` (default info); at debug each says why a call failed, for a failure's report. */
+  readonly logLevel?: 'debug' | 'info';
 }
 
 /** Servers a and b, client c; the first server starts alone so that it creates the CA. */
@@ -30,6 +32,7 @@ export async function startClusterAgents(etcd: EtcdCluster, options: AgentsOptio
     const agent = await startAgent({
       config: {
         node_name: name,
+        ...(options.logLevel === undefined ? {} : { log_level: options.logLevel }),
         cluster: {
           etcd: { prefix: options.prefix, ...(options.auth === undefined ? {} : options.auth) },
           member_ttl: options.memberTtl ?? '3s',
@@ -165,6 +168,22 @@ export function clientPorts(etcd: EtcdCluster): number[] {
 }
 
 /** Log lines at info level or above that carry a stack trace (`at …` frames). */
+/** Prints what each agent logged since `logFrom` (its last `max` lines): the trace a failed fault case leaves. */
+export function printSaid(
+  cluster: ClusterAgents,
+  logFrom: readonly number[],
+  since: string,
+  options: { readonly debug?: boolean; readonly max?: number } = {},
+): void {
+  for (const [i, agent] of cluster.agents.entries()) {
+    const said = agent.logs
+      .slice(logFrom[i])
+      .filter((l) => l.level !== 'trace' && (options.debug === true || l.level !== 'debug'));
+    const lines = said.slice(-(options.max ?? 60)).map((l) => JSON.stringify(l));
+    console.log(`${cluster.names[i]} since ${since}:\n${lines.join('\n')}`);
+  }
+}
+
 export function stackLines(agent: AgentProcess): Record<string, unknown>[] {
   const hasStack = (l: Record<string, unknown>): boolean => /\n\s+at /.test(JSON.stringify(l).replace(/\\n/g, '\n'));
   return agent.logs.filter((l) => l.level !== 'debug' && l.level !== 'trace' && hasStack(l));

@@ -279,15 +279,18 @@ class SignChannel implements EtcdSignChannel {
     this.handling.add(fullKey);
     try {
       const claim = this.key('claims', id);
+      // A claim of its own: a claim whose first attempt timed out but was applied fails its compare
+      // when the client tries it again, and only the claim's value then says the request is ours.
+      const claimant = Buffer.from(randomUUID(), 'utf8');
       const claimed = await this.connection.txn(
         {
           compares: [{ key: claim, target: 'create', equals: 0 }],
-          success: [{ op: 'put', key: claim, value: Buffer.from('1'), lease }],
+          success: [{ op: 'put', key: claim, value: claimant, lease }],
           failure: [],
         },
         this.timeoutMs,
       );
-      if (!claimed.succeeded) return;
+      if (!claimed.succeeded && !(await this.claimedBy(claim, claimant))) return;
       const response = await handler(JSON.parse(value.toString('utf8')));
       const body = Buffer.from(JSON.stringify(response), 'utf8');
       await this.connection.txn(
@@ -300,6 +303,12 @@ class SignChannel implements EtcdSignChannel {
     } finally {
       this.handling.delete(fullKey);
     }
+  }
+
+  /** Whether the claim at `claim` is the one `claimant` wrote. */
+  private async claimedBy(claim: Buffer, claimant: Buffer): Promise<boolean> {
+    const held = await this.connection.getKey(claim, this.timeoutMs);
+    return held !== undefined && held.value.equals(claimant);
   }
 
   /** The server side's one retry timer: a new one replaces a pending one, and close() cancels it. */

@@ -9,6 +9,8 @@ export {
   type EtcdLeasedKey,
   type EtcdMember,
   type EtcdStatus,
+  type EtcdTxn,
+  type EtcdTxnResult,
   type EtcdWatch,
   type EtcdWatchListener,
 } from './etcd-client.js';
