@@ -12,10 +12,13 @@
 // - fan-out: 3 agents x Q parked queries on one key, one write: until the last answer on each;
 // - a client agent against a server agent of one mesh, ACLs on (docs/decisions.md D23, D24, D25): authorize
 //   over HTTP with a token (the client resolves it from its view of hashes) and leaf issuance, each a
-//   new service's first leaf, one at a time (the client's signed by a server over etcd's mailbox).
+//   new service's first leaf, one at a time (the client's signed by a server over etcd's mailbox);
+//   with --before <another build's dist/src/cli/main.js>, also authorize with a token on a client
+//   agent of this build against one of that build, each build a mesh of its own (a server and a client).
 // Every ratio is the median of per-round ratios taken in the same run.
 // Run: node dist/bench/http/cluster.js [--duration 10] [--rounds 2] [--writes 1000] [--queries 5000]
 //      [--leaves 100] [--only authorize,propagation,put,fanout,member-down,client-server]
+//      [--before <main.js>]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startEtcdCluster, type EtcdCluster } from '../../test/support/etcd.js';
@@ -48,11 +51,14 @@ interface ClusterArgs extends HttpBenchArgs {
   /** Leaves per side per round in the client-server rows. */
   readonly leaves: number;
   readonly only: ReadonlySet<Part>;
+  /** Another build's CLI entry: the client-server part also compares a client agent of each build. */
+  readonly before: string | undefined;
 }
 
 function parseArgs(argv: readonly string[]): ClusterArgs {
   const own = { writes: 1000, queries: 5000, leaves: 100 };
   let only: ReadonlySet<Part> = new Set(PARTS);
+  let before: string | undefined;
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
@@ -62,9 +68,10 @@ function parseArgs(argv: readonly string[]): ClusterArgs {
       const names = (argv[++i] ?? '').split(',');
       for (const name of names) if (!PARTS.includes(name as Part)) throw new Error(`--only: no part ${name}`);
       only = new Set(names as Part[]);
-    } else rest.push(flag as string);
+    } else if (flag === '--before') before = argv[++i];
+    else rest.push(flag as string);
   }
-  return { ...parseHttpBenchArgs(rest), ...own, only };
+  return { ...parseHttpBenchArgs(rest), ...own, only, before };
 }
 
 /** An agent of the mesh under `/svc-bench/<mesh>/`: each part of the bench starts from an empty mesh. */
@@ -74,17 +81,19 @@ export async function clusterAgent(
   name: string,
   server = true,
   settings: Record<string, unknown> = {},
+  main?: string,
 ): Promise<ServerProcess> {
   const config = join(BENCH_OUT, `cluster-${mesh}-${name}.json`);
   await writeFile(config, JSON.stringify({ cluster: { etcd: { prefix: `${PREFIX}${mesh}/` } }, ...settings }));
-  return startAgent('dev', [
+  const flags = [
     ...etcd.endpoints.flatMap((url) => ['-etcd', url]),
     ...(server ? ['-server'] : []),
     '-node',
     name,
     '-config-file',
     config,
-  ]);
+  ];
+  return main === undefined ? startAgent('dev', flags) : startAgent('dev', flags, main);
 }
 
 // ---- authorize ---------------------------------------------------------------------------------
@@ -492,10 +501,37 @@ async function fanout(etcd: EtcdCluster, queries: number): Promise<Record<string
 
 const MANAGEMENT = '7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
 
-/** An agent of the mesh `client-server` with ACLs on (default deny), the management token its default. */
-async function aclAgent(etcd: EtcdCluster, name: string, server: boolean): Promise<ServerProcess> {
+/** An agent of `mesh` (default `client-server`) with ACLs on (default deny), the management token its default; `main`: another build's. */
+async function aclAgent(
+  etcd: EtcdCluster,
+  name: string,
+  server: boolean,
+  mesh = 'client-server',
+  main?: string,
+): Promise<ServerProcess> {
   const tokens = { default: MANAGEMENT, ...(server ? { initial_management: MANAGEMENT } : {}) };
-  return clusterAgent(etcd, 'client-server', name, server, { acl: { enabled: true, default_policy: 'deny', tokens } });
+  const acl = { acl: { enabled: true, default_policy: 'deny', tokens } };
+  return clusterAgent(etcd, mesh, name, server, acl, main);
+}
+
+/** Seeds the intentions through the server and waits until the client's view holds them all. */
+async function seedMesh(server: ServerProcess, client: ServerProcess): Promise<void> {
+  // Set-up, not measured: a commit that met a slow etcd (503) is put again; the puts are idempotent.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await seedAgent(server.port);
+      break;
+    } catch (err) {
+      if (attempt === 5 || !/ 503 /.test((err as Error).message)) throw err;
+    }
+  }
+  // The client's view holds every intention once its intentions index reaches the server's.
+  const seeded = await probe(`http://${LOOPBACK}:${server.port}/v1/connect/intentions`);
+  const caught = await fetch(
+    `http://${LOOPBACK}:${client.port}/v1/connect/intentions?index=${(seeded.index ?? 1) - 1}&wait=60s`,
+  );
+  if (Number(caught.headers.get('x-svc-index')) < (seeded.index ?? 0)) throw new Error('client view behind');
+  await caught.arrayBuffer();
 }
 
 /** Each new service's first leaf, one after the other, the token in the header: ms per leaf, failures counted. */
@@ -569,22 +605,7 @@ async function clientServerRows(
   const client = await aclAgent(etcd, 'cs-client', false);
   const agents = { server, client };
   try {
-    // Set-up, not measured: a commit that met a slow etcd (503) is put again; the puts are idempotent.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await seedAgent(server.port);
-        break;
-      } catch (err) {
-        if (attempt === 5 || !/ 503 /.test((err as Error).message)) throw err;
-      }
-    }
-    // The client's view holds every intention once its intentions index reaches the server's.
-    const seeded = await probe(`http://${LOOPBACK}:${server.port}/v1/connect/intentions`);
-    const caught = await fetch(
-      `http://${LOOPBACK}:${client.port}/v1/connect/intentions?index=${(seeded.index ?? 1) - 1}&wait=60s`,
-    );
-    if (Number(caught.headers.get('x-svc-index')) < (seeded.index ?? 0)) throw new Error('client view behind');
-    await caught.arrayBuffer();
+    await seedMesh(server, client);
     for (const side of ['server', 'client'] as const) {
       const warm = await leafRound(agents[side], `warm-${side}`, 20);
       if (warm.failed > 0) throw new Error(`warm-up leaves through the ${side} agent: ${warm.samples.join('; ')}`);
@@ -625,6 +646,48 @@ async function clientServerRows(
   }
 }
 
+/**
+ * Authorize with a token on a client agent of this build against a client agent of the build at
+ * `before`, each build a mesh of its own on one etcd (their rows need not be alike); rounds
+ * alternated, per round this / before.
+ */
+async function clientBuildRows(
+  tool: LoadTool,
+  etcd: EtcdCluster,
+  args: HttpBenchArgs,
+  before: string,
+): Promise<Record<string, unknown>> {
+  const started: ServerProcess[] = [];
+  const mesh = async (name: string, main?: string): Promise<ServerProcess> => {
+    const server = await aclAgent(etcd, `${name}-server`, true, `builds-${name}`, main);
+    started.push(server);
+    const client = await aclAgent(etcd, `${name}-client`, false, `builds-${name}`, main);
+    started.push(client);
+    await seedMesh(server, client);
+    return client;
+  };
+  try {
+    // `server` is the build before, `client` this one: alternated() names its two sides so.
+    const clients = { server: await mesh('before', before), client: await mesh('this') };
+    const rounds = await alternated(args.rounds, async (side, r) => {
+      const rps = await tokenAuthorizeRps(tool, clients[side], args);
+      const build = side === 'client' ? 'this build' : 'the build before';
+      process.stderr.write(
+        `  authorize with a token on a client agent, round ${r + 1}, ${build}: ${Math.round(rps)}/s\n`,
+      );
+      return rps;
+    });
+    return {
+      ratio: median(rounds.map((x) => x.client / x.server)),
+      thisBuild: median(rounds.map((x) => x.client)),
+      before: median(rounds.map((x) => x.server)),
+      rounds: rounds.map((x) => ({ thisBuild: x.client, before: x.server })),
+    };
+  } finally {
+    await Promise.all(started.map((a) => a.stop()));
+  }
+}
+
 // ---- the run -----------------------------------------------------------------------------------
 
 export async function runClusterBench(args: ClusterArgs): Promise<Record<string, unknown>> {
@@ -647,7 +710,12 @@ export async function runClusterBench(args: ClusterArgs): Promise<Record<string,
     const clientServer = only.has('client-server')
       ? await withMemoryEtcd((e) => clientServerRows(tool, e, args))
       : undefined;
-    return { authorize, propagation, put, memberDown, fanout: fan, clientServer };
+    const before = args.before;
+    const clientBuilds =
+      only.has('client-server') && before !== undefined
+        ? await withMemoryEtcd((e) => clientBuildRows(tool, e, args, before))
+        : undefined;
+    return { authorize, propagation, put, memberDown, fanout: fan, clientServer, clientBuilds };
   } finally {
     await etcd.stop();
   }
@@ -668,6 +736,12 @@ function report(r: Record<string, any>): string {
             `${cs.leaf.leavesPerRound} leaves per round, ` +
             `${cs.leaf.failed} failed)`,
         ];
+  const cb = r['clientBuilds'];
+  if (cb !== undefined)
+    clientServer.push(
+      `authorize with a token on a client agent, this build / the build before: ${cb.ratio.toFixed(3)}x ` +
+        `(${Math.round(cb.thisBuild)} / ${Math.round(cb.before)} req/s, medians of ${cb.rounds.length} rounds)`,
+    );
   if (r['authorize'] === undefined || r['propagation'] === undefined) return clientServer.join('\n');
   const lat = (name: string, l: Latencies, target: string): Cell[] => [
     name,
