@@ -1,7 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { allowAllAuthorizer, compileAuthorizer } from '../../../src/acl/authorizer.js';
-import type { Identity } from '../../../src/acl/identity.js';
-import { parseRules } from '../../../src/acl/rules/parse.js';
 import { Catalog, type NodeSync } from '../../../src/catalog/catalog.js';
 import {
   CATALOG_CHECKS,
@@ -16,20 +13,10 @@ import type { Registration } from '../../../src/catalog/register.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { openEmbeddedStore, type EmbeddedStore } from '../../../src/state/embedded/index.js';
 import { agentRejectionOf } from '../../support/errors.js';
+import { everyone, identityWith } from '../../support/identities.js';
 
 async function expectAgentError(promise: Promise<unknown>, code: string): Promise<void> {
   expect((await agentRejectionOf(promise))[0]).toBe(code);
-}
-
-const everyone: Identity = { authorizer: allowAllAuthorizer, accessorId: '', anonymous: true, namespace: 'default' };
-
-async function identityWith(rules: string): Promise<Identity> {
-  const authorizer = compileAuthorizer({
-    datacenter: 'dc1',
-    defaultPolicy: 'deny',
-    policies: [await parseRules(rules)],
-  });
-  return { authorizer, accessorId: 'a1', anonymous: false, namespace: 'default' };
 }
 
 const node = { ID: 'id-1', Address: '10.0.0.1', TaggedAddresses: {}, Meta: { rack: 'r1' } };

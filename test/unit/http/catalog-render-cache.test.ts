@@ -3,7 +3,7 @@
 // answers, a token never served another token's filtered answer, and parked reads of one view
 // rendered once per wake-up.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { allowAllAuthorizer, compileAuthorizer } from '../../../src/acl/authorizer.js';
+import { compileAuthorizer } from '../../../src/acl/authorizer.js';
 import type { Identity } from '../../../src/acl/identity.js';
 import { parseRules } from '../../../src/acl/rules/parse.js';
 import { Catalog, type NodeSync } from '../../../src/catalog/catalog.js';
@@ -20,18 +20,10 @@ import type { Reply } from '../../../src/http/reply.js';
 import type { Handler, MethodSpec, Route } from '../../../src/http/route-types.js';
 import { openEmbeddedStore, type EmbeddedStore } from '../../../src/state/embedded/index.js';
 import { request } from './support.js';
+import { everyone, identityWith as identityOf } from '../../support/identities.js';
 
-const everyone: Identity = { authorizer: allowAllAuthorizer, accessorId: '', anonymous: true, namespace: 'default' };
-
-/** An identity compiled from `rules`; every one has the same accessor, so only its rights tell them apart. */
-async function identityWith(rules: string): Promise<Identity> {
-  const authorizer = compileAuthorizer({
-    datacenter: 'dc1',
-    defaultPolicy: 'deny',
-    policies: [await parseRules(rules)],
-  });
-  return { authorizer, accessorId: 'same-accessor', anonymous: false, namespace: 'default' };
-}
+/** Every identity here has the same accessor, so only its rights tell them apart. */
+const identityWith = (rules: string): Promise<Identity> => identityOf(rules, 'same-accessor');
 
 function node(rack: string): NodeSync['node'] {
   return { ID: '', Address: '10.0.0.1', TaggedAddresses: {}, Meta: { rack } };
