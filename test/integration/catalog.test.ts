@@ -191,6 +191,20 @@ describe('catalog on one agent', () => {
     expect(bad.status).toBe(400);
   });
 
+  it("wakes a blocking services list under ?node-meta when a node's Meta moves it out, with a later index", async () => {
+    const node = { Node: 'node-m', Address: '10.1.0.9', NodeMeta: { rack: 'm1' } };
+    await api('PUT', '/v1/catalog/register', { ...node, Service: { Service: 'meta-web', Port: 80 } });
+    const first = await api('GET', '/v1/catalog/services?node-meta=rack:m1');
+    expect(first.json).toEqual({ 'meta-web': [] });
+    const index = Number(first.headers.get('x-svc-index'));
+    const parked = api('GET', `/v1/catalog/services?node-meta=rack:m1&index=${index}&wait=5m`);
+    // Only the node's Meta changes: its service row is the same.
+    await api('PUT', '/v1/catalog/register', { ...node, NodeMeta: { rack: 'm2' } });
+    const woken = await parked;
+    expect(woken.json).toEqual({});
+    expect(Number(woken.headers.get('x-svc-index'))).toBeGreaterThan(index);
+  });
+
   it("refuses a bad registration with Consul's texts, writing nothing", async () => {
     const cases: [unknown, string][] = [
       [{ Address: '10.0.0.9' }, 'Must provide node'],

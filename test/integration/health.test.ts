@@ -169,6 +169,21 @@ describe('health on one agent', () => {
     expect(h2?.Checks.map((c) => c.Status)).toEqual(['passing']);
   });
 
+  it("wakes a blocking checks-by-state read under ?node-meta when a node's Meta moves it out, with a later index", async () => {
+    const node = { Node: 'meta-h', Address: '10.2.0.7', NodeMeta: { zone: 'm1' } };
+    await put('/v1/catalog/register', { ...node, Check: { CheckID: 'meta-disk', Name: 'disk', Status: 'critical' } });
+    const first = await get('/v1/health/state/critical?node-meta=zone:m1');
+    expect((first.json as { CheckID: string }[]).map((c) => c.CheckID)).toEqual(['meta-disk']);
+    const index = Number(first.headers.get('x-svc-index'));
+    const parked = fetch(`${agent.url}/v1/health/state/critical?node-meta=zone:m1&index=${index}&wait=5m`);
+    // Only the node's Meta changes: its check row is the same.
+    await put('/v1/catalog/register', { ...node, NodeMeta: { zone: 'm2' } });
+    const woken = await parked;
+    expect(Number(woken.headers.get('x-svc-index'))).toBeGreaterThan(index);
+    expect(await woken.json()).toEqual([]);
+    await put('/v1/catalog/deregister', { Node: 'meta-h' });
+  });
+
   it("serves the npm consul client's health.service with passing, and health.checks", async () => {
     const consul = new Consul({ host: '127.0.0.1', port: agent.port });
     await fetch(`${agent.url}/v1/catalog/register`, {

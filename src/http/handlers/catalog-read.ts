@@ -7,7 +7,7 @@ import type { CatalogQueries } from '../../catalog/queries.js';
 import { compileFilter, type Predicate } from '../../core/bexpr.js';
 import { agentError } from '../../core/errors.js';
 import type { StateStore, WatchTarget } from '../../state/types.js';
-import type { BlockingLimits, BlockingQueries, Parked } from '../blocking.js';
+import type { BlockingLimits, BlockingQueries, Parked, WatchSource } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
 import { encodeJson } from '../json.js';
@@ -38,7 +38,8 @@ export interface CatalogRead {
   readonly variant: string;
   /**
    * A table the answer also reads beyond its target (a node's Meta for a list of services or
-   * checks): its index joins the stamp that keeps a rendered answer valid.
+   * checks): the answer's index is the greater of the two (Consul's ServicesByNodeMeta takes the
+   * services' and the nodes' max), and a change to either wakes a parked read.
    */
   readonly alsoReads?: string;
   answer(): Answer;
@@ -67,25 +68,47 @@ export function answerRead(
   // Everything that shapes the body: the ACL view, the form, the path (route and name), the parameters.
   const view = renders.viewOf(identity.authorizer);
   const renderKey = `${view}\n${pretty ? 'p' : 'c'}\n${path}\n${read.variant}`;
-  // Indexes only grow, so the sum moves whenever either does.
-  const stampOf = (index: number): number => (alsoReads === undefined ? index : index + store.tableIndex(alsoReads));
+  const ownIndex = (): number =>
+    'key' in target ? store.keyIndex(target.table, target.key) : store.tableIndex(target.table);
   const encode = (): { body: Uint8Array; filtered: boolean } => {
     const { value, filtered } = read.answer();
     return { body: Buffer.from(encodeJson(value, pretty)), filtered };
   };
   return deps.blocking.answer(req, params, {
-    target,
-    index: () => ('key' in target ? store.keyIndex(target.table, target.key) : store.tableIndex(target.table)),
+    target: alsoReads === undefined ? target : eitherOf(store, target, { table: alsoReads }),
+    // One index clock: the greater index moves whenever either table does.
+    index: () => (alsoReads === undefined ? ownIndex() : Math.max(ownIndex(), store.tableIndex(alsoReads))),
     // Parked reads with one view of the same answer share a group: one render per wake-up.
     shareKey: JSON.stringify([path, read.variant, pretty, consistency, view]),
     render(index) {
-      const { body, filtered } = renders.answer(renderKey, stampOf(index), encode);
+      const { body, filtered } = renders.answer(renderKey, index, encode);
       const meta = queryMetaHeaders(brand, index);
       meta.push([brand.effectiveConsistency, consistency]);
       if (filtered) meta.push([brand.resultsFilteredByAcls, 'true']);
       return { status: 200, body, contentType: JSON_TYPE, headers: meta };
     },
   });
+}
+
+/** A one-shot watch of two targets: the first change of either wakes it, and both watches end. */
+function eitherOf(store: StateStore, a: WatchTarget, b: WatchTarget): WatchSource {
+  return (fn) => {
+    let done = false;
+    const end = (): void => {
+      done = true;
+      cancelA();
+      cancelB();
+    };
+    // One commit may change both: their deferred callbacks can both run, and fn must run once.
+    const once = (): void => {
+      if (done) return;
+      end();
+      fn();
+    };
+    const cancelA = store.watchOnce(a, once);
+    const cancelB = store.watchOnce(b, once);
+    return end;
+  };
 }
 
 /** `?filter=`, compiled once per request over the named fields; undefined without one. */
