@@ -71,7 +71,7 @@ import { serveForwardedWrites, writeForwarder } from './cluster/write-forwarding
 import { forwardedWriteRunner, forwardingRoutes, writeRoutes } from './http/forward.js';
 import type { Route } from './http/route-types.js';
 import type { CertificateAuthority } from './connect/ca/authority.js';
-import { openLocalAgent, type LocalAgent, type PreparedConfig } from './local/open.js';
+import { openLocalAgent, readCheckCa, type LocalAgent, type PreparedConfig } from './local/open.js';
 import { AntiEntropy } from './local/anti-entropy.js';
 import { ForwardedNodeSync } from './catalog/forwarded-sync.js';
 import { forwardedCatalogRequests } from './http/forwarded-catalog.js';
@@ -500,12 +500,15 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       let next: AgentConfig;
       let credentials: Awaited<ReturnType<typeof readTlsCredentials>> | undefined;
       let registrations: PreparedConfig;
+      let checkCa: string | undefined;
       try {
         if (given === undefined && options.reloadConfig === undefined) throw agentError('CONFIG_RELOAD_UNAVAILABLE');
         next = given ?? (await (options.reloadConfig as () => AgentConfig | Promise<AgentConfig>)());
         // Everything that can fail is read before anything changes.
         if (httpsServer !== undefined && next.ports.https !== -1) credentials = await readTlsCredentials(next.tls);
         registrations = local.prepareConfig(next.registrations);
+        // Read again whether or not its path changed: the file may have been replaced (Consul re-reads it too).
+        checkCa = await readCheckCa(next.tls.caFile);
       } catch (err) {
         const failure =
           isAgentError(err) && err.code === 'CONFIG_RELOAD_UNAVAILABLE'
@@ -527,6 +530,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       if ('setLevel' in log) (log as RootLogger).setLevel(next.logLevel);
       if (credentials !== undefined) httpsServer?.replaceCredentials?.(credentials);
       local.applyConfig(registrations);
+      local.trustCheckCa(checkCa);
       log.info(
         { applied: plan.applied, restartNeeded: plan.restartNeeded, tlsReloaded: credentials !== undefined },
         'config reloaded',

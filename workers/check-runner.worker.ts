@@ -14,5 +14,6 @@ const scheduler = new ProbeScheduler((id, status, output) => post({ type: 'resul
 
 port.on('message', (message: ToRunner) => {
   if (message.type === 'set') scheduler.set(message.id, message.probe);
+  else if (message.type === 'trust') scheduler.trust(message.caPem);
   else scheduler.remove(message.id);
 });

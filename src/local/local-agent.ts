@@ -158,6 +158,11 @@ export class LocalAgent {
     for (const def of prepared.checks) this.state.addCheck(def, 'config');
   }
 
+  /** HTTP and gRPC checks verify TLS against this CA (PEM) from their next run; undefined: the system's roots. */
+  trustCheckCa(caPem: string | undefined): void {
+    this.runner?.trust(caPem);
+  }
+
   /** Stops the checks and the runner thread, and writes the registrations a last time. */
   async close(): Promise<void> {
     this.supervisor.close();

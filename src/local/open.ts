@@ -34,7 +34,7 @@ export async function openLocalAgent(config: AgentConfig, parts: LocalAgentParts
         'check status changed',
       );
   });
-  const runner = new ThreadProbeRunner(parts.log, { caPem: await readCaFile(config.tls.caFile) });
+  const runner = new ThreadProbeRunner(parts.log, { caPem: await readCheckCa(config.tls.caFile) });
   const supervisor = new CheckSupervisor(state, {
     clock: parts.clock,
     runner,
@@ -50,8 +50,11 @@ export async function openLocalAgent(config: AgentConfig, parts: LocalAgentParts
   return local;
 }
 
-/** The agent's CA file, which HTTP and gRPC checks verify TLS against (Consul's OutgoingTLSConfigForCheck). */
-async function readCaFile(path: string | undefined): Promise<string | undefined> {
+/**
+ * The agent's CA file, which HTTP and gRPC checks verify TLS against (Consul's
+ * OutgoingTLSConfigForCheck); read at start and again on every reload, as Consul does.
+ */
+export async function readCheckCa(path: string | undefined): Promise<string | undefined> {
   if (path === undefined) return undefined;
   try {
     return await readFile(path, 'utf8');

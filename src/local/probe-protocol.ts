@@ -36,7 +36,9 @@ export interface RunnerData {
 
 export type ToRunner =
   | { readonly type: 'set'; readonly id: string; readonly probe: ProbeSpec }
-  | { readonly type: 'remove'; readonly id: string };
+  | { readonly type: 'remove'; readonly id: string }
+  /** A reload's CA (its file read again): the roots of every later probe. */
+  | { readonly type: 'trust'; readonly caPem: string | undefined };
 
 export type FromRunner = {
   readonly type: 'result';
@@ -49,6 +51,8 @@ export type FromRunner = {
 export interface ProbeRunner {
   set(id: string, probe: ProbeSpec): void;
   remove(id: string): void;
+  /** The CA every later TLS probe verifies against (PEM), or undefined for the system's roots. */
+  trust(caPem: string | undefined): void;
   /** Registers the one receiver of results. */
   onResult(fn: (id: string, status: HealthStatus, output: string) => void): void;
   close(): Promise<void>;

@@ -15,7 +15,7 @@ export class ThreadProbeRunner implements ProbeRunner {
 
   constructor(
     private readonly log: Logger,
-    private readonly data: RunnerData = { caPem: undefined },
+    private data: RunnerData = { caPem: undefined },
     private readonly workerFile: string = defaultWorkerFile(),
   ) {}
 
@@ -25,6 +25,12 @@ export class ThreadProbeRunner implements ProbeRunner {
 
   remove(id: string): void {
     if (this.worker !== undefined) this.send({ type: 'remove', id });
+  }
+
+  trust(caPem: string | undefined): void {
+    this.data = { caPem };
+    // A thread not started yet takes it as its workerData.
+    if (this.worker !== undefined) this.send({ type: 'trust', caPem });
   }
 
   onResult(fn: (id: string, status: HealthStatus, output: string) => void): void {

@@ -39,15 +39,20 @@ export interface SchedulerOptions {
 export class ProbeScheduler {
   private readonly running = new Map<string, Running>();
   private readonly random: () => number;
-  /** Built once: a context per probe would parse the CA again on every request. */
-  private readonly roots: SecureContext | undefined;
+  /** Built once per CA: a context per probe would parse the CA again on every request. */
+  private roots: SecureContext | undefined;
 
   constructor(
     private readonly report: Report,
     options: SchedulerOptions = {},
   ) {
     this.random = options.random ?? Math.random;
-    this.roots = options.caPem === undefined ? undefined : createSecureContext({ ca: options.caPem });
+    this.trust(options.caPem);
+  }
+
+  /** The roots of every later HTTP and gRPC probe: this CA (PEM) alone, or the system's. */
+  trust(caPem: string | undefined): void {
+    this.roots = caPem === undefined ? undefined : createSecureContext({ ca: caPem });
   }
 
   get size(): number {
