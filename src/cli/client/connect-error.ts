@@ -1,9 +1,9 @@
 // Why a request never got an answer, in words: Node's socket and TLS error codes said as Go's
 // net, x509 and tls packages say them (the words a Consul user searches for), each with what to
 // give the command when the fix is on its side. One line, never a stack.
-import { isIP } from 'node:net';
 import type { PeerCertificate } from 'node:tls';
 import { agentError, type AgentError } from '../../core/errors.js';
+import { goVerifyText } from '../../core/go-tls-text.js';
 import type { Target } from './connection.js';
 
 interface NodeNetError extends NodeJS.ErrnoException {
@@ -28,18 +28,6 @@ const HINT = {
   maybeHttps: 'if the agent serves HTTPS there, use an https:// address or CONSUL_HTTP_SSL=true',
   timeout: 'is the agent serving HTTPS at that address?',
 } as const;
-const VERIFY = 'tls: failed to verify certificate:';
-
-// OpenSSL's verify results for a chain that ends at no trusted CA.
-const UNTRUSTED = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'CERT_UNTRUSTED',
-  'CERT_SIGNATURE_FAILURE',
-]);
 
 // The server's alert for a client certificate it did not take (TLS 1.2 and 1.3 spellings).
 const CLIENT_CERT_REFUSED: Readonly<Record<string, string>> = {
@@ -74,14 +62,11 @@ export function connectError(err: unknown, target: Target, handshook = false): A
   const address = target.base;
   const tls = (reason: string): AgentError => agentError('CLI_TLS_FAILED', { address, reason });
   const net = (reason: string): AgentError => agentError('CLI_CONNECT_FAILED', { address, reason });
-  if (UNTRUSTED.has(code)) {
-    return tls(`${VERIFY} x509: certificate signed by unknown authority (${HINT.untrusted})`);
-  }
-  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
-    return tls(`${VERIFY} x509: certificate has expired or is not yet valid (${e.message})`);
-  }
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
-    return tls(`${VERIFY} ${hostnameError(e.host ?? '', e.cert)} (${HINT.name})`);
+  const verify = goVerifyText(e);
+  if (verify !== undefined) {
+    if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return tls(`${verify} (${HINT.name})`);
+    if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return tls(`${verify} (${e.message})`);
+    return tls(`${verify} (${HINT.untrusted})`);
   }
   const alert = CLIENT_CERT_REFUSED[code];
   if (alert !== undefined) {
@@ -104,17 +89,4 @@ export function connectError(err: unknown, target: Target, handshook = false): A
     return tls(`${SOCKET.ECONNRESET} (${HINT.closedAfterHandshake})`);
   }
   return net(SOCKET[code] ?? (e.message || code));
-}
-
-/** Go's x509.HostnameError text for a certificate that does not name `host`. */
-function hostnameError(host: string, cert: PeerCertificate | undefined): string {
-  const names = (cert?.subjectaltname ?? '').split(', ').filter((n) => n !== '');
-  const ips = names.filter((n) => n.startsWith('IP Address:')).map((n) => n.slice('IP Address:'.length));
-  const dns = names.filter((n) => n.startsWith('DNS:')).map((n) => n.slice('DNS:'.length));
-  if (isIP(host) !== 0) {
-    if (ips.length === 0) return `x509: cannot validate certificate for ${host} because it doesn't contain any IP SANs`;
-    return `x509: certificate is valid for ${ips.join(', ')}, not ${host}`;
-  }
-  if (dns.length === 0) return `x509: certificate is not valid for any names, but wanted to match ${host}`;
-  return `x509: certificate is valid for ${dns.join(', ')}, not ${host}`;
 }

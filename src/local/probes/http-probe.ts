@@ -4,6 +4,7 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { SecureContext } from 'node:tls';
+import { goVerifyText } from '../../core/go-tls-text.js';
 import type { ProbeSpec } from '../probe-protocol.js';
 import { DEFAULT_PROBE_TIMEOUT_MS, TailBuffer, type ProbeResult } from './output.js';
 
@@ -92,11 +93,11 @@ export function httpProbe(spec: ProbeSpec, roots?: SecureContext): Promise<Probe
   });
 }
 
-/** Go's dial error text for the common cases, else Node's message. */
+/** Go's dial and certificate error texts for the common cases, else Node's message. */
 export function describe(err: NodeJS.ErrnoException, url: URL): string {
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   const addr = `${url.hostname}:${port}`;
   if (err.code === 'ECONNREFUSED') return `dial tcp ${addr}: connect: connection refused`;
   if (err.code === 'ECONNRESET') return 'EOF';
-  return err.message;
+  return goVerifyText(err) ?? err.message;
 }
