@@ -184,43 +184,46 @@ export class LocalState {
   setMaintenance(serviceId: string, enable: boolean, reason: string): void {
     const service = this.serviceMap.get(serviceId);
     if (service === undefined) throw agentError('SERVICE_MAINTENANCE_UNKNOWN', { id: serviceId });
-    const id = MAINTENANCE_PREFIX + serviceId;
-    if (!enable) {
-      this.removeCheck(id);
-      return;
-    }
-    if (this.checkMap.has(id)) return;
-    this.putCheck({
-      checkId: id,
+    this.toggleMaintenance(MAINTENANCE_PREFIX + serviceId, enable, {
       name: 'Service Maintenance Mode',
-      status: 'critical',
       notes: reason !== '' ? reason : MAINTENANCE_NOTE,
-      output: '',
       serviceId,
       serviceName: service.service,
       serviceTags: service.tags,
-      type: 'maintenance',
-      spec: emptyCheckSpec(),
-      source: 'api',
     });
   }
 
   /** Consul's node maintenance: a critical node check `_node_maintenance` while enabled. */
   setNodeMaintenance(enable: boolean, reason: string): void {
-    if (!enable) {
-      this.removeCheck(NODE_MAINTENANCE_ID);
-      return;
-    }
-    if (this.checkMap.has(NODE_MAINTENANCE_ID)) return;
-    this.putCheck({
-      checkId: NODE_MAINTENANCE_ID,
+    this.toggleMaintenance(NODE_MAINTENANCE_ID, enable, {
       name: 'Node Maintenance Mode',
-      status: 'critical',
       notes: reason !== '' ? reason : NODE_MAINTENANCE_NOTE,
-      output: '',
       serviceId: '',
       serviceName: '',
       serviceTags: [],
+    });
+  }
+
+  /** Adds the critical maintenance check `checkId` (kept as it is if already there), or removes it. */
+  private toggleMaintenance(
+    checkId: string,
+    enable: boolean,
+    check: Pick<LocalCheck, 'name' | 'notes' | 'serviceId' | 'serviceName' | 'serviceTags'>,
+  ): void {
+    if (!enable) {
+      this.removeCheck(checkId);
+      return;
+    }
+    if (this.checkMap.has(checkId)) return;
+    this.putCheck({
+      checkId,
+      name: check.name,
+      status: 'critical',
+      notes: check.notes,
+      output: '',
+      serviceId: check.serviceId,
+      serviceName: check.serviceName,
+      serviceTags: check.serviceTags,
       type: 'maintenance',
       spec: emptyCheckSpec(),
       source: 'api',
