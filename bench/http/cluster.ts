@@ -93,7 +93,7 @@ export async function clusterAgent(
     '-config-file',
     config,
   ];
-  return main === undefined ? startAgent('dev', flags) : startAgent('dev', flags, main);
+  return startAgent('dev', flags, main);
 }
 
 // ---- authorize ---------------------------------------------------------------------------------
@@ -569,20 +569,18 @@ async function tokenAuthorizeRps(tool: LoadTool, agent: ServerProcess, args: Htt
   return (await tool.run(request, settings)).rps;
 }
 
-/** Rounds alternating which side goes first; per round, client / server. */
-async function alternated<T>(
+/** Rounds of two sides, alternating which goes first (`first` in even rounds); per round, each side's result. */
+async function alternated<S extends string, T>(
   rounds: number,
-  run: (side: 'server' | 'client', round: number) => Promise<T>,
-): Promise<{ server: T; client: T }[]> {
-  const out: { server: T; client: T }[] = [];
+  [first, second]: readonly [S, S],
+  run: (side: S, round: number) => Promise<T>,
+): Promise<Record<S, T>[]> {
+  const out: Record<S, T>[] = [];
   for (let r = 0; r < rounds; r++) {
-    if (r % 2 === 0) {
-      const server = await run('server', r);
-      out.push({ server, client: await run('client', r) });
-    } else {
-      const client = await run('client', r);
-      out.push({ client, server: await run('server', r) });
-    }
+    const [a, b] = r % 2 === 0 ? [first, second] : [second, first];
+    const round = { [a]: await run(a, r) } as Record<S, T>;
+    round[b] = await run(b, r);
+    out.push(round);
   }
   return out;
 }
@@ -611,13 +609,13 @@ async function clientServerRows(
       if (warm.failed > 0) throw new Error(`warm-up leaves through the ${side} agent: ${warm.samples.join('; ')}`);
     }
 
-    const authorize = await alternated(args.rounds, async (side, r) => {
+    const authorize = await alternated(args.rounds, ['server', 'client'], async (side, r) => {
       const rps = await tokenAuthorizeRps(tool, agents[side], args);
       process.stderr.write(`  authorize with a token, round ${r + 1}, ${side} agent: ${Math.round(rps)}/s\n`);
       return rps;
     });
     let failedLeaves = 0;
-    const leaves = await alternated(args.rounds, async (side, r) => {
+    const leaves = await alternated(args.rounds, ['server', 'client'], async (side, r) => {
       const got = await leafRound(agents[side], `leaf-${side}-${r}`, args.leaves);
       failedLeaves += got.failed;
       const ms = median(got.ms);
@@ -667,21 +665,20 @@ async function clientBuildRows(
     return client;
   };
   try {
-    // `server` is the build before, `client` this one: alternated() names its two sides so.
-    const clients = { server: await mesh('before', before), client: await mesh('this') };
-    const rounds = await alternated(args.rounds, async (side, r) => {
+    const clients = { before: await mesh('before', before), thisBuild: await mesh('this') };
+    const rounds = await alternated(args.rounds, ['before', 'thisBuild'], async (side, r) => {
       const rps = await tokenAuthorizeRps(tool, clients[side], args);
-      const build = side === 'client' ? 'this build' : 'the build before';
+      const build = side === 'thisBuild' ? 'this build' : 'the build before';
       process.stderr.write(
         `  authorize with a token on a client agent, round ${r + 1}, ${build}: ${Math.round(rps)}/s\n`,
       );
       return rps;
     });
     return {
-      ratio: median(rounds.map((x) => x.client / x.server)),
-      thisBuild: median(rounds.map((x) => x.client)),
-      before: median(rounds.map((x) => x.server)),
-      rounds: rounds.map((x) => ({ thisBuild: x.client, before: x.server })),
+      ratio: median(rounds.map((x) => x.thisBuild / x.before)),
+      thisBuild: median(rounds.map((x) => x.thisBuild)),
+      before: median(rounds.map((x) => x.before)),
+      rounds,
     };
   } finally {
     await Promise.all(started.map((a) => a.stop()));
