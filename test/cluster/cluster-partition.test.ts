@@ -7,7 +7,7 @@
 // answers again, with no stack; the member rejoins and catches up with what was written without it.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess } from '../integration/support/agent-process.js';
-import { startEtcdCluster, type EtcdCluster, type EtcdMember } from '../support/etcd.js';
+import { requestStatus, startEtcdCluster, type EtcdCluster, type EtcdMember } from '../support/etcd.js';
 import { createMemberNetwork, type MemberNetwork } from '../support/netns.js';
 import {
   newTally,
@@ -71,13 +71,9 @@ async function intentionWrites(agent: AgentProcess, run: string, round: number, 
   }
 }
 
-/** The store revision a member has applied (etcd's HTTP gateway; status needs no quorum). */
+/** The store revision a member has applied. */
 async function revisionOf(member: EtcdMember): Promise<number> {
-  const res = await fetch(`${member.clientUrl}/v3/maintenance/status`, {
-    method: 'POST',
-    body: '{}',
-    signal: AbortSignal.timeout(1_000),
-  });
+  const res = await requestStatus(member.clientUrl);
   const body = (await res.json()) as { header?: { revision?: string } };
   return Number(body.header?.revision ?? Number.NaN);
 }

@@ -233,11 +233,19 @@ async function waitHealthy(members: readonly Member[]): Promise<void> {
   }
 }
 
-/** A member's own ID and the leader it knows, from etcd's HTTP gateway (no auth needed for status). */
+/** A member's status answer, from etcd's HTTP gateway: no quorum and no auth needed. */
+export function requestStatus(clientUrl: string): Promise<Response> {
+  return fetch(`${clientUrl}/v3/maintenance/status`, {
+    method: 'POST',
+    body: '{}',
+    signal: AbortSignal.timeout(1000),
+  });
+}
+
+/** A member's own ID and the leader it knows. */
 async function memberStatus(clientUrl: string): Promise<{ memberId: string; leader: string } | undefined> {
   try {
-    const init = { method: 'POST', body: '{}', signal: AbortSignal.timeout(1000) };
-    const res = await fetch(`${clientUrl}/v3/maintenance/status`, init);
+    const res = await requestStatus(clientUrl);
     const body = (await res.json()) as { header?: { member_id?: string }; leader?: string };
     const memberId = body.header?.member_id;
     return memberId === undefined || body.leader === undefined ? undefined : { memberId, leader: body.leader };
@@ -249,8 +257,7 @@ async function memberStatus(clientUrl: string): Promise<{ memberId: string; lead
 /** A member's whole status answer (its term, leader and raft indexes), or why there is none. */
 async function rawStatus(clientUrl: string): Promise<string> {
   try {
-    const init = { method: 'POST', body: '{}', signal: AbortSignal.timeout(1000) };
-    return await (await fetch(`${clientUrl}/v3/maintenance/status`, init)).text();
+    return await (await requestStatus(clientUrl)).text();
   } catch (err) {
     return String(err);
   }
