@@ -271,8 +271,13 @@ const AUTH_BACKOFF: Backoff = { initialMs: 250, maxMs: 2_000 };
  * member answering at all it still fails at once (see call()).
  */
 const ELECTION_WAIT_MS = 7_000;
-/** A member whose attempt timed out is asked for its status within this long: silence means hung. */
-const PROBE_DEADLINE_MS = 300;
+/**
+ * A member whose attempt timed out is asked for its status within this long: silence means hung.
+ * With an attempt's share of a commit's deadline (500 ms), a member is judged hung after 1.5 s of
+ * silence; a shorter probe judged healthy members hung whenever the agent's own event loop ran late
+ * (a wave of leaves on a loaded host), and with all three so judged every call failed at once.
+ */
+const PROBE_DEADLINE_MS = 1_000;
 /** Grant and put of a leased key: the owner (members.ts) tries again with its own backoff. */
 const LEASED_PUT_DEADLINE_MS = 2_000;
 
@@ -343,6 +348,8 @@ class MemberHealth implements IPolicy<IDefaultPolicyContext> {
   readonly onSuccess = noop.onSuccess;
   readonly onFailure = noop.onFailure;
   private down = false;
+  /** Down because it said nothing in time (hung, or slow), not because it could not be reached. */
+  private silent = false;
   private failedTries = 0;
   private skipUntil = 0;
   private trying = false;
@@ -360,6 +367,16 @@ class MemberHealth implements IPolicy<IDefaultPolicyContext> {
   /** Whether the member is down and not due for a try (or being tried by another call). */
   gone(now: number): boolean {
     return this.down && (now < this.skipUntil || this.trying);
+  }
+
+  /** Whether it is gone because it could not be reached (refused, reset): etcd is not there. */
+  refused(now: number): boolean {
+    return this.gone(now) && !this.silent;
+  }
+
+  /** Whether it is down (silent or unreachable), due for a try or not. */
+  get isDown(): boolean {
+    return this.down;
   }
 
   /** Whether a call made now passes this member by: gone, or its status probe not back yet. */
@@ -407,6 +424,7 @@ class MemberHealth implements IPolicy<IDefaultPolicyContext> {
   }
 
   private failed(err: unknown): void {
+    this.silent = err instanceof GRPCDeadlineExceededError;
     if (this.down) {
       this.failedTries++;
     } else {
@@ -597,38 +615,46 @@ class Etcd3Connection implements EtcdConnection {
   /**
    * Runs one etcd call within `deadlineMs`: each attempt has a share of it (`run` gets the attempt's
    * absolute deadline), and a failure that another member (or a new leader) may not repeat is tried
-   * again after a short backoff while time is left; a call that needs the leader has at least
-   * ELECTION_WAIT_MS. With every member down nothing is sent and the call fails at once.
+   * again after a short backoff while time is left. A call that needs the leader has at least
+   * ELECTION_WAIT_MS while some member is up (it may be electing). With every member unreachable
+   * nothing is sent and the call fails at once; with every member silent (hung, or slow: the agent
+   * cannot tell until its own deadline) the call waits for one to answer within its deadline.
    * A write retried after its attempt timed out may have been applied by the member that timed out:
    * a guarded txn then fails its compare, an unguarded put writes the same value again.
    */
   private async call<T>(deadlineMs: number, run: (deadline: number) => Promise<T>, needsLeader = true): Promise<T> {
-    const budget = needsLeader ? Math.max(deadlineMs, ELECTION_WAIT_MS) : deadlineMs;
-    const end = Date.now() + budget;
+    const started = Date.now();
+    const own = started + deadlineMs;
+    const election = started + (needsLeader ? Math.max(deadlineMs, ELECTION_WAIT_MS) : deadlineMs);
     const share = Math.max(ATTEMPT_FLOOR_MS, Math.ceil(deadlineMs / ATTEMPT_SHARE));
     for (let attempt = 0; ; attempt++) {
       const now = Date.now();
-      if (this.health.length > 0 && this.health.every((m) => m.gone(now))) {
+      if (this.health.length > 0 && this.health.every((m) => m.refused(now))) {
         throw oneLine(new GRPCUnavailableError('no etcd member is answering'), this.log);
       }
       let failure: unknown;
       if (this.health.length > 0 && this.health.every((m) => m.skipping(now))) {
-        // Some member's probe is out: wait for it rather than send to a member that may be hung.
+        // A probe is out, or every member is silent: wait for one rather than send to a hung member.
         failure = new BrokenCircuitError();
       } else {
         try {
-          return await run(Math.min(end, now + share));
+          return await run(Math.min(this.endOf(own, election), now + share));
         } catch (err) {
           failure = err;
         }
       }
       const pause = backoffDelay(RETRY_BACKOFF, attempt, this.random);
-      if (!retryable(failure) || Date.now() + pause >= end) {
+      if (!retryable(failure) || Date.now() + pause >= this.endOf(own, election)) {
         const nobody = isBrokenCircuitError(failure);
         throw oneLine(nobody ? new GRPCUnavailableError('no etcd member is answering') : failure, this.log);
       }
       await sleep(pause);
     }
+  }
+
+  /** A call's end: an election's wait while some member is up, else the caller's own deadline. */
+  private endOf(own: number, election: number): number {
+    return this.health.length === 0 || this.health.some((m) => !m.isDown) ? election : own;
   }
 
   rangePrefix(prefix: Buffer, deadlineMs: number): Promise<EtcdRangeResult> {
