@@ -29,7 +29,9 @@ function runCliWithStdin(
   });
 }
 
-describe('client commands', () => {
+// Each case runs a dozen CLI processes, one after another: on a loaded machine one can take 2-3 s
+// to start, so the hang guard is longer than the default.
+describe('client commands', { timeout: 120_000 }, () => {
   let agent: AgentProcess;
   let dir: { path: string; remove: () => Promise<void> };
   let env: NodeJS.ProcessEnv;
