@@ -2,9 +2,7 @@
 // service comes from flags or from config files (HCL or JSON) read by the agent's own loader, so a
 // file means here what it means in -config-dir; the agent decodes and validates what is sent.
 import { ConfigError } from '../../config/errors.js';
-import { loadConfig } from '../../config/load.js';
 import type { PlainObject } from '../../config/object.js';
-import { readConfigSources } from '../../config/sources.js';
 import { isAgentError } from '../../core/errors.js';
 import { readServiceDefinition } from '../../local/definition.js';
 import type { ServiceDefinition } from '../../local/model.js';
@@ -110,6 +108,11 @@ function flagBody(s: FlagService): PlainObject {
  * them in dev mode too); a block the agent could not decode is named with its file.
  */
 async function servicesFromFiles(paths: readonly string[], ctx: Context): Promise<FileService[]> {
+  // Loaded here, not at the top: the config schema is most of what a client command would load.
+  const [{ readConfigSources }, { loadConfig }] = await Promise.all([
+    import('../../config/sources.js'),
+    import('../../config/load.js'),
+  ]);
   const services: FileService[] = [];
   for (const path of paths) {
     const sources = await readConfigSources([{ kind: 'file', path }]);
