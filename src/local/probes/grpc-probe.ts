@@ -2,6 +2,7 @@
 // passing when the answer is SERVING. The target is `host:port` or `host:port/service`.
 import { connect, constants } from 'node:http2';
 import type { SecureContext } from 'node:tls';
+import { goVerifyText } from '../../core/go-tls-text.js';
 import type { ProbeSpec } from '../probe-protocol.js';
 import { DEFAULT_PROBE_TIMEOUT_MS, type ProbeResult } from './output.js';
 
@@ -34,7 +35,7 @@ export function grpcProbe(spec: ProbeSpec, roots?: SecureContext): Promise<Probe
       () => fail('rpc error: code = DeadlineExceeded desc = context deadline exceeded'),
       timeoutMs,
     );
-    session.on('error', (err: NodeJS.ErrnoException) => fail(`rpc error: code = Unavailable desc = ${err.message}`));
+    session.on('error', (err: NodeJS.ErrnoException) => fail(unavailable(err, server)));
     const stream = session.request({
       [constants.HTTP2_HEADER_METHOD]: 'POST',
       [constants.HTTP2_HEADER_PATH]: '/grpc.health.v1.Health/Check',
@@ -51,7 +52,7 @@ export function grpcProbe(spec: ProbeSpec, roots?: SecureContext): Promise<Probe
     stream.on('response', readStatus);
     stream.on('trailers', readStatus);
     stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('error', (err) => fail(`rpc error: code = Unavailable desc = ${err.message}`));
+    stream.on('error', (err: NodeJS.ErrnoException) => fail(unavailable(err, server)));
     stream.on('end', () => {
       if (grpcStatus !== undefined && grpcStatus !== '0') {
         fail(`rpc error: code = ${grpcCodeName(grpcStatus)} desc = ${grpcMessage}`);
@@ -63,6 +64,24 @@ export function grpcProbe(spec: ProbeSpec, roots?: SecureContext): Promise<Probe
     });
     stream.end(healthCheckRequest(service));
   });
+}
+
+/**
+ * grpc-go's text for a connection that failed, as Consul's gRPC check reports it: a refused dial
+ * and a certificate that failed verification in Go's words, any other failure in Node's.
+ */
+function unavailable(failure: NodeJS.ErrnoException, server: string): string {
+  // A stream that never opened fails first, with the session's error as its cause.
+  const err = failure.cause instanceof Error ? (failure.cause as NodeJS.ErrnoException) : failure;
+  const verify = goVerifyText(err);
+  const cause =
+    err.code === 'ECONNREFUSED'
+      ? `transport: Error while dialing: dial tcp ${server}: connect: connection refused`
+      : verify === undefined
+        ? undefined
+        : `transport: authentication handshake failed: ${verify}`;
+  const desc = cause === undefined ? err.message : `connection error: desc = ${JSON.stringify(cause)}`;
+  return `rpc error: code = Unavailable desc = ${desc}`;
 }
 
 /** A length-prefixed gRPC message holding HealthCheckRequest{service}. */

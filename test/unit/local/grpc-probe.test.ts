@@ -76,8 +76,22 @@ describe('the gRPC check', () => {
     const target = `localhost:${securePort}/web`;
     const refused = await grpcProbe(spec(target, { useTls: true }));
     expect(refused.status).toBe('critical');
-    expect(refused.output).toMatch(/^rpc error: code = Unavailable desc = .*certificate/);
+    // grpc-go's words, as Consul's check says them.
+    expect(refused.output).toBe(
+      'rpc error: code = Unavailable desc = connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"',
+    );
     expect(await grpcProbe(spec(target, { useTls: true, tlsSkipVerify: true }))).toMatchObject({ status: 'passing' });
+  });
+
+  it('says a refused connection as grpc-go does', async () => {
+    const closed = createServer();
+    const port = await listen(closed);
+    await new Promise<void>((done) => closed.close(() => done()));
+    const target = `127.0.0.1:${port}/web`;
+    expect(await grpcProbe(spec(target))).toEqual({
+      status: 'critical',
+      output: `rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:${port}: connect: connection refused"`,
+    });
   });
 
   it("with GRPCUseTLS verifies against the agent's CA when given it, without TLSSkipVerify", async () => {
