@@ -319,7 +319,11 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         requirePermission(resolver.resolve(token ?? ANONYMOUS_SECRET), 'service', 'write', service);
       clusterCaParts = config.server
         ? await openClusterServerCa({ ...parts, authorizeLeaf })
-        : openClusterClientCa({ ...parts, keys: pool });
+        : openClusterClientCa({
+            ...parts,
+            keys: pool,
+            serverKnown: () => cluster.members.list().some((m) => m.server),
+          });
       return clusterCaParts.ca;
     };
     const manager = await openCa().catch(async (err: unknown) => {

@@ -27,6 +27,8 @@ export interface ClusterServerCaOptions extends ClusterCaOptions {
 export interface ClusterClientCaOptions extends ClusterCaOptions {
   /** The agent's signing pool: a client's leaf keys are made off the event loop there. */
   readonly keys: KeyGenerator;
+  /** Whether the member list holds a live server agent (none: a leaf fails at once). */
+  readonly serverKnown: () => boolean;
 }
 
 export interface ClusterCa {
@@ -66,7 +68,14 @@ export function openClusterClientCa(o: ClusterClientCaOptions): ClusterCa {
   const channel = openEtcdSignChannel({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log });
   const records = new CaRecords(o.store, o.clock);
   const rootsIndex = (): number => records.rootsIndex();
-  const remote = new RemoteLeafSource({ channel, datacenter: o.datacenter, node: o.node, keys: o.keys, rootsIndex });
+  const remote = new RemoteLeafSource({
+    channel,
+    datacenter: o.datacenter,
+    node: o.node,
+    keys: o.keys,
+    rootsIndex,
+    serverKnown: o.serverKnown,
+  });
   const ca = new ClientCa(records, remote);
   return {
     ca,

@@ -326,4 +326,27 @@ describe('the cluster CA over HTTP', () => {
       await stopTrio(trio);
     }
   }, 90_000);
+
+  // The guard (30 s) is shorter than a client's wait for a signing answer (60 s): a client that
+  // asked anyway would fail it.
+  it('a client agent whose servers have all left fails a new leaf at once with CA_NO_SERVER, and serves its cached one', async () => {
+    const trio = await startTrio();
+    try {
+      const cached = await read<Leaf>(trio.c, '/v1/agent/connect/ca/leaf/web');
+      await Promise.all([trio.a.stop(), trio.b.stop()]);
+      await until(
+        () => read<{ Tags: { role: string } }[]>(trio.c, '/v1/agent/members'),
+        ({ body }) => body.every((m) => m.Tags.role !== 'consul'),
+      );
+      const fresh = await call(trio.c, '/v1/agent/connect/ca/leaf/api');
+      expect([fresh.status, fresh.text]).toEqual([
+        503,
+        'No CA server answered the leaf signing request: no server agent is a member of the cluster',
+      ]);
+      const again = await read<Leaf>(trio.c, '/v1/agent/connect/ca/leaf/web');
+      expect(again.body.SerialNumber).toBe(cached.body.SerialNumber);
+    } finally {
+      await stopTrio(trio);
+    }
+  });
 });

@@ -114,6 +114,11 @@ export interface RemoteLeafSourceOptions {
   readonly keys: KeyGenerator;
   /** The roots index of the client's view, sent so that a leaf asked for after a rotation is signed by the new root. */
   readonly rootsIndex?: (() => number) | undefined;
+  /**
+   * Whether the member list holds a live server agent. With none, a request fails at once, as a
+   * Consul client agent with no known server does, rather than at the deadline.
+   */
+  readonly serverKnown?: (() => boolean) | undefined;
 }
 
 /** A client agent's LeafSource: the LeafManager's cache, renewal and blocking stay as they are. */
@@ -121,6 +126,9 @@ export class RemoteLeafSource implements LeafSource {
   constructor(private readonly o: RemoteLeafSourceOptions) {}
 
   async signLeaf(namespace: string, service: string, token?: string): Promise<IssuedLeaf> {
+    if (this.o.serverKnown?.() === false) {
+      throw agentError('CA_NO_SERVER', { detail: 'no server agent is a member of the cluster' });
+    }
     const key = await this.o.keys.generateKey();
     const request: SigningRequest = {
       Namespace: namespace,

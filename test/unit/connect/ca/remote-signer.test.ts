@@ -158,6 +158,32 @@ describe('remote signing', () => {
     ).rejects.toMatchObject({ code: 'CA_NO_SERVER' });
   });
 
+  it('fails at once with CA_NO_SERVER, asking nobody, when the member list holds no server', async () => {
+    let asked = 0;
+    const channel: SigningChannel = {
+      request: () => {
+        asked++;
+        return Promise.resolve(undefined);
+      },
+      serve: () => {},
+    };
+    const options = { channel, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() };
+    await expect(
+      new RemoteLeafSource({ ...options, serverKnown: () => false }).signLeaf('default', 'web'),
+    ).rejects.toMatchObject({
+      code: 'CA_NO_SERVER',
+      kind: 'unavailable',
+      message: 'No CA server answered the leaf signing request: no server agent is a member of the cluster',
+    });
+    expect(asked).toBe(0);
+    await expect(
+      new RemoteLeafSource({ ...options, serverKnown: () => true }).signLeaf('default', 'web'),
+    ).rejects.toMatchObject({
+      code: 'CA_NO_SERVER',
+    });
+    expect(asked).toBe(1);
+  });
+
   it('gives a client CA its leaves from the remote signer, and no way to sign or change the CA itself', async () => {
     const { manager, store, clock } = await caFixture();
     const channel = new MemoryChannel();
