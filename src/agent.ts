@@ -322,7 +322,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         : openClusterClientCa({
             ...parts,
             keys: pool,
-            serverKnown: () => cluster.members.list().some((m) => m.server),
+            serverKnown: () => cluster.members.hasServer(),
           });
       return clusterCaParts.ca;
     };

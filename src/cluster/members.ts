@@ -104,6 +104,12 @@ export class ClusterMembers {
     this.changeListeners.add(fn);
   }
 
+  /** Whether a live member is a server agent (without copying and sorting the list). */
+  hasServer(): boolean {
+    for (const member of this.live.values()) if (member.server) return true;
+    return false;
+  }
+
   /** The live members, sorted by name. */
   list(): MemberRecord[] {
     return [...this.live.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -102,8 +102,11 @@ describe('ClusterMembers', () => {
     const { etcd, members } = await setup();
     etcd.listener!.events([{ type: 'put', kv: kv('c', record('c')) }], 11);
     expect(members.list().map((m) => m.name)).toEqual(['a', 'b', 'c']);
+    expect(members.hasServer()).toBe(true);
     etcd.listener!.events([{ type: 'delete', kv: kv('b', record('b')) }], 12);
     expect(members.list().map((m) => m.name)).toEqual(['a', 'c']);
+    // b was the one server.
+    expect(members.hasServer()).toBe(false);
   });
 
   it('reads the list again after the watch broke', async () => {
