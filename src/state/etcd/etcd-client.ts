@@ -267,8 +267,9 @@ const AUTH_BACKOFF: Backoff = { initialMs: 250, maxMs: 2_000 };
  * A call that needs the leader (reads, txns, leases) may wait out an election, whatever its
  * caller's deadline, as long as Consul holds a request for a leader (7 s): etcd's default election
  * timeout is 1 s, randomised up to 2 s, plus the vote, and a member back from a partition forces
- * a new election (etcd 3.4 has pre-vote off), which on a loaded host took over 5 s in CI. With no
- * member answering at all it still fails at once (see call()).
+ * a new election (etcd 3.4 has pre-vote off), which on a loaded host took over 5 s in CI. Only
+ * while some member is up: with every member unreachable the call fails at once, and with every
+ * member silent it ends at its own deadline (see call()).
  */
 const ELECTION_WAIT_MS = 7_000;
 /**
