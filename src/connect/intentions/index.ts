@@ -1,7 +1,8 @@
 // The intention index: an immutable snapshot of the intentions table, built in one pass whenever
 // the table changes and swapped in whole (live.ts), so readers never see a half-built index. For
 // each destination (namespace, name) the applicable intentions (exact, `ns/*`, `*/*`) are merged
-// ahead of time and sorted by precedence, so a decision is two Map lookups and a short scan, and
+// ahead of time and sorted by precedence, and their exact sources keyed by name, so a decision is
+// three Map lookups and a scan of the wildcard sources, however many sources a destination has;
 // each entry carries its authorize decision already encoded. Plain data (Maps, arrays, frozen
 // objects, bytes) that could be handed to another thread. Guarded by bench/micro/authorize.ts.
 import type { Row } from '../../state/types.js';
@@ -27,13 +28,30 @@ export interface IntentionIndex {
   /** Every intention, in precedence order. */
   readonly all: readonly IndexedIntention[];
   // Exact destinations: namespace → name → (exact ++ `ns/*` ++ `*/*`), precedence order.
-  readonly byDestination: ReadonlyMap<string, ReadonlyMap<string, readonly IndexedIntention[]>>;
+  readonly byDestination: ReadonlyMap<string, ReadonlyMap<string, DestinationIntentions>>;
   // Destinations with no exact intention: namespace → (`ns/*` ++ `*/*`).
-  readonly byNamespace: ReadonlyMap<string, readonly IndexedIntention[]>;
+  readonly byNamespace: ReadonlyMap<string, DestinationIntentions>;
   // `*/*` destinations: all a wildcard-namespace destination or an unknown namespace sees.
-  readonly wildcard: readonly IndexedIntention[];
+  readonly wildcard: DestinationIntentions;
   /** Legacy intentions by their ID. */
   readonly byId: ReadonlyMap<string, IndexedIntention>;
+}
+
+/** What one destination sees: its intentions in precedence order, and the same found by source. */
+export interface DestinationIntentions {
+  readonly list: readonly IndexedIntention[];
+  /**
+   * The entries naming an exact source, by source name, each with its place in `list`. Names, not
+   * (namespace, name) pairs: a client's name is looked up as it arrives, no key string is built.
+   */
+  readonly bySourceName: ReadonlyMap<string, readonly PlacedIntention[]>;
+  /** The entries whose source name is `*` (a namespace wildcard or all), in order, each with its place in `list`. */
+  readonly wildcardSources: readonly PlacedIntention[];
+}
+
+export interface PlacedIntention {
+  readonly place: number;
+  readonly entry: IndexedIntention;
 }
 
 /** An entry for a row: its decision encoded now. */
@@ -82,16 +100,33 @@ export function buildIntentionIndex(
   }
 
   // Precedence ranges do not overlap (exact 7-9, ns/* 4-6, */* 1-3): merging is concatenation.
-  const byNamespace = new Map<string, readonly IndexedIntention[]>();
-  for (const [ns, list] of perNamespace) byNamespace.set(ns, freeze(list.concat(wildcard)));
-  const byDestination = new Map<string, ReadonlyMap<string, readonly IndexedIntention[]>>();
+  const byNamespace = new Map<string, DestinationIntentions>();
+  for (const [ns, list] of perNamespace) byNamespace.set(ns, destination(list.concat(wildcard)));
+  const byDestination = new Map<string, ReadonlyMap<string, DestinationIntentions>>();
   for (const [ns, names] of exact) {
     const tail = perNamespace.get(ns) ?? [];
-    const merged = new Map<string, readonly IndexedIntention[]>();
-    for (const [name, list] of names) merged.set(name, freeze(list.concat(tail, wildcard)));
+    const merged = new Map<string, DestinationIntentions>();
+    for (const [name, list] of names) merged.set(name, destination(list.concat(tail, wildcard)));
     byDestination.set(ns, merged);
   }
-  return { tableIndex, all: freeze(all), byDestination, byNamespace, wildcard: freeze(wildcard), byId };
+  return { tableIndex, all: freeze(all), byDestination, byNamespace, wildcard: destination(wildcard), byId };
+}
+
+/** A destination's lookup over its list (already in precedence order). */
+function destination(list: IndexedIntention[]): DestinationIntentions {
+  const bySourceName = new Map<string, PlacedIntention[]>();
+  const wildcardSources: PlacedIntention[] = [];
+  for (let place = 0; place < list.length; place++) {
+    const entry = list[place] as IndexedIntention;
+    const placed: PlacedIntention = { place, entry };
+    if (entry.sourceName === undefined) wildcardSources.push(placed);
+    else {
+      const same = bySourceName.get(entry.sourceName);
+      if (same === undefined) bySourceName.set(entry.sourceName, [placed]);
+      else same.push(placed);
+    }
+  }
+  return Object.freeze({ list: freeze(list), bySourceName, wildcardSources: freeze(wildcardSources) });
 }
 
 function push<K>(map: Map<K, IndexedIntention[]>, key: K, entry: IndexedIntention): void {
@@ -105,34 +140,38 @@ function freeze<T>(list: T[]): readonly T[] {
 }
 
 /** A destination's intentions in precedence order (docs/decisions.md#intention-precedence). */
-export function destinationIntentions(
-  index: IntentionIndex,
-  namespace: string,
-  name: string,
-): readonly IndexedIntention[] {
+export function destinationIntentions(index: IntentionIndex, namespace: string, name: string): DestinationIntentions {
   const names = index.byDestination.get(namespace);
   if (names !== undefined) {
-    const list = names.get(name);
-    if (list !== undefined) return list;
+    const found = names.get(name);
+    if (found !== undefined) return found;
   }
   return index.byNamespace.get(namespace) ?? index.wildcard;
 }
 
 /**
- * The first intention (by precedence) whose source side matches the client. The name first: in a
- * destination's list most sources share the client's namespace and differ by name.
+ * The first intention (by precedence) whose source side matches the client: the first of the
+ * client's name that names its namespace too, or a wildcard source placed before it.
  */
 export function firstSourceMatch(
-  list: readonly IndexedIntention[],
+  destination: DestinationIntentions,
   namespace: string,
   name: string,
 ): IndexedIntention | undefined {
-  for (let i = 0; i < list.length; i++) {
-    const entry = list[i] as IndexedIntention;
-    const sourceName = entry.sourceName;
-    if (sourceName !== undefined && sourceName !== name) continue;
-    const sourceNamespace = entry.sourceNamespace;
-    if (sourceNamespace === undefined || sourceNamespace === namespace) return entry;
+  let exact: PlacedIntention | undefined;
+  const named = destination.bySourceName.get(name);
+  if (named !== undefined) exact = firstIn(named, namespace);
+  const wild = firstIn(destination.wildcardSources, namespace);
+  if (exact === undefined) return wild?.entry;
+  return wild !== undefined && wild.place < exact.place ? wild.entry : exact.entry;
+}
+
+/** The first entry whose source namespace is the client's or `*`. */
+function firstIn(placed: readonly PlacedIntention[], namespace: string): PlacedIntention | undefined {
+  for (let i = 0; i < placed.length; i++) {
+    const p = placed[i] as PlacedIntention;
+    const sourceNamespace = p.entry.sourceNamespace;
+    if (sourceNamespace === undefined || sourceNamespace === namespace) return p;
   }
   return undefined;
 }

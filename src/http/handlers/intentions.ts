@@ -297,7 +297,7 @@ export function intentionsRoutes(deps: IntentionsDeps): Route[] {
       const lists = refs.map((ref) =>
         bySource
           ? sourceIntentions(index, ref.namespace, ref.name)
-          : destinationIntentions(index, ref.namespace, ref.name),
+          : destinationIntentions(index, ref.namespace, ref.name).list,
       );
       return {
         print: lists.map(fingerprint).join('|'),
