@@ -12,6 +12,8 @@
 // - the same agent on node:http (one body, 10,000 bodies), the bare-uWS GET ceiling (the issue's
 //   yardstick: distinct bodies on uWS >= 0.6x of it), and Go's net/http on one core answering the
 //   one-body decision from a map (bench/peers/authorize-go; skipped, said so, without Go);
+// - the least a JavaScript app on uWS does for the answer (authorize-uws-minimal.ts: JSON.parse,
+//   one Map lookup, no token or framing checks) sent the 10,000 bodies: what the work itself costs;
 // - a new connection per request (Connection: close): the agent against a bare uWS server that
 //   honours the header, as connections/s.
 // Rows of one round run back to back; rounds repeat the sequence and each row reports its median.
@@ -40,10 +42,11 @@ export { AUTHORIZE_BODY };
 
 const NODE_SERVER = fileURLToPath(new URL('./authorize-node-server.js', import.meta.url));
 const CLOSE_CEILING = fileURLToPath(new URL('./authorize-close-ceiling.js', import.meta.url));
+const UWS_MINIMAL = fileURLToPath(new URL('./authorize-uws-minimal.js', import.meta.url));
 
 const AUTHORIZE_PATH = '/v1/agent/connect/authorize';
 
-type ServerKind = 'ceiling' | 'node-http' | 'go' | 'agent' | 'agent-node' | 'close-ceiling';
+type ServerKind = 'ceiling' | 'node-http' | 'go' | 'uws-minimal' | 'agent' | 'agent-node' | 'close-ceiling';
 
 interface Scenario {
   readonly id: string;
@@ -64,6 +67,7 @@ const HEADLINE_BASELINE = 'agent authorize, one body (Lua)';
 
 const GET_CEILING = 'ceiling GET (bare uWS)';
 const NODE_ONE_BODY = 'agent on node:http, one body (Lua)';
+const UWS_MINIMAL_ROW = 'minimal uWS authorize, 10,000 bodies (Lua)';
 
 const SCENARIOS: readonly Scenario[] = [
   { id: GET_CEILING, server: 'ceiling', close: false, get: true },
@@ -71,6 +75,13 @@ const SCENARIOS: readonly Scenario[] = [
   { id: 'ceiling PUT, 10,000 bodies (Lua)', server: 'ceiling', close: false, bodies: 'distinct' },
   { id: 'node:http authorize', server: 'node-http', close: false },
   { id: 'Go net/http authorize, GOMAXPROCS=1', server: 'go', close: false },
+  {
+    id: UWS_MINIMAL_ROW,
+    server: 'uws-minimal',
+    close: false,
+    bodies: 'distinct',
+    ratios: [{ to: GET_CEILING }, { to: 'ceiling PUT, 10,000 bodies (Lua)' }],
+  },
   {
     id: 'agent authorize',
     server: 'agent',
@@ -98,6 +109,7 @@ const SCENARIOS: readonly Scenario[] = [
       { to: GET_CEILING, min: 0.6 },
       { to: HEADLINE_BASELINE, min: 0.85 },
       { to: 'ceiling PUT, 10,000 bodies (Lua)' },
+      { to: UWS_MINIMAL_ROW },
     ],
   },
   {
@@ -173,6 +185,15 @@ async function startServer(kind: ServerKind): Promise<ServerProcess> {
     }
     case 'go':
       return startGoPeer();
+    case 'uws-minimal': {
+      const port = await freePort();
+      return spawnServer({
+        name: 'minimal uWS authorize',
+        args: [UWS_MINIMAL, String(port)],
+        port,
+        startTimeoutMs: 60_000,
+      });
+    }
     case 'agent':
     case 'agent-node': {
       const agent = await startAgent('dev', kind === 'agent-node' ? ['-http-transport', 'node'] : []);

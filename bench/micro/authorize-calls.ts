@@ -3,10 +3,14 @@
 // intentions of bench/micro/authorize.ts, no sockets. Counted under callgrind, whose counts repeat
 // run to run where times on a shared machine do not; the measured calls run between two calls of
 // os.loadavg(), so `--dump-before` on its native function cuts out exactly them:
-//   valgrind --tool=callgrind --dump-before='*GetLoadAvg*' node dist/bench/micro/authorize-calls.js --mode distinct
+//   valgrind --tool=callgrind --dump-before='*GetLoadAvg*' node --no-concurrent-recompilation \
+//     dist/bench/micro/authorize-calls.js --mode distinct
 // The second dump (callgrind.out.<pid>.2) holds the measured calls: its total over `--calls` is the
-// figure per call (bench/HISTORY.md, "Authorize"). A major GC that lands among them adds ~17,000
-// a call, so compare runs, not one run (forcing one first with --expose-gc moves its sweep in).
+// figure per call (bench/HISTORY.md, "Authorize"). Without --no-concurrent-recompilation, valgrind's
+// one-thread-at-a-time scheduling can leave the optimizing compiler's job unfinished, and a run
+// counts baseline code (one run: 43,991 a call against 13,449); with it, four runs of one build
+// agree within 0.3%. A major GC that lands among them adds ~17,000 a call, so compare runs, not
+// one run (forcing one first with --expose-gc moves its sweep in).
 // `--digest` prints a hash of every reply instead, so two builds can be shown to answer alike.
 // Modes: `distinct`, every measured body new (a serial never sent before, the (source, target)
 // pairs those of the warm-up); `one`, one body over and over; `cold`, bodies whose pairs are new too.
