@@ -1,9 +1,10 @@
 // The intention index: an immutable snapshot of the intentions table, built in one pass whenever
 // the table changes and swapped in whole (live.ts), so readers never see a half-built index. For
 // each destination (namespace, name) the applicable intentions (exact, `ns/*`, `*/*`) are merged
-// ahead of time and sorted by precedence, and their exact sources keyed by name, so a decision is
-// three Map lookups and a scan of the wildcard sources, however many sources a destination has;
-// each entry carries its authorize decision already encoded. Plain data (Maps, arrays, frozen
+// ahead of time and sorted by precedence; each of those three groups keeps its exact sources keyed
+// by name, built once however many lists it ends, so a decision is a few Map lookups and a scan of
+// the wildcard sources, however many sources a destination has, and the index stays linear in the
+// intentions. Each entry carries its authorize decision already encoded. Plain data (Maps, arrays, frozen
 // objects, bytes) that could be handed to another thread. Guarded by bench/micro/authorize.ts.
 import type { Row } from '../../state/types.js';
 import { decision, type Decision } from '../decision.js';
@@ -41,17 +42,26 @@ export interface IntentionIndex {
 export interface DestinationIntentions {
   readonly list: readonly IndexedIntention[];
   /**
-   * The entries naming an exact source, by source name, each with its place in `list`. Names, not
-   * (namespace, name) pairs: a client's name is looked up as it arrives, no key string is built.
+   * `list`'s groups (the destination's own, its namespace's `ns/*`, the `*` destinations), each
+   * searchable by source. Groups never overlap in precedence, so the first group with a match
+   * holds the list's first match; a group is built once and shared by every list it ends.
    */
-  readonly bySourceName: ReadonlyMap<string, readonly PlacedIntention[]>;
-  /** The entries whose source name is `*` (a namespace wildcard or all), in order, each with its place in `list`. */
-  readonly wildcardSources: readonly PlacedIntention[];
+  readonly groups: readonly SourceLookup[];
 }
 
-export interface PlacedIntention {
-  readonly place: number;
-  readonly entry: IndexedIntention;
+/**
+ * One group of intentions found by the client's source. Within a group an exact source outranks a
+ * namespace's wildcard, which outranks the all-sources wildcard (precedence 9, 8, 7; 6, 5, 4; ...):
+ * an exact match, if any, wins.
+ */
+export interface SourceLookup {
+  /**
+   * The entries naming an exact source, by source name, in precedence order. Names, not
+   * (namespace, name) pairs: a client's name is looked up as it arrives, no key string is built.
+   */
+  readonly bySourceName: ReadonlyMap<string, readonly IndexedIntention[]>;
+  /** The entries whose source name is `*` (a namespace wildcard or all), in precedence order. */
+  readonly wildcardSources: readonly IndexedIntention[];
 }
 
 /** An entry for a row: its decision encoded now. */
@@ -100,33 +110,41 @@ export function buildIntentionIndex(
   }
 
   // Precedence ranges do not overlap (exact 7-9, ns/* 4-6, */* 1-3): merging is concatenation.
+  const wildcardLookup = sourceLookup(wildcard);
+  const namespaceLookups = new Map<string, SourceLookup>();
   const byNamespace = new Map<string, DestinationIntentions>();
-  for (const [ns, list] of perNamespace) byNamespace.set(ns, destination(list.concat(wildcard)));
+  for (const [ns, list] of perNamespace) {
+    const lookup = sourceLookup(list);
+    namespaceLookups.set(ns, lookup);
+    byNamespace.set(ns, { list: freeze(list.concat(wildcard)), groups: freeze([lookup, wildcardLookup]) });
+  }
   const byDestination = new Map<string, ReadonlyMap<string, DestinationIntentions>>();
   for (const [ns, names] of exact) {
     const tail = perNamespace.get(ns) ?? [];
+    const tailLookup = namespaceLookups.get(ns);
     const merged = new Map<string, DestinationIntentions>();
-    for (const [name, list] of names) merged.set(name, destination(list.concat(tail, wildcard)));
+    for (const [name, list] of names) {
+      const groups =
+        tailLookup === undefined
+          ? [sourceLookup(list), wildcardLookup]
+          : [sourceLookup(list), tailLookup, wildcardLookup];
+      merged.set(name, { list: freeze(list.concat(tail, wildcard)), groups: freeze(groups) });
+    }
     byDestination.set(ns, merged);
   }
-  return { tableIndex, all: freeze(all), byDestination, byNamespace, wildcard: destination(wildcard), byId };
+  const wildcardOnly = { list: freeze(wildcard), groups: freeze([wildcardLookup]) };
+  return { tableIndex, all: freeze(all), byDestination, byNamespace, wildcard: wildcardOnly, byId };
 }
 
-/** A destination's lookup over its list (already in precedence order). */
-function destination(list: IndexedIntention[]): DestinationIntentions {
-  const bySourceName = new Map<string, PlacedIntention[]>();
-  const wildcardSources: PlacedIntention[] = [];
-  for (let place = 0; place < list.length; place++) {
-    const entry = list[place] as IndexedIntention;
-    const placed: PlacedIntention = { place, entry };
-    if (entry.sourceName === undefined) wildcardSources.push(placed);
-    else {
-      const same = bySourceName.get(entry.sourceName);
-      if (same === undefined) bySourceName.set(entry.sourceName, [placed]);
-      else same.push(placed);
-    }
+/** A group's lookup by source (the group already in precedence order). */
+function sourceLookup(group: readonly IndexedIntention[]): SourceLookup {
+  const bySourceName = new Map<string, IndexedIntention[]>();
+  const wildcardSources: IndexedIntention[] = [];
+  for (const entry of group) {
+    if (entry.sourceName === undefined) wildcardSources.push(entry);
+    else push(bySourceName, entry.sourceName, entry);
   }
-  return Object.freeze({ list: freeze(list), bySourceName, wildcardSources: freeze(wildcardSources) });
+  return { bySourceName, wildcardSources };
 }
 
 function push<K>(map: Map<K, IndexedIntention[]>, key: K, entry: IndexedIntention): void {
@@ -150,28 +168,32 @@ export function destinationIntentions(index: IntentionIndex, namespace: string, 
 }
 
 /**
- * The first intention (by precedence) whose source side matches the client: the first of the
- * client's name that names its namespace too, or a wildcard source placed before it.
+ * The first intention (by precedence) whose source side matches the client: in the first group
+ * that has one, the first of the client's name that names its namespace too, else the first
+ * wildcard source that covers it.
  */
 export function firstSourceMatch(
   destination: DestinationIntentions,
   namespace: string,
   name: string,
 ): IndexedIntention | undefined {
-  let exact: PlacedIntention | undefined;
-  const named = destination.bySourceName.get(name);
-  if (named !== undefined) exact = firstIn(named, namespace);
-  const wild = firstIn(destination.wildcardSources, namespace);
-  if (exact === undefined) return wild?.entry;
-  return wild !== undefined && wild.place < exact.place ? wild.entry : exact.entry;
+  const groups = destination.groups;
+  for (let g = 0; g < groups.length; g++) {
+    const group = groups[g] as SourceLookup;
+    const named = group.bySourceName.get(name);
+    const match =
+      (named === undefined ? undefined : firstIn(named, namespace)) ?? firstIn(group.wildcardSources, namespace);
+    if (match !== undefined) return match;
+  }
+  return undefined;
 }
 
 /** The first entry whose source namespace is the client's or `*`. */
-function firstIn(placed: readonly PlacedIntention[], namespace: string): PlacedIntention | undefined {
-  for (let i = 0; i < placed.length; i++) {
-    const p = placed[i] as PlacedIntention;
-    const sourceNamespace = p.entry.sourceNamespace;
-    if (sourceNamespace === undefined || sourceNamespace === namespace) return p;
+function firstIn(entries: readonly IndexedIntention[], namespace: string): IndexedIntention | undefined {
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as IndexedIntention;
+    const sourceNamespace = entry.sourceNamespace;
+    if (sourceNamespace === undefined || sourceNamespace === namespace) return entry;
   }
   return undefined;
 }

@@ -163,6 +163,26 @@ describe('firstSourceMatch: the lookup by source name', () => {
         (e.sourceNamespace === undefined || e.sourceNamespace === ns),
     );
 
+  it("builds a namespace's and the wildcard's group once, shared by every destination list they end", () => {
+    const index = indexOf(
+      { SourceName: 'web', DestinationNS: 'ns1', DestinationName: 'db' },
+      { SourceName: 'web', DestinationNS: 'ns1', DestinationName: 'cache' },
+      { SourceNS: 'ns1', SourceName: 'api', DestinationNS: 'ns1', DestinationName: '*' },
+      { SourceNS: '*', SourceName: '*', DestinationNS: '*', DestinationName: '*' },
+    );
+    const [db, cache, other] = [
+      destinationIntentions(index, 'ns1', 'db'),
+      destinationIntentions(index, 'ns1', 'cache'),
+      destinationIntentions(index, 'ns1', 'anything'),
+    ];
+    expect(db.groups).toHaveLength(3);
+    expect(db.groups[1]).toBe(cache.groups[1]);
+    expect(db.groups[1]).toBe(other.groups[0]);
+    expect(db.groups[2]).toBe(other.groups[1]);
+    expect(firstSourceMatch(db, 'ns1', 'api')?.row.value.Precedence).toBe(6);
+    expect(firstSourceMatch(db, 'ns2', 'api')?.row.value.Precedence).toBe(1);
+  });
+
   it('finds what a scan of the list finds, for 300 random intention sets and every client', () => {
     let seed = 7;
     const random = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
