@@ -4,13 +4,9 @@
 // over HTTP on uWS accepts connections faster on this machine.
 // Usage: node authorize-close-ceiling.js <port>
 import uWS from '@based/uws';
-import { LOOPBACK } from '../support/ports.js';
+import { listenUntilTerm, peerPort } from '../support/uws-peer.js';
 
-const port = Number(process.argv[2]);
-if (!Number.isInteger(port) || port <= 0) {
-  process.stderr.write('usage: authorize-close-ceiling <port>\n');
-  process.exit(2);
-}
+const port = peerPort('authorize-close-ceiling <port>');
 
 const BODY =
   '{"Authorized":true,"Reason":"Matched L4 intention: ns-5/src-5 =\\u003e ns-5/svc-5 (Precedence: 9, Action: DENY)"}';
@@ -27,14 +23,4 @@ const app = uWS.App().any('/*', (res, req) => {
   });
 });
 
-app.listen(LOOPBACK, port, (listenSocket) => {
-  if (listenSocket === false) {
-    process.stderr.write(`authorize-close-ceiling: cannot listen on ${LOOPBACK}:${port}\n`);
-    process.exit(1);
-  }
-  process.stdout.write(`${JSON.stringify({ msg: 'close ceiling listening', port })}\n`);
-  process.once('SIGTERM', () => {
-    uWS.us_listen_socket_close(listenSocket);
-    process.exit(0);
-  });
-});
+listenUntilTerm(app, port, 'authorize-close-ceiling', 'close ceiling listening');

@@ -5,14 +5,10 @@
 // No token, namespace, framing or error handling beyond a 400: not a server to run, a floor.
 // Usage: node authorize-uws-minimal.js <port>
 import uWS from '@based/uws';
-import { LOOPBACK } from '../support/ports.js';
+import { listenUntilTerm, peerPort } from '../support/uws-peer.js';
 import { DESTINATIONS, destinationName, namespaceOf, PER_DESTINATION } from '../micro/authorize.js';
 
-const port = Number(process.argv[2]);
-if (!Number.isInteger(port) || port <= 0) {
-  process.stderr.write('usage: authorize-uws-minimal <port>\n');
-  process.exit(2);
-}
+const port = peerPort('authorize-uws-minimal <port>');
 
 const answer = (authorized: boolean, reason: string): Buffer =>
   Buffer.from(JSON.stringify({ Authorized: authorized, Reason: reason }).replaceAll('=>', '=\\u003e'));
@@ -51,29 +47,20 @@ function decide(chunk: ArrayBuffer): Buffer | undefined {
 }
 
 const app = uWS.App().post('/*', (res) => {
-  let aborted = false;
-  res.onAborted(() => (aborted = true));
-  // wrk's bodies arrive in one chunk; a body split across chunks is refused, which no row sends.
+  // Set once answered or gone: wrk's bodies arrive in one chunk, and one split across chunks is
+  // refused at its first (no row sends one).
+  let finished = false;
+  res.onAborted(() => (finished = true));
   res.onData((chunk, isLast) => {
-    if (aborted) return;
+    if (finished) return;
     const reply = isLast ? decide(chunk) : undefined;
     res.cork(() => {
       if (reply === undefined) res.writeStatus('400 Bad Request').end('bad request');
       else
         res.writeHeader('Content-Type', 'application/json').writeHeader('X-Svc-Default-ACL-Policy', 'allow').end(reply);
     });
-    aborted = true;
+    finished = true;
   });
 });
 
-app.listen(LOOPBACK, port, (listenSocket) => {
-  if (listenSocket === false) {
-    process.stderr.write(`authorize-uws-minimal: cannot listen on ${LOOPBACK}:${port}\n`);
-    process.exit(1);
-  }
-  process.stdout.write(`${JSON.stringify({ msg: 'minimal uWS authorize listening', port })}\n`);
-  process.once('SIGTERM', () => {
-    uWS.us_listen_socket_close(listenSocket);
-    process.exit(0);
-  });
-});
+listenUntilTerm(app, port, 'authorize-uws-minimal', 'minimal uWS authorize listening');

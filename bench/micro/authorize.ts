@@ -2,10 +2,10 @@
 // src/connect/intentions/index.ts): agent.authorize() with 10,000 intentions over 1,000
 // destinations (target: median <= 1 µs per decision), and the index rebuild after one write
 // (target <= 50 ms). A destination called by 1,000 sources (a shared database) decides at the
-// cost of one with 10: its exact sources are looked up by name. Beside it, in the same run, the old way: scan every intention, keep the
-// destination's, sort by precedence, take the first source match. And the HTTP route's work
-// without the socket (parse phase, guard, decision, reply): one body over and over against
-// 10,000 distinct bodies. Instruction counts of the same, through the request flow:
+// cost of one with 10: its exact sources are looked up by name. Beside it, in the same run, the
+// old way: scan every intention, keep the destination's, sort by precedence, take the first
+// source match. And the HTTP route's work without the socket (parse phase, guard, decision,
+// reply): one body over and over against 10,000 distinct bodies. Instruction counts of the same, through the request flow:
 // bench/micro/authorize-calls.ts.
 // Run: node dist/bench/micro/authorize.js
 import { createHash } from 'node:crypto';

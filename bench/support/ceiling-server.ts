@@ -5,13 +5,9 @@
 // Usage: node ceiling-server.js <port>
 import uWS, { type HttpResponse } from '@based/uws';
 import { CEILING_GET_BODY } from './fixtures.js';
-import { LOOPBACK } from './ports.js';
+import { listenUntilTerm, peerPort } from './uws-peer.js';
 
-const port = Number(process.argv[2]);
-if (!Number.isInteger(port) || port <= 0) {
-  process.stderr.write('usage: ceiling-server <port>\n');
-  process.exit(2);
-}
+const port = peerPort('ceiling-server <port>');
 
 // The agent sends these on a KV GET too; sending them here keeps header bytes comparable.
 const CONTENT_TYPE = 'application/json';
@@ -60,14 +56,4 @@ const app = uWS
     res.writeStatus('405 Method Not Allowed').end();
   });
 
-app.listen(LOOPBACK, port, (listenSocket) => {
-  if (listenSocket === false) {
-    process.stderr.write(`ceiling-server: cannot listen on ${LOOPBACK}:${port}\n`);
-    process.exit(1);
-  }
-  process.stdout.write(`${JSON.stringify({ msg: 'ceiling listening', port })}\n`);
-  process.once('SIGTERM', () => {
-    uWS.us_listen_socket_close(listenSocket);
-    process.exit(0);
-  });
-});
+listenUntilTerm(app, port, 'ceiling-server', 'ceiling listening');

@@ -4,8 +4,9 @@
 // ahead of time and sorted by precedence; each of those three groups keeps its exact sources keyed
 // by name, built once however many lists it ends, so a decision is a few Map lookups and a scan of
 // the wildcard sources, however many sources a destination has, and the index stays linear in the
-// intentions. Each entry carries its authorize decision already encoded. Plain data (Maps, arrays, frozen
-// objects, bytes) that could be handed to another thread. Guarded by bench/micro/authorize.ts.
+// intentions. Each entry carries its authorize decision already encoded. Plain data (Maps,
+// arrays, frozen objects, bytes) that could be handed to another thread. Guarded by
+// bench/micro/authorize.ts.
 import type { Row } from '../../state/types.js';
 import { decision, type Decision } from '../decision.js';
 import { intentionString, isL7, type StoredIntention } from './model.js';
