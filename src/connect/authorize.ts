@@ -10,7 +10,7 @@
 import { requirePermission, type Identity } from '../acl/identity.js';
 import { agentError } from '../core/errors.js';
 import { DEFAULT_NAMESPACE, resolveNamespace, type RequestNamespaces } from '../core/namespace.js';
-import { destinationIntentions, firstSourceMatch, type IntentionIndex } from './intentions/index.js';
+import { firstMatch, type IntentionIndex } from './intentions/index.js';
 import { DEFAULT_ALLOW, DEFAULT_DENY, type Decision } from './decision.js';
 import { parseSpiffeId, type SpiffeService } from './spiffe.js';
 
@@ -130,11 +130,7 @@ export function decide(
   source: SpiffeService,
   defaultAllow: boolean,
 ): Decision {
-  const match = firstSourceMatch(
-    destinationIntentions(index, targetNamespace, target),
-    source.namespace,
-    source.service,
-  );
+  const match = firstMatch(index, targetNamespace, target, source.namespace, source.service);
   if (match !== undefined) return match.decision;
   return defaultAllow ? DEFAULT_ALLOW : DEFAULT_DENY;
 }

@@ -62,7 +62,7 @@ export function authorizeRoutes(deps: AuthorizeDeps): Route[] {
     const key = `${namespace}\u0000${checked.target}`;
     const hit = seen.get(key) !== undefined;
     if (!hit) seen.set(key, true);
-    (decision.result.Authorized ? allowed : denied).inc();
+    (decision.authorized ? allowed : denied).inc();
     (hit ? cacheHit : cacheMiss).inc();
     if (req.pretty) return jsonReply(decision.result, true, hit ? HIT : MISS);
     return { status: 200, body: decision.json, contentType: JSON_TYPE, headers: hit ? HIT : MISS };
