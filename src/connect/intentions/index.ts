@@ -89,12 +89,13 @@ export function indexedIntention(row: Row<StoredIntention>): IndexedIntention {
   };
 }
 
-/** Undefined where a side has a wildcard. */
+/** Undefined where a side has a wildcard or a NUL (pairKey's separator). */
 function exactPairKey(x: StoredIntention): string | undefined {
   const { SourceNS, SourceName, DestinationNS, DestinationName } = x;
   if (SourceNS === WILDCARD || SourceName === WILDCARD) return undefined;
   if (DestinationNS === WILDCARD || DestinationName === WILDCARD) return undefined;
-  return pairKey(SourceNS, SourceName, DestinationNS, DestinationName);
+  const key = pairKey(SourceNS, SourceName, DestinationNS, DestinationName);
+  return key.split('\u0000').length === 4 ? key : undefined;
 }
 
 /** The answer when `x` is the first match: L7 intentions always deny, as Consul's authorize does. */
@@ -158,12 +159,12 @@ export function buildIntentionIndex(
 }
 
 /**
- * The key of a client (namespace, name) calling a destination: the first three strings' lengths,
- * then the four strings joined. The lengths place every cut, so two different pairs never share a
- * key, whatever their strings hold (an unescaped SPIFFE segment may hold a `/`).
+ * The key of a client (namespace, name) calling a destination: the four strings joined by NUL. A
+ * stored key has exactly three NULs (a row with one in its names gets none), so a client whose
+ * strings hold one (an escaped SPIFFE segment may) never meets a stored key but its own.
  */
 export function pairKey(sourceNamespace: string, sourceName: string, namespace: string, name: string): string {
-  return `${sourceNamespace.length}.${sourceName.length}.${namespace.length}/${sourceNamespace}${sourceName}${namespace}${name}`;
+  return `${sourceNamespace}\u0000${sourceName}\u0000${namespace}\u0000${name}`;
 }
 
 /**
