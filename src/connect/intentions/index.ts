@@ -5,7 +5,7 @@
 // by name, built once however many lists it ends, so a decision is a few Map lookups and a scan of
 // the wildcard sources, however many sources a destination has, and the index stays linear in the
 // intentions. The pairs most calls name (an exact source calling an exact destination) are also
-// keyed in one flat map, answered in one lookup. Each entry carries its authorize decision already
+// found by their two names alone, in two lookups. Each entry carries its authorize decision already
 // encoded. Plain data (Maps,
 // arrays, frozen objects, bytes) that could be handed to another thread. Guarded by
 // bench/micro/authorize.ts.
@@ -24,8 +24,8 @@ export interface IndexedIntention {
   /** The source's namespace and name, undefined where `*`: the match compares one string, not two. */
   readonly sourceNamespace: string | undefined;
   readonly sourceName: string | undefined;
-  /** Its exactPairs key when both sides are exact, made with the entry (entries outlive rebuilds). */
-  readonly pairKey: string | undefined;
+  /** The destination's namespace, undefined where `*`: exactPairs checks it without the row. */
+  readonly destinationNamespace: string | undefined;
 }
 
 export interface IntentionIndex {
@@ -42,11 +42,12 @@ export interface IntentionIndex {
   /** Legacy intentions by their ID. */
   readonly byId: ReadonlyMap<string, IndexedIntention>;
   /**
-   * The first match of each exact source in its exact destination's own intentions, by pairKey:
-   * the match most calls find, in one lookup of one flat map. Following a destination's Maps,
-   * groups and lists touched a dozen cold objects per call, which cost more than the lookups.
+   * Exact sources of exact destinations, by destination name then source name: the entry that
+   * the first such pair of names stored, namespaces on it. The match most calls find, in two
+   * lookups that touch few objects: the walk through a destination's Maps, groups and lists
+   * touched a dozen cold ones per call, which cost more than the lookups (bench/HISTORY.md).
    */
-  readonly exactPairs: ReadonlyMap<string, IndexedIntention>;
+  readonly exactPairs: ReadonlyMap<string, ReadonlyMap<string, IndexedIntention>>;
 }
 
 /** What one destination sees: its intentions in precedence order, and the same found by source. */
@@ -85,17 +86,8 @@ export function indexedIntention(row: Row<StoredIntention>): IndexedIntention {
     allowed: !isL7(x) && x.Action === 'allow',
     sourceNamespace: x.SourceNS === WILDCARD ? undefined : x.SourceNS,
     sourceName: x.SourceName === WILDCARD ? undefined : x.SourceName,
-    pairKey: exactPairKey(x),
+    destinationNamespace: x.DestinationNS === WILDCARD ? undefined : x.DestinationNS,
   };
-}
-
-/** Undefined where a side has a wildcard or a NUL (pairKey's separator). */
-function exactPairKey(x: StoredIntention): string | undefined {
-  const { SourceNS, SourceName, DestinationNS, DestinationName } = x;
-  if (SourceNS === WILDCARD || SourceName === WILDCARD) return undefined;
-  if (DestinationNS === WILDCARD || DestinationName === WILDCARD) return undefined;
-  const key = pairKey(SourceNS, SourceName, DestinationNS, DestinationName);
-  return key.split('\u0000').length === 4 ? key : undefined;
 }
 
 /** The answer when `x` is the first match: L7 intentions always deny, as Consul's authorize does. */
@@ -159,32 +151,26 @@ export function buildIntentionIndex(
 }
 
 /**
- * The key of a client (namespace, name) calling a destination: the four strings joined by NUL. A
- * stored key has exactly three NULs (a row with one in its names gets none), so a client whose
- * strings hold one (an escaped SPIFFE segment may) never meets a stored key but its own.
- */
-export function pairKey(sourceNamespace: string, sourceName: string, namespace: string, name: string): string {
-  return `${sourceNamespace}\u0000${sourceName}\u0000${namespace}\u0000${name}`;
-}
-
-/**
- * Each exact destination's own exact-source entries by pairKey: what firstSourceMatch finds for
- * that client, as the own group comes first and in it an exact source outranks any wildcard. A
- * pair is stored once, so keys never repeat. A name that an entry matches in any namespace (never
- * stored by validation, but a row is not trusted) is left to the general path.
+ * Each exact destination's own exact-source entries, by destination name then source name: what
+ * firstSourceMatch finds for that client, as the own group comes first and in it an exact source
+ * outranks any wildcard. Where two pairs share both names (in other namespaces) the first stays
+ * and the other is found by the general path. A name that an entry matches in any namespace
+ * (never stored by validation, but a row is not trusted) is left to the general path too.
  */
 function pairsOf(
   exact: ReadonlyMap<string, ReadonlyMap<string, readonly IndexedIntention[]>>,
-): Map<string, IndexedIntention> {
-  const pairs = new Map<string, IndexedIntention>();
+): Map<string, Map<string, IndexedIntention>> {
+  const pairs = new Map<string, Map<string, IndexedIntention>>();
   for (const names of exact.values()) {
-    for (const own of names.values()) {
+    for (const [name, own] of names) {
       const anyNamespace = own.filter((e) => e.sourceNamespace === undefined && e.sourceName !== undefined);
       for (const entry of own) {
-        const key = entry.pairKey;
-        if (key === undefined) continue;
-        if (anyNamespace.length > 0 && anyNamespace.some((e) => e.sourceName === entry.sourceName)) continue;
-        pairs.set(key, entry);
+        const sourceName = entry.sourceName;
+        if (sourceName === undefined || entry.sourceNamespace === undefined) continue;
+        if (anyNamespace.length > 0 && anyNamespace.some((e) => e.sourceName === sourceName)) continue;
+        let bySource = pairs.get(name);
+        if (bySource === undefined) pairs.set(name, (bySource = new Map()));
+        if (!bySource.has(sourceName)) bySource.set(sourceName, entry);
       }
     }
   }
@@ -251,10 +237,10 @@ export function firstMatch(
   sourceNamespace: string,
   sourceName: string,
 ): IndexedIntention | undefined {
-  return (
-    index.exactPairs.get(pairKey(sourceNamespace, sourceName, namespace, name)) ??
-    firstSourceMatch(destinationIntentions(index, namespace, name), sourceNamespace, sourceName)
-  );
+  const pair = index.exactPairs.get(name)?.get(sourceName);
+  if (pair !== undefined && pair.destinationNamespace === namespace && pair.sourceNamespace === sourceNamespace)
+    return pair;
+  return firstSourceMatch(destinationIntentions(index, namespace, name), sourceNamespace, sourceName);
 }
 
 /** The first entry whose source namespace is the client's or `*`. */

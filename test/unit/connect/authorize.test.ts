@@ -13,7 +13,6 @@ import {
   destinationIntentions,
   firstMatch,
   firstSourceMatch,
-  pairKey,
   sourceIntentions,
   type IndexedIntention,
   type IntentionIndex,
@@ -222,7 +221,8 @@ describe('firstSourceMatch: the lookup by source name', () => {
               const expected = reference(destination.list, sns, sname);
               expect(firstSourceMatch(destination, sns, sname)).toBe(expected);
               expect(firstMatch(index, dns, dname, sns, sname)).toBe(expected);
-              if (index.exactPairs.has(pairKey(sns, sname, dns, dname))) byPair++;
+              const pair = index.exactPairs.get(dname)?.get(sname);
+              if (pair?.destinationNamespace === dns && pair.sourceNamespace === sns) byPair++;
               compared++;
             }
     }
@@ -231,35 +231,22 @@ describe('firstSourceMatch: the lookup by source name', () => {
   });
 });
 
-describe('firstMatch: exact pairs in one flat map', () => {
-  it('keys every exact pair, whatever its names hold', () => {
+describe('firstMatch: exact pairs found by their names', () => {
+  it('checks both namespaces of the pair it finds by names, and leaves the rest to the general path', () => {
     const index = indexOf(
-      { SourceNS: 'a', SourceName: 'b', DestinationNS: 'n', DestinationName: 's/x', Action: 'deny' },
-      { SourceNS: 'a', SourceName: 'b', DestinationNS: 'n/s', DestinationName: 'x', Action: 'allow' },
-      { SourceNS: 'a/b', SourceName: 'c', DestinationNS: 'n', DestinationName: 'db', Action: 'deny' },
-      { SourceNS: 'a', SourceName: '*', DestinationNS: 'n', DestinationName: 'db', Action: 'allow' },
+      { SourceNS: 'ns1', SourceName: 'web', DestinationNS: 'ns1', DestinationName: 'db', Action: 'deny' },
+      { SourceNS: 'ns2', SourceName: 'web', DestinationNS: 'ns1', DestinationName: 'db', Action: 'allow' },
+      { SourceNS: 'ns1', SourceName: 'web', DestinationNS: 'ns2', DestinationName: 'db', Action: 'allow' },
+      { SourceNS: 'ns3', SourceName: '*', DestinationNS: 'ns1', DestinationName: 'db', Action: 'allow' },
+      { SourceNS: '*', SourceName: '*', DestinationNS: '*', DestinationName: '*', Action: 'deny' },
     );
-    expect(index.exactPairs.size).toBe(3);
-    expect(firstMatch(index, 'n', 's/x', 'a', 'b')?.row.value.Action).toBe('deny');
-    expect(firstMatch(index, 'n/s', 'x', 'a', 'b')?.row.value.Action).toBe('allow');
-    expect(firstMatch(index, 'n', 'db', 'a', 'c')?.row.value.Action).toBe('allow');
-    // An escaped SPIFFE segment may unescape to a `/`: `a/b` `c` is not `a` `b/c`.
-    expect(firstMatch(index, 'n', 'db', 'a/b', 'c')?.row.value.Action).toBe('deny');
-    expect(firstMatch(index, 'n', 'db', 'a', 'b/c')?.row.value.Action).toBe('allow');
-  });
-
-  it('gives no key to a row with a NUL in its names, so a client with one never borrows a key', () => {
-    // A segment may also unescape to a NUL, pairKey's separator: `a\0b` `c` calling n/db joins as
-    // `a` `b\0c` does. Only the second is stored; it is found by the general path, not by a key.
-    const index = indexOf(
-      { SourceNS: 'a', SourceName: 'b\u0000c', DestinationNS: 'n', DestinationName: 'db', Action: 'deny' },
-      { SourceNS: 'a', SourceName: 'x', DestinationNS: 'n', DestinationName: 'db', Action: 'deny' },
-      { SourceNS: '*', SourceName: '*', DestinationNS: 'n', DestinationName: 'db', Action: 'allow' },
-    );
-    expect(pairKey('a\u0000b', 'c', 'n', 'db')).toBe(pairKey('a', 'b\u0000c', 'n', 'db'));
-    expect(index.exactPairs.size).toBe(1);
-    expect(firstMatch(index, 'n', 'db', 'a', 'b\u0000c')?.row.value.Action).toBe('deny');
-    expect(firstMatch(index, 'n', 'db', 'a\u0000b', 'c')?.row.value.Action).toBe('allow');
+    // Three pairs share the names db and web: one is kept, the others go the general way.
+    expect(index.exactPairs.get('db')?.size).toBe(1);
+    expect(firstMatch(index, 'ns1', 'db', 'ns1', 'web')?.row.value.Action).toBe('deny');
+    expect(firstMatch(index, 'ns1', 'db', 'ns2', 'web')?.row.value.Action).toBe('allow');
+    expect(firstMatch(index, 'ns2', 'db', 'ns1', 'web')?.row.value.Action).toBe('allow');
+    expect(firstMatch(index, 'ns1', 'db', 'ns3', 'web')?.row.value.Precedence).toBe(8);
+    expect(firstMatch(index, 'ns2', 'db', 'ns2', 'web')?.row.value.Precedence).toBe(1);
   });
 
   it('leaves a name to the general path when a stored row matches it in any namespace', () => {
@@ -280,7 +267,7 @@ describe('firstMatch: exact pairs in one flat map', () => {
     });
     const anyNamespace = { ...loose, key: 'loose', value: { ...loose.value, SourceNS: '*', Precedence: 10 } };
     const index = buildIntentionIndex([exact, anyNamespace], 1);
-    expect(index.exactPairs.size).toBe(0);
+    expect(index.exactPairs.size).toBe(0); // `web` is matched in any namespace: no pair for it
     const destination = destinationIntentions(index, 'ns1', 'db');
     expect(firstMatch(index, 'ns1', 'db', 'ns1', 'web')).toBe(firstSourceMatch(destination, 'ns1', 'web'));
     expect(firstMatch(index, 'ns1', 'db', 'ns1', 'web')?.row.value.Action).toBe('deny');
