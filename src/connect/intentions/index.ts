@@ -5,10 +5,9 @@
 // by name, built once however many lists it ends, so a decision is a few Map lookups and a scan of
 // the wildcard sources, however many sources a destination has, and the index stays linear in the
 // intentions. The pairs most calls name (an exact source calling an exact destination) are also
-// found by their two names alone, in two lookups. Each entry carries its authorize decision already
-// encoded. Plain data (Maps,
-// arrays, frozen objects, bytes) that could be handed to another thread. Guarded by
-// bench/micro/authorize.ts.
+// found by their two names alone, in two lookups. Each entry carries its authorize decision
+// already encoded. Plain data (Maps, arrays, frozen objects, bytes) that could be handed to
+// another thread. Guarded by bench/micro/authorize.ts.
 import type { Row } from '../../state/types.js';
 import { decision, type Decision } from '../decision.js';
 import { intentionString, isL7, type StoredIntention } from './model.js';
@@ -24,7 +23,7 @@ export interface IndexedIntention {
   /** The source's namespace and name, undefined where `*`: the match compares one string, not two. */
   readonly sourceNamespace: string | undefined;
   readonly sourceName: string | undefined;
-  /** The destination's namespace, undefined where `*`: exactPairs checks it without the row. */
+  /** The destination's namespace, undefined where `*`: ownGroupByName checks it without the row. */
   readonly destinationNamespace: string | undefined;
 }
 
@@ -42,12 +41,13 @@ export interface IntentionIndex {
   /** Legacy intentions by their ID. */
   readonly byId: ReadonlyMap<string, IndexedIntention>;
   /**
-   * Exact sources of exact destinations, by destination name then source name: the entry that
-   * the first such pair of names stored, namespaces on it. The match most calls find, in two
-   * lookups that touch few objects: the walk through a destination's Maps, groups and lists
-   * touched a dozen cold ones per call, which cost more than the lookups (bench/HISTORY.md).
+   * An exact destination's own group found by the destination's name alone (the first namespace's,
+   * where names repeat): its entries by source name, namespaces on them. The match most calls
+   * find, in two lookups that touch few objects: the walk through a destination's Maps, groups
+   * and lists touched a dozen cold ones per call, which cost more than the lookups
+   * (bench/HISTORY.md). Shared with the groups, so it costs a rebuild one Map entry per name.
    */
-  readonly exactPairs: ReadonlyMap<string, ReadonlyMap<string, IndexedIntention>>;
+  readonly ownGroupByName: ReadonlyMap<string, ReadonlyMap<string, readonly IndexedIntention[]>>;
 }
 
 /** What one destination sees: its intentions in precedence order, and the same found by source. */
@@ -132,49 +132,21 @@ export function buildIntentionIndex(
     byNamespace.set(ns, { list: freeze(list.concat(wildcard)), groups: freeze([lookup, wildcardLookup]) });
   }
   const byDestination = new Map<string, ReadonlyMap<string, DestinationIntentions>>();
+  const ownGroupByName = new Map<string, ReadonlyMap<string, readonly IndexedIntention[]>>();
   for (const [ns, names] of exact) {
     const tail = perNamespace.get(ns) ?? [];
     const tailLookup = namespaceLookups.get(ns);
     const merged = new Map<string, DestinationIntentions>();
     for (const [name, list] of names) {
-      const groups =
-        tailLookup === undefined
-          ? [sourceLookup(list), wildcardLookup]
-          : [sourceLookup(list), tailLookup, wildcardLookup];
+      const own = sourceLookup(list);
+      const groups = tailLookup === undefined ? [own, wildcardLookup] : [own, tailLookup, wildcardLookup];
       merged.set(name, { list: freeze(list.concat(tail, wildcard)), groups: freeze(groups) });
+      if (!ownGroupByName.has(name)) ownGroupByName.set(name, own.bySourceName);
     }
     byDestination.set(ns, merged);
   }
   const wildcardOnly = { list: freeze(wildcard), groups: freeze([wildcardLookup]) };
-  const exactPairs = pairsOf(exact);
-  return { tableIndex, all: freeze(all), byDestination, byNamespace, wildcard: wildcardOnly, byId, exactPairs };
-}
-
-/**
- * Each exact destination's own exact-source entries, by destination name then source name: what
- * firstSourceMatch finds for that client, as the own group comes first and in it an exact source
- * outranks any wildcard. Where two pairs share both names (in other namespaces) the first stays
- * and the other is found by the general path. A name that an entry matches in any namespace
- * (never stored by validation, but a row is not trusted) is left to the general path too.
- */
-function pairsOf(
-  exact: ReadonlyMap<string, ReadonlyMap<string, readonly IndexedIntention[]>>,
-): Map<string, Map<string, IndexedIntention>> {
-  const pairs = new Map<string, Map<string, IndexedIntention>>();
-  for (const names of exact.values()) {
-    for (const [name, own] of names) {
-      const anyNamespace = own.filter((e) => e.sourceNamespace === undefined && e.sourceName !== undefined);
-      for (const entry of own) {
-        const sourceName = entry.sourceName;
-        if (sourceName === undefined || entry.sourceNamespace === undefined) continue;
-        if (anyNamespace.length > 0 && anyNamespace.some((e) => e.sourceName === sourceName)) continue;
-        let bySource = pairs.get(name);
-        if (bySource === undefined) pairs.set(name, (bySource = new Map()));
-        if (!bySource.has(sourceName)) bySource.set(sourceName, entry);
-      }
-    }
-  }
-  return pairs;
+  return { tableIndex, all: freeze(all), byDestination, byNamespace, wildcard: wildcardOnly, byId, ownGroupByName };
 }
 
 /** A group's lookup by source (the group already in precedence order). */
@@ -237,9 +209,11 @@ export function firstMatch(
   sourceNamespace: string,
   sourceName: string,
 ): IndexedIntention | undefined {
-  const pair = index.exactPairs.get(name)?.get(sourceName);
-  if (pair !== undefined && pair.destinationNamespace === namespace && pair.sourceNamespace === sourceNamespace)
-    return pair;
+  // The own group's first entry for the name, if it names the client's namespace, is the match
+  // (an exact source outranks a wildcard); any other case takes the general path.
+  const first = index.ownGroupByName.get(name)?.get(sourceName)?.[0];
+  if (first !== undefined && first.destinationNamespace === namespace && first.sourceNamespace === sourceNamespace)
+    return first;
   return firstSourceMatch(destinationIntentions(index, namespace, name), sourceNamespace, sourceName);
 }
 
