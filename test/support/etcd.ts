@@ -295,15 +295,24 @@ export function findUp(from: string, relative: string): string {
 /**
  * A loopback port nobody listens on, chosen below the kernel's ephemeral range (32768 and up here):
  * a port the kernel handed out for listen(0) can be taken by any outgoing connection between our
- * close and etcd's bind, while these ports are never handed out, so only another listener can
- * collide with one, and then the next draw is tried.
+ * close and etcd's bind, while these ports are never handed out. Only another etcd of these tests
+ * could take one, so none is drawn twice: a process never hands a port out again (a cluster's
+ * members draw all their ports before any binds: two draws of one port both passed the check, and
+ * a member failed with `address already in use`), and each vitest worker draws from its own range.
  */
 async function freePort(): Promise<number> {
   for (;;) {
-    const port = 15_000 + Math.floor(Math.random() * 17_000);
+    const port = WORKER_PORTS_FROM + Math.floor(Math.random() * WORKER_PORTS);
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
     if (await bindable(port)) return port;
   }
 }
+
+const handedOut = new Set<number>();
+// 15000-32767 split four ways by vitest's worker number (1..maxWorkers; 1 outside vitest).
+const WORKER_PORTS = 4_400;
+const WORKER_PORTS_FROM = 15_000 + (((Number(process.env.VITEST_POOL_ID) || 1) - 1) % 4) * WORKER_PORTS;
 
 function bindable(port: number): Promise<boolean> {
   return new Promise((done) => {
