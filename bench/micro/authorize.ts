@@ -5,8 +5,8 @@
 // cost of one with 10: its exact sources are looked up by name. Beside it, in the same run, the
 // old way: scan every intention, keep the destination's, sort by precedence, take the first
 // source match. And the HTTP route's work without the socket (parse phase, guard, decision,
-// reply): one body over and over against 10,000 distinct bodies. Instruction counts of the same, through the request flow:
-// bench/micro/authorize-calls.ts.
+// reply): one body over and over against 10,000 distinct bodies. Instruction counts of the same,
+// through the request flow: bench/micro/authorize-calls.ts.
 // Run: node dist/bench/micro/authorize.js
 import { createHash } from 'node:crypto';
 import { createAgent, type Agent } from '../../src/agent.js';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess } from '../integration/support/agent-process.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
-import { clientPorts, etcdConnections, rssBytes, settled, startClusterAgents, stackLines, until } from './support.js';
+import { clientPorts, etcdConnections, rssBytes, settled, startClusterAgents, stackLines } from './support.js';
 import { printSaid, workload } from './support.js';
 import type { ClusterAgents } from './support.js';
 
@@ -15,6 +15,11 @@ const OUTAGES_S = (process.env.SVC_OUTAGE_SECONDS ?? '10,60,300').split(',').map
 const WRITES_BACK_WITHIN_MS = 5_000;
 /** Writes per agent counted after that bound, each of which must succeed. */
 const WRITES_AFTER = 100;
+/**
+ * The counted writes end by this long after the bound, sent or not: writes that hang until their own
+ * timeout would otherwise run out the test's clock before any is reported (those not sent count as failures).
+ */
+const WRITES_WITHIN_MS = 120_000;
 const PASSWORD = 'outage-root-pw';
 /** How long leases (member TTL 3 s) and connections are given to settle before they are asserted. */
 const SETTLE_MS = 15_000;
@@ -70,10 +75,12 @@ export function outageSuite(auth: boolean): void {
         const run = `${auth ? 'auth' : 'plain'}-${seconds}`;
         // Warm up (the first writes grow every agent's heap), then take the measures to come back to.
         await Promise.all(cluster.agents.map((a, i) => workload(a, `${run}-warm-${i}`, 200)));
-        await until(
+        const leasesBefore = await settled(
           () => etcd.leases(),
           (l) => l.length === cluster.agents.length,
+          SETTLE_MS,
         );
+        expect(leasesBefore.length, `leases before the outage: ${leasesBefore.join(' ')}`).toBe(cluster.agents.length);
         const before = await Promise.all(cluster.agents.map((a) => footprint(a, ports)));
         const logFrom = cluster.agents.map((a) => a.logs.length);
 
@@ -95,9 +102,11 @@ export function outageSuite(auth: boolean): void {
             let failures = 0;
             let sent = 0;
             const samples: string[] = [];
-            for (let n = 0; sent < WRITES_AFTER; n++) {
+            const end = leaderAt + WRITES_BACK_WITHIN_MS + WRITES_WITHIN_MS;
+            for (let n = 0; sent < WRITES_AFTER && performance.now() < end; n++) {
               const afterBound = performance.now() - leaderAt >= WRITES_BACK_WITHIN_MS;
               const init = { method: 'PUT', body: 'y', signal: AbortSignal.timeout(10_000) };
+              const began = performance.now();
               const res = await fetch(`${agent.url}/v1/kv/outage/${run}-after-${i}/${n}`, init).then(
                 async (r) => `${r.status} ${await r.text()}`,
                 (err: Error) => err.message,
@@ -106,8 +115,16 @@ export function outageSuite(auth: boolean): void {
               sent++;
               if (res.trim() !== '200 true') {
                 failures++;
-                if (samples.length < 3) samples.push(res);
+                const at = Math.round(began - leaderAt);
+                if (samples.length < 3)
+                  samples.push(
+                    `${res.trim()} (sent ${at} ms after the leader, ${Math.round(performance.now() - began)} ms)`,
+                  );
               }
+            }
+            if (sent < WRITES_AFTER) {
+              failures += WRITES_AFTER - sent;
+              samples.push(`${WRITES_AFTER - sent} not sent within ${WRITES_WITHIN_MS / 1000} s of the bound`);
             }
             return { failures, samples };
           }),

@@ -297,16 +297,18 @@ export function findUp(from: string, relative: string): string {
  * a port the kernel handed out for listen(0) can be taken by any outgoing connection between our
  * close and etcd's bind, while these ports are never handed out. Only another etcd of these tests
  * could take one, so none is drawn twice: a process never hands a port out again (a cluster's
- * members draw all their ports before any binds: two draws of one port both passed the check, and
- * a member failed with `address already in use`), and each vitest worker draws from its own range.
+ * members draw all their ports before any binds, so two draws of one port would both pass the
+ * check), and each vitest worker draws from its own range (the other worker's clusters cannot take
+ * it). A member once failed with `address already in use`; either case could have caused it.
  */
 async function freePort(): Promise<number> {
-  for (;;) {
+  while (handedOut.size < WORKER_PORTS) {
     const port = WORKER_PORTS_FROM + Math.floor(Math.random() * WORKER_PORTS);
     if (handedOut.has(port)) continue;
     handedOut.add(port);
     if (await bindable(port)) return port;
   }
+  throw new Error(`every port of ${WORKER_PORTS_FROM}-${WORKER_PORTS_FROM + WORKER_PORTS - 1} was handed out once`);
 }
 
 const handedOut = new Set<number>();
