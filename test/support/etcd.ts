@@ -17,6 +17,8 @@ const DATA_ROOT = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 const HEALTH_POLL_MS = 25;
 /** Only a bound on a member that never recovers: a member back from a pause or a cut catches up on what it missed, on a host loaded by the whole suite. */
 const HEALTH_DEADLINE_MS = 60_000;
+/** A SIGSTOP reaches every thread within milliseconds; a thread in uninterruptible sleep stops when it wakes. */
+const PAUSE_DEADLINE_MS = 10_000;
 
 let etcdBinary: Promise<string> | undefined;
 /** Killed when the test process exits however it ends, so no member outlives its test run. */
@@ -110,6 +112,7 @@ export async function startEtcdCluster(
     const { stdout } = await promisify(execFile)('etcdctl', [`--endpoints=${endpoints.join(',')}`, ...user, ...args], {
       encoding: 'utf8',
       env: { ...process.env, ETCDCTL_API: '3' },
+      timeout: 30_000, // etcdctl's own --command-timeout is 5 s; this bounds the process too
     });
     return stdout;
   };
@@ -203,7 +206,11 @@ class Member implements EtcdMember {
     if (pid === undefined) return;
     this.child?.kill('SIGSTOP');
     // kill() only queues the signal: wait until every thread of the Go runtime is stopped.
-    while (!(await allThreadsStopped(pid))) await new Promise((r) => setTimeout(r, 1));
+    const deadline = Date.now() + PAUSE_DEADLINE_MS;
+    for (let running = await runningThreads(pid); running.length > 0; running = await runningThreads(pid)) {
+      if (Date.now() > deadline) throw new Error(`etcd member ${this.name} not stopped: threads ${running.join(' ')}`);
+      await new Promise((r) => setTimeout(r, 1));
+    }
   }
 
   resume(): void {
@@ -273,15 +280,17 @@ async function isHealthy(clientUrl: string): Promise<boolean> {
   }
 }
 
-async function allThreadsStopped(pid: number): Promise<boolean> {
-  const threads = await readdir(`/proc/${pid}/task`);
-  for (const tid of threads) {
+/** The threads of `pid` not yet stopped, as `tid:state`. */
+async function runningThreads(pid: number): Promise<string[]> {
+  const running: string[] = [];
+  for (const tid of await readdir(`/proc/${pid}/task`)) {
     const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
-    // The state is the field after the parenthesised command name: T (stopped) or t (traced).
+    // The state is the field after the parenthesised command name: T (stopped), t (traced), or a
+    // thread that has exited (Z, X) and will not run again.
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    if (state !== '' && state !== 'T' && state !== 't') return false;
+    if (!['', 'T', 't', 'Z', 'X'].includes(state)) running.push(`${tid}:${state}`);
   }
-  return true;
+  return running;
 }
 
 export function findUp(from: string, relative: string): string {
