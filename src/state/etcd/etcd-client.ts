@@ -321,6 +321,7 @@ export function connectEtcd(options: EtcdConnectionOptions): EtcdConnection {
   });
   wireIntoPool(client);
   if (options.auth !== undefined) throttleAuthentication(client, random);
+  keepWatchesCreatable(client, options.log);
   return new Etcd3Connection(client, members, random, options.log);
 }
 
@@ -509,6 +510,63 @@ function throttleAuthentication(client: Etcd3, random: () => number): void {
   };
 }
 
+/** What etcd3's watch stream carries when etcd refused a new watch at once (created and canceled). */
+interface CreatedResponse {
+  readonly created?: boolean;
+  readonly canceled?: boolean;
+  readonly cancel_reason?: string;
+}
+
+/** The parts of etcd3's WatchManager and its AttachQueue (internal to etcd3 1.1.2) used here. */
+interface WatchManagerInternals {
+  queue?: { queue: unknown[]; readQueue(): void };
+  stream?: { removeAllListeners(): unknown; on(event: 'error', listener: () => void): unknown };
+  handleCreatedResponse(res: CreatedResponse): void;
+  handleCancelResponse(watcher: unknown, res: CreatedResponse): void;
+  handleError(err: Error): void;
+}
+
+/** The watch stream was reopened to take a new auth token; its watches carry on from where they were. */
+class WatchStreamRenewed extends Error {}
+
+/**
+ * etcd checks the auth token a watch stream was opened with each time a watch is created on it, and
+ * a simple token (etcd's default) lapses after --auth-token-ttl (300 s) unused on that member; etcd
+ * then refuses the watch in its created response. etcd3 1.1.2 leaves such a watch at the head of
+ * its queue of watches to create, which sends one at a time, so no later watch of the process was
+ * ever created (a quiet client agent's forwarded writes then took 2 s each, through the sweeps).
+ * Here a refused watch leaves the queue; when the token was the reason, the stream is reopened
+ * with a new token and every watch on it, the refused one too, is created again from its revision.
+ */
+function keepWatchesCreatable(client: Etcd3, log: Logger | undefined): void {
+  const manager = (client as unknown as { watchManager?: WatchManagerInternals }).watchManager;
+  if (manager === undefined || typeof manager.handleCreatedResponse !== 'function') return;
+  const handleCreated = manager.handleCreatedResponse.bind(manager);
+  manager.handleCreatedResponse = (res) => {
+    const queue = manager.queue;
+    const refused = queue?.queue[0];
+    if (res.canceled !== true || queue === undefined || refused === undefined) return handleCreated(res);
+    if (STALE_TOKEN.test(res.cancel_reason ?? '')) {
+      log?.info(
+        { reason: res.cancel_reason },
+        'etcd refused a watch: the watch stream has an expired auth token; reopening it with a new one',
+      );
+      poolOf(client).authenticator?.invalidateMetadata?.();
+      // Cancelling the stream makes gRPC emit CANCELLED on it, which etcd3 would take for a second,
+      // real error and pass to every watch: the old stream's listeners go first.
+      manager.stream?.removeAllListeners();
+      manager.stream?.on('error', () => {});
+      manager.handleError(new WatchStreamRenewed(res.cancel_reason));
+      return;
+    }
+    queue.queue.shift();
+    manager.handleCancelResponse(refused, res);
+    queue.readQueue();
+  };
+}
+
+const STALE_TOKEN = /invalid auth token|auth: revision in header is old/;
+
 /** The parts of etcd3's per-member Host (internal to etcd3 1.1.2, pinned in package.json) used here. */
 interface PoolHost {
   readonly host: string;
@@ -522,6 +580,7 @@ interface PoolInternals {
   withConnection?: (service: string, fn: (conn: PoolConnection) => unknown, ...rest: unknown[]) => Promise<unknown>;
   authenticator?: {
     getMetadata(): Promise<unknown>;
+    invalidateMetadata?(): void;
     getCredentialsFromHost(address: string, name: string, password: string, callOptions: unknown): Promise<string>;
   };
 }
@@ -744,7 +803,8 @@ class Etcd3Connection implements EtcdConnection {
       listener.events(events, Number(res.header.revision));
     });
     watcher.on('disconnected', (err: unknown) => {
-      if (!live) return;
+      // etcd3 creates this watch again on the renewed stream, from its last revision.
+      if (!live || err instanceof WatchStreamRenewed) return;
       stop();
       listener.disconnected(oneLine(err, this.log));
     });

@@ -1,0 +1,112 @@
+// etcd's auth tokens expire: a simple token (etcd's default kind) lapses --auth-token-ttl seconds
+// (300 by default) after its last use on a member, and a watch stream keeps the token it was
+// opened with. So an agent that sat quiet finds its token gone, for its calls and for each watch it
+// creates on its old stream. Here the TTL is 1 s and the agents sit idle for 4 s before each round.
+// In each round, every agent parks a blocking read (a new watch) that a write through another agent
+// must wake with the written value, and then writes, reads and signs a leaf: every call counts once,
+// none is retried. etcd's own count of Authenticate calls shows that the tokens were taken again.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
+import {
+  newTally,
+  stackLines,
+  startClusterAgents,
+  timed,
+  workload,
+  type ClusterAgents,
+  type Tally,
+} from './support.js';
+
+const PASSWORD = 'expiry-root-pw';
+const TOKEN_TTL_S = 1;
+const IDLE_MS = 4_000;
+const ROUNDS = 3;
+const WRITES_PER_ROUND = 20;
+/** A parked read returns at this wait with its old index if no write wakes it (then it fails). */
+const WAIT = '30s';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Authenticate calls etcd has answered, over all members (etcd's gRPC metrics). */
+async function authenticateCalls(etcd: EtcdCluster): Promise<number> {
+  let total = 0;
+  for (const url of etcd.endpoints) {
+    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+    for (const line of text.split('\n')) {
+      if (line.startsWith('grpc_server_handled_total{') && line.includes('grpc_method="Authenticate"'))
+        total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return total;
+}
+
+/**
+ * A blocking read of `key` through `url` parked from the key's index now, and the write through
+ * `writerUrl` that must wake it: one failure in `tally` unless the read returns the written value.
+ */
+async function wokenByWrite(url: string, writerUrl: string, key: string, tally: Tally): Promise<void> {
+  const first = await fetch(`${url}/v1/kv/${key}`, { signal: AbortSignal.timeout(10_000) });
+  await first.arrayBuffer();
+  const index = first.headers.get('x-svc-index');
+  const parked = fetch(`${url}/v1/kv/${key}?raw&index=${index}&wait=${WAIT}`, { signal: AbortSignal.timeout(60_000) });
+  await timed(
+    `${writerUrl}/v1/kv/${key}`,
+    { method: 'PUT', body: key },
+    (s, t) => s === 200 && t.trim() === 'true',
+    tally,
+  );
+  tally.ops++;
+  try {
+    const res = await parked;
+    const text = await res.text();
+    const after = res.headers.get('x-svc-index');
+    if (res.status !== 200 || text !== key)
+      throw new Error(`${res.status} ${text.slice(0, 100)}, index ${index} -> ${after}`);
+  } catch (err) {
+    tally.failures++;
+    tally.samples.push(`blocking read of ${key}: ${(err as Error).message}`);
+  }
+}
+
+describe('etcd auth tokens that expire while the agents are idle', () => {
+  let etcd: EtcdCluster;
+  let cluster: ClusterAgents;
+
+  beforeAll(async () => {
+    etcd = await startEtcdCluster({ size: 3, args: [`--auth-token-ttl=${TOKEN_TTL_S}`] });
+    await etcd.enableAuth(PASSWORD);
+    cluster = await startClusterAgents(etcd, {
+      prefix: `/svc-token-ttl-${process.pid}/`,
+      auth: { username: 'root', password: PASSWORD },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+    await etcd?.stop();
+  });
+
+  it('new watches, writes, reads and leaves all work after each idle spell, with new tokens', async () => {
+    const { agents } = cluster;
+    const authBefore = await authenticateCalls(etcd);
+    const tallies: Tally[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      await sleep(IDLE_MS);
+      const woken = newTally();
+      await Promise.all(
+        agents.map((a, i) => wokenByWrite(a.url, agents[(i + 1) % agents.length]!.url, `expiry/${round}/${i}`, woken)),
+      );
+      tallies.push(
+        woken,
+        ...(await Promise.all(agents.map((a, i) => workload(a, `r${round}-${i}`, WRITES_PER_ROUND)))),
+      );
+    }
+    const authAfter = await authenticateCalls(etcd);
+
+    const failures = tallies.reduce((n, t) => n + t.failures, 0);
+    expect({ failures, samples: tallies.flatMap((t) => t.samples) }).toEqual({ failures: 0, samples: [] });
+    // The tokens did lapse: the agents took new ones, at least once a round.
+    expect(authAfter - authBefore).toBeGreaterThanOrEqual(ROUNDS);
+    for (const [i, agent] of agents.entries()) expect(stackLines(agent), cluster.names[i]).toEqual([]);
+  }, 300_000);
+});
