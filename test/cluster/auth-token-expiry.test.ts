@@ -1,10 +1,15 @@
-// etcd's auth tokens expire: a simple token (etcd's default kind) lapses --auth-token-ttl seconds
-// (300 by default) after its last use on a member, and a watch stream keeps the token it was
-// opened with. So an agent that sat quiet finds its token gone, for its calls and for each watch it
-// creates on its old stream. Here the TTL is 1 s and the agents sit idle for 4 s before each round.
-// In each round, every agent parks a blocking read (a new watch) that a write through another agent
-// must wake with the written value, and then writes, reads and signs a leaf: every call counts once,
-// none is retried. etcd's own count of Authenticate calls shows that the tokens were taken again.
+// etcd's auth tokens expire. A simple token (etcd's default kind) lapses --auth-token-ttl seconds
+// (300 by default) after its last use on a member; a JWT at its ttl after it was issued, however
+// much it is used. A watch stream keeps the token it was opened with, so an agent finds its token
+// gone for its calls and for each watch it creates on its old stream. Here simple tokens live 1 s
+// and JWTs 2 s, and the agents sit idle for 4 s before each round. In each round, every agent
+// parks a blocking read (a new watch) that a write through another agent must wake with the
+// written value, and then writes, reads and signs a leaf: every call counts once, none is retried.
+// etcd's own count of Authenticate calls shows that the tokens were taken again.
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import {
@@ -18,7 +23,6 @@ import {
 } from './support.js';
 
 const PASSWORD = 'expiry-root-pw';
-const TOKEN_TTL_S = 1;
 const IDLE_MS = 4_000;
 const ROUNDS = 3;
 const WRITES_PER_ROUND = 20;
@@ -68,12 +72,27 @@ async function wokenByWrite(url: string, writerUrl: string, key: string, tally: 
   }
 }
 
-describe('etcd auth tokens that expire while the agents are idle', () => {
+/** etcd's flag for JWTs signed with a new RSA key, valid for 2 s. */
+async function jwtTokens(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-agent-jwt-'));
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const [pub, priv] = [join(dir, 'jwt.pub'), join(dir, 'jwt.key')];
+  await writeFile(pub, publicKey.export({ type: 'spki', format: 'pem' }));
+  await writeFile(priv, privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  return `--auth-token=jwt,pub-key=${pub},priv-key=${priv},sign-method=RS256,ttl=2s`;
+}
+
+const TOKEN_KINDS = [
+  { kind: 'simple tokens with a 1 s TTL', args: async () => ['--auth-token-ttl=1'] },
+  { kind: 'JWTs valid for 2 s', args: async () => [await jwtTokens()] },
+];
+
+describe.each(TOKEN_KINDS)('etcd auth tokens that expire: $kind', ({ args }) => {
   let etcd: EtcdCluster;
   let cluster: ClusterAgents;
 
   beforeAll(async () => {
-    etcd = await startEtcdCluster({ size: 3, args: [`--auth-token-ttl=${TOKEN_TTL_S}`] });
+    etcd = await startEtcdCluster({ size: 3, args: await args() });
     await etcd.enableAuth(PASSWORD);
     cluster = await startClusterAgents(etcd, {
       prefix: `/svc-token-ttl-${process.pid}/`,
