@@ -536,7 +536,8 @@ class WatchStreamRenewed extends Error {}
  * its queue of watches to create, which sends one at a time, so no later watch of the process was
  * ever created (a quiet client agent's forwarded writes then took 2 s each, through the sweeps).
  * Here a refused watch leaves the queue; when the token was the reason, the stream is reopened
- * with a new token and every watch on it, the refused one too, is created again from its revision.
+ * with a new token and every watch on it, the refused one too, is created again from its revision
+ * (docs/decisions.md#one-member-down).
  */
 function keepWatchesCreatable(client: Etcd3, log: Logger | undefined): void {
   const manager = (client as unknown as { watchManager?: WatchManagerInternals }).watchManager;
