@@ -53,8 +53,10 @@ describe('a watch etcd refuses at creation', () => {
 
   it('is cancelled, and watches asked after it are created and get events', async () => {
     const told: string[] = [];
+    // From a revision, not from now: the writes below may land before the watches are created.
+    const from = (await put('/ok/start')) + 1;
     const watch = (prefix: string, extra: Partial<EtcdWatchListener> = {}): void => {
-      client.watchRange(Buffer.from(prefix), Buffer.from(`${prefix}\xff`), 0, {
+      client.watchRange(Buffer.from(prefix), Buffer.from(`${prefix}\xff`), from, {
         connected: () => told.push(`${prefix} connected`),
         events: (evs) => told.push(...evs.map((ev) => `${prefix} ${ev.kv.key}`)),
         disconnected: (err) => told.push(`${prefix} disconnected ${String(err)}`),
