@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectEtcd, type EtcdConnection } from '../../src/state/etcd/etcd-client.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
+import { putKey } from './etcd-put.js';
 
 describe('watches from a compacted revision', () => {
   let etcd: EtcdCluster;
@@ -19,10 +20,7 @@ describe('watches from a compacted revision', () => {
     await etcd?.stop();
   });
 
-  const put = async (key: string): Promise<number> => {
-    const op = { op: 'put' as const, key: Buffer.from(key), value: Buffer.from('x') };
-    return (await client.txn({ compares: [], success: [op], failure: [] }, 5_000)).revision;
-  };
+  const put = (key: string): Promise<number> => putKey(client, key);
 
   it('cancels those, and the others on the same stream go on', async () => {
     let last = 0;

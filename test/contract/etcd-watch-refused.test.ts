@@ -2,11 +2,10 @@
 // and the watches asked after it on the same stream are still created and get their events
 // (etcd3 1.1.2 kept a refused watch at the head of its create queue, and no later watch was ever
 // created). The refusal for an expired token is test/cluster/auth-token-expiry.test.ts.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectEtcd, type EtcdConnection, type EtcdWatchListener } from '../../src/state/etcd/etcd-client.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
+import { putKey } from './etcd-put.js';
 
 const ROOT_PASSWORD = 'refused-root-pw';
 
@@ -29,16 +28,10 @@ describe('a watch etcd refuses at creation', () => {
   beforeAll(async () => {
     etcd = await startEtcdCluster({ size: 1 });
     await etcd.enableAuth(ROOT_PASSWORD);
-    const etcdctl = (...args: string[]): Promise<unknown> =>
-      promisify(execFile)(
-        'etcdctl',
-        [`--endpoints=${etcd.endpoints.join(',')}`, `--user=root:${ROOT_PASSWORD}`, ...args],
-        { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 30_000 },
-      );
-    await etcdctl('role', 'add', 'ok-only');
-    await etcdctl('role', 'grant-permission', 'ok-only', '--prefix=true', 'readwrite', '/ok/');
-    await etcdctl('user', 'add', 'limited:limited-pw');
-    await etcdctl('user', 'grant-role', 'limited', 'ok-only');
+    await etcd.etcdctl('role', 'add', 'ok-only');
+    await etcd.etcdctl('role', 'grant-permission', 'ok-only', '--prefix=true', 'readwrite', '/ok/');
+    await etcd.etcdctl('user', 'add', 'limited:limited-pw');
+    await etcd.etcdctl('user', 'grant-role', 'limited', 'ok-only');
     client = connectEtcd({ endpoints: etcd.endpoints, auth: { username: 'limited', password: 'limited-pw' } });
   }, 60_000);
   afterAll(async () => {
@@ -46,10 +39,7 @@ describe('a watch etcd refuses at creation', () => {
     await etcd?.stop();
   });
 
-  const put = async (key: string): Promise<number> => {
-    const op = { op: 'put' as const, key: Buffer.from(key), value: Buffer.from('x') };
-    return (await client.txn({ compares: [], success: [op], failure: [] }, 5_000)).revision;
-  };
+  const put = (key: string): Promise<number> => putKey(client, key);
 
   it('is cancelled, and watches asked after it are created and get events', async () => {
     const told: string[] = [];

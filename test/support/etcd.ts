@@ -59,6 +59,8 @@ export interface EtcdCluster {
   enableAuth(password: string): Promise<void>;
   /** The IDs of every lease etcd holds (`etcdctl lease list`). */
   leases(): Promise<string[]>;
+  /** Runs `etcdctl` against the running members (as root once auth is on); its standard output. */
+  etcdctl(...args: string[]): Promise<string>;
   /** Kills every member and removes the data dirs. */
   stop(): Promise<void>;
 }
@@ -127,6 +129,7 @@ export async function startEtcdCluster(
       }
       throw new Error('no etcd member is the leader');
     },
+    etcdctl,
     async enableAuth(password) {
       await etcdctl('user', 'add', `root:${password}`);
       await etcdctl('auth', 'enable');

@@ -512,7 +512,6 @@ function throttleAuthentication(client: Etcd3, random: () => number): void {
 
 /** What etcd3's watch stream carries when etcd refused a new watch at once (created and canceled). */
 interface CreatedResponse {
-  readonly created?: boolean;
   readonly canceled?: boolean;
   readonly cancel_reason?: string;
 }

@@ -228,7 +228,7 @@ describe('firstSourceMatch: the lookup by source name', () => {
             }
     }
     expect(compared).toBe(300 * 5 * 5 * 4 * 5);
-    expect(byPair).toBeGreaterThan(500); // answers by an exact pair, the case the lookup by names is for
+    expect(byPair).toBeGreaterThan(1000); // answers by an exact pair, the case the lookup by names is for
   });
 });
 
