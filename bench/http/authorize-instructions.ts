@@ -1,6 +1,7 @@
 // Instructions per request over HTTP, counted by callgrind: the agent on uWS answering authorize
-// (one body, and 10,000 distinct bodies over its 10,000 intentions) and the bare-uWS ceiling
-// answering the same requests (its GET, and its PUT sent the same bodies). Counts repeat run to
+// (one body, and 10,000 distinct bodies over its 10,000 intentions), the bare-uWS ceiling
+// answering the same requests (its GET, and its PUT sent the same bodies), and the minimal uWS
+// authorize app (authorize-uws-minimal.ts) sent the same bodies: what the agent's own checks cost. Counts repeat run to
 // run where times on this shared machine do not, so this is the figure to move when working on
 // the HTTP path. Each server runs under `valgrind --tool=callgrind --instr-atstart=no`; after
 // start-up, seeding and a warm-up, instrumentation is switched on and a dump taken after each
@@ -13,6 +14,7 @@
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { startAgent } from '../support/agent.js';
 import { AGENT_MISSING, agentBuilt } from '../support/agent.js';
@@ -27,13 +29,14 @@ import { AUTHORIZE_BODY, distinctAuthorizeBodies } from '../micro/authorize.js';
 import { seedAgent } from './authorize.js';
 
 const run = promisify(execFile);
+const UWS_MINIMAL = fileURLToPath(new URL('./authorize-uws-minimal.js', import.meta.url));
 const PATH = '/v1/agent/connect/authorize';
 // Node under valgrind starts in tens of seconds; the agent also loads its CA and workers.
 const START_TIMEOUT_MS = 600_000;
 
 interface Row {
   readonly id: string;
-  readonly server: 'ceiling' | 'agent';
+  readonly server: 'ceiling' | 'minimal' | 'agent';
   readonly method: 'GET' | 'PUT' | 'POST';
   readonly bodies: 'none' | 'one' | 'distinct';
 }
@@ -41,6 +44,7 @@ interface Row {
 const ROWS: readonly Row[] = [
   { id: 'bare uWS GET', server: 'ceiling', method: 'GET', bodies: 'none' },
   { id: 'bare uWS PUT, 10,000 bodies', server: 'ceiling', method: 'PUT', bodies: 'distinct' },
+  { id: 'minimal uWS authorize, 10,000 bodies', server: 'minimal', method: 'POST', bodies: 'distinct' },
   { id: 'agent authorize, one body', server: 'agent', method: 'POST', bodies: 'one' },
   { id: 'agent authorize, 10,000 bodies', server: 'agent', method: 'POST', bodies: 'distinct' },
 ];
@@ -81,8 +85,8 @@ async function startUnderCallgrind(row: Row, outFile: string): Promise<ServerPro
   }
   const port = await freePort();
   return spawnServer({
-    name: 'ceiling under callgrind',
-    args: [CEILING_SERVER, String(port)],
+    name: `${row.server} under callgrind`,
+    args: [row.server === 'minimal' ? UWS_MINIMAL : CEILING_SERVER, String(port)],
     port,
     wrapper,
     startTimeoutMs: START_TIMEOUT_MS,

@@ -51,7 +51,7 @@ async function moveAll(store: StateStore, secrets: TokenSecrets, options: Secret
     }
   }
   // etcd serves a key's old revisions to whoever may read it, until it compacts them; the agent does
-  // not compact (a watch created at a compacted revision hangs in the etcd client): the operator does.
+  // not compact (etcd's history may be other meshes' and tools' too): the operator does.
   if (moved > 0) {
     const index = store.index;
     options.log.warn(

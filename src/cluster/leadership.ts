@@ -1,6 +1,7 @@
 // What this agent knows of the etcd cluster's leadership: a probe asks etcd's maintenance status
 // twice a second, so a hung or leaderless etcd is noticed within about 2 s even when nothing is
-// written; /v1/status/{leader,peers} and the X-*-KnownLeader / LastContact headers read it.
+// written; /v1/status/{leader,peers} and the X-*-KnownLeader / LastContact headers read it. The
+// same answer lists etcd's alarms: a raised one (NOSPACE: no writes) is logged as it comes and goes.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import type { EtcdConnection, EtcdMember } from '../state/etcd/index.js';
@@ -30,6 +31,9 @@ const MIN_FAILURES_BEFORE_LOST = 2;
 const RETRY_PAUSE_MS = 50;
 const DEFAULT_INTERVAL_MS = 500;
 const DEFAULT_DEADLINE_MS = 600;
+const NOSPACE_REMEDY =
+  ': its space quota is spent and it takes no writes until it is compacted, defragmented and the alarm ' +
+  'disarmed (etcdctl compact, etcdctl defrag, etcdctl alarm disarm; README, "etcd\'s space quota")';
 
 export class EtcdLeadership {
   private readonly connection: EtcdConnection;
@@ -43,6 +47,8 @@ export class EtcdLeadership {
   private leaderId = '0';
   private lastOk: number;
   private known: boolean;
+  /** etcd's raised alarms as last reported, joined: logged when they change. */
+  private alarms = '';
   /** The last member list etcd gave: peers stay answerable while etcd is away. */
   private lastMembers: readonly EtcdMember[] = [];
 
@@ -104,6 +110,7 @@ export class EtcdLeadership {
     try {
       const status = await this.connection.status(this.deadlineMs);
       this.leaderId = status.leaderId;
+      this.noteAlarms(status.alarms);
       if (status.leaderId === '0') this.failed(undefined);
       else this.succeeded();
     } catch (err) {
@@ -113,6 +120,18 @@ export class EtcdLeadership {
     // After a failure, ask again soon: the next call may reach another member.
     const wait = this.failures > 0 && this.known ? RETRY_PAUSE_MS : this.intervalMs;
     this.timer = this.clock.setTimer(wait, () => void this.probe());
+  }
+
+  private noteAlarms(alarms: readonly string[]): void {
+    const now = alarms.join(', ');
+    if (now === this.alarms) return;
+    this.alarms = now;
+    if (now === '') {
+      this.log.info({}, 'etcd alarms cleared');
+      return;
+    }
+    const remedy = alarms.some((a) => a.includes('NOSPACE')) ? NOSPACE_REMEDY : '';
+    this.log.warn({ alarms }, `etcd raised an alarm (${now})${remedy}`);
   }
 
   private succeeded(): void {

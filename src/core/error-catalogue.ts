@@ -485,6 +485,13 @@ export const ERROR_CATALOGUE = {
     message: 'commit is larger than etcd accepts',
     note: 'Cluster: over etcd --max-request-bytes (1.5 MiB by default).',
   },
+  STATE_ETCD_NO_SPACE: {
+    kind: 'unavailable',
+    logged: true,
+    message:
+      'etcd is out of space (its NOSPACE alarm is raised) and takes no writes until an operator compacts and defragments it and disarms the alarm',
+    note: "Cluster: etcd's --quota-backend-bytes is spent; reads, authorize and cached leaves still answer. README, etcd's space quota.",
+  },
   STATE_ETCD_FAILED: { kind: 'internal', message: 'etcd refused the request: {detail}' },
   CLUSTER_FORWARD_FAILED: {
     kind: 'internal',

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import {
+  grpcHandled,
   newTally,
   stackLines,
   startClusterAgents,
@@ -33,19 +34,6 @@ const WAIT = '30s';
 const WARN_OR_WORSE = new Set(['warn', 'error', 'fatal']);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Authenticate calls etcd has answered, over all members (etcd's gRPC metrics). */
-async function authenticateCalls(etcd: EtcdCluster): Promise<number> {
-  let total = 0;
-  for (const url of etcd.endpoints) {
-    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
-    for (const line of text.split('\n')) {
-      if (line.startsWith('grpc_server_handled_total{') && line.includes('grpc_method="Authenticate"'))
-        total += Number(line.slice(line.lastIndexOf(' ') + 1));
-    }
-  }
-  return total;
-}
 
 /**
  * A blocking read of `key` through `url` parked from the key's index now, and the write through
@@ -112,7 +100,7 @@ describe.each(TOKEN_KINDS)('etcd auth tokens that expire: $kind', ({ args }) => 
   it('new watches, writes, reads and leaves all work after each idle spell, with new tokens', async () => {
     const { agents } = cluster;
     const logFrom = agents.map((a) => a.logs.length);
-    const authBefore = await authenticateCalls(etcd);
+    const authBefore = await grpcHandled(etcd, 'grpc_method="Authenticate"');
     const tallies: Tally[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       await sleep(IDLE_MS);
@@ -125,7 +113,7 @@ describe.each(TOKEN_KINDS)('etcd auth tokens that expire: $kind', ({ args }) => 
         ...(await Promise.all(agents.map((a, i) => workload(a, `r${round}-${i}`, WRITES_PER_ROUND)))),
       );
     }
-    const authAfter = await authenticateCalls(etcd);
+    const authAfter = await grpcHandled(etcd, 'grpc_method="Authenticate"');
 
     const failures = tallies.reduce((n, t) => n + t.failures, 0);
     expect({ failures, samples: tallies.flatMap((t) => t.samples) }).toEqual({ failures: 0, samples: [] });

@@ -189,6 +189,19 @@ export function stackLines(agent: AgentProcess): Record<string, unknown>[] {
   return agent.logs.filter((l) => l.level !== 'debug' && l.level !== 'trace' && hasStack(l));
 }
 
+/** etcd's count of gRPC calls handled whose labels include `label` (`grpc_code="…"`), over all members. */
+export async function grpcHandled(etcd: EtcdCluster, label: string): Promise<number> {
+  let total = 0;
+  for (const url of etcd.endpoints) {
+    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+    for (const line of text.split('\n')) {
+      if (line.startsWith('grpc_server_handled_total{') && line.includes(label))
+        total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return total;
+}
+
 /** Polls `read` until `done` accepts its value (etcd has no push for what these wait on); the test timeout guards. */
 export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, pauseMs = 100): Promise<T> {
   for (;;) {

@@ -144,7 +144,8 @@ export class RemoteLeafSource implements LeafSource {
     try {
       answer = await this.o.channel.request(request, deadline);
     } catch (err) {
-      if (isAgentError(err) && err.code === 'CA_SIGN_FAILED') throw err;
+      // etcd's spent quota is said as itself (each agent logs the alarm once), not as a missing server.
+      if (isAgentError(err) && (err.code === 'CA_SIGN_FAILED' || err.code === 'STATE_ETCD_NO_SPACE')) throw err;
       throw agentError('CA_NO_SERVER', { detail: err instanceof Error ? err.message : String(err), cause: err });
     }
     if (answer === undefined) throw agentError('CA_NO_SERVER', { detail: `no answer within ${deadline} ms` });

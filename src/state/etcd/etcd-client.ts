@@ -105,6 +105,8 @@ export interface EtcdStatus {
   readonly memberId: string;
   /** The leader it knows; '0' when it knows none (an election, or no quorum). */
   readonly leaderId: string;
+  /** The cluster's raised alarms in etcd's words (`memberID:1 alarm:NOSPACE`); empty when none. */
+  readonly alarms: readonly string[];
 }
 
 export interface EtcdMember {
@@ -114,7 +116,7 @@ export interface EtcdMember {
 }
 
 /** What an error from etcd means to the caller. */
-export type EtcdFailure = 'unavailable' | 'too-large' | 'closed' | 'other';
+export type EtcdFailure = 'unavailable' | 'too-large' | 'no-space' | 'closed' | 'other';
 
 export interface EtcdConnection {
   /** Every key under `prefix` at one revision, read in pages (a linearizable read). */
@@ -457,7 +459,7 @@ function memberFault(err: unknown): boolean {
 
 /** Whether another attempt (on another member, or on this one after an election) may succeed. */
 function retryable(err: unknown): boolean {
-  if (err instanceof ClientClosedError) return false;
+  if (err instanceof ClientClosedError || isNoSpace(err)) return false;
   return isBrokenCircuitError(err) || (err instanceof Error && isRecoverableError(err));
 }
 
@@ -860,7 +862,11 @@ class Etcd3Connection implements EtcdConnection {
 
   async status(deadlineMs: number): Promise<EtcdStatus> {
     const res = await this.call(deadlineMs, (deadline) => this.client.maintenance.status({ deadline }), false);
-    return { memberId: String(res.header.member_id), leaderId: String(res.leader) };
+    return {
+      memberId: String(res.header.member_id),
+      leaderId: String(res.leader),
+      alarms: res.errors.map((e) => e.trim()),
+    };
   }
 
   async members(deadlineMs: number): Promise<EtcdMember[]> {
@@ -875,6 +881,15 @@ class Etcd3Connection implements EtcdConnection {
   }
 }
 
+/**
+ * etcd's space quota is spent (its NOSPACE alarm): every write is refused, on every member, until
+ * an operator frees space and disarms the alarm, so trying again within a call only delays the answer.
+ * It comes as RESOURCE_EXHAUSTED, as etcd's "too many requests" does, which is worth another try.
+ */
+function isNoSpace(err: unknown): boolean {
+  return err instanceof Error && err.message.includes('database space exceeded');
+}
+
 /** Classifies an error thrown by a call of this connection. */
 export function etcdFailure(err: unknown): EtcdFailure {
   if (err instanceof ClientClosedError) return 'closed';
@@ -886,6 +901,7 @@ export function etcdFailure(err: unknown): EtcdFailure {
     return 'unavailable';
   }
   if (isBrokenCircuitError(err)) return 'unavailable';
+  if (isNoSpace(err)) return 'no-space';
   const message = err instanceof Error ? err.message : '';
   if (/request is too large|too many operations in txn request/.test(message)) return 'too-large';
   if (/no leader|leader changed|timed out|deadline exceeded|not capable|unhealthy/.test(message)) return 'unavailable';

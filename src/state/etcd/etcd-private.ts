@@ -1,10 +1,10 @@
 // Keys under `<prefix>private/`, outside the shared view (etcd-keys.ts): read through from etcd on
 // demand, never watched, so an agent that does not ask never holds them. Server agents keep the
 // CA keys here; etcd's RBAC denies the range to client agents (docs/cluster-security.md).
-import { agentError, type AgentError } from '../../core/errors.js';
 import type { EtcdConnection, EtcdTarget } from './etcd-client.js';
-import { etcdFailure, openConnection } from './etcd-client.js';
+import { openConnection } from './etcd-client.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
+import { etcdError } from './etcd-errors.js';
 import { DEFAULT_ETCD_PREFIX } from './etcd-store.js';
 
 export interface EtcdPrivateRange {
@@ -49,7 +49,7 @@ class PrivateRange implements EtcdPrivateRange {
       const kv = await this.connection.getKey(this.key(path), this.timeoutMs);
       return kv === undefined ? undefined : (JSON.parse(kv.value.toString('utf8')) as V);
     } catch (err) {
-      throw failure(err);
+      throw etcdError(err);
     }
   }
 
@@ -66,7 +66,7 @@ class PrivateRange implements EtcdPrivateRange {
       );
       return res.succeeded;
     } catch (err) {
-      throw failure(err);
+      throw etcdError(err);
     }
   }
 
@@ -77,7 +77,7 @@ class PrivateRange implements EtcdPrivateRange {
         this.timeoutMs,
       );
     } catch (err) {
-      throw failure(err);
+      throw etcdError(err);
     }
   }
 
@@ -92,16 +92,11 @@ class PrivateRange implements EtcdPrivateRange {
         keys: kvs.map((kv) => ({ path: kv.key.slice(this.root.length), createRevision: kv.createRevision })),
       };
     } catch (err) {
-      throw failure(err);
+      throw etcdError(err);
     }
   }
 
   close(): void {
     this.connection.close();
   }
-}
-
-function failure(err: unknown): AgentError {
-  if (etcdFailure(err) === 'unavailable') return agentError('STATE_NO_LEADER', { cause: err });
-  return agentError('STATE_ETCD_FAILED', { detail: (err as Error).message, cause: err });
 }

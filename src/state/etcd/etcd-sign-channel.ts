@@ -13,8 +13,9 @@ import { agentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import { settledWithin } from '../../core/wait.js';
 import type { EtcdConnection, EtcdTarget, EtcdWatch, EtcdWatchEvent } from './etcd-client.js';
-import { etcdFailure, openConnection, prefixEnd } from './etcd-client.js';
+import { openConnection, prefixEnd } from './etcd-client.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
+import { etcdError } from './etcd-errors.js';
 import { DEFAULT_ETCD_PREFIX } from './etcd-store.js';
 
 /** Codes whose message is `{detail}`-shaped, for an answer that is not JSON. */
@@ -117,7 +118,7 @@ class SignChannel implements EtcdSignChannel {
       );
     } catch (err) {
       answer.cancel();
-      throw failure(err);
+      throw etcdError(err);
     }
     try {
       return await answer.response;
@@ -325,9 +326,4 @@ class SignChannel implements EtcdSignChannel {
     this.watch?.cancel();
     this.connection.close();
   }
-}
-
-function failure(err: unknown): Error {
-  if (etcdFailure(err) === 'unavailable') return agentError('STATE_NO_LEADER', { cause: err });
-  return agentError('STATE_ETCD_FAILED', { detail: (err as Error).message, cause: err });
 }

@@ -12,7 +12,8 @@ import { agentError, type AgentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { Counter } from '../../core/metrics.js';
 import type { EtcdConnection, EtcdTarget, EtcdTxn, EtcdWatch } from './etcd-client.js';
-import { etcdFailure, openConnection } from './etcd-client.js';
+import { openConnection } from './etcd-client.js';
+import { etcdError } from './etcd-errors.js';
 import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from '../../core/backoff.js';
 import { EtcdKeyLayout } from './etcd-keys.js';
 import { EtcdReadThrough } from './etcd-read-through.js';
@@ -459,17 +460,9 @@ class EtcdStateStore implements EtcdStore {
   }
 
   private failure(err: unknown): AgentError {
-    switch (etcdFailure(err)) {
-      case 'unavailable':
-        this.lost(err, 'etcd unavailable');
-        return noLeader(err);
-      case 'too-large':
-        return agentError('STATE_REQUEST_TOO_LARGE', { cause: err });
-      case 'closed':
-        return agentError('STORE_CLOSED', { cause: err });
-      default:
-        return agentError('STATE_ETCD_FAILED', { detail: (err as Error).message, cause: err });
-    }
+    const failure = etcdError(err);
+    if (failure.code === 'STATE_NO_LEADER') this.lost(err, 'etcd unavailable');
+    return failure;
   }
 }
 

@@ -1,15 +1,16 @@
 // The leadership probe on a fake connection and a fake clock: a failed probe is retried soon (the
 // client may reach another member); failures for longer than a probe cycle and two deadlines mean
 // no known leader, and a member that answers in between keeps it known; LastContact counts
-// from the last good answer; leader and peers come from the member list as host:port.
+// from the last good answer; leader and peers come from the member list as host:port; etcd's
+// alarms are logged once as they are raised and once as they clear.
 import { describe, expect, it } from 'vitest';
 import { EtcdLeadership } from '../../../src/cluster/leadership.js';
 import { FakeClock } from '../../../src/core/clock.js';
-import { silentLogger } from '../../../src/core/log.js';
+import { silentLogger, type Logger } from '../../../src/core/log.js';
 import type { EtcdConnection, EtcdMember, EtcdStatus } from '../../../src/state/etcd/index.js';
 
 class FakeEtcd {
-  answer: () => Promise<EtcdStatus> = () => Promise.resolve({ memberId: '1', leaderId: '2' });
+  answer: () => Promise<EtcdStatus> = () => Promise.resolve({ memberId: '1', leaderId: '2', alarms: [] });
   list: EtcdMember[] = [
     { id: '1', name: 'e1', clientUrls: ['http://127.0.0.1:2379'] },
     { id: '2', name: 'e2', clientUrls: ['http://127.0.0.2:2379', 'http://10.0.0.2:2379'] },
@@ -28,13 +29,13 @@ class FakeEtcd {
 
 const settle = () => new Promise((r) => setImmediate(r));
 
-async function setup() {
+async function setup(log: Logger = silentLogger) {
   const etcd = new FakeEtcd();
   const clock = new FakeClock(1_000_000);
   const leadership = new EtcdLeadership({
     connection: etcd.connection(),
     clock,
-    log: silentLogger,
+    log,
     intervalMs: 500,
     deadlineMs: 600,
   });
@@ -71,7 +72,7 @@ describe('EtcdLeadership', () => {
     expect(await leadership.leader()).toBe('');
     expect(await leadership.peers()).toEqual(['127.0.0.1:2379', '127.0.0.2:2379']); // the last list etcd gave
 
-    etcd.answer = () => Promise.resolve({ memberId: '1', leaderId: '1' });
+    etcd.answer = () => Promise.resolve({ memberId: '1', leaderId: '1', alarms: [] });
     clock.advance(500);
     await settle();
     expect([leadership.knownLeader, leadership.lastContactMs]).toEqual([true, 0]);
@@ -86,7 +87,7 @@ describe('EtcdLeadership', () => {
     etcd.answer = () =>
       call++ % 3 < 2
         ? Promise.reject(new Error('connect ECONNREFUSED'))
-        : Promise.resolve({ memberId: '1', leaderId: '2' });
+        : Promise.resolve({ memberId: '1', leaderId: '2', alarms: [] });
     for (let i = 0; i < 60; i++) {
       clock.advance(i === 0 ? 500 : 50);
       await settle();
@@ -97,7 +98,7 @@ describe('EtcdLeadership', () => {
 
   it('counts a member that knows no leader (leader 0) as a failed probe', async () => {
     const { etcd, clock, leadership } = await setup();
-    etcd.answer = () => Promise.resolve({ memberId: '1', leaderId: '0' });
+    etcd.answer = () => Promise.resolve({ memberId: '1', leaderId: '0', alarms: [] });
     clock.advance(500);
     await settle();
     for (let t = 550; t <= 1_700; t += 50) {
@@ -128,10 +129,36 @@ describe('EtcdLeadership', () => {
     await settle();
     expect([leadership.knownLeader, leadership.lastContactMs]).toEqual([false, 60_500]);
 
-    etcd.answer = () => Promise.resolve({ memberId: '1', leaderId: '2' });
+    etcd.answer = () => Promise.resolve({ memberId: '1', leaderId: '2', alarms: [] });
     clock.advance(500);
     await settle();
     expect([leadership.knownLeader, leadership.lastContactMs]).toEqual([true, 0]);
+    leadership.close();
+  });
+
+  it("logs etcd's alarms once as they are raised, with what to do for NOSPACE, and once as they clear", async () => {
+    const lines: [string, string][] = [];
+    const log = { ...silentLogger, info: (_: object, msg?: string) => void lines.push(['info', msg ?? '']) };
+    log.warn = (_: object, msg?: string) => void lines.push(['warn', msg ?? '']);
+    const { etcd, clock, leadership } = await setup(log);
+    const probe = async (alarms: string[]): Promise<void> => {
+      etcd.answer = () => Promise.resolve({ memberId: '1', leaderId: '2', alarms });
+      clock.advance(500);
+      await settle();
+    };
+    await probe(['memberID:1 alarm:NOSPACE']);
+    await probe(['memberID:1 alarm:NOSPACE']);
+    await probe(['memberID:1 alarm:NOSPACE', 'memberID:2 alarm:NOSPACE']);
+    await probe([]);
+    await probe([]);
+    await probe(['memberID:2 alarm:CORRUPT']);
+    expect(lines).toEqual([
+      ['warn', expect.stringMatching(/^etcd raised an alarm \(memberID:1 alarm:NOSPACE\): .*etcdctl alarm disarm/)],
+      ['warn', expect.stringMatching(/^etcd raised an alarm \(memberID:1 alarm:NOSPACE, memberID:2 alarm:NOSPACE\): /)],
+      ['info', 'etcd alarms cleared'],
+      ['warn', 'etcd raised an alarm (memberID:2 alarm:CORRUPT)'],
+    ]);
+    expect(leadership.knownLeader).toBe(true); // an alarm is no lost leader
     leadership.close();
   });
 

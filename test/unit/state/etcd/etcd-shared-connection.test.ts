@@ -12,7 +12,7 @@ function fakeClient(): { client: EtcdConnection; closes: () => number; calls: st
     },
     status: (deadlineMs: number) => {
       calls.push(`status ${deadlineMs}`);
-      return Promise.resolve({ memberId: '1', leaderId: '1' });
+      return Promise.resolve({ memberId: '1', leaderId: '1', alarms: [] });
     },
   } as unknown as EtcdConnection;
   return { client, closes: () => closes, calls };
@@ -34,7 +34,7 @@ describe('shareConnection', () => {
   it('passes calls through to the one client', async () => {
     const { client, calls } = fakeClient();
     const handle = shareConnection(client)();
-    expect(await handle.status(600)).toEqual({ memberId: '1', leaderId: '1' });
+    expect(await handle.status(600)).toEqual({ memberId: '1', leaderId: '1', alarms: [] });
     expect(calls).toEqual(['status 600']);
   });
 });

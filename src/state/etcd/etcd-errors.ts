@@ -1,0 +1,19 @@
+// What an etcd failure becomes for the agent's callers: one mapping for every part that talks to
+// etcd (the store, the private range, the signing channel), so each says the same thing of it.
+import { agentError, type AgentError } from '../../core/errors.js';
+import { etcdFailure } from './etcd-client.js';
+
+export function etcdError(err: unknown): AgentError {
+  switch (etcdFailure(err)) {
+    case 'unavailable':
+      return agentError('STATE_NO_LEADER', { cause: err });
+    case 'too-large':
+      return agentError('STATE_REQUEST_TOO_LARGE', { cause: err });
+    case 'no-space':
+      return agentError('STATE_ETCD_NO_SPACE', { cause: err });
+    case 'closed':
+      return agentError('STORE_CLOSED', { cause: err });
+    default:
+      return agentError('STATE_ETCD_FAILED', { detail: err instanceof Error ? err.message : String(err), cause: err });
+  }
+}
