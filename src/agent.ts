@@ -5,7 +5,7 @@ import { isConfigError } from './config/errors.js';
 import { planReload, type ReloadPlan } from './config/reload.js';
 import type { AgentConfig } from './config/types.js';
 import { systemClock, type Clock } from './core/clock.js';
-import { agentError, isAgentError } from './core/errors.js';
+import { agentError, isAgentError, loggedAtSource } from './core/errors.js';
 import { silentLogger, type Logger, type RootLogger } from './core/log.js';
 import { BAD_ROWS_COUNTER, Metrics } from './core/metrics.js';
 import { PrometheusMetrics } from './core/prometheus.js';
@@ -255,7 +255,9 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     ? Promise.resolve()
     : catalog.registerSelf(info.nodeName, selfNodeFields(info)).then(
         () => undefined,
-        (err: unknown) => log.warn({ err }, 'the agent could not register its node in the catalog'),
+        // A cause logged where it arose (etcd down, or out of space) is not warned of twice.
+        (err: unknown) =>
+          log[loggedAtSource(err) ? 'info' : 'warn']({ err }, 'the agent could not register its node in the catalog'),
       );
   // Servers turn a node's serfHealth critical once its member lease lapsed, and passing when it is back.
   const liveness =

@@ -5,6 +5,7 @@
 // removed with everything on it. Only nodes that carry a serfHealth check (agents' own nodes) are
 // judged: nodes registered through /v1/catalog/register are external and left alone.
 import type { Clock, TimerHandle } from '../core/clock.js';
+import { loggedAtSource } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { Catalog, NodeFields } from './catalog.js';
 import { SERF_ALIVE_OUTPUT, SERF_CHECK_ID, type StoredCheck } from './model.js';
@@ -64,7 +65,8 @@ export class LivenessReconciler {
       do {
         this.again = false;
         await this.reconcile().catch((err: unknown) =>
-          this.options.log.warn(
+          // A cause logged where it arose (etcd down, or out of space) is not warned of twice.
+          this.options.log[loggedAtSource(err) ? 'debug' : 'warn'](
             { err },
             'node liveness could not be written to the catalog; retried on the next change',
           ),

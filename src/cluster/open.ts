@@ -10,6 +10,7 @@ import type { Counter } from '../core/metrics.js';
 import type { TableSchemas } from '../state/types.js';
 import {
   connectEtcd,
+  etcdFailure,
   openEtcdStore,
   shareConnection,
   type EtcdConnection,
@@ -98,6 +99,11 @@ export async function openClusterState(
     intervalMs: config.cluster.leaderProbeIntervalMs,
     lastContact,
   });
+  const registerLater = (err: unknown, record: MemberRecord): void => {
+    if (etcdFailure(err) !== 'no-space') throw err;
+    log.info({}, 'etcd takes no writes (its NOSPACE alarm): this member is registered once it does');
+    members.startLater(record);
+  };
   const members = new ClusterMembers({
     connection,
     prefix: config.cluster.etcd.prefix,
@@ -109,8 +115,9 @@ export async function openClusterState(
   });
   try {
     await leadership.start();
-    // A store started from its view on disk (etcd unreachable) must not wait for etcd to register.
-    if (store.health.connected) await members.start(self);
+    // A store started from its view on disk (etcd unreachable) must not wait for etcd to register,
+    // nor an agent whose etcd takes no writes (its space quota spent): each serves and registers later.
+    if (store.health.connected) await members.start(self).catch((err: unknown) => registerLater(err, self));
     else members.startLater(self);
   } catch (err) {
     leadership.close();
@@ -136,7 +143,7 @@ export async function openClusterState(
       current = { ...current, port };
       await members.update(current).catch((err: unknown) => {
         // Started from the view on disk, etcd down: the registration loop puts this port once etcd answers.
-        if (store.health.connected) throw err;
+        if (store.health.connected) return registerLater(err, current);
         log.warn({ err }, 'etcd unreachable: this member is registered once it answers');
       });
     },

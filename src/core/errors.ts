@@ -5,6 +5,7 @@ import {
   ERROR_CATALOGUE,
   type ErrorCode,
   type ErrorKind,
+  type ErrorSpec,
   type PlaceholderOf,
   type TemplateValue,
 } from './error-catalogue.js';
@@ -80,3 +81,8 @@ export function renderMessage(code: ErrorCode, params?: Readonly<Record<string, 
 }
 
 export const isAgentError = (err: unknown): err is AgentError => err instanceof AgentError;
+
+/** An error whose cause the component that raised it logs once (the catalogue's `logged`): others need not. */
+export function loggedAtSource(err: unknown): boolean {
+  return isAgentError(err) && (ERROR_CATALOGUE[err.code] as ErrorSpec).logged === true;
+}

@@ -1,7 +1,6 @@
 // Transport-agnostic request outcomes: method checks, OPTIONS, unmatched paths, and the mapping of
 // thrown errors to replies. The uWS adapter calls these; unit tests call them directly.
-import { ERROR_CATALOGUE, type ErrorSpec } from '../core/error-catalogue.js';
-import { agentError, isAgentError } from '../core/errors.js';
+import { agentError, isAgentError, loggedAtSource } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { STATUS_BY_KIND, errorTextReply, textReply, type Reply } from './reply.js';
 import type { CompiledRoute } from './routes.js';
@@ -56,8 +55,7 @@ export function cleanPath(path: string): string {
 export function errorReply(err: unknown, log: Logger, path: string): Reply {
   if (isAgentError(err)) {
     const status = STATUS_BY_KIND[err.kind];
-    if (status >= 500 && (ERROR_CATALOGUE[err.code] as ErrorSpec).logged !== true)
-      log.error({ err, path }, 'request failed');
+    if (status >= 500 && !loggedAtSource(err)) log.error({ err, path }, 'request failed');
     return errorTextReply(err);
   }
   log.error({ err, path }, 'unexpected error');

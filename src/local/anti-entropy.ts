@@ -5,6 +5,7 @@
 // (docs/decisions.md D26). Syncs run one at a time; changes that arrive meanwhile fold into one more.
 import type { NodeFields, NodeSync, SyncScope } from '../catalog/sync.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
+import { loggedAtSource } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { checkEntry, serviceEntry } from './catalog-entries.js';
 import type { LocalEvent, LocalState } from './local-state.js';
@@ -50,6 +51,8 @@ export class AntiEntropy {
   private full = true;
   /** The node's version once it held what this agent holds; -1 when unknown. */
   private inSyncAt = -1;
+  /** Syncs have failed since the last that worked: the first failure is logged, the retries are not. */
+  private failing = false;
   private fullSyncs = 0;
   private started = false;
   private closed = false;
@@ -179,6 +182,8 @@ export class AntiEntropy {
     this.dirtyChecks.clear();
     try {
       await writer.syncNode(name, this.desired(scope), scope);
+      if (this.failing) this.o.log.info({}, 'the agent synced its services and checks to the catalog again');
+      this.failing = false;
       // A partial sync keeps the node in sync only if it was before.
       this.inSyncAt = scope === undefined || before === this.inSyncAt ? writer.nodeVersion(name) : -1;
     } catch (err) {
@@ -187,7 +192,13 @@ export class AntiEntropy {
       if (full) this.full = true;
       for (const id of scope?.services ?? []) this.dirtyServices.add(id);
       for (const id of scope?.checks ?? []) this.dirtyChecks.add(id);
-      this.o.log.warn({ err }, 'the agent could not sync its services and checks to the catalog; retrying');
+      // A cause logged where it arose (etcd down, or out of space) is not logged again here.
+      const quiet = this.failing || loggedAtSource(err);
+      this.failing = true;
+      this.o.log[quiet ? 'debug' : 'warn'](
+        { err },
+        'the agent could not sync its services and checks to the catalog; retrying',
+      );
       this.scheduleRetry();
     }
   }

@@ -7,12 +7,21 @@
 //   (ResourceExhausted) rises by at most one per write, where a retry would multiply it;
 // - reads, authorize, roots and a leaf signed before keep answering;
 // - every agent logs the alarm once, with the way out.
+// - a client agent and a server agent started meanwhile come up, serve reads and log the alarm.
 // Then the operator's steps, and with no restart every agent writes and signs again, a blocking
-// read on the client is woken by a write through a server, and every agent logs the alarm cleared.
+// read on the client is woken by a write through a server, every agent logs the alarm cleared,
+// and the two late agents are members of the cluster, with their nodes in the catalog.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess } from '../integration/support/agent-process.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
-import { grpcHandled, startClusterAgents, type ClusterAgents } from './support.js';
+import {
+  grpcHandled,
+  startClusterAgent,
+  until,
+  startClusterAgents,
+  type AgentsOptions,
+  type ClusterAgents,
+} from './support.js';
 
 const QUOTA_BYTES = 16 * 1024 * 1024;
 const VALUE = 'v'.repeat(400_000);
@@ -46,13 +55,16 @@ const isAlarmCleared = (line: Record<string, unknown>): boolean => line.msg === 
 describe("etcd's space quota spent (NOSPACE)", () => {
   let etcd: EtcdCluster;
   let cluster: ClusterAgents;
+  const late: AgentProcess[] = [];
+  const mesh: AgentsOptions = { prefix: `/svc-quota-${process.pid}/` };
 
   beforeAll(async () => {
     etcd = await startEtcdCluster({ size: 1, args: [`--quota-backend-bytes=${QUOTA_BYTES}`] });
-    cluster = await startClusterAgents(etcd, { prefix: `/svc-quota-${process.pid}/` });
+    cluster = await startClusterAgents(etcd, mesh);
   }, 60_000);
 
   afterAll(async () => {
+    await Promise.all(late.map((agent) => agent.stop('SIGKILL')));
     await cluster?.stop();
     await etcd?.stop();
   });
@@ -131,6 +143,30 @@ describe("etcd's space quota spent (NOSPACE)", () => {
       ).toEqual([expect.stringMatching(/alarm:NOSPACE\): .*etcdctl compact.*etcdctl defrag.*etcdctl alarm disarm/)]);
     }
 
+    // Agents started while etcd takes no writes: their member entries wait for etcd.
+    late.push(await startClusterAgent(etcd, mesh, 'agent-d', false));
+    late.push(await startClusterAgent(etcd, mesh, 'agent-e', true));
+    const [d, e] = late as [AgentProcess, AgentProcess];
+    const lateUnanswered: string[] = [];
+    for (const [name, agent] of [['agent-d', d] as const, ['agent-e', e] as const]) {
+      await agent.waitForLog(isAlarmWarning);
+      for (const [what, method, path, body] of [
+        [
+          'authorize',
+          'POST',
+          '/v1/agent/connect/authorize',
+          JSON.stringify({ Target: 'db', ClientCertURI: SPIFFE_WEB }),
+        ],
+        ['roots', 'GET', '/v1/agent/connect/ca/roots'],
+        ['KV', 'GET', '/v1/kv/fill?keys'],
+      ] as const) {
+        const answer = await call(agent, method, path, body);
+        if (answer.status !== 200)
+          lateUnanswered.push(`${what} on ${name}: ${answer.status} ${answer.text.slice(0, 200)}`);
+      }
+    }
+    expect(lateUnanswered, 'reads on agents started while etcd takes no writes').toEqual([]);
+
     // The operator's way out: compact the history at the current revision, defragment, disarm.
     const status = JSON.parse(await etcd.etcdctl('endpoint', 'status', '-w', 'json')) as {
       Status: { header: { revision: number } };
@@ -138,7 +174,7 @@ describe("etcd's space quota spent (NOSPACE)", () => {
     await etcd.etcdctl('compact', String(status[0]?.Status.header.revision));
     await etcd.etcdctl('defrag');
     await etcd.etcdctl('alarm', 'disarm');
-    await Promise.all(cluster.agents.map((agent, i) => agent.waitForLog(isAlarmCleared, logFrom[i])));
+    await Promise.all([...cluster.agents, ...late].map((agent, i) => agent.waitForLog(isAlarmCleared, logFrom[i])));
 
     const first = await call(c, 'GET', '/v1/kv/woken');
     const parked = call(c, 'GET', `/v1/kv/woken?raw&index=${first.index}&wait=30s`);
@@ -149,14 +185,35 @@ describe("etcd's space quota spent (NOSPACE)", () => {
     }
     const wake = await call(a, 'PUT', '/v1/kv/woken', 'after');
     expect([wake.status, (await parked).text]).toEqual([200, 'after']);
+    const lateWrite = await call(d, 'PUT', '/v1/kv/late', 'x');
+    if (lateWrite.status !== 200)
+      failed.push(`KV through agent-d: ${lateWrite.status} ${lateWrite.text.slice(0, 200)}`);
     expect(failed, 'writes after the alarm is disarmed').toEqual([]);
+    const names = (list: Answer): string[] => (JSON.parse(list.text) as { Name: string }[]).map((m) => m.Name);
+    const members = await until(
+      () => call(a, 'GET', '/v1/agent/members'),
+      (list) => names(list).length === 5,
+    );
+    expect(names(members)).toEqual(['agent-a', 'agent-b', 'agent-c', 'agent-d', 'agent-e']);
+    // Their nodes reach the catalog too: the failed first syncs are tried again (15 to 30 s).
+    const nodeNames = (list: Answer): string[] => (JSON.parse(list.text) as { Node: string }[]).map((n) => n.Node);
+    const nodes = await until(
+      () => call(a, 'GET', '/v1/catalog/nodes'),
+      (list) => nodeNames(list).length === 5,
+      500,
+    );
+    expect(nodeNames(nodes).sort()).toEqual(['agent-a', 'agent-b', 'agent-c', 'agent-d', 'agent-e']);
 
-    for (const [i, agent] of cluster.agents.entries()) {
-      expect(agent.child.exitCode, cluster.names[i]).toBeNull();
-      const bad = agent.logs.slice(logFrom[i]).filter((l) => WARN_OR_WORSE.has(String(l.level)) && !isAlarmWarning(l));
+    const everyone = [...cluster.agents, d, e];
+    const everyName = [...cluster.names, 'agent-d', 'agent-e'];
+    for (const [i, agent] of everyone.entries()) {
+      expect(agent.child.exitCode, everyName[i]).toBeNull();
+      const bad = agent.logs
+        .slice(logFrom[i] ?? 0)
+        .filter((l) => WARN_OR_WORSE.has(String(l.level)) && !isAlarmWarning(l));
       expect(
         bad.map((l) => l.msg),
-        `${cluster.names[i]} logged`,
+        `${everyName[i]} logged`,
       ).toEqual([]);
     }
   }, 240_000);

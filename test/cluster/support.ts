@@ -25,21 +25,31 @@ export interface AgentsOptions {
   readonly logLevel?: 'debug' | 'info';
 }
 
+/** One agent of the mesh `options` describe, on `etcd`: a server or a client agent named `name`. */
+export function startClusterAgent(
+  etcd: EtcdCluster,
+  options: AgentsOptions,
+  name: string,
+  server: boolean,
+): Promise<AgentProcess> {
+  return startAgent({
+    config: {
+      node_name: name,
+      ...(options.logLevel === undefined ? {} : { log_level: options.logLevel }),
+      cluster: {
+        etcd: { prefix: options.prefix, ...(options.auth === undefined ? {} : options.auth) },
+        member_ttl: options.memberTtl ?? '3s',
+      },
+    },
+    args: [...etcd.endpoints.flatMap((url) => ['-etcd', url]), ...(server ? ['-server'] : [])],
+  });
+}
+
 /** Servers a and b, client c; the first server starts alone so that it creates the CA. */
 export async function startClusterAgents(etcd: EtcdCluster, options: AgentsOptions): Promise<ClusterAgents> {
   const started: AgentProcess[] = [];
   const start = async (name: string, server: boolean): Promise<AgentProcess> => {
-    const agent = await startAgent({
-      config: {
-        node_name: name,
-        ...(options.logLevel === undefined ? {} : { log_level: options.logLevel }),
-        cluster: {
-          etcd: { prefix: options.prefix, ...(options.auth === undefined ? {} : options.auth) },
-          member_ttl: options.memberTtl ?? '3s',
-        },
-      },
-      args: [...etcd.endpoints.flatMap((url) => ['-etcd', url]), ...(server ? ['-server'] : [])],
-    });
+    const agent = await startClusterAgent(etcd, options, name, server);
     started.push(agent);
     return agent;
   };

@@ -2,6 +2,7 @@
 // may use of src/state/etcd/; its other files are internals (.dependency-cruiser.cjs).
 export {
   connectEtcd,
+  etcdFailure,
   shareConnection,
   type EtcdConnection,
   type EtcdConnectionOptions,

@@ -1,12 +1,14 @@
 // Anti-entropy against the real catalog on an embedded store, on a fake clock: the first full sync,
 // partial syncs that leave the node's other entries alone, an output-only change held for
-// check_update_interval, and drift repaired by the next full sync (docs/decisions.md D26).
+// check_update_interval, and drift repaired by the next full sync (docs/decisions.md D26); a sync that
+// keeps failing is warned of once, and not at all when its cause was logged where it arose.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { allowAllAuthorizer } from '../../../src/acl/authorizer.js';
 import type { Identity } from '../../../src/acl/identity.js';
 import { Catalog } from '../../../src/catalog/catalog.js';
 import { CATALOG_CHECKS, CATALOG_SERVICES, memberKey, type StoredCheck } from '../../../src/catalog/model.js';
 import { FakeClock } from '../../../src/core/clock.js';
+import { agentError } from '../../../src/core/errors.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { AntiEntropy, FULL_SYNC_INTERVAL_MS } from '../../../src/local/anti-entropy.js';
 import { readCheckDefinition, readServiceDefinition } from '../../../src/local/definition.js';
@@ -112,5 +114,69 @@ describe('AntiEntropy', () => {
     clock.advance(FULL_SYNC_INTERVAL_MS);
     await ae.idle();
     expect(services()).toEqual([memberKey(NODE, 'web-1')]);
+  });
+});
+
+describe('AntiEntropy, when the catalog cannot be written', () => {
+  /** A writer that fails while `failure` is set, and the log lines the agent wrote. */
+  async function failingWriter(failure: () => unknown) {
+    const lines: [string, string][] = [];
+    const record = (level: string) => (_: object, msg?: string) => void lines.push([level, msg ?? '']);
+    const log = { ...silentLogger, debug: record('debug'), info: record('info'), warn: record('warn') };
+    const clock = new FakeClock(1_000);
+    const state = new LocalState(NODE);
+    state.addService(readServiceDefinition({ ID: 'web-1', Name: 'web', Port: 80 }));
+    let syncs = 0;
+    const ae = new AntiEntropy({
+      state,
+      writer: {
+        syncNode: () => {
+          syncs++;
+          const err = failure();
+          return err === undefined ? Promise.resolve() : Promise.reject(err as Error);
+        },
+        nodeVersion: () => 0,
+      },
+      node: { ID: 'id-1', Address: '10.0.0.1', TaggedAddresses: {}, Meta: {} },
+      clock,
+      random: () => 0,
+      log,
+      checkUpdateIntervalMs: () => INTERVAL,
+      retryIntervalMs: 1_000,
+    });
+    ae.start();
+    await ae.idle();
+    const retry = async (): Promise<void> => {
+      clock.advance(1_000);
+      await ae.idle();
+    };
+    return { ae, lines, retry, syncs: () => syncs };
+  }
+
+  it('warns at the first failure, not at each retry, and says when a sync works again', async () => {
+    let failing = true;
+    const { ae, lines, retry, syncs } = await failingWriter(() => (failing ? new Error('disk gone') : undefined));
+    await retry();
+    await retry();
+    failing = false;
+    await retry();
+    expect(syncs()).toBe(4);
+    expect(lines.filter(([level]) => level !== 'debug')).toEqual([
+      ['warn', 'the agent could not sync its services and checks to the catalog; retrying'],
+      ['info', 'the agent synced its services and checks to the catalog again'],
+    ]);
+    await ae.close();
+  });
+
+  it('does not warn for a cause logged where it arose (etcd out of space, no leader)', async () => {
+    let failing = true;
+    const { ae, lines, retry } = await failingWriter(() => (failing ? agentError('STATE_ETCD_NO_SPACE') : undefined));
+    await retry();
+    failing = false;
+    await retry();
+    expect(lines.filter(([level]) => level !== 'debug')).toEqual([
+      ['info', 'the agent synced its services and checks to the catalog again'],
+    ]);
+    await ae.close();
   });
 });
