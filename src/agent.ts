@@ -191,6 +191,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   metrics.gauge('svc.blocking.parked', () => blocking.parked);
   metrics.gauge('svc.state.watches', () => store.watchCount);
   metrics.gauge('svc.state.index', () => store.index);
+  if (cluster !== undefined) metrics.gauge('svc.etcd.alarms', () => cluster.leadership.alarmCount);
   /** The config in force: a reload replaces it, and what reads it per use follows (src/config/reload.ts). */
   let running = config;
   const limits = {

@@ -47,8 +47,8 @@ export class EtcdLeadership {
   private leaderId = '0';
   private lastOk: number;
   private known: boolean;
-  /** etcd's raised alarms as last reported, joined: logged when they change. */
-  private alarms = '';
+  /** etcd's raised alarms as last reported: logged when they change. */
+  private alarms: readonly string[] = [];
   /** The last member list etcd gave: peers stay answerable while etcd is away. */
   private lastMembers: readonly EtcdMember[] = [];
 
@@ -76,6 +76,11 @@ export class EtcdLeadership {
   /** Milliseconds since etcd last answered with a leader; 0 while it does. */
   get lastContactMs(): number {
     return this.known ? 0 : Math.max(0, this.clock.now() - this.lastOk);
+  }
+
+  /** etcd's raised alarms (NOSPACE: it takes no writes) as of the last answer; the `svc.etcd.alarms` gauge. */
+  get alarmCount(): number {
+    return this.alarms.length;
   }
 
   /** The leader's client address as `host:port`; "" when none is known (Consul's answer then). */
@@ -124,8 +129,8 @@ export class EtcdLeadership {
 
   private noteAlarms(alarms: readonly string[]): void {
     const now = alarms.join(', ');
-    if (now === this.alarms) return;
-    this.alarms = now;
+    if (now === this.alarms.join(', ')) return;
+    this.alarms = alarms;
     if (now === '') {
       this.log.info({}, 'etcd alarms cleared');
       return;

@@ -99,11 +99,6 @@ export async function openClusterState(
     intervalMs: config.cluster.leaderProbeIntervalMs,
     lastContact,
   });
-  const registerLater = (err: unknown, record: MemberRecord): void => {
-    if (etcdFailure(err) !== 'no-space') throw err;
-    log.info({}, 'etcd takes no writes (its NOSPACE alarm): this member is registered once it does');
-    members.startLater(record);
-  };
   const members = new ClusterMembers({
     connection,
     prefix: config.cluster.etcd.prefix,
@@ -113,6 +108,12 @@ export async function openClusterState(
     random: deps.random,
     badRows: deps.badRows,
   });
+  /** etcd's space quota spent: the agent serves, and its registration loop puts the record once etcd takes writes. */
+  const registerLater = (err: unknown, record: MemberRecord): void => {
+    if (etcdFailure(err) !== 'no-space') throw err;
+    log.info({}, 'etcd takes no writes (its NOSPACE alarm): this member is registered once it does');
+    members.startLater(record);
+  };
   try {
     await leadership.start();
     // A store started from its view on disk (etcd unreachable) must not wait for etcd to register,

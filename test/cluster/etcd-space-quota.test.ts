@@ -6,7 +6,7 @@
 //   is answered 503 with what is wrong, after one attempt: etcd's count of refused calls
 //   (ResourceExhausted) rises by at most one per write, where a retry would multiply it;
 // - reads, authorize, roots and a leaf signed before keep answering;
-// - every agent logs the alarm once, with the way out.
+// - every agent logs the alarm once, with the way out; the svc.etcd.alarms gauge counts it;
 // - a client agent and a server agent started meanwhile come up, serve reads and log the alarm.
 // Then the operator's steps, and with no restart every agent writes and signs again, a blocking
 // read on the client is woken by a write through a server, every agent logs the alarm cleared,
@@ -47,6 +47,14 @@ async function call(agent: AgentProcess, method: string, path: string, body?: st
 
 /** Calls etcd refused with ResourceExhausted: its NOSPACE refusal. */
 const refusedForSpace = (etcd: EtcdCluster): Promise<number> => grpcHandled(etcd, 'grpc_code="ResourceExhausted"');
+
+/** The agent's `svc.etcd.alarms` gauge. */
+async function alarmsGauge(agent: AgentProcess): Promise<number | undefined> {
+  const metrics = JSON.parse((await call(agent, 'GET', '/v1/agent/metrics')).text) as {
+    Gauges: { Name: string; Value: number }[];
+  };
+  return metrics.Gauges.find((g) => g.Name === 'svc.etcd.alarms')?.Value;
+}
 
 const isAlarmWarning = (line: Record<string, unknown>): boolean =>
   line.level === 'warn' && String(line.msg).startsWith('etcd raised an alarm (');
@@ -143,6 +151,8 @@ describe("etcd's space quota spent (NOSPACE)", () => {
       ).toEqual([expect.stringMatching(/alarm:NOSPACE\): .*etcdctl compact.*etcdctl defrag.*etcdctl alarm disarm/)]);
     }
 
+    expect(await alarmsGauge(c), 'svc.etcd.alarms while the alarm is up').toBe(1);
+
     // Agents started while etcd takes no writes: their member entries wait for etcd.
     late.push(await startClusterAgent(etcd, mesh, 'agent-d', false));
     late.push(await startClusterAgent(etcd, mesh, 'agent-e', true));
@@ -175,6 +185,8 @@ describe("etcd's space quota spent (NOSPACE)", () => {
     await etcd.etcdctl('defrag');
     await etcd.etcdctl('alarm', 'disarm');
     await Promise.all([...cluster.agents, ...late].map((agent, i) => agent.waitForLog(isAlarmCleared, logFrom[i])));
+
+    expect(await alarmsGauge(c), 'svc.etcd.alarms once cleared').toBe(0);
 
     const first = await call(c, 'GET', '/v1/kv/woken');
     const parked = call(c, 'GET', `/v1/kv/woken?raw&index=${first.index}&wait=30s`);

@@ -147,9 +147,11 @@ describe('EtcdLeadership', () => {
       await settle();
     };
     await probe(['memberID:1 alarm:NOSPACE']);
+    expect(leadership.alarmCount).toBe(1);
     await probe(['memberID:1 alarm:NOSPACE']);
     await probe(['memberID:1 alarm:NOSPACE', 'memberID:2 alarm:NOSPACE']);
     await probe([]);
+    expect(leadership.alarmCount).toBe(0);
     await probe([]);
     await probe(['memberID:2 alarm:CORRUPT']);
     expect(lines).toEqual([
