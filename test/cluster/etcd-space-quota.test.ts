@@ -4,7 +4,8 @@
 // quota is filled by rewriting one KV value through server agent a. While the alarm is up:
 // - every write (KV, an intention, a new leaf; through a server and through the client agent)
 //   is answered 503 with what is wrong, after one attempt: etcd's count of refused calls
-//   (ResourceExhausted) rises by at most one per write, where a retry would multiply it;
+//   (ResourceExhausted) rises by one per write (two if a background write lands meanwhile), where
+//   trying again within the call made it 27-34;
 // - reads, authorize, roots and a leaf signed before keep answering;
 // - every agent logs the alarm once, with the way out; the svc.etcd.alarms gauge counts it;
 // - a client agent and a server agent started meanwhile come up, serve reads and log the alarm.
@@ -116,8 +117,10 @@ describe("etcd's space quota spent (NOSPACE)", () => {
     for (const [what, agent, method, path, body] of writes) {
       const before = await refusedForSpace(etcd);
       const answer = await call(agent, method, path, body);
+      // One attempt; a background write of some agent refused meanwhile may add one more. Tried
+      // again within its call, a write was refused 27-34 times.
       const attempts = (await refusedForSpace(etcd)) - before;
-      if (answer.status !== 503 || !answer.text.includes('etcd is out of space') || attempts > 1)
+      if (answer.status !== 503 || !answer.text.includes('etcd is out of space') || attempts > 2)
         refused.push(`${what}: ${answer.status} ${answer.text.slice(0, 200)}; ${attempts} refused etcd calls`);
     }
     expect(refused, 'each write refused once, 503, saying why').toEqual([]);
