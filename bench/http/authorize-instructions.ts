@@ -1,5 +1,6 @@
 // Instructions per request over HTTP, counted by callgrind: the agent on uWS answering authorize
-// (one body, and 10,000 distinct bodies over its 10,000 intentions), the bare-uWS ceiling
+// (one body, and 10,000 distinct bodies over its 10,000 intentions) and KV PUTs (in memory and
+// durable: the write path's guard, docs/decisions.md D18 on held writes), the bare-uWS ceiling
 // answering the same requests (its GET, and its PUT sent the same bodies), and the minimal uWS
 // authorize app (authorize-uws-minimal.ts) sent the same bodies: what the agent's own checks cost. Counts repeat run to
 // run where times on this shared machine do not, so this is the figure to move when working on
@@ -31,6 +32,7 @@ import { seedAgent } from './authorize.js';
 const run = promisify(execFile);
 const UWS_MINIMAL = fileURLToPath(new URL('./authorize-uws-minimal.js', import.meta.url));
 const PATH = '/v1/agent/connect/authorize';
+const KV_PATH = '/v1/kv/bench/instructions';
 // Node under valgrind starts in tens of seconds; the agent also loads its CA and workers.
 const START_TIMEOUT_MS = 600_000;
 
@@ -39,6 +41,8 @@ interface Row {
   readonly server: 'ceiling' | 'minimal' | 'agent';
   readonly method: 'GET' | 'PUT' | 'POST';
   readonly bodies: 'none' | 'one' | 'distinct';
+  /** A KV row: the agent's state, and the key every PUT writes (bodies: distinct KV values). */
+  readonly kv?: { readonly mode: 'dev' | 'durable'; readonly path: string };
 }
 
 const ROWS: readonly Row[] = [
@@ -47,6 +51,20 @@ const ROWS: readonly Row[] = [
   { id: 'minimal uWS authorize, 10,000 bodies', server: 'minimal', method: 'POST', bodies: 'distinct' },
   { id: 'agent authorize, one body', server: 'agent', method: 'POST', bodies: 'one' },
   { id: 'agent authorize, 10,000 bodies', server: 'agent', method: 'POST', bodies: 'distinct' },
+  {
+    id: 'agent KV PUT, in memory',
+    server: 'agent',
+    method: 'PUT',
+    bodies: 'distinct',
+    kv: { mode: 'dev', path: KV_PATH },
+  },
+  {
+    id: 'agent KV PUT, durable',
+    server: 'agent',
+    method: 'PUT',
+    bodies: 'distinct',
+    kv: { mode: 'durable', path: KV_PATH },
+  },
 ];
 
 function bodiesOf(row: Row): string[] {
@@ -69,7 +87,9 @@ async function callgrindControl(pid: number, option: string): Promise<void> {
 async function startUnderCallgrind(row: Row, outFile: string): Promise<ServerProcess> {
   const wrapper = ['valgrind', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${outFile}`];
   if (row.server === 'agent') {
-    const agent = await startAgent('dev', [], undefined, { command: wrapper, startTimeoutMs: START_TIMEOUT_MS });
+    const wrapped = { command: wrapper, startTimeoutMs: START_TIMEOUT_MS };
+    const agent = await startAgent(row.kv?.mode ?? 'dev', [], undefined, wrapped);
+    if (row.kv !== undefined) return agent;
     try {
       await seedAgent(agent.port);
     } catch (err) {
@@ -122,7 +142,7 @@ async function measureRow(row: Row, { batches, size, warmup, connections, label 
       const statuses = await sendExactly({
         port: server.port,
         method: row.method,
-        path: PATH,
+        path: row.kv?.path ?? PATH,
         bodies: bodiesOf(row),
         count,
         connections,
@@ -200,7 +220,7 @@ export async function runAuthorizeInstructions(argv: readonly string[]): Promise
     ]),
   );
   process.stdout.write(
-    `\ninstructions per request under callgrind (${PATH}, keep-alive, ${batches} batches of ${size})\n${table}\n`,
+    `\ninstructions per request under callgrind (${PATH}, ${KV_PATH}; keep-alive, ${batches} batches of ${size})\n${table}\n`,
   );
   const path = await writeJson(`authorize-instructions-${values.label}`, {
     ...settings,

@@ -60,6 +60,11 @@ class CollectingIo implements TransportIo<number, Buffer> {
   keep(chunk: Buffer): Buffer {
     return Buffer.from(chunk);
   }
+  // Authorize changes no state: never held.
+  hold(_handle: number, run: () => void): void {
+    run();
+  }
+  release(): void {}
   constructor(readonly bodies: readonly Buffer[]) {}
 }
 

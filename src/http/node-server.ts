@@ -81,6 +81,9 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
       message.on('end', () => piece(EMPTY_BODY, true));
     },
     keep: (chunk) => chunk,
+    // node:http answers pipelined requests in order, late ones included.
+    hold: (_res, run) => run(),
+    release: () => {},
   };
   const flow = new RequestFlow(io, log, options.recordRequest);
   const requestLog = flow.requestLog;
@@ -251,8 +254,15 @@ function pairs(flat: readonly string[]): string[] {
   return lines;
 }
 
+/** A TLS record's first byte when it carries a handshake (a ClientHello, on a connection's first packet). */
+const TLS_HANDSHAKE = 0x16;
+
 /** The status and text for a request the parser refused (llhttp's reason, e.g. "Duplicate Content-Length"). */
 function clientErrorReply(err: NodeJS.ErrnoException): [number, string] {
+  const packet = (err as { rawPacket?: unknown }).rawPacket;
+  if (Buffer.isBuffer(packet) && packet[0] === TLS_HANDSHAKE && packet[1] === 3) {
+    return [400, 'Client sent a TLS handshake to an HTTP port: use http:// here, or https:// on the HTTPS port'];
+  }
   const reason = (err as { reason?: unknown }).reason;
   const detail = typeof reason === 'string' && reason !== '' ? reason : err.message;
   switch (err.code) {

@@ -37,6 +37,13 @@ export interface TransportIo<H, C extends { readonly byteLength: number }> {
   readBody(handle: H, piece: (chunk: C, isLast: boolean) => void): void;
   /** The bytes of a piece the request keeps (a transport that reuses its buffers copies them). */
   keep(chunk: C): Buffer;
+  /**
+   * Calls `run` for a request that may change state once the transport is sure to be able to
+   * answer it, reading nothing more of the connection until `release` (docs/decisions.md#held-writes).
+   */
+  hold(handle: H, run: () => void): void;
+  /** Reads the connection again, right before a held request's answer is written. */
+  release(handle: H): void;
 }
 
 /** The route label of a request no route matched (a 404, or a redirect to a clean path). */
@@ -83,6 +90,8 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
       rest = decoded;
     }
     if (BODY_METHODS.has(method)) this.readBody(handle, route, handler, head, rest, trace);
+    else if (route.changesState.has(method))
+      this.held(handle, handler, new ApiRequest(head, rest, undefined), false, trace);
     else this.run(handle, handler, new ApiRequest(head, rest, undefined), true, false, trace);
   }
 
@@ -138,8 +147,11 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
       this.answer(handle, errorTextReply(route.bodyTooLarge(declared, max)), false, true, trace);
       return;
     }
+    const changesState = route.changesState.has(head.method);
     if (declared <= 0 && this.framing.transferEncoding === undefined) {
-      this.run(handle, handler, new ApiRequest(head, rest, EMPTY_BODY), true, false, trace);
+      const empty = new ApiRequest(head, rest, EMPTY_BODY);
+      if (changesState) this.held(handle, handler, empty, false, trace);
+      else this.run(handle, handler, empty, true, false, trace);
       return;
     }
     let request: ApiRequest | undefined;
@@ -167,7 +179,28 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
       if (!isLast) return;
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : joined(chunks, size);
       request = new ApiRequest(head, rest, body);
-      this.run(handle, handler, request, true, true, trace);
+      if (changesState) this.held(handle, handler, request, true, trace);
+      else this.run(handle, handler, request, true, true, trace);
+    });
+  }
+
+  /**
+   * Runs a request that may change state only once the transport can answer it: uWS closes a
+   * connection whose next request it parses before the answer is written (it serves pipelined
+   * requests only when answered at once), so such a request runs after the read that brought it,
+   * not at all if the connection was closed meanwhile, and the connection is not read again
+   * until it is answered (docs/decisions.md#held-writes).
+   */
+  private held(
+    handle: H,
+    handler: RequestHandler,
+    req: ApiRequest,
+    goneHooked: boolean,
+    trace: RequestTrace | undefined,
+  ): void {
+    if (!goneHooked) this.io.onGone(handle, () => req.abort());
+    this.io.hold(handle, () => {
+      if (!req.aborted) this.run(handle, handler, req, false, true, trace, true);
     });
   }
 
@@ -175,6 +208,7 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
    * Runs a handler; answers at once, when its promise settles, or when its parked read wakes.
    * `inHandler`: still inside the transport's request or body callback. `goneHooked`: the body read
    * already asked to hear of the client going away (a transport may take one such hook only).
+   * `held`: the transport holds the connection until this answer (see held()).
    */
   private run(
     handle: H,
@@ -183,6 +217,7 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
     inHandler: boolean,
     goneHooked: boolean,
     trace: RequestTrace | undefined,
+    held = false,
   ): void {
     let result: Outcome;
     try {
@@ -191,6 +226,7 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
       result = errorReply(err, this.log, req.head.path);
     }
     const close = req.head.closeConnection;
+    if (held && !(result instanceof Promise)) this.io.release(handle);
     if (result instanceof Parked) {
       const deliver: Deliver<H> =
         trace === undefined ? this.deliverLate : (h, reply, c) => this.answerLate(h, reply, c, trace);
@@ -208,6 +244,7 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
     const finish = (reply: Reply): void => {
       if (req.aborted) return;
       req.aborted = true; // answered: a later abort or second answer is a no-op
+      if (held) this.io.release(handle);
       this.answerLate(handle, reply, close, trace);
     };
     result.then(finish, (err: unknown) => finish(errorReply(err, this.log, req.head.path)));

@@ -33,8 +33,17 @@ export type AclRequirement = Permission | 'resolved' | 'none';
 /** A requirement, or a function that picks one per request (KV GET: read one key, or filter a listing). */
 export type AclRule<P = undefined> = AclRequirement | ((req: ApiRequest, parsed: P) => AclRequirement);
 
+/**
+ * A PUT, POST or DELETE that changes no state (authorize): run within the transport's read of the
+ * request, as a GET is, where one that may change state is held until it can be answered
+ * (request-flow.ts, docs/decisions.md#held-writes).
+ */
+interface StateDeclaration {
+  readonly readsOnly?: true;
+}
+
 /** A method that reads its request itself, in the ACL function and in the handler. */
-export interface MethodSpec {
+export interface MethodSpec extends StateDeclaration {
   readonly parse?: undefined;
   readonly acl: AclRule;
   readonly handler: Handler;
@@ -45,7 +54,7 @@ export interface MethodSpec {
  * malformed body's 400) is answered before any token is looked at, and the ACL function and the
  * handler both receive the parsed value.
  */
-export interface ParsedMethodSpec<P> {
+export interface ParsedMethodSpec<P> extends StateDeclaration {
   readonly parse: (req: ApiRequest) => P;
   readonly acl: AclRule<P>;
   readonly handler: Handler<P>;
@@ -56,12 +65,13 @@ export interface ParsedMethodSpec<P> {
  * of different parse types without `any`; `open` hands the method spec back with its type intact.
  */
 export interface ParsedMethod {
+  readonly readsOnly: boolean;
   open<R>(use: <P>(spec: ParsedMethodSpec<P>) => R): R;
 }
 
 /** Declares a method with a parse phase: P is inferred from `parse` and checked against `acl` and `handler`. */
 export function parsedMethod<P>(spec: ParsedMethodSpec<P>): ParsedMethod {
-  return { open: (use) => use(spec) };
+  return { readsOnly: spec.readsOnly === true, open: (use) => use(spec) };
 }
 
 export interface Route {

@@ -21,6 +21,8 @@ export interface CompiledRoute {
   readonly path: string;
   readonly prefix: boolean;
   readonly handlers: ReadonlyMap<string, RequestHandler>;
+  /** The methods whose requests may change state: PUT, POST and DELETE unless declared `readsOnly`. */
+  readonly changesState: ReadonlySet<string>;
   /** `OPTIONS,GET,PUT,DELETE`: OPTIONS first, then the declared methods. */
   readonly allow: string;
   readonly maxBodyBytes: number;
@@ -42,17 +44,20 @@ export function compileRoutes(
     if (route.prefix && !route.path.endsWith('/')) throw new Error(`prefix route ${route.path} must end in '/'`);
     const aclApi = route.aclApi ?? false;
     const handlers = new Map<string, RequestHandler>();
+    const changesState = new Set<string>();
     for (const [method, spec] of Object.entries(route.methods) as [Method, MethodSpec | ParsedMethod][]) {
       handlers.set(
         method,
         'open' in spec ? spec.open((parsed) => guard(parsed, gate, aclApi)) : guard(spec, gate, aclApi),
       );
+      if (method !== 'GET' && spec.readsOnly !== true) changesState.add(method);
     }
     const cap = route.maxBodyBytes ?? defaultMaxBodyBytes;
     return {
       path: route.path,
       prefix: route.prefix ?? false,
       handlers,
+      changesState,
       allow: ['OPTIONS', ...handlers.keys()].join(','),
       get maxBodyBytes() {
         return typeof cap === 'number' ? cap : cap();

@@ -138,6 +138,13 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
     onGone: (res, gone) => void res.onAborted(gone),
     readBody: (res, piece) => void res.onData(piece),
     keep: copyChunk,
+    // After the read that brought the request (microtasks run before uWS parses on: a request
+    // pipelined behind this one closes the connection first); paused, uWS reads nothing more.
+    hold(res, run) {
+      res.pause();
+      setImmediate(run);
+    },
+    release: (res) => void res.resume(),
   };
   const flow = new RequestFlow(io, options.log, options.recordRequest);
   const requestLog = flow.requestLog;

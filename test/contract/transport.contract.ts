@@ -2,7 +2,8 @@
 // suite unchanged, from raw sockets, started on its own with a tiny route table. It pins the
 // request life cycle the adapters share: routing answers (404, 405, OPTIONS, redirects), the body
 // cap (413, connection kept or closed), chunked bodies, late and parked answers, clients that go
-// away, the headers every answer carries, keep-alive, framing refusals, and the request trace.
+// away, the headers every answer carries, keep-alive, pipelined writes (answered or not applied),
+// framing refusals, malformed requests, and the request trace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/clock.js';
 import { agentError } from '../../src/core/errors.js';
@@ -117,6 +118,12 @@ class Fixture {
           ]);
         },
       }),
+      route('/v1/gone', false, {
+        DELETE: () => {
+          this.count('echo PUT');
+          return textReply(200, 'got deleted');
+        },
+      }),
       route('/v1/kv/', true, { GET: (req) => textReply(200, `key ${req.rest}`) }),
       route('/v1/late', false, {
         GET: (req) => {
@@ -127,6 +134,14 @@ class Fixture {
           return d.promise;
         },
         POST: () => Promise.reject(new Error('the backend fell over')),
+        PUT: (req) => {
+          this.count('late PUT');
+          const d = deferred();
+          this.late.push(d);
+          req.onAbort(() => this.aborted.fire());
+          this.lateCalled.fire();
+          return d.promise;
+        },
       }),
       route('/v1/park', false, {
         GET: (req) => {
@@ -154,6 +169,7 @@ function route(path: string, prefix: boolean, handlers: Record<string, RequestHa
     path,
     prefix,
     handlers: map,
+    changesState: new Set([...map.keys()].filter((method) => method !== 'GET')),
     allow: ['OPTIONS', ...map.keys()].join(','),
     maxBodyBytes: MAX_BODY,
     bodyTooLarge: (size, max) => agentError('HTTP_BODY_TOO_LARGE', { size, max }),
@@ -334,6 +350,67 @@ export function describeTransportContract(name: string, transport: TransportUnde
         expect((await client.next()).body).toBe('key k');
       });
 
+      /** Up to `count` responses, fewer if the server closes first. */
+      const upTo = async (client: RawClient, count: number): Promise<WireResponse[]> => {
+        const responses: WireResponse[] = [];
+        while (responses.length < count) {
+          try {
+            responses.push(await client.next());
+          } catch {
+            break;
+          }
+        }
+        return responses;
+      };
+
+      it('answers every write it applies: one pipelined in a packet with a request behind it is answered, or not applied and closed', async () => {
+        const writes = [
+          request('PUT', '/v1/echo', 'v'),
+          'DELETE /v1/gone HTTP/1.1\r\nHost: x\r\n\r\n',
+          'PUT /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n',
+          request('PUT', '/v1/late', 'later'),
+        ];
+        const applied = (): number => (fixture.calls.get('echo PUT') ?? 0) + (fixture.calls.get('late PUT') ?? 0);
+        for (const write of writes) {
+          for (const behind of [request('GET', '/v1/echo?name=behind'), request('PUT', '/v1/echo', 'w')]) {
+            const before = applied();
+            const client = await open();
+            const called = fixture.lateCalled.next();
+            client.send(write + behind);
+            if (write.includes('/v1/late')) {
+              // Answered once the handler runs, if it ever does (a transport that did not take it
+              // closes), and only after a round trip on another connection: the server has had the
+              // request behind it to read by then, as behind a real write's fsync.
+              await Promise.race([called, client.closed]);
+              if (fixture.late.length > 0) expect((await once(request('GET', '/v1/echo'))).status).toBe(200);
+              fixture.late.shift()?.resolve(textReply(200, 'got later'));
+            }
+            const responses = await upTo(client, 2);
+            const answered = responses.filter((r) => r.body.startsWith('got ')).length;
+            expect(applied() - before, `${write} then ${behind}`).toBe(answered);
+            if (transport.parser === 'llhttp') expect(responses).toHaveLength(2);
+            if (responses.length < 2) await client.closed;
+          }
+        }
+      });
+
+      it('answers requests pipelined behind a pending write in later packets, in order', async () => {
+        const client = await open();
+        const called = fixture.lateCalled.next();
+        const before = fixture.calls.get('echo PUT') ?? 0;
+        client.send(request('PUT', '/v1/late', 'first'));
+        await called;
+        // Behind the pending write, in packets of their own: a read, then a write. A round trip on
+        // another connection after them means the server has had them to read before the answer.
+        client.send(request('GET', '/v1/echo?name=2'));
+        client.send(request('PUT', '/v1/echo', 'third'));
+        expect((await once(request('GET', '/v1/echo'))).status).toBe(200);
+        fixture.late.shift()?.resolve(textReply(200, 'first done'));
+        const responses = await upTo(client, 3);
+        expect(responses.map((r) => r.body)).toEqual(['first done', 'hello 2', 'got 5: third']);
+        expect((fixture.calls.get('echo PUT') ?? 0) - before).toBe(1);
+      });
+
       it('closes after answering a request that asked for Connection: close', async () => {
         const client = await open();
         const res = await client.exchange(request('GET', '/v1/echo', undefined, { Connection: 'close' }));
@@ -452,6 +529,78 @@ export function describeTransportContract(name: string, transport: TransportUnde
         expect(responses.map((r) => [r.status, r.headers.connection])).toEqual([[status, 'close']]);
         expect(fixture.calls.get('echo PUT') ?? 0).toBe(before);
       };
+
+      /**
+       * Malformed requests: llhttp answers each at once (400 and a close, or the request it can still
+       * read); uWS v20.51's parser answers a request line it cannot parse 505 itself and waits on
+       * the rest until its 10 s idle timeout (docs/decisions.md D18). Nothing is applied either way.
+       */
+      const CLIENT_HELLO = Buffer.from(`16030100a5010000a10303${'00'.repeat(64)}`, 'hex');
+      const MALFORMED: readonly { name: string; raw: string | Buffer; llhttp: number[]; uws: number[] | 'waits' }[] = [
+        {
+          name: 'a raw space in the path',
+          raw: 'PUT /v1/echo x HTTP/1.1\r\nHost: x\r\n\r\n',
+          llhttp: [400],
+          uws: [505],
+        },
+        { name: 'a tab in the path', raw: 'PUT /v1/echo\tx HTTP/1.1\r\nHost: x\r\n\r\n', llhttp: [400], uws: [505] },
+        { name: 'a NUL in the path', raw: 'PUT /v1/echo\0x HTTP/1.1\r\nHost: x\r\n\r\n', llhttp: [400], uws: [505] },
+        { name: 'HTTP/1.2', raw: 'PUT /v1/echo HTTP/1.2\r\nHost: x\r\n\r\n', llhttp: [400], uws: [505] },
+        { name: 'HTTX/1.1', raw: 'PUT /v1/echo HTTX/1.1\r\nHost: x\r\n\r\n', llhttp: [400], uws: [505] },
+        {
+          name: 'LF-only line ends',
+          raw: 'PUT /v1/echo HTTP/1.1\nHost: x\nContent-Length: 1\n\nz',
+          llhttp: [400],
+          uws: [505],
+        },
+        { name: 'binary garbage', raw: '\x00\x01\x02\xff\xfe garbage\r\n\r\n', llhttp: [400], uws: [505] },
+        { name: 'a TLS ClientHello', raw: CLIENT_HELLO, llhttp: [400], uws: [505] },
+        {
+          name: 'a bare CR in a header value',
+          raw: 'PUT /v1/echo HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n',
+          llhttp: [400],
+          uws: 'waits',
+        },
+        {
+          name: 'empty lines before the request line',
+          raw: `\r\n\r\n${request('PUT', '/v1/echo', 'z')}`,
+          llhttp: [200],
+          uws: 'waits',
+        },
+        {
+          name: 'a body followed by an extra CRLF and a request',
+          raw: `${request('GET', '/v1/echo')}\r\n${request('GET', '/v1/echo')}`,
+          llhttp: [200, 200],
+          uws: [200],
+        },
+      ];
+
+      it('answers malformed requests at once (uWS: its own 505, or it waits), applying nothing unanswered', async () => {
+        for (const { name, raw, llhttp, uws } of MALFORMED) {
+          const before = fixture.calls.get('echo PUT') ?? 0;
+          const client = await open();
+          client.send(raw);
+          const expected = transport.parser === 'llhttp' ? llhttp : uws;
+          if (expected !== 'waits') {
+            const responses = await upTo(client, expected.length);
+            expect(
+              responses.map((r) => r.status),
+              name,
+            ).toEqual(expected);
+            if (expected.every((status) => status >= 400)) await client.closed;
+            const answered = responses.filter((r) => r.body.startsWith('got ')).length;
+            expect((fixture.calls.get('echo PUT') ?? 0) - before, name).toBe(answered);
+            if (name === 'a TLS ClientHello' && transport.parser === 'llhttp') {
+              expect(responses[0]?.body).toMatch(/TLS handshake to an HTTP port/);
+            }
+          } else {
+            // A round trip on another connection: the server has read these bytes, and answered nothing.
+            expect((await once(request('GET', '/v1/echo'))).status).toBe(200);
+            expect((fixture.calls.get('echo PUT') ?? 0) - before, name).toBe(0);
+            client.destroy();
+          }
+        }
+      });
 
       it('answers an HTTP/1.1 request without Host 400 and closes', async () => {
         await refusedByParser(`PUT /v1/echo HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc${SMUGGLED}`, 400, /Host/);

@@ -71,6 +71,9 @@ export function authorizeRoutes(deps: AuthorizeDeps): Route[] {
   // 'resolved': the token must resolve here (403 `ACL not found`); service:write on the Target is
   // the authorize function's own step, shared with agent.authorize().
   return [
-    { path: '/v1/agent/connect/authorize', methods: { POST: parsedMethod({ parse, acl: 'resolved', handler }) } },
+    {
+      path: '/v1/agent/connect/authorize',
+      methods: { POST: parsedMethod({ parse, acl: 'resolved', handler, readsOnly: true }) },
+    },
   ];
 }

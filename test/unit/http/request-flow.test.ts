@@ -21,6 +21,10 @@ class Exchange {
   goneHooks = 0;
   gone: (() => void) | undefined;
   piece: ((chunk: Buffer, isLast: boolean) => void) | undefined;
+  /** A held request's run, called by the test as the transport would once its read returned. */
+  heldRun: (() => void) | undefined;
+  /** Writes made before each release, -1 for none yet. */
+  released: number[] = [];
 }
 
 const io: TransportIo<Exchange, Buffer> = {
@@ -33,6 +37,8 @@ const io: TransportIo<Exchange, Buffer> = {
   },
   readBody: (x, piece) => void (x.piece = piece),
   keep: (chunk) => chunk,
+  hold: (x, run) => void (x.heldRun = run),
+  release: (x) => void x.released.push(x.writes.length),
 };
 
 const head = (method: string, closeConnection = false): RequestHead => ({
@@ -45,14 +51,16 @@ const head = (method: string, closeConnection = false): RequestHead => ({
   closeConnection,
 });
 
-function route(handler: RequestHandler, maxBodyBytes = 8): CompiledRoute {
+function route(handler: RequestHandler, maxBodyBytes = 8, changesState: readonly string[] = []): CompiledRoute {
   return {
     path: '/r',
     prefix: false,
     handlers: new Map([
       ['GET', handler],
       ['PUT', handler],
+      ['DELETE', handler],
     ]),
+    changesState: new Set(changesState),
     allow: 'OPTIONS,GET,PUT',
     maxBodyBytes,
     bodyTooLarge: (size, max) => agentError('HTTP_BODY_TOO_LARGE', { size, max }),
@@ -169,5 +177,81 @@ describe('RequestFlow', () => {
     expect(over.writes.map((w) => [w.reply.status, w.reply.body, w.late, w.close])).toEqual([
       [413, 'Request body(10 bytes) too large, max size: 8 bytes.', true, true],
     ]);
+  });
+
+  describe('a request that may change state (docs/decisions.md#held-writes)', () => {
+    const counted = (): { route: CompiledRoute; runs: string[] } => {
+      const runs: string[] = [];
+      const r = route(
+        (req) => {
+          runs.push(`${req.head.method} ${req.body?.toString() ?? ''}`);
+          return textReply(200, 'applied');
+        },
+        8,
+        ['PUT', 'DELETE'],
+      );
+      return { route: r, runs };
+    };
+
+    it('runs only once the transport lets it, released before its answer, which is written late', () => {
+      const { route: r, runs } = counted();
+      const x = new Exchange();
+      send(x, r, head('PUT'), { 'content-length': '1' });
+      x.piece?.(Buffer.from('v'), true);
+      expect(runs).toEqual([]);
+      x.heldRun?.();
+      expect(runs).toEqual(['PUT v']);
+      expect(x.released).toEqual([0]);
+      expect(x.writes.map((w) => [w.reply.body, w.late])).toEqual([['applied', true]]);
+    });
+
+    it('never runs once the client went away before the transport let it: not applied, not answered', () => {
+      const { route: r, runs } = counted();
+      for (const [method, framing] of [
+        ['PUT', { 'content-length': '1' }],
+        ['PUT', {}],
+        ['DELETE', {}],
+      ] as const) {
+        const x = new Exchange();
+        send(x, r, head(method), framing);
+        x.piece?.(Buffer.from('v'), true);
+        expect(x.heldRun).toBeDefined();
+        x.gone?.();
+        x.heldRun?.();
+        expect([runs, x.writes, x.released]).toEqual([[], [], []]);
+      }
+    });
+
+    it('releases a held promise only when it settles, and not at all once the client has gone', async () => {
+      let settle!: (reply: Reply) => void;
+      const r = route(() => new Promise((resolve) => (settle = resolve)), 8, ['DELETE']);
+      const x = new Exchange();
+      send(x, r, head('DELETE'));
+      x.heldRun?.();
+      expect(x.released).toEqual([]);
+      settle(textReply(200, 'done'));
+      await Promise.resolve();
+      expect(x.released).toEqual([0]);
+      expect(x.writes.map((w) => w.reply.body)).toEqual(['done']);
+      const gone = new Exchange();
+      send(gone, r, head('DELETE'));
+      gone.heldRun?.();
+      gone.gone?.();
+      settle(textReply(200, 'late'));
+      await Promise.resolve();
+      expect([gone.writes, gone.released]).toEqual([[], []]);
+    });
+
+    it('runs a method that changes no state within the read, as a GET', () => {
+      const { runs } = counted();
+      const readOnly = route(() => {
+        runs.push('read');
+        return textReply(200, 'ok');
+      });
+      const x = new Exchange();
+      send(x, readOnly, head('PUT'), { 'content-length': '1' });
+      x.piece?.(Buffer.from('v'), true);
+      expect([runs, x.heldRun, x.writes.map((w) => w.late)]).toEqual([['read'], undefined, [false]]);
+    });
   });
 });

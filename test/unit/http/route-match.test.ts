@@ -8,6 +8,7 @@ function route(path: string, prefix = false): CompiledRoute {
     path,
     prefix,
     handlers: new Map(),
+    changesState: new Set(),
     allow: 'OPTIONS',
     maxBodyBytes: 1,
     bodyTooLarge: () => agentError('HTTP_BODY_TOO_LARGE', { size: 0, max: 0 }),
