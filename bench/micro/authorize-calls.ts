@@ -64,6 +64,7 @@ class CollectingIo implements TransportIo<number, Buffer> {
   hold(_handle: number, run: () => void): void {
     run();
   }
+  holdReads(): void {}
   release(): void {}
   constructor(readonly bodies: readonly Buffer[]) {}
 }

@@ -83,6 +83,7 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
     keep: (chunk) => chunk,
     // node:http answers pipelined requests in order, late ones included.
     hold: (_res, run) => run(),
+    holdReads: () => {},
     release: () => {},
   };
   const flow = new RequestFlow(io, log, options.recordRequest);

@@ -39,10 +39,12 @@ export interface TransportIo<H, C extends { readonly byteLength: number }> {
   keep(chunk: C): Buffer;
   /**
    * Calls `run` for a request that may change state once the transport is sure to be able to
-   * answer it, reading nothing more of the connection until `release` (docs/decisions.md#held-writes).
+   * answer it, or knows the client has gone (docs/decisions.md#held-writes).
    */
   hold(handle: H, run: () => void): void;
-  /** Reads the connection again, right before a held request's answer is written. */
+  /** Reads nothing more of the connection: a held request will be answered later. */
+  holdReads(handle: H): void;
+  /** Reads the connection again, right before that answer is written. */
   release(handle: H): void;
 }
 
@@ -208,7 +210,7 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
    * Runs a handler; answers at once, when its promise settles, or when its parked read wakes.
    * `inHandler`: still inside the transport's request or body callback. `goneHooked`: the body read
    * already asked to hear of the client going away (a transport may take one such hook only).
-   * `held`: the transport holds the connection until this answer (see held()).
+   * `held`: run by the transport's hold; a late answer holds the connection's reads until then (see held()).
    */
   private run(
     handle: H,
@@ -226,7 +228,6 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
       result = errorReply(err, this.log, req.head.path);
     }
     const close = req.head.closeConnection;
-    if (held && !(result instanceof Promise)) this.io.release(handle);
     if (result instanceof Parked) {
       const deliver: Deliver<H> =
         trace === undefined ? this.deliverLate : (h, reply, c) => this.answerLate(h, reply, c, trace);
@@ -241,6 +242,7 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
       return;
     }
     if (!goneHooked) this.io.onGone(handle, () => req.abort());
+    if (held) this.io.holdReads(handle);
     const finish = (reply: Reply): void => {
       if (req.aborted) return;
       req.aborted = true; // answered: a later abort or second answer is a no-op
