@@ -62,6 +62,7 @@ import { readTlsCredentials } from './http/tls-credentials.js';
 import { DescriptorWatch } from './core/descriptor-watch.js';
 import { processDescriptors } from './core/open-files.js';
 import { resolveNodeId } from './node-id.js';
+import { tightenDataDir } from './core/private-files.js';
 import { openEmbeddedStore } from './state/embedded/index.js';
 import { openClusterState, type ClusterState } from './cluster/open.js';
 import { openClusterClientCa, openClusterServerCa, type ClusterCa } from './cluster/cluster-ca.js';
@@ -159,6 +160,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
 
+  await tightenDataDir(config.dataDir, log);
   const info = agentInfo(config, await resolveNodeId(config.nodeId, config.dataDir), new Date(clock.now()));
   const clustered = options.store === undefined && config.cluster.etcd.endpoints.length > 0;
   const metrics = new Metrics(clock);

@@ -5,6 +5,7 @@ import { makeDir } from './core/make-dir.js';
 import { join } from 'node:path';
 import { agentError } from './core/errors.js';
 import { generateId, isUuid } from './core/ids.js';
+import { PRIVATE_FILE_MODE } from './core/private-files.js';
 
 export async function resolveNodeId(configured: string | undefined, dataDir: string | undefined): Promise<string> {
   if (configured) return configured;
@@ -19,6 +20,6 @@ export async function resolveNodeId(configured: string | undefined, dataDir: str
   }
   const id = generateId();
   await makeDir(dataDir);
-  await writeFile(file, `${id}\n`, { mode: 0o600 });
+  await writeFile(file, `${id}\n`, { mode: PRIVATE_FILE_MODE });
   return id;
 }

@@ -1,13 +1,14 @@
 // mkdir -p without Node's recursive mkdir, which loops for ever where a parent exists but refuses
-// new entries with ENOENT (under /proc, say): each missing level is made in turn, and a refusal
-// is an error naming the directory.
+// new entries with ENOENT (under /proc, say): each missing level is made in turn, for the owner
+// alone (0700, core/private-files.ts), and a refusal is an error naming the directory.
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { agentError } from './errors.js';
+import { PRIVATE_DIR_MODE } from './private-files.js';
 
 export async function makeDir(path: string): Promise<void> {
   try {
-    await mkdir(path);
+    await mkdir(path, { mode: PRIVATE_DIR_MODE });
     return;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;

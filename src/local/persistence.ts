@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Logger } from '../core/log.js';
 import type { LocalEvent, LocalState } from './local-state.js';
 import type { LocalCheck, LocalService } from './model.js';
+import { PRIVATE_FILE_MODE } from '../core/private-files.js';
 
 export const LOCAL_SERVICES_FILE = 'local-services.json';
 const FORMAT_VERSION = 1;
@@ -82,7 +83,7 @@ export class LocalPersistence {
     const temp = `${this.path}.tmp`;
     const run = (async () => {
       try {
-        await writeFile(temp, JSON.stringify(body), { mode: 0o600 });
+        await writeFile(temp, JSON.stringify(body), { mode: PRIVATE_FILE_MODE });
         await rename(temp, this.path);
       } catch (err) {
         this.log.warn({ err, path: this.path }, 'could not write the local services file');

@@ -10,6 +10,7 @@ import type { Row } from './types.js';
 import type { TableImage, Tombstone, ViewImage } from './memory-tables.js';
 import { decodeRecords, encodeRecord } from './record-codec.js';
 import { SNAPSHOT_FILE, SNAPSHOT_TEMP_FILE, fsyncDir } from './state-files.js';
+import { PRIVATE_FILE_MODE } from '../core/private-files.js';
 
 const FORMAT_VERSION = 1;
 /** Rows per record are cut at about this many JSON characters, keeping each stringify short. */
@@ -27,7 +28,7 @@ type SnapshotRecord =
 /** Writes `image` durably as the directory's snapshot; returns the file size. */
 export async function writeSnapshot(dir: string, image: ViewImage): Promise<number> {
   const tempPath = join(dir, SNAPSHOT_TEMP_FILE);
-  const out = new SnapshotWriter(await open(tempPath, 'w'));
+  const out = new SnapshotWriter(await open(tempPath, 'w', PRIVATE_FILE_MODE));
   try {
     await out.record({ kind: 'snapshot', version: FORMAT_VERSION, index: image.index });
     for (const table of image.tables) {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { Logger } from '../../core/log.js';
 import type { CachedLeaf } from './leaf-manager.js';
+import { PRIVATE_FILE_MODE } from '../../core/private-files.js';
 
 export const LEAF_CACHE_FILE = 'leaf-cache.json';
 const LEAF_CACHE_TEMP_FILE = 'leaf-cache.tmp';
@@ -93,7 +94,7 @@ export class LeafCacheFile {
       try {
         // A temp file left by a crash may have another mode: `mode` applies only to a new file.
         await unlink(temp).catch(() => undefined);
-        await writeFile(temp, body, { mode: 0o600 });
+        await writeFile(temp, body, { mode: PRIVATE_FILE_MODE });
         await rename(temp, this.path);
       } catch (err) {
         this.log.warn({ err, path: this.path }, 'could not write the leaf cache to disk');

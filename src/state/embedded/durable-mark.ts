@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Logger } from '../../core/log.js';
 import { DURABLE_MARK_FILE, fsyncDir } from '../state-files.js';
+import { PRIVATE_FILE_MODE } from '../../core/private-files.js';
 
 const MARK_BYTES = 12;
 /** How long a durable index may wait before it is marked: the window a cut can go unnoticed. */
@@ -71,7 +72,7 @@ export class DurableMarkWriter {
       handle = await open(path, 'r+');
     } catch (err) {
       if ((err as { code?: unknown }).code !== 'ENOENT') throw err;
-      handle = await open(path, 'wx');
+      handle = await open(path, 'wx', PRIVATE_FILE_MODE);
       await fsyncDir(dir);
     }
     return new DurableMarkWriter(handle, log, everyMs, index);

@@ -7,6 +7,7 @@ import { agentError, type AgentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { SegmentFile } from '../state-files.js';
 import { fsyncDir, segmentPath } from '../state-files.js';
+import { PRIVATE_FILE_MODE } from '../../core/private-files.js';
 
 /** One commit on its way to disk. `record` is its framed WAL record. */
 export interface PendingWrite {
@@ -76,7 +77,7 @@ export class WalWriter<W extends PendingWrite> {
       return new WalWriter(await open(last.path, 'r+'), options);
     }
     const first = { path: segmentPath(options.dir, options.lastIndex + 1), firstIndex: options.lastIndex + 1 };
-    const handle = await open(first.path, 'wx');
+    const handle = await open(first.path, 'wx', PRIVATE_FILE_MODE);
     await fsyncDir(options.dir);
     return new WalWriter(handle, { ...options, segments: [first], activeBytes: 0 });
   }
@@ -204,7 +205,7 @@ export class WalWriter<W extends PendingWrite> {
     try {
       if (this.activeBytes > 0) {
         const next = { path: segmentPath(this.options.dir, this.lastIndex + 1), firstIndex: this.lastIndex + 1 };
-        const handle = await open(next.path, 'wx');
+        const handle = await open(next.path, 'wx', PRIVATE_FILE_MODE);
         try {
           // The new name must be durable before a record in it is acknowledged.
           await fsyncDir(this.options.dir);

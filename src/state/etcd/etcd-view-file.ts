@@ -12,6 +12,7 @@ import type { Logger } from '../../core/log.js';
 import type { ViewImage } from '../memory-tables.js';
 import { readSnapshot, writeSnapshot } from '../snapshot-file.js';
 import { SNAPSHOT_FILE } from '../state-files.js';
+import { PRIVATE_FILE_MODE } from '../../core/private-files.js';
 
 /** Beside the embedded store's `state/`, so the two never read each other's snapshot. */
 export const ETCD_VIEW_DIR = 'etcd-view';
@@ -164,7 +165,7 @@ export class EtcdViewFile {
   private async recordCurrentAt(revision: number, currentAt: number): Promise<void> {
     try {
       const temp = join(this.dir, CURRENT_AT_TEMP_FILE);
-      await writeFile(temp, JSON.stringify({ revision, currentAt }));
+      await writeFile(temp, JSON.stringify({ revision, currentAt }), { mode: PRIVATE_FILE_MODE });
       await rename(temp, join(this.dir, CURRENT_AT_FILE));
       this.recordedAt = currentAt;
     } catch (err) {
