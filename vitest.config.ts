@@ -1,24 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
-// Two cores here: at most two test files at once; integration tests start real agents.
-// The integration suite runs twice: on the default transport (auto: uWebSockets.js on loopback,
-// where the tests' agents listen) and on node:http, one contract over both (docs/decisions.md D18).
+// Two cores here: at most two test files at once; integration tests start real agents. The
+// integration suite runs once, on the default transport (auto: uWebSockets.js on loopback, where
+// the tests' agents listen); node:http is held by the transport contract suite
+// (test/contract/transport.contract.ts) and by the integration files about a request's bytes
+// (framing, malformed and pipelined requests), which run on both (docs/decisions.md D18).
+// `npm run test:quick` runs the unit and contract tests alone.
 export default defineConfig({
   test: {
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    projects: [
-      { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'] } },
-      {
-        extends: true,
-        test: {
-          name: 'node-transport',
-          include: ['test/integration/**/*.test.ts'],
-          env: { SVC_TEST_TRANSPORT: 'node' },
-        },
-      },
-    ],
+    include: ['test/**/*.test.ts'],
   },
 });

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints the path of an etcd binary (3.4 or later) for the tests and the local demo. Order: $SVC_ETCD_BIN,
 # `etcd` on the PATH, /usr/bin/etcd; when none is there and we are root on Debian, installs the
-# distribution's etcd-server package (Debian 12: etcd 3.4.23). Quiet when etcd is already present.
+# distribution's etcd-server package (Debian 12: etcd 3.4.23), and etcd-client (etcdctl) where etcd is
+# present without it. Quiet when both are already present.
 set -euo pipefail
 source "$(dirname "$0")/apt-ensure.sh"
 
@@ -14,6 +15,16 @@ found() {
 }
 
 if bin=$(found); then
+  # etcd without its etcdctl (etcd-server alone): the RBAC and fault tests drive etcd with it.
+  if [[ ! -x "$(dirname "$bin")/etcdctl" ]] && ! command -v etcdctl >/dev/null && [[ $(id -u) -eq 0 ]] &&
+    command -v apt-get >/dev/null; then
+    exec 9>"${TMPDIR:-/tmp}/svc-agent-ensure-etcdctl.lock"
+    flock 9
+    command -v etcdctl >/dev/null ||
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q etcd-client >&2 ||
+      { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q etcd-client >&2; } ||
+      echo "etcdctl not found, and Debian's etcd-client did not install" >&2
+  fi
   echo "$bin"
   exit 0
 fi

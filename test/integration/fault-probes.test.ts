@@ -1,10 +1,10 @@
-// Malformed request heads and bodies against the real agent, over raw sockets, on whichever
-// transport the project runs (vitest.config.ts): each gets an answer, or a close where the
+// Malformed request heads and bodies against the real agent, over raw sockets, on each
+// transport: each gets an answer, or a close where the
 // transport's own parser drops the connection, within 2 s (never held until the idle timeout),
 // and none applies a write. What each transport answers is docs/decisions.md D18.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, storedKeys, transportOf, type AgentProcess } from './support/agent-process.js';
+import { startAgent, storedKeys, TRANSPORTS, transportOf, type AgentProcess } from './support/agent-process.js';
 import { ResponseParser, type RawResponse } from './support/raw-http.js';
 
 /** The bound on an answer or a close: far below the 10 s idle timeout a silent server would hold the connection for. */
@@ -58,33 +58,34 @@ const PROBES: readonly (readonly [string, string, number, number])[] = [
   ['HTTP/1.1 without Host', `PUT /v1/kv/a HTTP/1.1\r\n${BODY}`, 400, 400],
 ];
 
-describe('malformed requests', () => {
-  let agent: AgentProcess;
-  let transport: string;
-  beforeAll(async () => {
-    agent = await startAgent();
-    transport = transportOf(agent);
-  });
-  afterAll(() => agent.stop());
+for (const served of TRANSPORTS)
+  describe(`malformed requests (${served})`, () => {
+    let agent: AgentProcess;
+    let transport: string;
+    beforeAll(async () => {
+      agent = await startAgent({ args: ['-http-transport', served] });
+      transport = transportOf(agent);
+    });
+    afterAll(() => agent.stop());
 
-  const keys = (): Promise<string[]> => storedKeys(agent);
+    const keys = (): Promise<string[]> => storedKeys(agent);
 
-  it.each(PROBES)('%s: answered at once, nothing written', async (_name, raw, onNode, onUws) => {
-    const answer = await firstAnswer(agent.port, raw);
-    expect(answer === 'closed' ? 'closed' : answer.status).toBe(transport === 'uws' ? onUws : onNode);
-    expect(await keys()).toEqual([]);
-  });
-
-  it('answers HTTP/1.0 at once: a real answer on node:http, 505 and a close on uWS', async () => {
-    const answer = await firstAnswer(agent.port, `PUT /v1/kv/a HTTP/1.0\r\n${BODY}`);
-    if (answer === 'closed') throw new Error('closed without an answer');
-    if (transport === 'uws') {
-      expect([answer.status, answer.headers.connection]).toEqual([505, 'close']);
+    it.each(PROBES)('%s: answered at once, nothing written', async (_name, raw, onNode, onUws) => {
+      const answer = await firstAnswer(agent.port, raw);
+      expect(answer === 'closed' ? 'closed' : answer.status).toBe(transport === 'uws' ? onUws : onNode);
       expect(await keys()).toEqual([]);
-    } else {
-      expect(answer.status).toBe(200);
-      expect(await (await fetch(`${agent.url}/v1/kv/a?raw`)).text()).toBe('hello');
-      await fetch(`${agent.url}/v1/kv/a`, { method: 'DELETE' });
-    }
+    });
+
+    it('answers HTTP/1.0 at once: a real answer on node:http, 505 and a close on uWS', async () => {
+      const answer = await firstAnswer(agent.port, `PUT /v1/kv/a HTTP/1.0\r\n${BODY}`);
+      if (answer === 'closed') throw new Error('closed without an answer');
+      if (transport === 'uws') {
+        expect([answer.status, answer.headers.connection]).toEqual([505, 'close']);
+        expect(await keys()).toEqual([]);
+      } else {
+        expect(answer.status).toBe(200);
+        expect(await (await fetch(`${agent.url}/v1/kv/a?raw`)).text()).toBe('hello');
+        await fetch(`${agent.url}/v1/kv/a`, { method: 'DELETE' });
+      }
+    });
   });
-});

@@ -29,7 +29,7 @@ const LINES: readonly (readonly [string, string | undefined])[] = [
 ];
 
 describe.runIf(linuxX64).each(LINES)('Node %s', (version, upstream) => {
-  const forced = process.env.SVC_TEST_TRANSPORT; // the node-transport project asks for node:http
+  const forced = process.env.SVC_TEST_TRANSPORT; // node:http when asked for by hand
   const serving = forced === 'node' || upstream === undefined ? 'node' : 'uws';
 
   it(

@@ -38,7 +38,7 @@ export interface StartOptions {
 export async function startAgent(options: StartOptions = {}): Promise<AgentProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` (npm test does)`);
   const args = ['agent', '-http-port', '0', '-log-json'];
-  // The integration suite runs once per transport (vitest.config.ts); a test's own flag wins.
+  // SVC_TEST_TRANSPORT runs a test file on another transport by hand; a test's own flag wins.
   if (process.env.SVC_TEST_TRANSPORT) args.push('-http-transport', process.env.SVC_TEST_TRANSPORT);
   args.push(...(options.dataDir === undefined ? ['-dev'] : ['-data-dir', options.dataDir]));
   let configDir: string | undefined;
@@ -144,6 +144,12 @@ export async function tempDir(prefix = 'svc-data-'): Promise<{ path: string; rem
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
+
+/**
+ * Both HTTP transports, for the tests of what each does with the bytes of a request (framing,
+ * malformed and pipelined requests): the rest of the suite runs on the default one.
+ */
+export const TRANSPORTS = ['uws', 'node'] as const;
 
 /** The transport the agent said it serves with in its start-up line (`uws` or `node`). */
 export function transportOf(agent: AgentProcess): string {
