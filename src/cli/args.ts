@@ -5,7 +5,7 @@ import yargsParser from 'yargs-parser';
 import { describeDefault, findConfigKey, type RawConfig } from '../config/schema.js';
 import { CLIENT_WORDS, clientCommandList } from './client/index.js';
 import { parseGoBool } from './go-bool.js';
-import { UsageError, usageError } from './usage-error.js';
+import { UsageError, unknownFlag, usageError } from './usage-error.js';
 import { loadtestHelp } from './loadtest/cli.js';
 import type { ConfigPath } from '../config/sources.js';
 
@@ -102,7 +102,7 @@ export function parseAgentArgs(argv: readonly string[]): AgentArgs {
   for (const [name, raw] of Object.entries(parsed)) {
     if (name === '_' || name === '--') continue;
     const spec = FLAG_BY_NAME.get(name);
-    if (spec === undefined) throw usageError('CLI_FLAG_UNDEFINED', { flag: name });
+    if (spec === undefined) throw unknownFlag(name, FLAG_BY_NAME.keys());
     const values = (Array.isArray(raw) ? raw : [raw]) as unknown[];
     if (spec.kind === 'files') {
       for (const v of values) requireText(spec, String(v));

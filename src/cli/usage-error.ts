@@ -1,5 +1,6 @@
 // A command-line mistake; the caller prints the message (and the usage) and exits 1. The agent's
 // flags and the client commands alike raise the code of their mistake.
+import { nearestKey } from '../config/did-you-mean.js';
 import { AgentError, renderMessage, type ErrorArgs } from '../core/errors.js';
 
 export type UsageCode =
@@ -25,4 +26,13 @@ export class UsageError extends AgentError {
 /** The usage error `code`, its message rendered from the catalogue. */
 export function usageError<C extends UsageCode>(code: C, ...[params]: ErrorArgs<C>): UsageError {
   return new UsageError(renderMessage(code, params as Readonly<Record<string, unknown>> | undefined), code);
+}
+
+/** A flag the command does not have, naming the one probably meant. */
+export function unknownFlag(name: string, known: Iterable<string>): UsageError {
+  const near = nearestKey(name, known);
+  return usageError('CLI_FLAG_UNDEFINED', {
+    flag: name,
+    suggestion: near === undefined ? '' : ` (did you mean -${near}?)`,
+  });
 }

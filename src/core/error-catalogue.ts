@@ -513,8 +513,8 @@ export const ERROR_CATALOGUE = {
   // Client commands (svc-agent kv get ...): printed on stderr as one line, exit status 1.
   CLI_FLAG_UNDEFINED: {
     kind: 'invalid',
-    message: 'flag provided but not defined: -{flag}',
-    note: 'A client command given a flag it does not have; `-h` after the command lists its flags.',
+    message: 'flag provided but not defined: -{flag}{suggestion}',
+    note: 'A command given a flag it does not have, with the nearest it has (` (did you mean -datacenter?)`) when one is near; `-h` after the command lists its flags.',
   },
   CLI_EXTRA_ARGUMENTS: { kind: 'invalid', message: 'unexpected extra arguments: [{args}]' },
   CLI_UNKNOWN_COMMAND: { kind: 'invalid', message: 'unknown command: {command:q}\n\nCommands:\n{commands}' },

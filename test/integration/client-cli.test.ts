@@ -335,8 +335,12 @@ describe('client commands', { timeout: 120_000 }, () => {
   it('lists the commands for an unknown one, and says in one line when the agent is unreachable', async () => {
     const unknown = await cli('acl', 'frobnicate');
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain('Unknown command: "acl frobnicate"');
+    expect(unknown.stderr).toContain('Unknown subcommand of "acl".');
     expect(unknown.stderr).toContain('acl policy create');
+    // What follows a mistyped command may be a token: never repeated.
+    const typo = await cli('acl', 'toekn', 'read', 's3cret-token');
+    expect(typo.stderr).toContain('Unknown subcommand of "acl" (did you mean "acl token"?).');
+    expect(typo.stderr).not.toContain('s3cret');
     const top = await cli('frobnicate');
     expect(top.code).toBe(1);
     expect(top.stderr).toContain('kv get');

@@ -2,7 +2,7 @@
 // `-name=value`, `-name value`, `--name`; parsing stops at the first argument that is not a flag,
 // and what follows is positional.
 import { parseGoBool } from '../go-bool.js';
-import { usageError } from '../usage-error.js';
+import { unknownFlag, usageError } from '../usage-error.js';
 
 export interface FlagSpec {
   readonly kind: 'bool' | 'string' | 'int' | 'list';
@@ -29,7 +29,7 @@ export function parseFlags(argv: readonly string[], specs: FlagSpecs): ParsedFla
     if (m === null || token === '-') break;
     const name = m[1] as string;
     const spec = specs[name];
-    if (spec === undefined) throw usageError('CLI_FLAG_UNDEFINED', { flag: name });
+    if (spec === undefined) throw unknownFlag(name, Object.keys(specs));
     let value = m[2];
     if (spec.kind === 'bool') {
       values[name] = value === undefined || parseGoBool(name, value);

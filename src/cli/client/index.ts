@@ -13,6 +13,7 @@ import { intentionCommands } from './intention.js';
 import { kvCommands } from './kv.js';
 import { maintCommands } from './maint.js';
 import { servicesCommands } from './services.js';
+import { nearestKey } from '../../config/did-you-mean.js';
 
 export const CLIENT_COMMANDS: readonly ClientCommand[] = [
   ...kvCommands,
@@ -66,6 +67,32 @@ export const systemIo: Io = {
   readFile: (path) => readFile(path, 'utf8'),
 };
 
+/**
+ * What is said of words that name no command: the command words typed (`kv`, `acl token`), the
+ * one probably meant, and the commands under them. The other words are never repeated: what
+ * follows a mistyped command may be a token.
+ */
+function unknownCommand(argv: readonly string[]): string {
+  const group: string[] = [];
+  for (const word of argv) {
+    const words = [...group, word];
+    if (!CLIENT_COMMANDS.some((c) => words.every((w, i) => c.name.split(' ')[i] === w))) break;
+    group.push(word);
+  }
+  const under = CLIENT_COMMANDS.filter((c) => group.every((w, i) => c.name.split(' ')[i] === w));
+  const typed = argv[group.length];
+  const next = new Set(under.map((c) => c.name.split(' ')[group.length]).filter((w) => w !== undefined));
+  const near = typed === undefined || typed.startsWith('-') ? undefined : nearestKey(typed, next);
+  const named = group.join(' ');
+  const head =
+    group.length === 0
+      ? 'A command is required.'
+      : typed === undefined || typed.startsWith('-')
+        ? `${JSON.stringify(named)} needs a subcommand.`
+        : `Unknown subcommand of ${JSON.stringify(named)}${near === undefined ? '' : ` (did you mean ${JSON.stringify(`${named} ${near}`)}?)`}.`;
+  return `${head}\n\nCommands:\n${clientCommandList(under.length > 0 ? under : CLIENT_COMMANDS)}\n`;
+}
+
 /** The list printed for `help` and for an unknown command. */
 export function clientCommandList(commands: readonly ClientCommand[] = CLIENT_COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length)) + 4;
@@ -84,11 +111,7 @@ export async function runClient(argv: readonly string[], env: NodeJS.ProcessEnv,
     }
   }
   if (command === undefined) {
-    const prefix = argv.filter((a) => !a.startsWith('-')).join(' ');
-    const near = CLIENT_COMMANDS.filter((c) => c.name.startsWith(`${argv[0] ?? ''} `) || c.name === argv[0]);
-    io.err(
-      `${prefix === '' ? 'A command is required.' : `Unknown command: ${JSON.stringify(prefix)}`}\n\nCommands:\n${clientCommandList(near.length > 0 ? near : CLIENT_COMMANDS)}\n`,
-    );
+    io.err(unknownCommand(argv));
     return 1;
   }
   const rest = argv.slice(used);

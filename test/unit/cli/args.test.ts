@@ -155,7 +155,10 @@ describe('parseAgentArgs', () => {
       'flag provided but not defined: -no-dev',
     );
     expect(usageMessage(() => parseAgentArgs(['-dataDir', 'x']), 'CLI_FLAG_UNDEFINED')).toBe(
-      'flag provided but not defined: -dataDir',
+      'flag provided but not defined: -dataDir (did you mean -data-dir?)',
+    );
+    expect(usageMessage(() => parseAgentArgs(['-datacentre', 'x']), 'CLI_FLAG_UNDEFINED')).toBe(
+      'flag provided but not defined: -datacentre (did you mean -datacenter?)',
     );
   });
 

@@ -30,11 +30,27 @@ describe('runClient usage mistakes', () => {
     });
   });
 
+  it('names the command words of a mistyped command and the one meant, never the words after them', async () => {
+    const typo = await run('kv', 'gte', 'my-secret-token');
+    expect(typo.code).toBe(1);
+    expect(typo.err).toMatch(/^Unknown subcommand of "kv" \(did you mean "kv get"\?\)\.\n\nCommands:\n {4}kv get /);
+    expect(typo.err).not.toContain('my-secret-token');
+    expect((await run('acl', 'token', 'frob', 'my-secret-token')).err).toMatch(
+      /^Unknown subcommand of "acl token"\.\n\nCommands:\n {4}acl token create /,
+    );
+    expect((await run('kv')).err).toMatch(/^"kv" needs a subcommand\./);
+  });
+
   it('says in one line what is wrong with a flag, a -format or an argument, before sending anything', async () => {
     expect(await run('kv', 'get', '-nope', 'a')).toEqual({
       code: 1,
       out: '',
       err: 'flag provided but not defined: -nope\n',
+    });
+    expect(await run('kv', 'get', '-recuse', 'a')).toEqual({
+      code: 1,
+      out: '',
+      err: 'flag provided but not defined: -recuse (did you mean -recurse?)\n',
     });
     expect(await run('acl', 'token', 'read', '-self', '-format=yaml')).toEqual({
       code: 1,
