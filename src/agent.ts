@@ -57,7 +57,7 @@ import { RootsCache } from './connect/ca/roots-cache.js';
 import type { StateStore, TableSchema, TableSchemas } from './state/types.js';
 import { backendContact } from './state/backend-health.js';
 import type { HttpServer, TransportName } from './http/server-types.js';
-import { chooseTransport, startHttpServer, startHttpsServer } from './http/transport.js';
+import { chooseTransport, startHttpServer, startHttpsServer, type TransportChoice } from './http/transport.js';
 import { readTlsCredentials } from './http/tls-credentials.js';
 import { DescriptorWatch } from './core/descriptor-watch.js';
 import { processDescriptors } from './core/open-files.js';
@@ -474,7 +474,11 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   let closing: Promise<void> | undefined;
 
   const startListeners = async (): Promise<Listening> => {
-    const choice = chooseTransport(config.httpConfig.transport, config.clientAddr);
+    // No plain HTTP listener: node:https serves the one there is, and uWS is never loaded.
+    const choice: TransportChoice =
+      config.ports.http === -1
+        ? { name: 'node', reason: 'ports.http is -1: HTTPS only, always node:https' }
+        : chooseTransport(config.httpConfig.transport, config.clientAddr);
     if (choice.warning !== undefined) log.warn({ transport: choice.name }, choice.warning);
     const serverOptions = {
       host: config.clientAddr,

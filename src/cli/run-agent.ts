@@ -113,6 +113,7 @@ export async function runAgent(args: AgentArgs): Promise<number> {
       httpsAddress: address(listening.https),
       transport: listening.transport,
       transportReason: listening.transportReason,
+      httpsTransport: listening.https === undefined ? null : 'node',
       uws: listening.uws ?? null,
       node: config.nodeName,
       datacenter: config.datacenter,

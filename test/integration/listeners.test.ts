@@ -77,6 +77,8 @@ describe('HTTPS', () => {
     });
     const line = agent.logs.find((l) => l.msg === 'svc-agent started')!;
     expect(line.address).toBeNull();
+    // HTTPS only: node:https serves it, whatever the plain transport would have been.
+    expect([line.transport, line.httpsTransport, line.uws]).toEqual(['node', 'node', null]);
     httpsPort = Number(String(line.httpsAddress).split(':').pop());
   });
   afterAll(async () => {

@@ -131,7 +131,13 @@ describe('start-up', () => {
     const agent = await startAgent({ args: ['-node', 'n1', '-datacenter', 'east'] });
     cleanups.push(() => agent.stop());
     const line = agent.logs.find((l) => l.msg === 'svc-agent started')!;
-    expect(line).toMatchObject({ node: 'n1', datacenter: 'east', dataDir: null, httpsAddress: null });
+    expect(line).toMatchObject({
+      node: 'n1',
+      datacenter: 'east',
+      dataDir: null,
+      httpsAddress: null,
+      httpsTransport: null,
+    });
     expect(line.transport).toBe(process.env.SVC_TEST_TRANSPORT ?? 'uws'); // auto: uWS on loopback
     expect(line.address).toBe(`127.0.0.1:${agent.port}`);
   });
