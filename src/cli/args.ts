@@ -209,6 +209,8 @@ export type Command =
   | { readonly name: 'client'; readonly argv: readonly string[] }
   /** `loadtest <scenario> ...`, run by src/loadtest/. */
   | { readonly name: 'loadtest'; readonly argv: readonly string[] }
+  /** `validate <file|dir>...`, run by validate.ts. */
+  | { readonly name: 'validate'; readonly argv: readonly string[] }
   /** exitCode 0 when help was asked for, 1 when it is shown because no command was given. */
   | { readonly name: 'help'; readonly text: string; readonly exitCode: 0 | 1 };
 
@@ -234,10 +236,11 @@ export function parseCommand(argv: readonly string[]): Command {
     return { name: 'agent', args: parseAgentArgs(rest) };
   }
   if (first === 'loadtest') return { name: 'loadtest', argv: rest };
+  if (first === 'validate') return { name: 'validate', argv: rest };
   if (CLIENT_WORDS.has(first)) return { name: 'client', argv };
   throw usageError('CLI_UNKNOWN_COMMAND', {
     command: first,
-    commands: `    agent\n    version\n${clientCommandList()}`,
+    commands: `    agent\n    validate\n    version\n${clientCommandList()}`,
   });
 }
 
@@ -249,6 +252,7 @@ export function mainHelp(): string {
     '    agent      Runs a service-mesh agent',
     '    version    Prints the version',
     '    loadtest   Puts load on a running agent and reports what it measured (help loadtest)',
+    '    validate   Checks config files and directories as the agent would load them (exit 0 valid, 1 not)',
     '    help       Shows this help (help agent, help loadtest: their options)',
     '',
     'Client commands (they talk to a running agent: -http-addr or SVC_HTTP_ADDR, -token or SVC_HTTP_TOKEN;',

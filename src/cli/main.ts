@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `svc-agent`: parses the command line and runs the command: the agent (run-agent.ts, loaded only
-// then), a client command against a running agent (client/), help or the version.
+// then), a client command against a running agent (client/), validate, help or the version.
 // Exit codes: 0 after a clean stop or success, 1 on an error (2: `intention check` denied).
 import { VERSION } from '../version.js';
 import { fail } from './fail.js';
@@ -30,6 +30,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return client.runClient(command.argv, process.env);
     case 'loadtest':
       return (await import('./loadtest/cli.js')).runLoadtest(command.argv, process.env);
+    case 'validate':
+      return (await import('./validate.js')).runValidate(command.argv);
   }
 }
 

@@ -253,7 +253,7 @@ describe('parseCommand', () => {
 
   it('rejects an unknown command', () => {
     expect(usageMessage(() => parseCommand(['serve']), 'CLI_UNKNOWN_COMMAND')).toMatch(
-      /^unknown command: "serve"\n\nCommands:\n {4}agent\n {4}version\n {4}kv get {2,}Reads a key/,
+      /^unknown command: "serve"\n\nCommands:\n {4}agent\n {4}validate\n {4}version\n {4}kv get {2,}Reads a key/,
     );
     expect(usageMessage(() => parseCommand(['-dev']), 'CLI_UNKNOWN_COMMAND')).toMatch(/^unknown command: "-dev"\n/);
   });
