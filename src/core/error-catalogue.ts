@@ -651,8 +651,8 @@ export const ERROR_CATALOGUE = {
   CHECK_SCRIPTS_DISABLED: {
     kind: 'invalid',
     message:
-      "Scripts are disabled on this agent; to enable, configure 'enable_script_checks' or 'enable_local_script_checks' to true",
-    note: 'A script check while enable_script_checks is off; svc-agent runs no scripts even when it is on.',
+      'Scripts are disabled on this agent: svc-agent never runs script or docker checks, whatever enable_script_checks and enable_local_script_checks say',
+    note: "A script or docker check. Consul's text begins the same; its advice to turn enable_script_checks on is left out, since svc-agent ignores that key.",
   },
   CHECK_SERVICE_UNKNOWN: { kind: 'not-found', message: 'ServiceID {id:q} does not exist' },
   CHECK_UNKNOWN: {

@@ -64,9 +64,11 @@ describe('validateService', () => {
 
   it('refuses script checks and check kinds the agent does not run', () => {
     const spec = (raw: Record<string, unknown>) => readServiceDefinition({ Name: 'a', Check: raw }).checks[0]!;
-    expect(agentErrorOf(() => refuseUnrunnable(spec({ Args: ['true'], Interval: '1s' }))).code).toBe(
-      'CHECK_SCRIPTS_DISABLED',
-    );
+    const script = agentErrorOf(() => refuseUnrunnable(spec({ Args: ['true'], Interval: '1s' })));
+    expect(script.code).toBe('CHECK_SCRIPTS_DISABLED');
+    // It advises no setting: svc-agent ignores enable_script_checks, and runs no script at all.
+    expect(script.message).toMatch(/never runs script or docker checks/);
+    expect(script.message).not.toMatch(/to enable|to true/);
     expect(agentErrorOf(() => refuseUnrunnable(spec({ UDP: '127.0.0.1:1', Interval: '1s' }))).code).toBe(
       'CHECK_UNSUPPORTED',
     );
