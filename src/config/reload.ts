@@ -20,6 +20,8 @@ const RELOADABLE = new Set([
   'defaultQueryTimeMs',
   'maxQueryTimeMs',
   'connect.leafRootChangeSpreadMs',
+  // Anti-entropy reads it on each check update (src/local/anti-entropy.ts).
+  'checkUpdateIntervalMs',
   'tls.certFile',
   'tls.keyFile',
   'tls.caFile',

@@ -22,6 +22,7 @@ describe('planReload', () => {
       acl: { tokens: { default: 'd', agent: 'a' }, default_policy: 'deny' },
       limits: { http_max_body_bytes: 1000, kv_max_value_size: 100 },
       default_query_time: '10s',
+      check_update_interval: '1m',
       connect: { leaf_root_change_spread: '1s', ca_config: { leaf_cert_ttl: '24h' } },
       datacenter: 'dc2',
       ports: { http: 9000 },
@@ -31,6 +32,7 @@ describe('planReload', () => {
     expect([...plan.applied].sort()).toEqual([
       'acl.tokens.agent',
       'acl.tokens.default',
+      'check_update_interval',
       'connect.leaf_root_change_spread',
       'default_query_time',
       'limits.http_max_body_bytes',
