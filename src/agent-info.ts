@@ -12,20 +12,21 @@ export interface AgentInfo {
   readonly nodeName: string;
   readonly nodeId: string;
   readonly datacenter: string;
-  /** The address peers and clients are told about (the bind address, or loopback for 0.0.0.0). */
+  /** The address other hosts are told about: advertise_addr as resolved (src/config/addresses.ts). */
   readonly advertiseAddr: string;
+  readonly advertiseAddrWan: string;
   readonly version: string;
   readonly buildDate: string;
   readonly aclsEnabled: boolean;
 }
 
 export function agentInfo(config: AgentConfig, nodeId: string, startedAt: Date): AgentInfo {
-  const bind = config.clientAddr;
   return Object.freeze({
     nodeName: config.nodeName,
     nodeId,
     datacenter: config.datacenter,
-    advertiseAddr: bind === '0.0.0.0' || bind === '::' ? '127.0.0.1' : bind,
+    advertiseAddr: config.advertiseAddr,
+    advertiseAddrWan: config.advertiseAddrWan,
     version: VERSION,
     buildDate: startedAt.toISOString().replace(/\.\d{3}Z$/, 'Z'),
     aclsEnabled: config.acl.enabled,

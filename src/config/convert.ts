@@ -9,6 +9,7 @@ export function toAgentConfig(
   v: ConfigValues,
   dev: boolean,
   registrations: Registrations = NO_REGISTRATIONS,
+  advertised: { readonly lan: string; readonly wan: string } = { lan: v.client_addr, wan: v.client_addr },
 ): AgentConfig {
   const ca = v.connect.ca_config;
   return {
@@ -17,6 +18,8 @@ export function toAgentConfig(
     nodeName: v.node_name,
     nodeId: v.node_id,
     clientAddr: v.client_addr,
+    advertiseAddr: advertised.lan,
+    advertiseAddrWan: advertised.wan,
     ports: { http: v.ports.http, https: v.ports.https },
     // As in Consul, a tls.https setting wins over tls.defaults for the HTTPS API.
     tls: {

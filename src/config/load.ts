@@ -18,6 +18,8 @@ import { parseJsonConfig, type ConfigSource } from './sources.js';
 import type { RawConfig } from './schema.js';
 import type { AgentConfig } from './types.js';
 import { validateValues } from './validate.js';
+import { resolveAdvertise, type HostAddress } from './addresses.js';
+import { hostAddresses } from './host-addresses.js';
 
 /** The machine as the loader sees it; tests hand in their own. */
 export interface LoadEnv {
@@ -26,12 +28,15 @@ export interface LoadEnv {
   readFile(path: string): string;
   /** true / false for an existing path, undefined when nothing is there. */
   isDirectory(path: string): boolean | undefined;
+  /** This host's addresses, for advertise_addr and its templates. */
+  hostAddresses(): readonly HostAddress[];
 }
 
 export const systemEnv: LoadEnv = {
   hostname,
   readFile: (path) => readFileSync(path, 'utf8'),
   isDirectory: (path) => statSync(path, { throwIfNoEntry: false })?.isDirectory(),
+  hostAddresses,
 };
 
 export interface LoadInput {
@@ -127,12 +132,26 @@ export function loadConfig(input: LoadInput): AgentConfig {
     }
   }
 
-  if (!result.ok || problems.length > 0) throw new ConfigError(problems);
+  // Read from the host's interfaces, as Consul resolves its templates when it loads its config.
+  const advertised = result.ok
+    ? resolveAdvertise(
+        {
+          clientAddr: result.values.client_addr,
+          bindAddr: result.values.bind_addr,
+          advertiseAddr: result.values.advertise_addr,
+          advertiseAddrWan: result.values.advertise_addr_wan,
+        },
+        env.hostAddresses(),
+      )
+    : undefined;
+  if (advertised?.ok === false) problems.push(...advertised.problems);
+
+  if (!result.ok || problems.length > 0 || advertised?.ok !== true) throw new ConfigError(problems);
   const warn =
     input.warn ??
     ((message: string) => process.emitWarning(message, { type: 'DeprecationWarning', code: CONFIG_DEPRECATION_CODE }));
   for (const message of warnings) warn(message);
-  return deepFreeze(toAgentConfig(result.values, input.dev, { services, checks }));
+  return deepFreeze(toAgentConfig(result.values, input.dev, { services, checks }, advertised));
 }
 
 function readJsonFile(path: string, env: LoadEnv): ConfigSource {

@@ -60,6 +60,21 @@ export const CONFIG_SCHEMA = {
   node_name: key(text(), (ctx) => ctx.hostname, 'Name of this node in the cluster.', 'the host name'),
   node_id: optionalKey(uuid(), 'Unique ID of this node (UUID).', 'derived by the agent'),
   client_addr: key(ipAddress(), '127.0.0.1', 'Address the HTTP API binds to.'),
+  bind_addr: optionalKey(
+    text(),
+    'Address of this host for the cluster: advertised unless advertise_addr is set; 0.0.0.0 advertises the one private IPv4 address. A go-sockaddr template ({{ GetPrivateIP }}, {{ GetInterfaceIP "eth0" }}) is resolved at start.',
+    'none',
+  ),
+  advertise_addr: optionalKey(
+    text(),
+    "Address other hosts reach this node at: the catalog's node Address, members' Addr, a service registered without Address. An IP or a go-sockaddr template.",
+    'bind_addr; else, when bind_addr or client_addr is 0.0.0.0, the one private IPv4 address (more than one is an error); else client_addr',
+  ),
+  advertise_addr_wan: optionalKey(
+    text(),
+    "The node's WAN address (TaggedAddresses.wan); an IP or a template.",
+    'advertise_addr',
+  ),
   ports: {
     http: key(
       int(-1, 65535),

@@ -73,6 +73,9 @@ export interface AgentConfig {
   /** Lower-case UUID when configured; otherwise the agent derives one. */
   readonly nodeId: string | undefined;
   readonly clientAddr: string;
+  /** The node's address for other hosts, resolved (src/config/addresses.ts). */
+  readonly advertiseAddr: string;
+  readonly advertiseAddrWan: string;
   /** -1 disables a listener. */
   readonly ports: { readonly http: number; readonly https: number };
   /** TLS of the HTTPS API (Consul's `tls.defaults`). */

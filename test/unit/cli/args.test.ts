@@ -206,7 +206,7 @@ describe('parseAgentArgs', () => {
     const args = parseAgentArgs(['-dev', '-http-port=0', '-log-level', 'err']);
     const config = loadConfig({
       ...args,
-      env: { hostname: () => 'h', readFile: () => '{}', isDirectory: () => undefined },
+      env: { hostname: () => 'h', readFile: () => '{}', isDirectory: () => undefined, hostAddresses: () => [] },
     });
     expect([config.dev, config.ports.http, config.logLevel]).toEqual([true, 0, 'error']);
   });

@@ -116,7 +116,6 @@ const IGNORED = [
   'bootstrap_expect',
   'ui_config',
   'retry_join',
-  'bind_addr',
   'addresses',
   'ports.grpc',
   'ports.dns',
@@ -169,6 +168,8 @@ describe("a Consul agent's config file", () => {
       logLevel: 'info',
       nodeName: 'consul-server-1',
       clientAddr: '127.0.0.1',
+      // bind_addr 0.0.0.0, as Consul: the host's one private IPv4 address is advertised.
+      advertiseAddr: '10.0.0.7',
       server: true,
       acl: { enabled: true, defaultPolicy: 'deny', downPolicy: 'extend-cache', tokens: { initialManagement: SECRET } },
       connect: { enabled: true },

@@ -7,7 +7,15 @@ import { ConfigError } from '../../../src/config/errors.js';
 import { loadConfig, systemEnv, type LoadInput } from '../../../src/config/load.js';
 import type { AgentConfig } from '../../../src/config/types.js';
 
-export const testEnv = { ...systemEnv, hostname: () => 'test-host' };
+/** A host with one private IPv4 address on the default route's interface: what 0.0.0.0 advertises. */
+export const testEnv = {
+  ...systemEnv,
+  hostname: () => 'test-host',
+  hostAddresses: () => [
+    { interface: 'lo', address: '127.0.0.1', family: 'IPv4' as const, internal: true, defaultRoute: false },
+    { interface: 'eth0', address: '10.0.0.7', family: 'IPv4' as const, internal: false, defaultRoute: true },
+  ],
+};
 
 export function tempDir(): { dir: string; file(name: string, content: unknown): string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-agent-config-'));

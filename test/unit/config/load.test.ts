@@ -18,6 +18,8 @@ describe('defaults', () => {
       nodeName: 'test-host',
       nodeId: undefined,
       clientAddr: '127.0.0.1',
+      advertiseAddr: '127.0.0.1',
+      advertiseAddrWan: '127.0.0.1',
       ports: { http: 8500, https: -1 },
       tls: { caFile: undefined, certFile: undefined, keyFile: undefined, verifyIncoming: false, minVersion: 'TLSv1_2' },
       dataDir: undefined,

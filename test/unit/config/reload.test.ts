@@ -8,7 +8,7 @@ const load = (flags: RawConfig) =>
     files: [],
     flags,
     dev: true,
-    env: { hostname: () => 'h', readFile: () => '{}', isDirectory: () => undefined },
+    env: { hostname: () => 'h', readFile: () => '{}', isDirectory: () => undefined, hostAddresses: () => [] },
   });
 
 describe('planReload', () => {
