@@ -485,6 +485,12 @@ export const ERROR_CATALOGUE = {
     message: 'commit is larger than etcd accepts',
     note: 'Cluster: over etcd --max-request-bytes (1.5 MiB by default).',
   },
+  STATE_LISTING_TOO_LARGE: {
+    kind: 'too-large',
+    message:
+      'the listing holds more than {max} bytes (keys and values as stored), more than one answer carries; list a narrower prefix, or its keys alone with ?keys',
+    note: "KV `?recurse` and `?keys`: the limit and its reason are in the README's KV paragraph (Cluster). Both stores count alike.",
+  },
   STATE_ETCD_NO_SPACE: {
     kind: 'unavailable',
     logged: true,

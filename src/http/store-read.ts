@@ -3,8 +3,9 @@
 // handler does not know which. A plain read is one store read. A blocking read parks at once and
 // waits on the store's change notice for its key or prefix from `?index`: a read-through table's
 // index also moves with unrelated writes, so comparing indexes would wake it for nothing, while the
-// notice wakes it only when its own rows changed (docs/decisions.md D6).
-import { agentError } from '../core/errors.js';
+// notice wakes it only when its own rows changed (docs/decisions.md D6). A read refused for its
+// size (a listing over its limit) is answered at once with that error: waiting would not shrink it.
+import { agentError, isAgentError } from '../core/errors.js';
 import type { RangeTarget, ReadConsistency, ReadResult, StateStore } from '../state/types.js';
 import type { BlockingParams, BlockingQueries, Parked, WatchedRead } from './blocking.js';
 import type { Reply } from './reply.js';
@@ -37,6 +38,8 @@ export function answerStoreRead<V>(
 function watchedStoreRead<V>(store: StoreReads, minIndex: number, spec: StoreReadSpec<V>): WatchedRead {
   let latest: ReadResult<V> | undefined;
   let failure: unknown;
+  /** A failure that answers the read now (see tooLarge). */
+  let refused: unknown;
   // Changes at or below `since` are already in what the reader has (its ?index, then each re-read).
   let since = minIndex;
   const read = (): Promise<ReadResult<V>> => store.read<V>(spec.target, spec.consistency);
@@ -49,6 +52,13 @@ function watchedStoreRead<V>(store: StoreReads, minIndex: number, spec: StoreRea
     target(fn) {
       let live = true;
       let cancel = (): void => {};
+      // Answers now with `err`: the wait's watch goes, as no wake-up would end it.
+      const refuse = (err: unknown): void => {
+        refused = err;
+        live = false;
+        cancel();
+        fn();
+      };
       const wait = (): void => {
         cancel = store.changedAfter(spec.target, since, () => {
           reread().then(
@@ -62,7 +72,9 @@ function watchedStoreRead<V>(store: StoreReads, minIndex: number, spec: StoreRea
             // the change wakes the read once it is back.
             (err: unknown) => {
               failure = err;
-              if (live) wait();
+              if (!live) return;
+              if (tooLarge(err)) refuse(err);
+              else wait();
             },
           );
         });
@@ -76,6 +88,7 @@ function watchedStoreRead<V>(store: StoreReads, minIndex: number, spec: StoreRea
           },
           (err: unknown) => {
             failure = err;
+            if (live && tooLarge(err)) refuse(err);
           },
         );
       }
@@ -84,10 +97,17 @@ function watchedStoreRead<V>(store: StoreReads, minIndex: number, spec: StoreRea
         cancel();
       };
     },
-    index: () => (latest === undefined ? minIndex : latest.index),
+    // Refused: an index no answer was rendered at, so the wake-up renders (and throws) afresh.
+    index: () => (refused !== undefined ? minIndex + 1 : latest === undefined ? minIndex : latest.index),
     render() {
+      if (refused !== undefined) throw refused;
       if (latest !== undefined) return spec.render(latest);
       throw failure ?? agentError('STATE_NO_LEADER');
     },
   };
+}
+
+/** An error a later read would repeat until the data shrinks: a listing over its limit. */
+function tooLarge(err: unknown): boolean {
+  return isAgentError(err) && err.kind === 'too-large';
 }

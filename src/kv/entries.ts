@@ -6,6 +6,14 @@ import { Uint64 } from '../core/go-json.js';
 
 export const KV_TABLE = 'kv';
 
+/**
+ * The most one KV listing (`?recurse`, `?keys`) may hold, keys and values as stored (values base64):
+ * 20 MB of values is 27 MB stored and answered as about as much JSON, served with a fifth to spare.
+ * The answer is built whole (the rows, their JSON, its bytes), so a listing at the limit holds about
+ * 130 MB of heap while it is answered; larger is refused with STATE_LISTING_TOO_LARGE.
+ */
+export const KV_LISTING_MAX_BYTES = 32 * 1024 * 1024;
+
 export interface StoredKv {
   /** Flags as a number when it is a safe integer, else its decimal digits. */
   readonly Flags: number | string;

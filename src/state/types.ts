@@ -40,14 +40,25 @@ export type WatchTarget =
 
 /** A key, or every key under a prefix, of one table. */
 export type RangeTarget =
-  { readonly table: string; readonly key: string } | { readonly table: string; readonly prefix: string };
+  { readonly table: string; readonly key: string } | ({ readonly table: string; readonly prefix: string } & Listing);
+
+/** How a prefix is listed; a change notice (`changedAfter`) ignores both. */
+export interface Listing {
+  /** Keys only: every row's `value` is null (a store reading through asks its source for no values). */
+  readonly keysOnly?: boolean;
+  /**
+   * The most bytes the listing may hold, counted as stored (each key, and each value as JSON): a
+   * larger one fails with STATE_LISTING_TOO_LARGE, which names this limit.
+   */
+  readonly maxBytes?: number;
+}
 
 /** How fresh a read must be: Consul's `?stale` and `?consistent` (a local view is what it is). */
 export type ReadConsistency = 'default' | 'stale' | 'consistent';
 
 /** What `read` answers, whichever way the backend serves the table. */
 export interface ReadResult<V = unknown> {
-  /** Rows of the target sorted by key: none or one for a key. */
+  /** Rows of the target sorted by key: none or one for a key; values null for a keys-only listing. */
   readonly rows: Row<V>[];
   /**
    * The index to report: the key's ModifyIndex when it exists, else one at or past every change of

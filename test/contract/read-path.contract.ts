@@ -3,6 +3,7 @@
 // read through from etcd (the cluster's KV: docs/decisions.md D15). Every backend runs this suite
 // for each way it can serve a table; the catalog's tables and the KV read through it alike.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isAgentError } from '../../src/core/errors.js';
 import type { RangeTarget, StateStore, WriteOp } from '../../src/state/types.js';
 import type { OpenedStore } from './state-store.contract.js';
 
@@ -103,6 +104,55 @@ export function describeReadPathContract(name: string, open: () => Promise<Opene
       const fromRead = changed({ table: T, key: 'c' }, read.revision);
       await store.commit([set(T, 'c', 3)]);
       await fromRead.next;
+    });
+
+    it('lists keys only: every key in order with its indexes, no values, and the index of the full listing', async () => {
+      const first = await store.commit([set(T, 'ko/a', { big: 'v'.repeat(10_000) }), set(T, 'ko/b', 2)]);
+      await store.commit([set(T, 'ko/c', 3), set(T, 'kod', 4)]);
+      await store.commit([del(T, 'ko/b')]);
+      for (const consistency of ['default', 'stale', 'consistent'] as const) {
+        const full = await store.read({ table: T, prefix: 'ko/' }, consistency);
+        const keys = await store.read<null>({ table: T, prefix: 'ko/', keysOnly: true }, consistency);
+        expect(keys.rows).toEqual(full.rows.map((r) => ({ ...r, value: null })));
+        expect(keys.rows.map((r) => r.key)).toEqual(['ko/a', 'ko/c']);
+        expect(keys.rows[0]?.createIndex).toBe(first.index);
+        expect(keys.index).toBe(full.index);
+        expect(keys.unreadable).toBeUndefined();
+      }
+      expect((await store.read({ table: T, prefix: 'none/', keysOnly: true }, 'default')).rows).toEqual([]);
+    });
+
+    it('refuses a listing over its byte limit with an error naming it, counting keys and values as stored', async () => {
+      // Each row: a 3-byte key and 1,002 bytes of JSON; keys alone, 3 bytes a row.
+      const rows = ['L/1', 'L/2', 'L/3', 'L/4'];
+      await store.commit(rows.map((key) => set(T, key, 'x'.repeat(1_000))));
+      const listing = (maxBytes: number, keysOnly = false): Promise<unknown> =>
+        store.read({ table: T, prefix: 'L/', maxBytes, keysOnly }, 'default').then(
+          (read) => read.rows.map((r) => r.key),
+          (err: unknown) => (isAgentError(err) ? { code: err.code, kind: err.kind, message: err.message } : err),
+        );
+      expect(await listing(4 * 1_005)).toEqual(rows);
+      expect(await listing(4 * 1_005 - 1)).toEqual({
+        code: 'STATE_LISTING_TOO_LARGE',
+        kind: 'too-large',
+        message: expect.stringContaining(`more than ${4 * 1_005 - 1} bytes`),
+      });
+      expect(await listing(12, true)).toEqual(rows);
+      expect(await listing(11, true)).toMatchObject({ code: 'STATE_LISTING_TOO_LARGE', kind: 'too-large' });
+    });
+
+    it("reads a listing larger than gRPC's 4 MiB message in total, every value intact", async () => {
+      // Twelve rows of 700 KB, each in a commit of its own (etcd takes 1.5 MiB a request by default).
+      const value = (i: number): string => String(i % 10).repeat(700_000);
+      const keys = Array.from({ length: 12 }, (_, i) => `big/${String(i).padStart(2, '0')}`);
+      let last = 0;
+      for (const [i, key] of keys.entries()) last = (await store.commit([set(T, key, value(i))])).index;
+      const read = await store.read<string>({ table: T, prefix: 'big/' }, 'default');
+      expect(read.rows.map((r) => r.key)).toEqual(keys);
+      expect(read.rows.every((r, i) => r.value === value(i))).toBe(true);
+      expect(read.index).toBeGreaterThanOrEqual(last);
+      const keysOnly = await store.read<null>({ table: T, prefix: 'big/', keysOnly: true }, 'stale');
+      expect(keysOnly.rows.map((r) => r.key)).toEqual(keys);
     });
 
     it('tells a cancelled wait nothing, and leaves no watch behind', async () => {

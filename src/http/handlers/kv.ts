@@ -1,18 +1,19 @@
 // /v1/kv/<key>: GET (single, ?recurse, ?keys[&separator], ?raw), PUT (raw body, ?flags, ?cas),
 // DELETE (?recurse, ?cas), blocking on the key or prefix. Shapes, texts: docs/decisions.md#kv-api.
 // A value the store could not read (written into etcd by something else) fails its own key only:
-// `?recurse` leaves it out, `?keys` lists it (docs/cluster-security.md#bad-rows).
+// `?recurse` leaves it out, `?keys` lists it (docs/cluster-security.md#bad-rows). `?keys` reads
+// keys without values; a listing larger than KV_LISTING_MAX_BYTES is refused (413), never built.
 import { permissionDenied } from '../../acl/errors.js';
 import type { Identity } from '../../acl/identity.js';
 import { agentError } from '../../core/errors.js';
 import { parseUint64 } from '../../core/uint.js';
-import { KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
-import type { RangeTarget, ReadConsistency, Row, StateStore, WriteOp } from '../../state/types.js';
+import { KV_LISTING_MAX_BYTES, KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
+import type { ReadConsistency, Row, StateStore, WriteOp } from '../../state/types.js';
 import type { BlockingLimits, BlockingQueries, Parked } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
 import type { Query } from '../query.js';
-import { answerStoreRead } from '../store-read.js';
+import { answerStoreRead, type StoreReadSpec } from '../store-read.js';
 import { JSON_TYPE, jsonReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 import type { AclRequirement, Route } from '../routes.js';
@@ -49,58 +50,63 @@ export function kvRoutes(deps: KvDeps): Route[] {
   const get = (req: ApiRequest, identity: Identity): Reply | Parked | Promise<Reply> => {
     const query = req.query;
     const params = parseBlockingParams(query, deps.limits, deps.random);
-    const read = kvRead(req, identity);
-    return answerStoreRead<StoredKv>(deps.blocking, store, req, params, {
-      target: read.target,
-      consistency: consistencyOf(query),
-      shareKey: read.shareKey,
-      render: ({ rows, index, unreadable }) => read.render(rows, index, unreadable ?? []),
-    });
+    const consistency = consistencyOf(query);
+    const answer = <V>(read: KvRead<V>): Promise<Reply> | Parked =>
+      answerStoreRead<V>(deps.blocking, store, req, params, { ...read, consistency });
+    if (query.has('keys')) return answer(keysRead(req, identity));
+    if (query.has('recurse')) return answer(listRead(req, identity));
+    return answer(keyRead(req));
   };
 
-  /** What a GET reads (a key, a listing, key names) and how its rows become the reply. */
-  const kvRead = (req: ApiRequest, identity: Identity): KvRead => {
+  /** `?keys`: key names only, read without their values. */
+  const keysRead = (req: ApiRequest, identity: Identity): KvRead<null> => {
     const query = req.query;
     const key = req.rest;
     const pretty = req.pretty;
-    if (query.has('keys')) {
-      const separator = query.get('separator') ?? query.get('seperator') ?? '';
-      return {
-        target: { table: KV_TABLE, prefix: key },
-        shareKey: JSON.stringify(['kv-keys', key, separator, pretty, identity.accessorId]),
-        render(all, index, unreadable) {
-          // The keys exist whatever their values hold.
-          const named = unreadable.map((k): Row<null> => ({ key: k, value: null, createIndex: 0, modifyIndex: 0 }));
-          const listed =
-            named.length === 0 ? all : [...all, ...named].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-          const { rows, meta } = readable(listed, identity, index);
-          const keys = listKeys(rows, key, separator);
-          if (keys.length === 0 && key !== '') return { status: 404, headers: meta };
-          return jsonReply(keys, pretty, meta);
-        },
-      };
-    }
-    if (query.has('recurse')) {
-      return {
-        target: { table: KV_TABLE, prefix: key },
-        shareKey: JSON.stringify(['kv-list', key, pretty, identity.accessorId]),
-        render(all, index) {
-          const { rows, meta } = readable(all, identity, index);
-          if (rows.length === 0) return { status: 404, headers: meta };
-          return jsonReply(rows.map(toEntryJson), pretty, meta);
-        },
-      };
-    }
+    const separator = query.get('separator') ?? query.get('seperator') ?? '';
+    return {
+      // Keys only: the keys exist whatever their values hold, and a listing of large values costs
+      // the agent and etcd its keys alone.
+      target: { table: KV_TABLE, prefix: key, keysOnly: true, maxBytes: KV_LISTING_MAX_BYTES },
+      shareKey: JSON.stringify(['kv-keys', key, separator, pretty, identity.accessorId]),
+      render({ rows: all, index }) {
+        const { rows, meta } = readable(all, identity, index);
+        const keys = listKeys(rows, key, separator);
+        if (keys.length === 0 && key !== '') return { status: 404, headers: meta };
+        return jsonReply(keys, pretty, meta);
+      },
+    };
+  };
+
+  /** `?recurse`: every entry under the prefix, up to KV_LISTING_MAX_BYTES. */
+  const listRead = (req: ApiRequest, identity: Identity): KvRead<StoredKv> => {
+    const key = req.rest;
+    const pretty = req.pretty;
+    return {
+      target: { table: KV_TABLE, prefix: key, maxBytes: KV_LISTING_MAX_BYTES },
+      shareKey: JSON.stringify(['kv-list', key, pretty, identity.accessorId]),
+      render({ rows: all, index }) {
+        const { rows, meta } = readable(all, identity, index);
+        if (rows.length === 0) return { status: 404, headers: meta };
+        return jsonReply(rows.map(toEntryJson), pretty, meta);
+      },
+    };
+  };
+
+  /** One key, as JSON or `?raw`. */
+  const keyRead = (req: ApiRequest): KvRead<StoredKv> => {
+    const key = req.rest;
+    const pretty = req.pretty;
     if (key === '') throw agentError('KV_MISSING_KEY');
-    const raw = query.has('raw');
+    const raw = req.query.has('raw');
     return {
       target: { table: KV_TABLE, key },
       // The key:read check happened before parking, so every reader of the key sees the same.
       shareKey: JSON.stringify(['kv', key, pretty, raw]),
-      render(rows, index, unreadable) {
+      render({ rows, index, unreadable }) {
         const meta = queryMetaHeaders(brand, index);
         const row = rows[0];
-        if (row === undefined && unreadable.includes(key)) throw agentError('KV_VALUE_UNREADABLE', { key });
+        if (row === undefined && unreadable?.includes(key) === true) throw agentError('KV_VALUE_UNREADABLE', { key });
         if (row === undefined) return { status: 404, headers: meta };
         if (raw) return rawReply(row.value, meta);
         return jsonReply([toEntryJson(row)], pretty, meta);
@@ -167,12 +173,8 @@ export function kvRoutes(deps: KvDeps): Route[] {
   ];
 }
 
-interface KvRead {
-  readonly target: RangeTarget;
-  readonly shareKey: string;
-  /** `unreadable`: keys of the target whose values the store could not read. */
-  render(rows: Row<StoredKv>[], index: number, unreadable: readonly string[]): Reply;
-}
+/** What a GET reads (a key, a listing, key names) and how its rows become the reply. */
+type KvRead<V> = Omit<StoreReadSpec<V>, 'consistency'>;
 
 async function kvExists(store: StateStore, key: string): Promise<boolean> {
   const read = await store.read({ table: KV_TABLE, key }, 'default');

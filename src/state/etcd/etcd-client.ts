@@ -2,7 +2,9 @@
 // with): range, txn, watch and compact in the store's own small types, with deadlines on every
 // call. One member down costs latency only: a member whose calls fail is skipped for a while (its
 // streams move to the others), and a failed call is tried again on another member with a short
-// backoff, all within the caller's deadline. Every error it hands out is one line.
+// backoff, all within the caller's deadline. Every error it hands out is one line. Ranges are read
+// in pages bounded in bytes and watch responses come in fragments, so no message passes the
+// receive limit (MAX_RECEIVE_BYTES).
 import { BrokenCircuitError, isBrokenCircuitError, noop, type IDefaultPolicyContext, type IPolicy } from 'cockatiel';
 import {
   castGrpcError,
@@ -10,6 +12,7 @@ import {
   Etcd3,
   GRPCCancelledError,
   GRPCDeadlineExceededError,
+  GRPCResourceExhastedError,
   GRPCUnavailableError,
   isRecoverableError,
   type IKeyValue,
@@ -38,6 +41,28 @@ export interface EtcdKeyValue {
   readonly modRevision: number;
   /** The key's lease ID ('0' for none). */
   readonly lease: string;
+}
+
+/** How rangeKeys reads. */
+export interface EtcdRangeOptions {
+  /** Whatever the member asked holds (no round trip through the leader); else a linearizable read. */
+  readonly serializable?: boolean;
+  /** Keys and revisions only: etcd sends no values (etcd's keys_only; every `value` is empty). */
+  readonly keysOnly?: boolean;
+  /**
+   * The most bytes the rows may hold (keys past their first `keyRootBytes`, and values): a read
+   * that goes over rejects with EtcdRangeTooLarge once the page that crossed it is in.
+   */
+  readonly maxBytes?: number;
+  readonly keyRootBytes?: number;
+}
+
+/** A range held more than its `maxBytes` (EtcdRangeOptions). */
+export class EtcdRangeTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`the range holds more than ${maxBytes} bytes`);
+    this.name = 'EtcdRangeTooLarge';
+  }
 }
 
 export interface EtcdRangeResult {
@@ -126,15 +151,10 @@ export interface EtcdConnection {
   watchPrefix(prefix: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch;
   compact(revision: number, deadlineMs: number): Promise<void>;
   /**
-   * Every key in [start, end) at one revision, read in pages: a linearizable read, or with
-   * `serializable` whatever the member asked holds (no round trip through the leader).
+   * Every key in [start, end) at one revision, read in pages bounded in bytes (RANGE_PAGE_BYTES):
+   * a linearizable read, or with `serializable` whatever the member asked holds.
    */
-  rangeKeys(
-    start: Buffer,
-    end: Buffer,
-    deadlineMs: number,
-    options?: { readonly serializable?: boolean },
-  ): Promise<EtcdRangeResult>;
+  rangeKeys(start: Buffer, end: Buffer, deadlineMs: number, options?: EtcdRangeOptions): Promise<EtcdRangeResult>;
   /** Watches [start, end) from `startRevision`, like watchPrefix. */
   watchRange(start: Buffer, end: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch;
   /** One key, or undefined (a linearizable read). */
@@ -195,12 +215,7 @@ class SharedHandle implements EtcdConnection {
   compact(revision: number, deadlineMs: number): Promise<void> {
     return this.c.compact(revision, deadlineMs);
   }
-  rangeKeys(
-    start: Buffer,
-    end: Buffer,
-    deadlineMs: number,
-    options?: { readonly serializable?: boolean },
-  ): Promise<EtcdRangeResult> {
+  rangeKeys(start: Buffer, end: Buffer, deadlineMs: number, options?: EtcdRangeOptions): Promise<EtcdRangeResult> {
     return this.c.rangeKeys(start, end, deadlineMs, options);
   }
   watchRange(start: Buffer, end: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch {
@@ -231,8 +246,34 @@ class SharedHandle implements EtcdConnection {
   }
 }
 
-/** Keys per range page: keeps each response far below gRPC's 4 MiB default message limit. */
-const RANGE_PAGE = 1000;
+const MiB = 1024 * 1024;
+/**
+ * The largest row the agent writes. Every write comes in one request body of at most
+ * limits.http_max_body_bytes (4 MiB by default), stored as JSON with the value base64 (4/3) beside
+ * its key: under 6 MiB. etcd refuses any request over its --max-request-bytes (1.5 MiB by
+ * default), so with etcd's defaults no row passes 1.5 MiB.
+ */
+const LARGEST_ROW_BYTES = 6 * MiB;
+/**
+ * gRPC's receive limit for every call and stream (its default, 4 MiB, is under one such row): a
+ * one-row page fits four times over, and so does each fragment of a watch response (watchRange).
+ */
+const MAX_RECEIVE_BYTES = 4 * LARGEST_ROW_BYTES;
+/**
+ * Bytes a range page aims at: etcd builds each page whole in memory, and the agent holds it twice
+ * while decoding; 2 MiB keeps both small, and a page whose rows run up to 12 times larger than the
+ * last page's still fits the receive limit.
+ */
+const RANGE_PAGE_BYTES = 2 * MiB;
+/** Rows a page holds at most, however small: the 1,000 of every page before, as many calls as ever. */
+const RANGE_PAGE_MAX_ROWS = 1000;
+/**
+ * Rows of a first page, before any row's size is known: 16 rows of etcd's largest request by
+ * default (1.5 MiB) fill the receive limit (24 MiB). Keys alone take RANGE_PAGE_MAX_ROWS at once.
+ */
+const FIRST_PAGE_ROWS = 16;
+/** A row's bytes in a range response besides its key and value: 4 revisions and fields' tags. */
+const ROW_OVERHEAD_BYTES = 32;
 
 /**
  * Pings on an idle link find a hung or partitioned member without waiting for TCP. etcd refuses
@@ -246,6 +287,7 @@ const CHANNEL_OPTIONS = {
   'grpc.keepalive_timeout_ms': 5_000,
   'grpc.initial_reconnect_backoff_ms': 200,
   'grpc.max_reconnect_backoff_ms': 2_000,
+  'grpc.max_receive_message_length': MAX_RECEIVE_BYTES,
 };
 
 /**
@@ -743,23 +785,48 @@ class Etcd3Connection implements EtcdConnection {
     start: Buffer,
     end: Buffer,
     deadlineMs: number,
-    options?: { readonly serializable?: boolean },
+    options: EtcdRangeOptions = {},
   ): Promise<EtcdRangeResult> {
     const kvs: EtcdKeyValue[] = [];
-    const serializable = options?.serializable === true;
+    const keysOnly = options.keysOnly === true;
+    const request = { range_end: end, serializable: options.serializable === true, keys_only: keysOnly };
     const until = Date.now() + deadlineMs;
+    let limit = keysOnly ? RANGE_PAGE_MAX_ROWS : FIRST_PAGE_ROWS;
+    let counted = 0;
     let from = start;
     let revision = 0;
     for (;;) {
-      const at = revision === 0 ? {} : { revision };
-      const page = { key: from, range_end: end, limit: RANGE_PAGE, serializable, ...at };
+      const page = { ...request, key: from, limit, ...(revision === 0 ? {} : { revision }) };
       const left = Math.max(1, until - Date.now());
-      const res = await this.call(left, (deadline) => this.client.kv.range(page, { deadline }));
+      const res = await this.call(left, (deadline) =>
+        this.client.kv.range(page, { deadline }).catch((err: unknown) => {
+          // Over the receive limit: no other member would answer smaller, so read it again smaller here.
+          if (overReceiveLimit(err)) return err;
+          throw err;
+        }),
+      );
+      if (res instanceof Error) {
+        if (limit === 1) throw oneLine(new Error(`a row at ${from.toString('utf8')}: ${res.message}`), this.log);
+        limit = smallerPage(limit, res);
+        continue;
+      }
       if (revision === 0) revision = Number(res.header.revision);
-      for (const kv of res.kvs) kvs.push(keyValue(kv));
+      let bytes = 0;
+      for (const kv of res.kvs) {
+        kvs.push(keyValue(kv));
+        bytes += kv.key.length + kv.value.length;
+      }
+      if (options.maxBytes !== undefined) {
+        counted += bytes - res.kvs.length * (options.keyRootBytes ?? 0);
+        if (counted > options.maxBytes) throw new EtcdRangeTooLarge(options.maxBytes);
+      }
       const last = res.kvs[res.kvs.length - 1];
       if (!res.more || last === undefined) return { revision, kvs };
       from = Buffer.concat([last.key, Buffer.from([0])]);
+      // The next page's rows from this one's size: a run of large rows shrinks pages at once, and
+      // small rows after it grow them back in one page.
+      const perRow = bytes / res.kvs.length + ROW_OVERHEAD_BYTES;
+      limit = Math.max(1, Math.min(RANGE_PAGE_MAX_ROWS, Math.floor(RANGE_PAGE_BYTES / perRow)));
     }
   }
 
@@ -782,8 +849,17 @@ class Etcd3Connection implements EtcdConnection {
   }
 
   watchRange(start: Buffer, end: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch {
-    const watcher: Watcher = this.client.watch().inRange({ start, end }).startRevision(String(startRevision)).watcher();
+    const builder = this.client.watch().inRange({ start, end }).startRevision(String(startRevision));
+    // etcd sends a watch response larger than its --max-request-bytes in fragments (each of one
+    // event at least, so each under the receive limit): a watch catching up over many large rows
+    // would otherwise come as one message over MAX_RECEIVE_BYTES, breaking the agent's watch stream
+    // each time it is created again. The fragments are joined here into the response they make.
+    (builder as unknown as { request: { fragment?: boolean } }).request.fragment = true;
+    const watcher: Watcher = builder.watcher();
     let live = true;
+    /** Events of fragments of a response still coming; `resumeFrom`: etcd3's revision to resume at before it. */
+    let fragments: EtcdWatchEvent[] = [];
+    let resumeFrom: string | number | undefined;
     /** `cancelledByEtcd`: etcd3 has already let go of it, and a cancel request would come back for a watch it no longer knows (etcd3 throws). */
     const stop = (cancelledByEtcd = false): void => {
       if (!live) return;
@@ -796,15 +872,29 @@ class Etcd3Connection implements EtcdConnection {
     watcher.on('connected', () => {
       if (live) listener.connected();
     });
+    // Before etcd3 moves its resume revision past a fragment's header (its own 'data' listener).
+    watcher.prependListener('data', (res: { fragment?: boolean }) => {
+      if (res.fragment === true && fragments.length === 0) resumeFrom = watcher.request.start_revision;
+    });
     watcher.on('data', (res) => {
       if (!live) return;
       const events = res.events.map((ev): EtcdWatchEvent => ({
         type: ev.type === 'Delete' ? 'delete' : 'put',
         kv: keyValue(ev.kv),
       }));
-      listener.events(events, Number(res.header.revision));
+      if (res.fragment) {
+        // A watch etcd3 creates again (WatchStreamRenewed) resumes before the whole response.
+        if (resumeFrom !== undefined) watcher.request.start_revision = resumeFrom;
+        fragments.push(...events);
+        return;
+      }
+      const whole = fragments.length === 0 ? events : [...fragments, ...events];
+      fragments = [];
+      listener.events(whole, Number(res.header.revision));
     });
     watcher.on('disconnected', (err: unknown) => {
+      // A response cut off is sent again whole from where the watch resumes.
+      fragments = [];
       // etcd3 creates this watch again on the renewed stream, from its last revision.
       if (!live || err instanceof WatchStreamRenewed) return;
       stop();
@@ -888,6 +978,26 @@ class Etcd3Connection implements EtcdConnection {
  */
 function isNoSpace(err: unknown): boolean {
   return err instanceof Error && err.message.includes('database space exceeded');
+}
+
+/**
+ * A response over the gRPC receive limit (MAX_RECEIVE_BYTES): grpc-js says so in a
+ * RESOURCE_EXHAUSTED, the code etcd's own "too many requests" and NOSPACE also use.
+ */
+function overReceiveLimit(err: unknown): err is Error {
+  return err instanceof GRPCResourceExhastedError && RECEIVED_TOO_LARGE.test(err.message);
+}
+
+const RECEIVED_TOO_LARGE = /Received message larger than max \((\d+) vs/;
+
+/**
+ * The rows of a page to read again after `limit` rows came back over the receive limit: sized from
+ * what grpc-js says the page weighed, to RANGE_PAGE_BYTES, and at least halved.
+ */
+function smallerPage(limit: number, err: Error): number {
+  const weighed = Number(RECEIVED_TOO_LARGE.exec(err.message)?.[1] ?? 0);
+  const fitting = weighed > 0 ? Math.floor((limit * RANGE_PAGE_BYTES) / weighed) : limit;
+  return Math.max(1, Math.min(Math.floor(limit / 2), fitting));
 }
 
 /** Classifies an error thrown by a call of this connection. */

@@ -6,12 +6,13 @@
 // up in a loop that runs every 100 ms: a write landing while a wait's watch is being created can
 // take that long to arrive (bench/http/cluster.ts waits for the watch before it writes). A value
 // that fails its table's schema is left out of the rows and named in `unreadable`, so that one bad
-// value never fails a listing (row-check.ts).
+// value never fails a listing (row-check.ts). A listing is read in pages bounded in bytes
+// (etcd-client.ts), keys only when asked (etcd sends no values), and stops once past its limit.
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import type { AgentError } from '../../core/errors.js';
+import { agentError, type AgentError } from '../../core/errors.js';
 import { backoffDelay, type Backoff } from '../../core/backoff.js';
-import type { EtcdConnection, EtcdWatch } from './etcd-client.js';
-import { prefixEnd } from './etcd-client.js';
+import type { EtcdConnection, EtcdRangeOptions, EtcdWatch } from './etcd-client.js';
+import { EtcdRangeTooLarge, prefixEnd } from './etcd-client.js';
 import type { EtcdKeyLayout } from './etcd-keys.js';
 import type { RangeTarget, ReadConsistency, ReadResult, Row, TableSchemas } from '../types.js';
 import { decodeRow, type BadRows } from './row-check.js';
@@ -45,20 +46,32 @@ export class EtcdReadThrough {
   async read<V>(target: RangeTarget, consistency: ReadConsistency): Promise<ReadResult<V>> {
     const { connection, layout } = this.options;
     const [start, end] = this.bounds(target);
+    const root = layout.rowRoot(target.table).length;
+    const keysOnly = 'prefix' in target && target.keysOnly === true;
+    const options: EtcdRangeOptions = {
+      serializable: consistency === 'stale',
+      keysOnly,
+      ...('prefix' in target && target.maxBytes !== undefined
+        ? { maxBytes: target.maxBytes, keyRootBytes: Buffer.byteLength(layout.rowRoot(target.table)) }
+        : {}),
+    };
     let result;
     try {
-      result = await connection.rangeKeys(start, end, this.options.readTimeoutMs, {
-        serializable: consistency === 'stale',
-      });
+      result = await connection.rangeKeys(start, end, this.options.readTimeoutMs, options);
     } catch (err) {
+      if (err instanceof EtcdRangeTooLarge) throw agentError('STATE_LISTING_TOO_LARGE', { max: err.maxBytes });
       throw this.options.failure(err);
     }
     this.options.contact();
-    const root = layout.rowRoot(target.table).length;
     const rows: Row<V>[] = [];
     const unreadable: string[] = [];
     for (const kv of result.kvs) {
       const key = kv.key.slice(root);
+      if (keysOnly) {
+        // No value to check: the key exists whatever its value holds.
+        rows.push({ key, value: null as V, createIndex: kv.createRevision, modifyIndex: kv.modRevision });
+        continue;
+      }
       const checked = decodeRow(this.options.schemas, target.table, key, kv.value);
       if (checked.ok) {
         rows.push({ key, value: checked.value as V, createIndex: kv.createRevision, modifyIndex: kv.modRevision });
