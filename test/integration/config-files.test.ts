@@ -92,7 +92,6 @@ describe('config files', () => {
         'bootstrap_expect',
         'ui_config',
         'retry_join',
-        'bind_addr',
         'ports.grpc',
         'ports.dns',
         'telemetry.disable_hostname',
