@@ -7,6 +7,7 @@ import { agentError } from '../core/errors.js';
 import { generateId, isUuid } from '../core/ids.js';
 import type { Row, StateStore, WriteOp } from '../state/types.js';
 import { GLOBAL_MANAGEMENT_POLICY_ID, RESERVED_ID_PREFIX } from './builtin.js';
+import { limitPolicy } from './limits.js';
 import { ACL_POLICIES, type StoredPolicy } from './model.js';
 import { policyJson, policyStubJson } from './render.js';
 import { parseRules, type ParsedRules } from './rules/parse.js';
@@ -120,6 +121,8 @@ export class AclPolicies {
       if (!isUuid(id)) throw agentError('ACL_POLICY_ID_NOT_UUID');
       existing = this.read(id);
     }
+    // Our size limits (docs/decisions.md#size-limits) after Consul's checks of the name, before the parse.
+    limitPolicy(input);
     const sameName = findPolicyByName(this.store, name);
     const rules = input.Rules ?? '';
     let op: WriteOp;

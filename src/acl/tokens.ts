@@ -13,6 +13,7 @@ import { DEFAULT_NAMESPACE, isValidNamespace } from '../core/namespace.js';
 import type { Row, StateStore, WriteOp } from '../state/types.js';
 import { ANONYMOUS_ACCESSOR_ID, ANONYMOUS_SECRET, GLOBAL_MANAGEMENT_POLICY_ID, RESERVED_ID_PREFIX } from './builtin.js';
 import { newToken, secretField, type SecretField } from './init.js';
+import { limitToken } from './limits.js';
 import {
   ACL_META,
   ACL_POLICIES,
@@ -426,6 +427,8 @@ export class AclTokens {
       namespace: string;
     },
   ): StoredToken {
+    // Our size limits first (docs/decisions.md#size-limits): a long list is refused before it is walked.
+    limitToken({ ...input, Description: fields.description });
     // The agent stores no roles, so any role link names a role that does not exist.
     for (const link of input.Roles ?? []) {
       throw link.ID

@@ -3,6 +3,7 @@
 import { requirePermission, type Identity } from '../acl/identity.js';
 import { isDeepStrictEqual } from 'node:util';
 import { agentError } from '../core/errors.js';
+import { limitCheck, limitNode, limitService } from './limits.js';
 import {
   CHECK_STATUSES,
   sortedRecord,
@@ -58,7 +59,7 @@ export function normalizeService(input: ServiceInput): StoredService {
     weights.Warning >= 0 &&
     weights.Passing <= 65535 &&
     weights.Warning <= 65535;
-  return {
+  const service: StoredService = {
     Kind: kind,
     ID: id,
     Service: name,
@@ -74,13 +75,20 @@ export function normalizeService(input: ServiceInput): StoredService {
     Proxy: proxy,
     Connect: input.Connect?.Native === true ? { Native: true } : {},
   };
+  // Our size limits (docs/decisions.md#size-limits), once Consul's checks passed.
+  limitService(service);
+  return service;
 }
 
-/** A check on `node`, its service's name and tags filled from `services` (Consul's ensureCheckTxn). */
+/**
+ * A check on `node`, its service's name and tags filled from `services` (Consul's ensureCheckTxn);
+ * `at` names it in a size limit's refusal (`Checks[1].`).
+ */
 export function normalizeCheck(
   input: CheckInput,
   node: string,
   services: ReadonlyMap<string, StoredService>,
+  at = 'Check.',
 ): StoredCheck {
   const checkNode = input.Node !== undefined && input.Node !== '' ? input.Node : node;
   if (checkNode !== node) throw agentError('CATALOG_CHECK_NODE_MISMATCH', { check: checkNode, node });
@@ -90,6 +98,7 @@ export function normalizeCheck(
   const serviceId = input.ServiceID ?? '';
   const service = serviceId === '' ? undefined : services.get(serviceId);
   if (serviceId !== '' && service === undefined) throw agentError('CATALOG_CHECK_NO_SERVICE');
+  limitCheck(input, at);
   return {
     Node: node,
     CheckID: input.CheckID !== undefined && input.CheckID !== '' ? input.CheckID : name,
@@ -112,6 +121,7 @@ export function normalizeCheck(
 export function applyRegistration(reg: Registration, current: NodeState): NodeState {
   if (reg.Node === '') throw agentError('CATALOG_MISSING_NODE');
   if (reg.Address === '' && !reg.SkipNodeUpdate) throw agentError('CATALOG_MISSING_ADDRESS');
+  if (!reg.SkipNodeUpdate || current.node === undefined) limitNode(reg);
   const node: StoredNode | undefined =
     reg.SkipNodeUpdate && current.node !== undefined
       ? current.node
@@ -129,8 +139,8 @@ export function applyRegistration(reg: Registration, current: NodeState): NodeSt
     services.set(service.ID, service);
   }
   const checks = new Map(current.checks);
-  for (const input of reg.Checks) {
-    const check = normalizeCheck(input, reg.Node, services);
+  for (const [i, input] of reg.Checks.entries()) {
+    const check = normalizeCheck(input, reg.Node, services, `Checks[${i}].`);
     if (check.CheckID === '') continue;
     checks.set(check.CheckID, check);
   }

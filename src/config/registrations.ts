@@ -1,7 +1,8 @@
 // The `service`/`services` and `check`/`checks` blocks of config files: services and checks the
 // agent registers at start and on reload (src/local/). Each file's blocks are taken out before
 // the files are merged, so blocks from several files (a -config-dir) add up as in Consul instead
-// of merging into one; their fields are validated by src/local/ when they are applied.
+// of merging into one; their fields are validated by src/local/ when they are applied, with the
+// size limits of an API registration (docs/decisions.md#size-limits), the error naming the block.
 import { deepMerge, isPlainObject, type PlainObject } from './object.js';
 
 export interface Registrations {

@@ -118,6 +118,23 @@ export const ERROR_CATALOGUE = {
     note: "A fault the code did not foresee: the thrown error's own message. Logged with its stack; please report it.",
   },
 
+  // Size limits of what a write stores (docs/decisions.md#size-limits), where Consul has none.
+  LIMIT_BYTES: {
+    kind: 'too-large',
+    message: '{field} is {size} bytes, over the limit of {max} bytes',
+    note: 'A field of a write over its size limit (docs/decisions.md#size-limits). A config file registration names its block.',
+  },
+  LIMIT_ENTRIES: {
+    kind: 'too-large',
+    message: '{field} has {count} entries, over the limit of {max}',
+    note: 'A list or map of a write over its entry limit (docs/decisions.md#size-limits).',
+  },
+  LIMIT_JSON: {
+    kind: 'too-large',
+    message: '{field} is {size} bytes as JSON, over the limit of {max} bytes',
+    note: 'A free-form field (a proxy, a check definition, L7 permissions, a CA config) over its limit (docs/decisions.md#size-limits).',
+  },
+
   // KV.
   KV_MISSING_KEY: { kind: 'invalid', message: 'Missing key name' },
   KV_BAD_FLAGS: { kind: 'invalid', message: 'strconv.ParseUint: parsing {text:q}: {reason}' },

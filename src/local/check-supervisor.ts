@@ -188,10 +188,14 @@ export class CheckSupervisor {
     return { status, output };
   }
 
+  /**
+   * The check's OutputMaxSize, else the agent's check_output_max_size; at most Consul's default
+   * 4 KiB (docs/decisions.md#size-limits): every agent's view holds every check's output.
+   */
   private maxOutput(check: LocalCheck): number {
-    return check.spec.outputMaxSize > 0
-      ? check.spec.outputMaxSize
-      : (this.options.outputMaxSize ?? DEFAULT_OUTPUT_MAX_SIZE);
+    const asked =
+      check.spec.outputMaxSize > 0 ? check.spec.outputMaxSize : (this.options.outputMaxSize ?? DEFAULT_OUTPUT_MAX_SIZE);
+    return Math.min(asked, DEFAULT_OUTPUT_MAX_SIZE);
   }
 
   private probeSpec(check: LocalCheck): ProbeSpec {

@@ -18,6 +18,7 @@ import {
   type RegistrationSource,
   type ServiceDefinition,
 } from './model.js';
+import { limitCheckDefinition, limitMaintenanceReason, limitServiceDefinition } from './limits.js';
 import { checkProblem, refuseUnrunnable, validateService } from './validate.js';
 
 /** Consul's api.HealthChecks.AggregatedStatus, with 'maintenance' while a maintenance check is present. */
@@ -31,10 +32,14 @@ export class LocalAgent {
     private readonly runner: ProbeRunner | undefined,
   ) {}
 
-  /** Validates a definition (400s) before any ACL is looked at, as Consul orders it. */
+  /**
+   * Validates a definition (400s) before any ACL is looked at, as Consul orders it; then our size
+   * limits (413s, docs/decisions.md#size-limits).
+   */
   validateService(def: ServiceDefinition): void {
     validateService(def);
     for (const check of [...def.checks, ...(def.sidecarService?.checks ?? [])]) refuseUnrunnable(check);
+    limitServiceDefinition(def);
   }
 
   /** The name the sidecar of `def` registers under, if it has one (it needs service:write too). */
@@ -75,6 +80,7 @@ export class LocalAgent {
     if (problem !== undefined) throw agentError('CHECK_INVALID', { detail: problem });
     if (def.serviceId !== '' && this.state.service(def.serviceId) === undefined)
       throw agentError('CHECK_SERVICE_UNKNOWN', { id: def.serviceId });
+    limitCheckDefinition(def);
   }
 
   async registerCheck(def: CheckDefinition, source: RegistrationSource = 'api'): Promise<LocalCheck> {
@@ -104,11 +110,13 @@ export class LocalAgent {
   }
 
   async setMaintenance(id: string, enable: boolean, reason: string): Promise<void> {
+    limitMaintenanceReason(reason);
     this.state.setMaintenance(id, enable, reason);
     await this.persist();
   }
 
   async setNodeMaintenance(enable: boolean, reason: string): Promise<void> {
+    limitMaintenanceReason(reason);
     this.state.setNodeMaintenance(enable, reason);
     await this.persist();
   }

@@ -6,7 +6,9 @@
 // (`check-status`) is told apart from an output-only change (`check-output`), so a sync can write
 // status changes at once and batch output changes (Consul's check_update_interval). Listeners run
 // synchronously after the change; they must not throw and should defer heavy work.
+import { OUTPUT_MAX } from '../catalog/limits.js';
 import { agentError } from '../core/errors.js';
+import { cutUtf8 } from '../core/size-limits.js';
 import {
   checkTypeOf,
   type CheckDefinition,
@@ -168,11 +170,14 @@ export class LocalState {
 
   /**
    * Sets a check's status and output (a TTL update, a probe's result); emits `check-status` when
-   * the status changed, `check-output` when only the output did, nothing otherwise.
+   * the status changed, `check-output` when only the output did, nothing otherwise. An output is
+   * kept to the catalog's limit (docs/decisions.md#size-limits), which only an alias of an alias
+   * of … can reach, so that anti-entropy never writes one the catalog refuses.
    */
-  updateCheck(id: string, status: HealthStatus, output: string): void {
+  updateCheck(id: string, status: HealthStatus, given: string): void {
     const check = this.checkMap.get(id);
     if (check === undefined) return;
+    const output = cutUtf8(given, OUTPUT_MAX);
     if (check.status === status && check.output === output) return;
     const next: LocalCheck = { ...check, status, output };
     this.checkMap.set(id, next);
@@ -244,7 +249,7 @@ export class LocalState {
     this.emit({ type: 'service-registered', service });
     const ids = new Set<string>();
     specs.forEach((spec, i) => {
-      const id = spec.checkId || (specs.length > 1 ? `service:${service.id}:${i + 1}` : `service:${service.id}`);
+      const id = serviceCheckId(service.id, specs, i);
       ids.add(id);
       const check = toLocalCheck(id, spec, service, service.source);
       // A re-registered check keeps the status and output it had (Consul's check state snapshot).
@@ -282,7 +287,14 @@ export class LocalState {
   }
 }
 
-function toLocalService(
+/** The ID of a service's `i`th check: its own, else Consul's `service:<id>` (`service:<id>:<n>` for one of several). */
+export function serviceCheckId(serviceId: string, specs: readonly CheckSpec[], i: number): string {
+  const own = specs[i]?.checkId ?? '';
+  if (own !== '') return own;
+  return specs.length > 1 ? `service:${serviceId}:${i + 1}` : `service:${serviceId}`;
+}
+
+export function toLocalService(
   def: ServiceDefinition,
   source: RegistrationSource,
   sidecarOf: string | undefined,
@@ -308,7 +320,7 @@ function toLocalService(
   };
 }
 
-function toLocalCheck(
+export function toLocalCheck(
   id: string,
   spec: CheckSpec,
   service: LocalService | undefined,

@@ -6,9 +6,17 @@ import { caConfigProblems, defaultKeyBits } from '../../config/ca-rules.js';
 import type { CaConfig } from '../../config/types.js';
 import { parseDuration } from '../../core/duration.js';
 import { agentError, type AgentError } from '../../core/errors.js';
+import { limitJson } from '../../core/size-limits.js';
 import type { CaSettings } from './model.js';
 
 const HOUR_MS = 3_600_000;
+
+/**
+ * A Config map sent to the API, as JSON (docs/decisions.md#size-limits; Consul has no limit): it is
+ * stored as sent, and its RootCert and PrivateKey PEMs (an RSA-4096 key is about 3.3 KB, a chain
+ * of a few certificates as much again) fit many times over.
+ */
+export const CA_CONFIG_MAX_JSON = 64 * 1024;
 
 export const DEFAULT_SETTINGS: CaSettings = Object.freeze({
   leafCertTtlMs: 72 * HOUR_MS,
@@ -123,6 +131,7 @@ function stringOf(field: Field, value: unknown): string {
  * texts behind "error configuring provider: " (docs/decisions.md D3: user mistakes are 4xx).
  */
 export function parseProviderConfig(map: Readonly<Record<string, unknown>>): ProviderConfig {
+  limitJson('Config', map, CA_CONFIG_MAX_JSON);
   const values = new Map<Field, unknown>();
   for (const [key, value] of Object.entries(map)) {
     const field = FIELD_BY_FOLDED.get(key.toLowerCase().replace(/_/g, ''));

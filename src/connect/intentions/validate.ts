@@ -1,9 +1,11 @@
 // The one intention validator (docs/decisions.md D10) behind both write APIs: the legacy ID API
 // reports every problem in Consul's multi-error text, the `/exact` API the first one; either way a
-// 400 (docs/decisions.md D3). Normalising (defaults, upper-cased methods) happens first, as in
-// Consul, so a lower-case "get" is stored as "GET" rather than refused.
+// 400 (docs/decisions.md D3); a valid one over our size limits is then a 413. Normalising
+// (defaults, upper-cased methods) happens first, as in Consul, so a lower-case "get" is stored as
+// "GET" rather than refused.
 import { agentError } from '../../core/errors.js';
 import { escapeGoHtml } from '../../core/go-json.js';
+import { limitBytes, limitJson } from '../../core/size-limits.js';
 import type { HeaderPermission, IntentionAction, IntentionPermission, StoredIntention } from './model.js';
 import { intentionPrecedence, WILDCARD } from './precedence.js';
 
@@ -47,6 +49,10 @@ export const META_MAX_PAIRS = 64;
 export const META_KEY_MAX_LENGTH = 128;
 export const META_VALUE_MAX_LENGTH = 512;
 export const DESCRIPTION_MAX_LENGTH = 512;
+// Ours, where Consul has none (docs/decisions.md#size-limits): the catalog's limit on a service
+// name, for the names and namespaces; a few dozen L7 rules, as JSON, for Permissions.
+export const NAME_MAX_BYTES = 256;
+export const PERMISSIONS_MAX_JSON = 16 * 1024;
 
 /** Go's net/http method constants: the only methods an HTTP permission may name. */
 const HTTP_METHODS: ReadonlySet<string> = new Set([
@@ -208,10 +214,21 @@ export function multiErrorText(problems: readonly string[]): string {
 /** Throws the 400 for a candidate that fails validation, worded for the API it came through. */
 export function assertValidIntention(x: IntentionCandidate, api: WriteApi): void {
   const problems = intentionProblems(x, api);
-  if (problems.length === 0) return;
-  throw agentError('INTENTION_INVALID', {
-    problems: api === 'legacy' ? multiErrorText(problems) : (problems[0] as string),
-  });
+  if (problems.length > 0) {
+    throw agentError('INTENTION_INVALID', {
+      problems: api === 'legacy' ? multiErrorText(problems) : (problems[0] as string),
+    });
+  }
+  limitIntention(x);
+}
+
+/** Our size limits (413), once Consul's rules (its Description and Meta limits among them) pass. */
+export function limitIntention(x: IntentionCandidate): void {
+  limitBytes('SourceNS', x.SourceNS, NAME_MAX_BYTES);
+  limitBytes('SourceName', x.SourceName, NAME_MAX_BYTES);
+  limitBytes('DestinationNS', x.DestinationNS, NAME_MAX_BYTES);
+  limitBytes('DestinationName', x.DestinationName, NAME_MAX_BYTES);
+  if (x.Permissions.length > 0) limitJson('Permissions', x.Permissions, PERMISSIONS_MAX_JSON);
 }
 
 /** The stored form of a valid candidate: precedence computed now (on save, never on read). */
