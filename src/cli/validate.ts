@@ -1,12 +1,14 @@
 // `svc-agent validate <file|dir>...`: loads config files and directories as `agent -config-file`
-// and `-config-dir` would (same keys, same checks, data_dir required unless the files set
-// dev-only settings), starts nothing, and says whether the agent would start with them: exit 0
+// and `-config-dir` would (same keys, same checks of their service and check blocks, data_dir
+// required), starts nothing, and says whether the agent would start with them: exit 0
 // and `Configuration is valid!`, or 1 and every problem, one line each, as Consul's validate does.
 import { stat } from 'node:fs/promises';
 import { isConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import { readConfigSources, type ConfigPath } from '../config/sources.js';
 import { describeFsError } from '../core/error-text.js';
+import { isAgentError } from '../core/errors.js';
+import { vetConfigRegistrations } from '../local/local-agent.js';
 import { unknownFlag } from './usage-error.js';
 
 export interface ValidateIo {
@@ -49,10 +51,17 @@ export async function runValidate(argv: readonly string[], io: ValidateIo = syst
   }
   const warnings: string[] = [];
   try {
-    loadConfig({ sources: await readConfigSources(paths), flags: {}, dev: false, warn: (w) => warnings.push(w) });
+    const config = loadConfig({
+      sources: await readConfigSources(paths),
+      flags: {},
+      dev: false,
+      warn: (w) => warnings.push(w),
+    });
+    vetConfigRegistrations(config.registrations);
   } catch (err) {
-    if (!isConfigError(err)) throw err;
-    io.err(`Config validation failed:\n${err.problems.map((p) => `    ${p}\n`).join('')}`);
+    const problems = isConfigError(err) ? err.problems : isAgentError(err) ? [err.message] : undefined;
+    if (problems === undefined) throw err;
+    io.err(`Config validation failed:\n${problems.map((p) => `    ${p}\n`).join('')}`);
     return 1;
   }
   if (!quiet) {

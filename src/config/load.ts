@@ -80,7 +80,7 @@ export function loadConfig(input: LoadInput): AgentConfig {
     const moved = moveConsulRenames(values);
     const current = dropDeprecated(moved.values);
     warnings.push(...[...moved.warnings, ...current.warnings].map((w) => `${path}: ${w}`));
-    const taken = takeRegistrations(current.values);
+    const taken = takeRegistrations(current.values, path);
     fileProblems.push(...taken.problems.map((p) => `${path}: ${p}`));
     services.push(...taken.registrations.services);
     checks.push(...taken.registrations.checks);

@@ -17,8 +17,19 @@ const CHECK_KEYS = ['check', 'checks'];
 /** Keys whose HCL blocks (or lists of objects) stay lists instead of being merged into one object. */
 const LIST_KEYS = new Set(['check', 'checks', 'upstreams', 'paths', 'services', 'service']);
 
-/** Takes the registration blocks out of one file's values; a problem names the key and file. */
-export function takeRegistrations(values: PlainObject): {
+/** The file each block came from, for its problems' lines (the block objects are the config's own). */
+const ORIGINS = new WeakMap<object, string>();
+
+/** The config file a service or check block was written in, when it came from one. */
+export function blockOrigin(block: object): string | undefined {
+  return ORIGINS.get(block);
+}
+
+/** Takes the registration blocks out of one file's values (from `path`); a problem names the key and file. */
+export function takeRegistrations(
+  values: PlainObject,
+  path?: string,
+): {
   values: PlainObject;
   registrations: Registrations;
   problems: string[];
@@ -36,8 +47,10 @@ export function takeRegistrations(values: PlainObject): {
     }
     const list = Array.isArray(value) ? value : [value];
     for (const item of list) {
-      if (isPlainObject(item)) into.push(item);
-      else problems.push(`${key}: expected an object or a list of objects`);
+      if (isPlainObject(item)) {
+        into.push(item);
+        if (path !== undefined) ORIGINS.set(item, path);
+      } else problems.push(`${key}: expected an object or a list of objects`);
     }
   }
   return { values: rest, registrations: { services, checks }, problems };

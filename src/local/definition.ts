@@ -11,8 +11,26 @@ import type {
   Weights,
 } from './model.js';
 
+/** Fields of Consul's service definition that svc-agent accepts and does not use: never unknown keys. */
+const SERVICE_FIELDS_UNREAD = ['Token', 'SocketPath', 'Locality', 'Namespace', 'Partition'];
+/** The same of a check: also both spellings of its ID and arguments, whichever was read. */
+const CHECK_FIELDS_UNREAD = [
+  'Token',
+  'Shell',
+  'TCPUseTLS',
+  'H2PingUseTLS',
+  'Namespace',
+  'Partition',
+  'ServiceID',
+  'ID',
+  'CheckID',
+  'Args',
+  'ScriptArgs',
+];
+
 export function readServiceDefinition(raw: Raw, path = ''): ServiceDefinition {
-  const f = new Fields(raw, path);
+  const f = new Fields(raw, path).checked();
+  f.known(...SERVICE_FIELDS_UNREAD);
   const connect = f.nested('Connect');
   const sidecar = connect?.object('SidecarService');
   // An empty Check is no check (Consul's CheckType.Empty); an HCL block arrives as a list of one.
@@ -44,10 +62,12 @@ export function readServiceDefinition(raw: Raw, path = ''): ServiceDefinition {
 
 export function readCheckDefinition(raw: Raw): CheckDefinition {
   const f = new Fields(raw, '');
+  f.known('ServiceID');
   return { ...readCheckSpec(f), checkId: f.string('ID') || f.string('CheckID'), serviceId: f.string('ServiceID') };
 }
 
 export function readCheckSpec(f: Fields): CheckSpec {
+  f.checked().known(...CHECK_FIELDS_UNREAD);
   return {
     checkId: f.string('CheckID') || f.string('ID'),
     name: f.string('Name'),

@@ -3,7 +3,10 @@
 // keep it in data_dir (LocalPersistence) before answering. ACL decisions stay with the caller,
 // which knows the token; `sidecarName` tells it which name the sidecar will register under.
 import { AgentError, agentError, isAgentError } from '../core/errors.js';
+import { ConfigError } from '../config/errors.js';
+import { blockOrigin } from '../config/registrations.js';
 import { readCheckDefinition, readServiceDefinition } from './definition.js';
+import { findUnknownKeys, snakeCase, type Raw, type UnknownKey } from './fields.js';
 import type { CheckSupervisor } from './check-supervisor.js';
 import type { LocalPersistence } from './persistence.js';
 import type { ProbeRunner } from './probe-protocol.js';
@@ -37,9 +40,7 @@ export class LocalAgent {
    * limits (413s, docs/decisions.md#size-limits).
    */
   validateService(def: ServiceDefinition): void {
-    validateService(def);
-    for (const check of [...def.checks, ...(def.sidecarService?.checks ?? [])]) refuseUnrunnable(check);
-    limitServiceDefinition(def);
+    vetService(def);
   }
 
   /** The name the sidecar of `def` registers under, if it has one (it needs service:write too). */
@@ -74,13 +75,7 @@ export class LocalAgent {
 
   /** Checks a standalone check's definition (400s, and 404 for an unknown ServiceID). */
   validateCheck(def: CheckDefinition): void {
-    if (def.name === '') throw agentError('CHECK_MISSING_NAME');
-    if (def.status !== '' && !HEALTH_STATUSES.has(def.status)) throw agentError('CHECK_BAD_STATUS');
-    const problem = checkProblem(def);
-    if (problem !== undefined) throw agentError('CHECK_INVALID', { detail: problem });
-    if (def.serviceId !== '' && this.state.service(def.serviceId) === undefined)
-      throw agentError('CHECK_SERVICE_UNKNOWN', { id: def.serviceId });
-    limitCheckDefinition(def);
+    vetCheck(def, (id) => this.state.service(id) !== undefined);
   }
 
   async registerCheck(def: CheckDefinition, source: RegistrationSource = 'api'): Promise<LocalCheck> {
@@ -132,24 +127,10 @@ export class LocalAgent {
    * naming its block) without changing anything: a reload that fails changes nothing.
    */
   prepareConfig(registrations: ConfigRegistrations): PreparedConfig {
-    const services = registrations.services.map((raw, i) =>
-      named(`services[${i}]`, () => {
-        const def = readServiceDefinition(raw);
-        this.validateService(def);
-        return def;
-      }),
-    );
-    const declared = new Set(services.map((s) => s.id || s.name));
-    const checks = registrations.checks.map((raw, i) =>
-      named(`checks[${i}]`, () => {
-        const def = readCheckDefinition(raw);
-        if (def.serviceId !== '' && declared.has(def.serviceId)) this.validateCheck({ ...def, serviceId: '' });
-        else this.validateCheck(def);
-        refuseUnrunnable(def);
-        return def;
-      }),
-    );
-    return { services, checks };
+    return prepareRegistrations(registrations, {
+      service: (def) => this.validateService(def),
+      check: (def) => this.validateCheck(def),
+    });
   }
 
   /** Makes the config's registrations the config-sourced ones: new and changed added, dropped removed. */
@@ -194,6 +175,84 @@ export interface PreparedConfig {
 }
 
 /** Runs `read`; an AgentError it raises names the config block it came from. */
+/**
+ * The config files' service and check blocks, read and validated as the agent would at start
+ * (`svc-agent validate`), but for whether a check's service is registered through the API.
+ */
+export function vetConfigRegistrations(registrations: ConfigRegistrations): void {
+  prepareRegistrations(registrations, { service: vetService, check: (def) => vetCheck(def) });
+}
+
+/** Consul's checks of a service definition, then our size limits (413s): none needs the agent's state. */
+function vetService(def: ServiceDefinition): void {
+  validateService(def);
+  for (const check of [...def.checks, ...(def.sidecarService?.checks ?? [])]) refuseUnrunnable(check);
+  limitServiceDefinition(def);
+}
+
+/** The same of a check; `serviceExists`, when given, says whether its ServiceID is registered. */
+function vetCheck(def: CheckDefinition, serviceExists?: (id: string) => boolean): void {
+  if (def.name === '') throw agentError('CHECK_MISSING_NAME');
+  if (def.status !== '' && !HEALTH_STATUSES.has(def.status)) throw agentError('CHECK_BAD_STATUS');
+  const problem = checkProblem(def);
+  if (problem !== undefined) throw agentError('CHECK_INVALID', { detail: problem });
+  if (def.serviceId !== '' && serviceExists !== undefined && !serviceExists(def.serviceId))
+    throw agentError('CHECK_SERVICE_UNKNOWN', { id: def.serviceId });
+  limitCheckDefinition(def);
+}
+
+/** Reads the blocks, names every key no field reads, then validates each block with `vet`. */
+function prepareRegistrations(
+  registrations: ConfigRegistrations,
+  vet: { service(def: ServiceDefinition): void; check(def: CheckDefinition): void },
+): PreparedConfig {
+  // A key no field reads first: the problems it causes (a check with no TTL) would only mislead.
+  const unknown: string[] = [];
+  const read = <T>(raw: Raw, kind: 'service' | 'check', i: number, decode: (raw: Raw) => T): T => {
+    const { value, unknown: keys } = findUnknownKeys(() => named(blockLabel(raw, kind, i), () => decode(raw)));
+    unknown.push(...keys.map((key) => unknownKeyLine(raw, kind, i, key)));
+    return value;
+  };
+  const serviceDefs = registrations.services.map((raw, i) => read(raw, 'service', i, readServiceDefinition));
+  const checkDefs = registrations.checks.map((raw, i) => read(raw, 'check', i, readCheckDefinition));
+  if (unknown.length > 0) throw new ConfigError(unknown);
+  const services = serviceDefs.map((def, i) =>
+    named(blockLabel(registrations.services[i] ?? {}, 'service', i), () => {
+      vet.service(def);
+      return def;
+    }),
+  );
+  const declared = new Set(services.map((s) => s.id || s.name));
+  const checks = checkDefs.map((def, i) =>
+    named(blockLabel(registrations.checks[i] ?? {}, 'check', i), () => {
+      vet.check(def.serviceId !== '' && declared.has(def.serviceId) ? { ...def, serviceId: '' } : def);
+      refuseUnrunnable(def);
+      return def;
+    }),
+  );
+  return { services, checks };
+}
+
+/**
+ * `/etc/svc.d/web.hcl: service "web" (services[0]): invalid config key check.htp (did you mean
+ * check.http?)`, in the spelling the block uses, as a top-level key's line reads.
+ */
+function unknownKeyLine(raw: Raw, kind: 'service' | 'check', i: number, key: UnknownKey): string {
+  const snake = key.key === key.key.toLowerCase();
+  const within = (name: string): string =>
+    key.path === '' ? name : `${snake ? snakeCase(key.path) : key.path}.${name}`;
+  const near = key.near === undefined ? '' : ` (did you mean ${within(key.near)}?)`;
+  return `${blockLabel(raw, kind, i)}: invalid config key ${within(key.key)}${near}`;
+}
+
+/** `/etc/svc.d/web.hcl: service "web" (services[0])`: the file, the block's name and its place. */
+function blockLabel(raw: Raw, kind: 'service' | 'check', i: number): string {
+  const name = Object.entries(raw).find(([k, v]) => k.toLowerCase() === 'name' && typeof v === 'string')?.[1];
+  const origin = blockOrigin(raw);
+  const block = `${kind}${typeof name === 'string' ? ` ${JSON.stringify(name)}` : ''} (${kind}s[${i}])`;
+  return origin === undefined ? block : `${origin}: ${block}`;
+}
+
 function named<T>(block: string, read: () => T): T {
   try {
     return read();

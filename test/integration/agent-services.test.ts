@@ -236,7 +236,9 @@ describe('agent services from config files', () => {
       const again = agent.logs.length;
       agent.child.kill('SIGHUP');
       const failed = await agent.waitForLog((l) => String(l.msg).startsWith('config reload failed'), again);
-      expect(JSON.stringify(failed)).toContain('services[1]: Request decode failed: Port must be an integer');
+      expect(JSON.stringify(failed)).toContain(
+        'b.json: service \\"db\\" (services[1]): Request decode failed: Port must be an integer',
+      );
       expect(await ports()).toEqual({ web: 81, db: 5432 });
     } finally {
       await agent.stop();

@@ -19,6 +19,10 @@ describe('svc-agent validate', () => {
     await writeFile(file('good.json'), JSON.stringify({ data_dir: '/var/lib/svc-agent', datacenter: 'east' }));
     await writeFile(file('typo.json'), JSON.stringify({ data_dir: '/x', datacentre: 'east' }));
     await writeFile(file('no-data-dir.json'), JSON.stringify({ datacenter: 'east' }));
+    await writeFile(
+      file('block.hcl'),
+      'data_dir = "/x"\nservice {\n  name = "web"\n  check {\n    htp = "http://localhost/"\n    interval = "10s"\n  }\n}\n',
+    );
     await writeFile(file('old.json'), JSON.stringify({ data_dir: '/x', acl_master_token: 'root' }));
     await mkdir(file('conf.d'));
     await writeFile(join(file('conf.d'), 'a.json'), JSON.stringify({ data_dir: '/x' }));
@@ -40,6 +44,15 @@ describe('svc-agent validate', () => {
     expect(typo.err).toContain(`${file('typo.json')}: invalid config key datacentre (did you mean datacenter?)`);
     const missing = await validate(file('no-data-dir.json'));
     expect([missing.code, missing.err]).toEqual([1, expect.stringContaining('data_dir')]);
+  });
+
+  it('checks service and check blocks as the agent would, naming the file, the block and the key meant', async () => {
+    const res = await validate(file('block.hcl'));
+    expect(res).toEqual({
+      code: 1,
+      out: '',
+      err: `Config validation failed:\n    ${file('block.hcl')}: service "web" (services[0]): invalid config key check.htp (did you mean check.http?)\n`,
+    });
   });
 
   it('loads a directory as -config-dir does, in lexical order, naming the file of each problem', async () => {

@@ -218,10 +218,10 @@ describe('config file registrations', () => {
     const service = prepare([{ name: 'ok' }, { name: 'web', tags: [fill('', TAG_MAX + 1)] }]);
     expect([service.code, service.message]).toEqual([
       'LIMIT_BYTES',
-      `services[1]: Tags[0] is 257 bytes, over the limit of 256 bytes`,
+      `service "web" (services[1]): Tags[0] is 257 bytes, over the limit of 256 bytes`,
     ]);
     const check = prepare([], [{ name: 'c', ttl: '1s', notes: fill('', NOTES_MAX + 1) }]);
-    expect(check.message).toBe('checks[0]: Notes is 1025 bytes, over the limit of 1024 bytes');
+    expect(check.message).toBe('check "c" (checks[0]): Notes is 1025 bytes, over the limit of 1024 bytes');
     expect(() => local.prepareConfig({ services: [readable()], checks: [] })).not.toThrow();
   });
 });
