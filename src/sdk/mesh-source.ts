@@ -1,0 +1,141 @@
+// Where a service's mesh material comes from: its leaf and the roots (kept current by blocking
+// queries), the authorize decision for each inbound connection, and the healthy instances of a
+// service to dial. Here over the agent's HTTP API; a failed read is tried again with a backoff,
+// and the last good value stays in use meanwhile (the held leaf and roots serve until they expire).
+import { AgentClient, type AgentAddress } from './agent-client.js';
+
+export interface Leaf {
+  readonly certPem: string;
+  readonly keyPem: string;
+  readonly serviceUri: string;
+  readonly serial: string;
+  readonly validBefore: Date;
+}
+
+export interface Roots {
+  readonly trustDomain: string;
+  /** Every root's certificate (and its intermediates), the old ones during a rotation included. */
+  readonly pems: readonly string[];
+}
+
+export interface Instance {
+  readonly address: string;
+  readonly port: number;
+}
+
+export interface Decision {
+  readonly authorized: boolean;
+  readonly reason: string;
+}
+
+/** A stopped watch. */
+export type Unwatch = () => void;
+
+export interface MeshSource {
+  watchLeaf(service: string, onLeaf: (leaf: Leaf) => void, onError: (err: Error) => void): Unwatch;
+  watchRoots(onRoots: (roots: Roots) => void, onError: (err: Error) => void): Unwatch;
+  authorize(target: string, clientUri: string, clientSerial: string): Promise<Decision>;
+  /** The passing instances of `service` that accept mesh connections (Consul's health/connect). */
+  instances(service: string): Promise<Instance[]>;
+  close(): void;
+}
+
+/** A blocking query's longest wait; the agent answers at once when the data changes. */
+const WAIT = '5m';
+/** Pause after a failed read: doubling from 250 ms to 10 s, so an agent that is gone costs little. */
+const RETRY_MIN_MS = 250;
+const RETRY_MAX_MS = 10_000;
+
+export class HttpMeshSource implements MeshSource {
+  private readonly client: AgentClient;
+  private readonly stops = new Set<Unwatch>();
+
+  constructor(address: AgentAddress) {
+    this.client = new AgentClient(address);
+  }
+
+  watchLeaf(service: string, onLeaf: (leaf: Leaf) => void, onError: (err: Error) => void): Unwatch {
+    return this.watch(`/v1/agent/connect/ca/leaf/${encodeURIComponent(service)}`, onError, (body) => {
+      const leaf = body as {
+        CertPEM: string;
+        PrivateKeyPEM: string;
+        ServiceURI: string;
+        SerialNumber: string;
+        ValidBefore: string;
+      };
+      onLeaf({
+        certPem: leaf.CertPEM,
+        keyPem: leaf.PrivateKeyPEM,
+        serviceUri: leaf.ServiceURI,
+        serial: leaf.SerialNumber,
+        validBefore: new Date(leaf.ValidBefore),
+      });
+    });
+  }
+
+  watchRoots(onRoots: (roots: Roots) => void, onError: (err: Error) => void): Unwatch {
+    return this.watch('/v1/agent/connect/ca/roots', onError, (body) => {
+      const roots = body as { TrustDomain: string; Roots: { RootCert: string; IntermediateCerts?: string[] | null }[] };
+      onRoots({
+        trustDomain: roots.TrustDomain,
+        pems: roots.Roots.flatMap((r) => [r.RootCert, ...(r.IntermediateCerts ?? [])]),
+      });
+    });
+  }
+
+  async authorize(target: string, clientUri: string, clientSerial: string): Promise<Decision> {
+    const res = await this.client.call('POST', '/v1/agent/connect/authorize', {
+      Target: target,
+      ClientCertURI: clientUri,
+      ClientCertSerial: clientSerial,
+    });
+    if (res.status !== 200) throw new Error(`authorize answered ${res.status}: ${res.body.trim()}`);
+    const answer = JSON.parse(res.body) as { Authorized: boolean; Reason: string };
+    return { authorized: answer.Authorized, reason: answer.Reason };
+  }
+
+  async instances(service: string): Promise<Instance[]> {
+    const res = await this.client.call('GET', `/v1/health/connect/${encodeURIComponent(service)}?passing`);
+    if (res.status !== 200) throw new Error(`health/connect/${service} answered ${res.status}: ${res.body.trim()}`);
+    const entries = JSON.parse(res.body) as { Node: { Address: string }; Service: { Address: string; Port: number } }[];
+    return entries.map((e) => ({ address: e.Service.Address || e.Node.Address, port: e.Service.Port }));
+  }
+
+  close(): void {
+    for (const stop of [...this.stops]) stop();
+    this.client.close();
+  }
+
+  /** Reads `path` and hands each new answer to `take`, then blocks on its index, until stopped. */
+  private watch(path: string, onError: (err: Error) => void, take: (body: unknown) => void): Unwatch {
+    const abort = new AbortController();
+    let index = 0;
+    let failures = 0;
+    const loop = async (): Promise<void> => {
+      while (!abort.signal.aborted) {
+        try {
+          const query = index === 0 ? '' : `${path.includes('?') ? '&' : '?'}index=${index}&wait=${WAIT}`;
+          const res = await this.client.call('GET', `${path}${query}`, undefined, abort.signal);
+          if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${res.body.trim()}`);
+          failures = 0;
+          // An index that went backwards (a restarted agent) starts the watch again from the answer.
+          if (res.index !== index) take(JSON.parse(res.body));
+          index = res.index > 0 ? res.index : 0;
+        } catch (err) {
+          if (abort.signal.aborted) return;
+          onError(err instanceof Error ? err : new Error(String(err)));
+          index = 0;
+          const pause = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** failures++);
+          await new Promise((resolve) => setTimeout(resolve, pause).unref());
+        }
+      }
+    };
+    void loop();
+    const stop = (): void => {
+      abort.abort();
+      this.stops.delete(stop);
+    };
+    this.stops.add(stop);
+    return stop;
+  }
+}

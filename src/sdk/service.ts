@@ -1,0 +1,249 @@
+// A Connect-native service: its leaf and the roots kept current from the agent, a TLS server that
+// hands the application only connections whose client certificate verifies against the roots and
+// that authorize allows, and a dialer that reaches another service's passing instance and checks
+// that the server is that service (its URI SAN). New connections take the current leaf and every
+// root (both roots during a rotation); established ones are left alone. With the agent gone, the
+// held leaf and roots keep serving until they expire, said once, and once more when it is back.
+import {
+  connect as tlsConnect,
+  createServer,
+  type PeerCertificate,
+  type SecureContextOptions,
+  type Server,
+  type TLSSocket,
+} from 'node:tls';
+import { parseSpiffeId } from '../connect/spiffe.js';
+import { HttpMeshSource, type Instance, type Leaf, type MeshSource, type Roots } from './mesh-source.js';
+import type { AgentAddress } from './agent-client.js';
+
+export interface SdkLogger {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+const SILENT: SdkLogger = { info: () => {}, warn: () => {} };
+
+export interface ConnectServiceOptions extends AgentAddress {
+  /** The service's name: the leaf is this service's, and inbound connections are authorized to it. */
+  readonly name: string;
+  readonly log?: SdkLogger;
+  /** Where leaf, roots, authorize and instances come from; the agent's HTTP API at `address` by default. */
+  readonly source?: MeshSource;
+  /** A client that has not finished its TLS handshake by then is cut (Consul's handshake_timeout_ms). */
+  readonly handshakeTimeoutMs?: number;
+}
+
+/** Why an inbound connection was refused, counted in `stats.refused`. */
+export type RefusalReason = 'handshake' | 'no-identity' | 'denied' | 'authorize-failed';
+
+export interface ServiceStats {
+  accepted: number;
+  readonly refused: Record<RefusalReason, number>;
+  dialed: number;
+  dialFailures: number;
+}
+
+const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+
+export class ConnectService {
+  /** Resolves once the first leaf and roots are held: before that no connection is served or dialled. */
+  readonly ready: Promise<void>;
+  readonly stats: ServiceStats = {
+    accepted: 0,
+    refused: { handshake: 0, 'no-identity': 0, denied: 0, 'authorize-failed': 0 },
+    dialed: 0,
+    dialFailures: 0,
+  };
+  private readonly source: MeshSource;
+  private readonly log: SdkLogger;
+  private leaf: Leaf | undefined;
+  private roots: Roots | undefined;
+  private readonly servers = new Set<Server>();
+  private readonly unwatch: (() => void)[] = [];
+  private unreachable = false;
+  private closed = false;
+
+  constructor(private readonly options: ConnectServiceOptions) {
+    this.source = options.source ?? new HttpMeshSource(options);
+    this.log = options.log ?? SILENT;
+    let becameReady!: () => void;
+    this.ready = new Promise((resolve) => (becameReady = resolve));
+    const changed = (): void => {
+      this.reached();
+      if (this.leaf === undefined || this.roots === undefined) return;
+      becameReady();
+      for (const server of this.servers) server.setSecureContext(this.contextOptions());
+    };
+    const failed = (err: Error): void => {
+      if (this.unreachable) return;
+      this.unreachable = true;
+      this.log.warn(
+        { service: options.name, err: err.message },
+        'the agent did not answer: serving with the leaf and roots held until they expire',
+      );
+    };
+    this.unwatch.push(
+      this.source.watchLeaf(options.name, (leaf) => ((this.leaf = leaf), changed()), failed),
+      this.source.watchRoots((roots) => ((this.roots = roots), changed()), failed),
+    );
+  }
+
+  /** The certificate, key and roots new connections use, as tls options. */
+  contextOptions(): SecureContextOptions {
+    const { leaf, roots } = this.current();
+    return { key: leaf.keyPem, cert: leaf.certPem, ca: [...roots.pems] };
+  }
+
+  /**
+   * A TLS server for the service's inbound connections: `onConnection` gets a socket only once its
+   * client's chain verified against the roots and authorize allowed its SPIFFE ID; any other is
+   * destroyed before the application reads a byte, its reason counted and logged.
+   */
+  createServer(onConnection: (socket: TLSSocket, client: string) => void): Server {
+    const server = createServer({
+      ...this.contextOptions(),
+      requestCert: true,
+      rejectUnauthorized: true,
+      handshakeTimeout: this.options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
+    });
+    server.on('secureConnection', (socket: TLSSocket) => void this.admit(socket, onConnection));
+    server.on('tlsClientError', (err: Error) => this.refuse('handshake', { err: err.message }));
+    server.on('close', () => this.servers.delete(server));
+    this.servers.add(server);
+    return server;
+  }
+
+  /** createServer, listening on `port` (and `host`); resolves once it listens. */
+  async listen(port: number, host: string, onConnection: (socket: TLSSocket, client: string) => void): Promise<Server> {
+    await this.ready;
+    const server = this.createServer(onConnection);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return server;
+  }
+
+  /**
+   * A mesh connection to a passing instance of `service`, tried in turn from a random one: this
+   * service's leaf presented, the server's chain verified against the roots and its URI SAN
+   * required to name `service` in this trust domain.
+   */
+  async dial(service: string): Promise<TLSSocket> {
+    await this.ready;
+    const instances = await this.source.instances(service);
+    if (instances.length === 0) throw new Error(`no passing instance of ${service} accepts mesh connections`);
+    const first = Math.floor(Math.random() * instances.length);
+    let failure: unknown;
+    for (let i = 0; i < instances.length; i++) {
+      const instance = instances[(first + i) % instances.length] as Instance;
+      try {
+        const socket = await this.connectTo(instance, service);
+        this.stats.dialed++;
+        return socket;
+      } catch (err) {
+        this.stats.dialFailures++;
+        failure = err;
+      }
+    }
+    throw new Error(`no instance of ${service} took the connection: ${String(failure)}`, { cause: failure });
+  }
+
+  /** Stops the watches and the servers made here (their open connections are the application's). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const stop of this.unwatch) stop();
+    for (const server of this.servers) server.close();
+    this.source.close();
+  }
+
+  private connectTo(instance: Instance, service: string): Promise<TLSSocket> {
+    const { roots } = this.current();
+    return new Promise((resolve, reject) => {
+      const socket = tlsConnect({
+        host: instance.address,
+        port: instance.port,
+        ...this.contextOptions(),
+        checkServerIdentity: (_host, cert) => serverIdentityProblem(cert, service, roots.trustDomain),
+      });
+      socket.once('secureConnect', () => {
+        socket.off('error', reject);
+        resolve(socket);
+      });
+      socket.once('error', reject);
+    });
+  }
+
+  private async admit(socket: TLSSocket, onConnection: (socket: TLSSocket, client: string) => void): Promise<void> {
+    const cert = socket.getPeerCertificate();
+    const uri = uriSan(cert);
+    if (uri === undefined) {
+      socket.destroy();
+      this.refuse('no-identity', {});
+      return;
+    }
+    let decision;
+    try {
+      decision = await this.source.authorize(this.options.name, uri, colonHex(cert.serialNumber));
+    } catch (err) {
+      socket.destroy();
+      this.refuse('authorize-failed', { client: uri, err: err instanceof Error ? err.message : String(err) });
+      return;
+    }
+    if (!decision.authorized) {
+      socket.destroy();
+      this.refuse('denied', { client: uri, reason: decision.reason });
+      return;
+    }
+    if (socket.destroyed) return;
+    this.stats.accepted++;
+    onConnection(socket, uri);
+  }
+
+  private refuse(reason: RefusalReason, fields: Record<string, unknown>): void {
+    this.stats.refused[reason]++;
+    this.log.info({ service: this.options.name, reason, ...fields }, 'refused a mesh connection');
+  }
+
+  private reached(): void {
+    if (!this.unreachable) return;
+    this.unreachable = false;
+    this.log.info({ service: this.options.name }, 'the agent answers again');
+  }
+
+  private current(): { leaf: Leaf; roots: Roots } {
+    if (this.leaf === undefined || this.roots === undefined)
+      throw new Error(`${this.options.name}: no leaf and roots yet (await service.ready)`);
+    return { leaf: this.leaf, roots: this.roots };
+  }
+}
+
+/** The certificate's URI SAN, when it has exactly one. */
+function uriSan(cert: PeerCertificate): string | undefined {
+  const uris = (cert.subjectaltname ?? '')
+    .split(', ')
+    .filter((name) => name.startsWith('URI:'))
+    .map((name) => name.slice(4));
+  return uris.length === 1 ? uris[0] : undefined;
+}
+
+/** Why the server's certificate is not `service`'s in `trustDomain`, or undefined when it is. */
+function serverIdentityProblem(cert: PeerCertificate, service: string, trustDomain: string): Error | undefined {
+  const uri = uriSan(cert);
+  const parsed = uri === undefined ? undefined : parseSpiffeId(uri);
+  if (parsed?.ok !== true) return new Error(`the server's certificate names no mesh service (${uri ?? 'no URI SAN'})`);
+  const id = parsed.id;
+  if (id.kind !== 'service' || id.service !== service || id.host !== trustDomain)
+    return new Error(`the server is ${uri}, not ${service} in trust domain ${trustDomain}`);
+  return undefined;
+}
+
+/** `0A1B` → `0a:1b`, as the agent writes serials. */
+function colonHex(serial: string): string {
+  const hex = serial.toLowerCase().padStart(serial.length + (serial.length % 2), '0');
+  return hex.match(/../g)?.join(':') ?? hex;
+}
