@@ -121,6 +121,8 @@ export interface Agent {
   readonly ca: ConnectCa | undefined;
   /** This agent's own services and checks (src/local/); `local.state` is what anti-entropy follows. */
   readonly local: LocalAgent;
+  /** The catalog as this agent's view holds it: nodes, services and their checks (for the SDK's dialler). */
+  readonly catalog: CatalogQueries;
   /**
    * The connection decision of POST /v1/agent/connect/authorize, in-process: the same checks,
    * ACL rule (service:write on Target, with `token` or the agent's default token) and reasons.
@@ -402,7 +404,12 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const forward =
     writeMailbox === undefined || clusterStore === undefined || config.server
       ? undefined
-      : writeForwarder({ mailbox: writeMailbox, reached: (index) => clusterStore.reached(index), log });
+      : writeForwarder({
+          mailbox: writeMailbox,
+          reached: (index) => clusterStore.reached(index),
+          log,
+          serverKnown: () => cluster?.members.hasServer() === true,
+        });
   // The agent keeps its services and checks in the catalog (docs/decisions.md D26): a server or a lone
   // agent writes them itself, a client agent through a server with its agent token (docs/decisions.md D25).
   const antiEntropy = new AntiEntropy({
@@ -576,6 +583,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     authorize,
     ca,
     local,
+    catalog: catalogQueries,
     get listening() {
       return listening;
     },

@@ -12,7 +12,9 @@ import {
   type Server,
   type TLSSocket,
 } from 'node:tls';
+import type { Agent } from '../agent.js';
 import { parseSpiffeId } from '../connect/spiffe.js';
+import { InProcessMeshSource } from './in-process-source.js';
 import { HttpMeshSource, type Instance, type Leaf, type MeshSource, type Roots } from './mesh-source.js';
 import type { AgentAddress } from './agent-client.js';
 
@@ -27,7 +29,12 @@ export interface ConnectServiceOptions extends AgentAddress {
   /** The service's name: the leaf is this service's, and inbound connections are authorized to it. */
   readonly name: string;
   readonly log?: SdkLogger;
-  /** Where leaf, roots, authorize and instances come from; the agent's HTTP API at `address` by default. */
+  /**
+   * An agent embedded in this process (createAgent()): leaf, roots, authorize and instances are
+   * read from it with no HTTP request, as `token`'s (ACLs as over HTTP). Else its HTTP API at `address`.
+   */
+  readonly agent?: Agent;
+  /** Where leaf, roots, authorize and instances come from, in place of either (tests, other transports). */
   readonly source?: MeshSource;
   /** A client that has not finished its TLS handshake by then is cut (Consul's handshake_timeout_ms). */
   readonly handshakeTimeoutMs?: number;
@@ -64,7 +71,11 @@ export class ConnectService {
   private closed = false;
 
   constructor(private readonly options: ConnectServiceOptions) {
-    this.source = options.source ?? new HttpMeshSource(options);
+    this.source =
+      options.source ??
+      (options.agent === undefined
+        ? new HttpMeshSource(options)
+        : new InProcessMeshSource(options.agent, options.token));
     this.log = options.log ?? SILENT;
     let becameReady!: () => void;
     this.ready = new Promise((resolve) => (becameReady = resolve));
