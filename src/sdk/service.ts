@@ -12,6 +12,8 @@ import {
   type Server,
   type TLSSocket,
 } from 'node:tls';
+import { Agent as HttpAgent } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Agent } from '../agent.js';
 import { parseSpiffeId } from '../connect/spiffe.js';
 import { InProcessMeshSource } from './in-process-source.js';
@@ -161,6 +163,25 @@ export class ConnectService {
       }
     }
     throw new Error(`no instance of ${service} took the connection: ${String(failure)}`, { cause: failure });
+  }
+
+  /**
+   * An http.Agent whose connections are mesh connections to `service` (dial), for node:http
+   * clients: `http.request({ agent: web.httpAgent('db'), path: '/' })`. The request's host and
+   * port are not used: the instance is picked from the catalog. On the server side, hand each
+   * admitted socket to an http.Server: `db.createServer((s) => httpServer.emit('connection', s))`.
+   */
+  httpAgent(service: string): HttpAgent {
+    const dial = (): Promise<TLSSocket> => this.dial(service);
+    return new (class MeshAgent extends HttpAgent {
+      override createConnection(_options: unknown, done: (err: Error | null, socket?: Duplex) => void): undefined {
+        dial().then(
+          (socket) => done(null, socket),
+          (err: unknown) => done(err instanceof Error ? err : new Error(String(err))),
+        );
+        return undefined;
+      }
+    })({ keepAlive: true });
   }
 
   /** Stops the watches and the servers made here (their open connections are the application's). */

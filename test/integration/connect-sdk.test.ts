@@ -2,6 +2,7 @@
 // server hands the application only connections that verify and that authorize allows; a dial
 // reaches a passing instance and checks that the server is the service asked for.
 import { once } from 'node:events';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect as tlsConnect, type Server, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,6 +106,30 @@ describe('the Connect-native SDK', () => {
   it('refuses to dial an instance whose certificate names another service', async () => {
     await expect(web.dial('impostor')).rejects.toThrow(/the server is spiffe:\/\/.*\/svc\/other, not impostor/);
     expect(web.stats.dialFailures).toBe(1);
+  });
+
+  it('carries HTTP through the mesh: an http.Agent on the client, an http.Server fed admitted sockets', async () => {
+    const api = new ConnectService({ name: 'api', address: agent.url });
+    const http = createHttpServer((req, res) => res.end(`hello ${req.url ?? ''}`));
+    const server = await api.listen(0, '127.0.0.1', (socket) => http.emit('connection', socket));
+    await register('api', (server.address() as AddressInfo).port);
+    const agentForApi = web.httpAgent('api');
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        httpRequest({ agent: agentForApi, path: '/greeting' }, (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve(text));
+        })
+          .on('error', reject)
+          .end();
+      });
+      expect(body).toBe('hello /greeting');
+    } finally {
+      agentForApi.destroy();
+      http.close();
+      api.close();
+    }
   });
 
   it('says when no passing instance of a service accepts mesh connections', async () => {
