@@ -132,6 +132,30 @@ describe('the Connect-native SDK', () => {
     }
   });
 
+  it('keeps established connections through a CA rotation, and verifies new ones with the new leaf', async () => {
+    const established = await web.dial('db');
+    const echo = async (socket: TLSSocket, text: string): Promise<string> => {
+      socket.write(text);
+      const [chunk] = (await once(socket, 'data')) as [Buffer];
+      return chunk.toString();
+    };
+    expect(await echo(established, 'before')).toBe('before');
+    const certs = (): unknown[] => [db.contextOptions().cert, web.contextOptions().cert];
+    const old = certs();
+    await put('/v1/connect/ca/configuration', {
+      Provider: 'consul',
+      Config: { PrivateKeyType: 'ec', PrivateKeyBits: 384 },
+    });
+    // Both services take their new leaves from their blocking queries: wait for that event.
+    while (certs().some((cert, i) => cert === old[i])) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await echo(established, 'during')).toBe('during');
+    const fresh = await web.dial('db');
+    expect(await echo(fresh, 'after')).toBe('after');
+    expect(fresh.getPeerCertificate().raw.equals(established.getPeerCertificate().raw)).toBe(false);
+    established.end();
+    fresh.end();
+  });
+
   it('says when no passing instance of a service accepts mesh connections', async () => {
     await expect(web.dial('nowhere')).rejects.toThrow('no passing instance of nowhere accepts mesh connections');
   });
