@@ -1,12 +1,22 @@
 // The mesh source of a service embedded with its agent (createAgent() in the same process): the
 // leaf, the roots, authorize and the instances to dial are read from the agent's own objects, with
 // no HTTP request. The leaf asks the token's service:write as GET /v1/agent/connect/ca/leaf does.
-import type { Agent } from '../agent.js';
 import { ANONYMOUS_SECRET } from '../acl/builtin.js';
-import { requirePermission } from '../acl/identity.js';
-import type { CachedLeaf } from '../connect/ca/leaf-manager.js';
+import { requirePermission, type Identity } from '../acl/identity.js';
+import type { CatalogQueries } from '../catalog/queries.js';
+import type { AuthorizeRequest, AuthorizeResult } from '../connect/authorize.js';
+import type { CachedLeaf, LeafManager } from '../connect/ca/leaf-manager.js';
+import type { RootsCache } from '../connect/ca/roots-cache.js';
 import type { RootsSnapshot } from '../connect/ca/roots-view.js';
 import type { Decision, Instance, Leaf, MeshSource, Roots, Unwatch } from './mesh-source.js';
+
+/** What the SDK reads of an agent built by createAgent() in the same process (its Agent has all of it). */
+export interface EmbeddedAgent {
+  readonly ca: { readonly leaves: LeafManager; readonly roots: RootsCache } | undefined;
+  readonly acl: { resolve(secret: string): Identity };
+  readonly catalog: CatalogQueries;
+  authorize(request: AuthorizeRequest, token?: string): AuthorizeResult;
+}
 
 const NAMESPACE = 'default';
 /** Pause after a failed read (no CA server reachable, say): doubling from 250 ms to 10 s. */
@@ -17,7 +27,7 @@ export class InProcessMeshSource implements MeshSource {
   private readonly stops = new Set<Unwatch>();
 
   constructor(
-    private readonly agent: Agent,
+    private readonly agent: EmbeddedAgent,
     private readonly token?: string,
   ) {}
 
@@ -92,7 +102,7 @@ export class InProcessMeshSource implements MeshSource {
     for (const stop of [...this.stops]) stop();
   }
 
-  private connect(): NonNullable<Agent['ca']> {
+  private connect(): NonNullable<EmbeddedAgent['ca']> {
     const ca = this.agent.ca;
     if (ca === undefined) throw new Error('the agent runs without Connect (connect.enabled is false)');
     return ca;

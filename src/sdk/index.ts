@@ -9,3 +9,4 @@ export {
 } from './service.js';
 export type { AgentAddress } from './agent-client.js';
 export type { Decision, Instance, Leaf, MeshSource, Roots } from './mesh-source.js';
+export type { EmbeddedAgent } from './in-process-source.js';

@@ -14,9 +14,8 @@ import {
 } from 'node:tls';
 import { Agent as HttpAgent } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Agent } from '../agent.js';
 import { parseSpiffeId } from '../connect/spiffe.js';
-import { InProcessMeshSource } from './in-process-source.js';
+import { InProcessMeshSource, type EmbeddedAgent } from './in-process-source.js';
 import { HttpMeshSource, type Instance, type Leaf, type MeshSource, type Roots } from './mesh-source.js';
 import type { AgentAddress } from './agent-client.js';
 
@@ -35,7 +34,7 @@ export interface ConnectServiceOptions extends AgentAddress {
    * An agent embedded in this process (createAgent()): leaf, roots, authorize and instances are
    * read from it with no HTTP request, as `token`'s (ACLs as over HTTP). Else its HTTP API at `address`.
    */
-  readonly agent?: Agent;
+  readonly agent?: EmbeddedAgent;
   /** Where leaf, roots, authorize and instances come from, in place of either (tests, other transports). */
   readonly source?: MeshSource;
   /** A client that has not finished its TLS handshake by then is cut (Consul's handshake_timeout_ms). */

@@ -33,6 +33,11 @@ export interface ReadOptions {
 }
 
 export class ApiClient {
+  /** The agent's address and token, for what talks to it itself (the proxy's SDK). */
+  get agent(): { readonly address: string; readonly token: string | undefined } {
+    return { address: this.target.base, token: this.target.token };
+  }
+
   constructor(
     private readonly target: Target,
     private readonly reads: ReadOptions = {},

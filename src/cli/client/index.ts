@@ -12,6 +12,7 @@ import { flagHelp, parseFlags, type FlagSpecs } from './flags.js';
 import { intentionCommands } from './intention.js';
 import { kvCommands } from './kv.js';
 import { maintCommands } from './maint.js';
+import { proxyCommands } from './proxy.js';
 import { servicesCommands } from './services.js';
 import { nearestKey } from '../../config/did-you-mean.js';
 
@@ -24,6 +25,7 @@ export const CLIENT_COMMANDS: readonly ClientCommand[] = [
   ...servicesCommands,
   ...maintCommands,
   ...agentCommands.filter((c) => c.name !== 'members'),
+  ...proxyCommands,
 ];
 
 /** The first words of every client command, for `svc-agent` to know one when it sees it. */

@@ -1,0 +1,158 @@
+// `svc-agent connect proxy`: the built-in proxy (src/proxy/), with Consul's flags. With
+// -sidecar-for (or -proxy-id) it reads its sidecar registration from the agent; else -service,
+// -service-addr, -listen and -upstream say what to serve. It runs until SIGINT or SIGTERM, then
+// stops taking connections and gives the open ones a bounded time (-drain) to end.
+import {
+  configFromRegistration,
+  PROXY_DEFAULTS,
+  type ProxyConfig,
+  type ProxyRegistration,
+} from '../../proxy/config.js';
+import { usageError } from '../usage-error.js';
+import type { ApiClient } from './api.js';
+import type { ClientCommand, Io } from './command.js';
+
+/** How long open connections are given to end after SIGTERM. */
+const DEFAULT_DRAIN_MS = 5_000;
+
+export const proxyCommands: ClientCommand[] = [
+  {
+    name: 'connect proxy',
+    synopsis: 'Runs the built-in mesh proxy for a service (-sidecar-for ID, or -service with -listen)',
+    argsUsage: '',
+    arity: [0, 0],
+    flags: {
+      'sidecar-for': { kind: 'string', doc: 'The ID of the service whose sidecar registration this proxy serves.' },
+      'proxy-id': { kind: 'string', doc: 'The ID of the connect-proxy registration this proxy serves.' },
+      service: { kind: 'string', doc: "The service's name, without a registration (its leaf's)." },
+      'service-addr': { kind: 'string', doc: 'host:port of the local application (with -service and -listen).' },
+      listen: { kind: 'string', doc: 'host:port the public listener binds (with -service).' },
+      upstream: { kind: 'list', doc: 'name:port, an upstream listener on 127.0.0.1 (with -service; repeatable).' },
+      drain: { kind: 'int', doc: 'Milliseconds open connections are given to end after SIGTERM (default 5000).' },
+    },
+    async run({ api, flags, io }) {
+      const config = await proxyConfig(api, flags);
+      // Loaded here: the other client commands start without the SDK and the proxy.
+      const { ConnectService } = await import('../../sdk/index.js');
+      const { ConnectProxy } = await import('../../proxy/proxy.js');
+      const service = new ConnectService({
+        name: config.service,
+        address: api.agent.address,
+        ...(api.agent.token === undefined ? {} : { token: api.agent.token }),
+        ...(config.publicListener === undefined
+          ? {}
+          : { handshakeTimeoutMs: config.publicListener.handshakeTimeoutMs }),
+        log: lineLogger(io),
+      });
+      const proxy = new ConnectProxy(config, service, lineLogger(io));
+      try {
+        await proxy.start();
+      } catch (err) {
+        service.close();
+        throw err;
+      }
+      io.err(`==> svc-agent connect proxy for ${config.service} running\n`);
+      const signal = await new Promise<string>((resolve) => {
+        process.once('SIGINT', () => resolve('SIGINT'));
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+      });
+      io.err(`==> ${signal}: draining\n`);
+      await proxy.close(typeof flags.drain === 'number' ? flags.drain : DEFAULT_DRAIN_MS);
+      return 0;
+    },
+  },
+];
+
+async function proxyConfig(api: ApiClient, flags: Readonly<Record<string, unknown>>): Promise<ProxyConfig> {
+  const sidecarFor = stringFlag(flags, 'sidecar-for');
+  let proxyId = stringFlag(flags, 'proxy-id');
+  if (sidecarFor !== undefined) {
+    const services = await api.json<
+      Record<string, { ID: string; Kind?: string; Proxy?: { DestinationServiceID?: string } }>
+    >('GET', '/v1/agent/services', undefined, 'listing the agent services');
+    const sidecars = Object.values(services).filter(
+      (s) => s.Kind === 'connect-proxy' && s.Proxy?.DestinationServiceID === sidecarFor,
+    );
+    if (sidecars.length !== 1)
+      throw usageError('CLI_FLAG_VALUE', {
+        flag: 'sidecar-for',
+        value: sidecarFor,
+        reason:
+          sidecars.length === 0
+            ? 'no sidecar proxy is registered for it'
+            : 'more than one sidecar proxy is registered for it: use -proxy-id',
+      });
+    proxyId = sidecars[0]?.ID;
+  }
+  if (proxyId !== undefined) {
+    const reg = await api.json<ProxyRegistration>(
+      'GET',
+      `/v1/agent/service/${encodeURIComponent(proxyId)}`,
+      undefined,
+      'reading the proxy registration',
+    );
+    return configFromRegistration(reg);
+  }
+  const name = stringFlag(flags, 'service');
+  if (name === undefined)
+    throw usageError('CLI_FLAG_MISSING', { detail: 'one of -sidecar-for, -proxy-id or -service is required' });
+  const listen = stringFlag(flags, 'listen');
+  const local = stringFlag(flags, 'service-addr');
+  if ((listen === undefined) !== (local === undefined))
+    throw usageError('CLI_FLAG_MISSING', { detail: '-listen and -service-addr go together' });
+  const upstreams = Array.isArray(flags.upstream) ? (flags.upstream as string[]) : [];
+  return {
+    service: name,
+    publicListener:
+      listen === undefined || local === undefined
+        ? undefined
+        : {
+            ...hostPort('listen', listen, 'bindAddress', 'bindPort'),
+            ...hostPort('service-addr', local, 'localServiceAddress', 'localServicePort'),
+            localConnectTimeoutMs: PROXY_DEFAULTS.localConnectTimeoutMs,
+            handshakeTimeoutMs: PROXY_DEFAULTS.handshakeTimeoutMs,
+          },
+    upstreams: upstreams.map((spec) => {
+      const m = /^([^:]+):(\d+)$/.exec(spec);
+      if (m === null)
+        throw usageError('CLI_FLAG_VALUE', { flag: 'upstream', value: spec, reason: 'expected name:port' });
+      return {
+        destinationName: m[1] as string,
+        localBindAddress: PROXY_DEFAULTS.upstreamBindAddress,
+        localBindPort: Number(m[2]),
+        connectTimeoutMs: PROXY_DEFAULTS.upstreamConnectTimeoutMs,
+      };
+    }),
+  };
+}
+
+function hostPort<H extends string, P extends string>(
+  flag: string,
+  value: string,
+  host: H,
+  port: P,
+): Record<H, string> & Record<P, number> {
+  const m = /^(.*):(\d+)$/.exec(value);
+  if (m === null) throw usageError('CLI_FLAG_VALUE', { flag, value, reason: 'expected host:port' });
+  return { [host]: (m[1] ?? '').replace(/^\[|\]$/g, '') || '0.0.0.0', [port]: Number(m[2]) } as Record<H, string> &
+    Record<P, number>;
+}
+
+function stringFlag(flags: Readonly<Record<string, unknown>>, name: string): string | undefined {
+  const value = flags[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** The proxy's lines on stderr, as `key=value` fields after the message. */
+function lineLogger(io: Io): {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+} {
+  const line = (level: string, fields: Record<string, unknown>, message: string): void =>
+    io.err(
+      `${new Date().toISOString()} [${level}]  proxy: ${message}${Object.entries(fields)
+        .map(([k, v]) => ` ${k}=${String(v)}`)
+        .join('')}\n`,
+    );
+  return { info: (f, m) => line('INFO', f, m), warn: (f, m) => line('WARN', f, m) };
+}
