@@ -404,7 +404,12 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const forward =
     writeMailbox === undefined || clusterStore === undefined || config.server
       ? undefined
-      : writeForwarder({ mailbox: writeMailbox, reached: (index) => clusterStore.reached(index), log });
+      : writeForwarder({
+          mailbox: writeMailbox,
+          reached: (index) => clusterStore.reached(index),
+          log,
+          serverKnown: () => cluster?.members.hasServer() === true,
+        });
   // The agent keeps its services and checks in the catalog (docs/decisions.md D26): a server or a lone
   // agent writes them itself, a client agent through a server with its agent token (docs/decisions.md D25).
   const antiEntropy = new AntiEntropy({

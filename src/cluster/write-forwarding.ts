@@ -13,7 +13,10 @@ import { settledWithin } from '../core/wait.js';
 
 /** The mailbox (src/state/etcd/'s sign channel on the root `writes/`). */
 export interface WriteMailbox {
-  /** Resolves undefined when no server answered within `deadlineMs`; rejects STATE_NO_LEADER when etcd is away. */
+  /**
+   * Resolves undefined when no server answered within `deadlineMs`; rejects STATE_NO_LEADER when
+   * etcd could not take the request, STATE_WRITE_OUTCOME_UNKNOWN when etcd did not answer its write.
+   */
   request(body: unknown, deadlineMs: number): Promise<unknown>;
   serve(handler: (body: unknown) => Promise<unknown>): void;
 }
@@ -59,21 +62,35 @@ export interface ForwarderOptions {
   /** Resolves once this agent's view has applied the etcd revision `index`. */
   readonly reached: (index: number) => Promise<void>;
   readonly deadlineMs?: number;
-  /** Says at debug which of the three ways a write ended 503 (etcd away, no server, the server's etcd). */
+  /** Says at debug which of the ways a write ended 503 (etcd away, no server, no answer, the server's etcd). */
   readonly log?: Logger | undefined;
+  /**
+   * Whether the member list holds a live server agent. With none, a write fails at once with
+   * `No cluster leader`, nothing sent, as a leaf does (connect/ca/remote-signer.ts).
+   */
+  readonly serverKnown?: (() => boolean) | undefined;
 }
 
-/** A client agent's: no server answering within the deadline is Consul's `No cluster leader` (503). */
+/**
+ * A client agent's. A write handed to no server (none is a member, or etcd could not take the
+ * request) is Consul's `No cluster leader` (503); a write whose answer never came back may have been
+ * run by a server that took it, and is said so (docs/decisions.md#write-outcome-unknown).
+ */
 export function writeForwarder(o: ForwarderOptions): WriteForwarder {
   const deadlineMs = o.deadlineMs ?? FORWARD_DEADLINE_MS;
   return async (write) => {
+    if (o.serverKnown?.() === false) {
+      o.log?.debug({}, 'no server agent is a member: a forwarded write was not sent');
+      throw agentError('STATE_NO_LEADER');
+    }
     const answer = await o.mailbox.request(write, deadlineMs).catch((err: unknown) => {
       o.log?.debug({ err }, 'a forwarded write could not be handed to the servers');
       throw err;
     });
     if (answer === undefined) {
+      // The request was in etcd: a server may have taken it and run the write, its answer lost or late.
       o.log?.debug({ deadlineMs }, 'no server answered a forwarded write within its deadline');
-      throw agentError('STATE_NO_LEADER');
+      throw agentError('STATE_WRITE_OUTCOME_UNKNOWN');
     }
     const read = writeAnswerSchema.safeParse(answer);
     if (!read.success) throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'the answer is not a write answer' });

@@ -490,7 +490,14 @@ export const ERROR_CATALOGUE = {
     kind: 'unavailable',
     logged: true,
     message: 'No cluster leader',
-    note: "Cluster: etcd did not answer a write within its deadline (Consul's text; clients match on it).",
+    note: "Cluster: etcd could not take a write, and nothing of it was applied: no member could be reached, or etcd refused it (Consul's text; clients match on it).",
+  },
+  STATE_WRITE_OUTCOME_UNKNOWN: {
+    kind: 'unavailable',
+    logged: true,
+    message:
+      'The write may have been applied: it reached etcd (or a server agent), whose answer did not come back in time. Read it back, or compare its ModifyIndex, before writing it again',
+    note: 'Cluster: the outcome is unknown, as etcd says of a request that timed out (docs/decisions.md#write-outcome-unknown); a `?cas=` write tried again may fail against its own first attempt.',
   },
   STATE_COMMIT_TOO_LARGE: {
     kind: 'too-large',

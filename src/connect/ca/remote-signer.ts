@@ -14,6 +14,7 @@ import { pemBlocks } from './encoding.js';
 import { p256PublicKey } from './p256.js';
 import { parseCertificate } from './x509.js';
 import type { KeyGenerator } from './signer.js';
+import { parseServiceUri, serviceUri } from './spiffe-id.js';
 
 /** What a client agent writes. */
 export interface SigningRequest {
@@ -171,6 +172,8 @@ export class RemoteLeafSource implements LeafSource {
 
 /** What answering a signing request takes of a server CA (server-ca.ts). */
 export interface SigningAuthority {
+  /** The trust domain its leaves' URIs are built in (signPublicKey builds them as serviceUri does). */
+  readonly trustDomain: string;
   rootsReached(index: number, withinMs: number): Promise<void>;
   signPublicKey(namespace: string, service: string, spki: Uint8Array): Promise<IssuedLeaf>;
 }
@@ -210,6 +213,19 @@ export function serveSigningRequests(
       const spki = Buffer.from(req.PublicKey, 'base64');
       // Leaves carry P-256 keys (docs/decisions.md D14): anything else is refused, not signed.
       if (!isP256(spki)) throw agentError('CA_BAD_CSR', { detail: 'the public key is not a P-256 key' });
+      // The URI it will sign must name the service asked for as the client reads it back (checkAnswer):
+      // a name that does not survive its URI is refused here, before a serial is taken.
+      const uri = serviceUri({
+        trustDomain: ca.trustDomain,
+        namespace: req.Namespace,
+        datacenter: options.datacenter,
+        service: req.Service,
+      });
+      if (!namesService(uri, req.Service)) {
+        throw agentError('CA_BAD_CSR', {
+          detail: `the SPIFFE ID ${uri} does not name service ${JSON.stringify(req.Service)}`,
+        });
+      }
       // The client's view may hold a rotation this server's view has not applied yet: sign with the new root.
       if (typeof req.RootsIndex === 'number') await ca.rootsReached(req.RootsIndex, ROOTS_CATCH_UP_MS);
       const leaf = await ca.signPublicKey(req.Namespace, req.Service, spki);
@@ -250,9 +266,18 @@ function checkAnswer(res: SigningResponse & { ok: true }, spki: Uint8Array, serv
   if (cert === undefined || !cert.spki.equals(Buffer.from(spki))) {
     throw agentError('CA_SIGN_FAILED', { detail: 'the signing answer does not certify the requested key' });
   }
-  if (!cert.uris.includes(res.URI) || !res.URI.endsWith(`/svc/${service}`)) {
+  if (!cert.uris.includes(res.URI) || !namesService(res.URI, service)) {
     throw agentError('CA_SIGN_FAILED', { detail: `the signing answer names ${res.URI}, not service ${service}` });
   }
+}
+
+/**
+ * Whether `uri` is a service SPIFFE ID for `service`: its service segment, decoded, is the name as
+ * asked. A URI holds a name percent-encoded (`a b` is `a%20b`, spiffe.ts); names are compared
+ * decoded, the one form both ends share, on the server before it signs and on the client after.
+ */
+export function namesService(uri: string, service: string): boolean {
+  return parseServiceUri(uri)?.service === service;
 }
 
 function isP256(spki: Buffer): boolean {

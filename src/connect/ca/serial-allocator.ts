@@ -6,7 +6,7 @@
 // guarded commit per leaf took 900 commits, ~1,500 lost guards and ~2.5 s. A store of one agent's
 // own (LocalSerials) keeps the counter in memory and records each serial in a commit that runs while
 // the leaf is signed, so a single agent's issuance never waits for a commit.
-import { agentError } from '../../core/errors.js';
+import { agentError, isAgentError } from '../../core/errors.js';
 import type { StateStore } from '../../state/types.js';
 import { CA_TABLE, SERIAL_KEY, type StoredSerial } from './model.js';
 
@@ -95,9 +95,15 @@ export class SharedSerials implements SerialAllocator {
       const first = row === undefined ? 1n : BigInt(row.value.Next);
       const next: StoredSerial = { Next: (first + count).toString() };
       // A failed guard resolves once the view shows the winner's write, so the next read is fresh.
-      const result = await this.store.commit([
-        { op: 'set', table: CA_TABLE, key: SERIAL_KEY, value: next, ifIndex: row?.modifyIndex ?? 0 },
-      ]);
+      const result = await this.store
+        .commit([{ op: 'set', table: CA_TABLE, key: SERIAL_KEY, value: next, ifIndex: row?.modifyIndex ?? 0 }])
+        .catch((err: unknown) => {
+          // A commit that may have taken the serials or not (docs/decisions.md#write-outcome-unknown)
+          // is a conflict to this counter: read again and take others; a block taken and never
+          // used is a gap, which serials may have.
+          if (isAgentError(err) && err.code === 'STATE_WRITE_OUTCOME_UNKNOWN') return { ok: false, index: 0 };
+          throw err;
+        });
       if (result.ok) {
         this.commits++;
         return { first, index: result.index };

@@ -94,6 +94,24 @@ export interface EtcdTxnResult {
   readonly succeeded: boolean;
   /** The revision after the txn: the txn's own revision whenever it wrote something. */
   readonly revision: number;
+  /**
+   * An earlier attempt of this txn went unanswered and may have been applied (see txn): a failed
+   * compare may be that attempt's doing, so `succeeded: false` does not say the write was not made.
+   */
+  readonly unsure?: true;
+}
+
+/**
+ * A txn whose outcome is unknown: an attempt was sent and etcd's answer never came (the call timed
+ * out, was cancelled or lost its connection, or etcd said its own request timed out), and no later
+ * attempt answered for it. etcd says the same of such a request: it may have been applied.
+ */
+export class EtcdOutcomeUnknown extends Error {
+  constructor(readonly last: unknown) {
+    super(`the transaction may have been applied: ${last instanceof Error ? last.message : String(last)}`);
+    this.name = 'EtcdOutcomeUnknown';
+    this.stack = `${this.name}: ${this.message}`; // one line, as every error handed out (oneLine)
+  }
 }
 
 export interface EtcdWatchEvent {
@@ -140,8 +158,8 @@ export interface EtcdMember {
   readonly clientUrls: readonly string[];
 }
 
-/** What an error from etcd means to the caller. */
-export type EtcdFailure = 'unavailable' | 'too-large' | 'no-space' | 'closed' | 'other';
+/** What an error from etcd means to the caller (`outcome-unknown`: EtcdOutcomeUnknown, a txn that may have been applied). */
+export type EtcdFailure = 'unavailable' | 'outcome-unknown' | 'too-large' | 'no-space' | 'closed' | 'other';
 
 export interface EtcdConnection {
   /** Every key under `prefix` at one revision, read in pages (a linearizable read). */
@@ -723,8 +741,8 @@ class Etcd3Connection implements EtcdConnection {
    * ELECTION_WAIT_MS while some member is up (it may be electing). With every member unreachable
    * nothing is sent and the call fails at once; with every member silent (hung, or slow: the agent
    * cannot tell until its own deadline) the call waits for one to answer within its deadline.
-   * A write retried after its attempt timed out may have been applied by the member that timed out:
-   * a guarded txn then fails its compare, an unguarded put writes the same value again.
+   * A write retried after its attempt went unanswered may have been applied by that attempt: what
+   * a txn then says of its outcome is txn's (below); a leased put writes the same value again.
    */
   private async call<T>(deadlineMs: number, run: (deadline: number) => Promise<T>, needsLeader = true): Promise<T> {
     const started = Date.now();
@@ -840,8 +858,32 @@ class Etcd3Connection implements EtcdConnection {
       success: txn.success.map(requestOp),
       failure: txn.failure.map(requestOp),
     };
-    const res = await this.call(deadlineMs, (deadline) => this.client.kv.txn(request, { deadline }));
-    return { succeeded: res.succeeded, revision: Number(res.header.revision) };
+    // A commit's retries, decided here: an attempt that went unanswered (see unanswered) may have
+    // been applied, or may be yet (a hung member applies what it holds once it runs again). The txn
+    // is still tried again on another member within the deadline, so that one hung member costs
+    // latency, not writes (docs/decisions.md#one-member-down), and what the retries say is read so:
+    // - an answer that it succeeded is its outcome: an earlier attempt of a guarded txn can no
+    //   longer pass the compares this one moved; an unguarded one writes the same rows again (and
+    //   if it lands late, over a write made meanwhile: the cost of not failing the write, which
+    //   etcd's Go client pays the other way by never retrying a write that may have been sent);
+    // - an answer that its compares failed is flagged `unsure`: that earlier attempt may be what
+    //   moved them, so it is no proof the write was not made (the caller decides, etcd-store.ts);
+    // - no answer at all, or a failure after one that went unanswered, rejects EtcdOutcomeUnknown.
+    // A failure known to have applied nothing (not sent, or refused by etcd) stays what it is.
+    let unsure: unknown;
+    const attempt = (deadline: number) =>
+      this.client.kv.txn(request, { deadline }).catch((err: unknown) => {
+        if (unsure === undefined && unanswered(err)) unsure = err;
+        throw err;
+      });
+    const res = await this.call(deadlineMs, attempt).catch((err: unknown) => {
+      throw unsure === undefined ? err : new EtcdOutcomeUnknown(err);
+    });
+    return {
+      succeeded: res.succeeded,
+      revision: Number(res.header.revision),
+      ...(unsure !== undefined && !res.succeeded ? { unsure: true as const } : {}),
+    };
   }
 
   watchPrefix(prefix: Buffer, startRevision: number, listener: EtcdWatchListener): EtcdWatch {
@@ -1002,6 +1044,7 @@ function smallerPage(limit: number, err: Error): number {
 
 /** Classifies an error thrown by a call of this connection. */
 export function etcdFailure(err: unknown): EtcdFailure {
+  if (err instanceof EtcdOutcomeUnknown) return 'outcome-unknown';
   if (err instanceof ClientClosedError) return 'closed';
   if (
     err instanceof GRPCUnavailableError ||
@@ -1017,6 +1060,32 @@ export function etcdFailure(err: unknown): EtcdFailure {
   if (/no leader|leader changed|timed out|deadline exceeded|not capable|unhealthy/.test(message)) return 'unavailable';
   return 'other';
 }
+
+/**
+ * Whether a write's failed attempt may have been applied: it was sent and its answer never came
+ * (the deadline passed, the call was cancelled, the connection dropped under it), or etcd answered
+ * that the proposal timed out or its server stopped waiting for it. Anything else applied nothing:
+ * the call was never sent (no connection, still waiting for one, the member skipped), or etcd
+ * refused it (no leader, too many requests, permission, size); a write that etcd applied is answered.
+ */
+export function unanswered(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : '';
+  if (err instanceof GRPCDeadlineExceededError) return !message.includes(WAITING_FOR_CONNECTION);
+  if (err instanceof GRPCCancelledError) return true;
+  if (ETCD_UNANSWERED.test(message)) return true;
+  return err instanceof GRPCUnavailableError && !message.includes('etcdserver:') && !NOT_SENT.test(message);
+}
+
+/** grpc-js's words for a call whose deadline passed before it had a connection to go out on. */
+const WAITING_FOR_CONNECTION = 'Waiting for LB pick';
+/**
+ * etcd's own: the proposal was made and its result did not come in time (its leader changed, or its
+ * server stopped). Not etcd's bare "context deadline exceeded": raft took no proposal (no leader).
+ */
+const ETCD_UNANSWERED = /request timed out|request cancelled|leader changed|server stopped/;
+/** Unavailable before anything was sent: grpc-js had no connection, or the member was passed by (MemberHealth, wireIntoPool, call()). */
+const NOT_SENT =
+  /No connection established|Channel closed before call started|Stream refused by server|etcd member not answering|no etcd member is answering|unknown etcd member/;
 
 function requestOp(op: EtcdTxnOp): IRequestOp {
   if (op.op === 'put')

@@ -5,8 +5,12 @@ import { etcdFailure } from './etcd-client.js';
 
 export function etcdError(err: unknown): AgentError {
   switch (etcdFailure(err)) {
+    // Known to have applied nothing: not sent, or refused by etcd.
     case 'unavailable':
       return agentError('STATE_NO_LEADER', { cause: err });
+    // Sent, and never answered: it may have been applied (docs/decisions.md#write-outcome-unknown).
+    case 'outcome-unknown':
+      return agentError('STATE_WRITE_OUTCOME_UNKNOWN', { cause: err });
     case 'too-large':
       return agentError('STATE_REQUEST_TOO_LARGE', { cause: err });
     case 'no-space':

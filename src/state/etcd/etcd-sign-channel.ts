@@ -36,7 +36,8 @@ export interface EtcdSignChannelOptions {
 export interface EtcdSignChannel {
   /**
    * Writes a request and waits for its response. Resolves undefined when no server answered
-   * within `deadlineMs`; rejects with STATE_NO_LEADER when etcd cannot take the request.
+   * within `deadlineMs`; rejects with STATE_NO_LEADER when etcd cannot take the request, and with
+   * STATE_WRITE_OUTCOME_UNKNOWN when the request's write reached etcd and its answer never came.
    */
   request(body: unknown, deadlineMs: number): Promise<unknown>;
   /** Answers requests (server agents): exactly one server's handler runs per request. */

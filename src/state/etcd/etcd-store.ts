@@ -43,7 +43,10 @@ export interface EtcdStoreOptions {
   readonly prefix?: string | undefined;
   readonly log: Logger;
   readonly clock?: Clock | undefined;
-  /** A commit not acknowledged by etcd within this time fails with `No cluster leader` (default 1500 ms). */
+  /**
+   * A commit not acknowledged by etcd within this time fails (default 1500 ms): `No cluster leader`
+   * when nothing of it was applied, STATE_WRITE_OUTCOME_UNKNOWN when it was sent and may have been.
+   */
   readonly commitTimeoutMs?: number | undefined;
   /** Deadline of each read call: the start-up read and resyncs (default 5 s). */
   readonly readTimeoutMs?: number | undefined;
@@ -374,6 +377,12 @@ class EtcdStateStore implements EtcdStore {
         this.commits++;
         this.contact();
         this.pump();
+        // A guard that failed after an attempt went unanswered may have failed against that very
+        // attempt: the caller is told the write may have been applied, never that it was refused.
+        if (res.unsure === true) {
+          commit.reject(agentError('STATE_WRITE_OUTCOME_UNKNOWN'));
+          return;
+        }
         // Read-your-writes: the caller hears back once the view shows the commit (a read-through
         // table's commit reaches no view: its reads go to etcd).
         const result = { ok: res.succeeded, index: res.revision };
@@ -384,7 +393,8 @@ class EtcdStateStore implements EtcdStore {
         this.inFlight.delete(commit);
         const failure = this.failure(err);
         commit.reject(failure);
-        if (failure.code === 'STATE_NO_LEADER') for (const queued of this.queue.splice(0)) queued.reject(noLeader(err));
+        // The commits queued behind it were never sent: nothing of them was applied.
+        if (etcdAway(failure)) for (const queued of this.queue.splice(0)) queued.reject(noLeader(err));
         this.pump();
       },
     );
@@ -461,7 +471,7 @@ class EtcdStateStore implements EtcdStore {
 
   private failure(err: unknown): AgentError {
     const failure = etcdError(err);
-    if (failure.code === 'STATE_NO_LEADER') this.lost(err, 'etcd unavailable');
+    if (etcdAway(failure)) this.lost(err, 'etcd unavailable');
     return failure;
   }
 }
@@ -495,6 +505,11 @@ function overlaps(a: CommitRows, b: CommitRows): boolean {
       return true;
   }
   return false;
+}
+
+/** etcd did not answer: whether it refused the call or never answered an attempt sent. */
+function etcdAway(failure: AgentError): boolean {
+  return failure.code === 'STATE_NO_LEADER' || failure.code === 'STATE_WRITE_OUTCOME_UNKNOWN';
 }
 
 /** Consul's text when no server can commit: clients match on it. */
