@@ -4,6 +4,7 @@
 // same answer lists etcd's alarms: a raised one (NOSPACE: no writes) is logged as it comes and goes.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
+import { spanText } from '../core/log-gate.js';
 import type { EtcdConnection, EtcdMember } from '../state/etcd/index.js';
 
 export interface LeadershipOptions {
@@ -141,8 +142,10 @@ export class EtcdLeadership {
 
   private succeeded(): void {
     this.failures = 0;
-    this.lastOk = this.clock.now();
-    if (!this.known) this.log.info({}, 'etcd leader known again');
+    const now = this.clock.now();
+    // How long etcd was away: what the outage's other lines count (src/core/log-gate.ts) happened within it.
+    if (!this.known) this.log.info({ unknownFor: spanText(now - this.lastOk) }, 'etcd leader known again');
+    this.lastOk = now;
     this.known = true;
   }
 

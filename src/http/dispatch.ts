@@ -1,7 +1,9 @@
 // Transport-agnostic request outcomes: method checks, OPTIONS, unmatched paths, and the mapping of
 // thrown errors to replies. The uWS adapter calls these; unit tests call them directly.
+import { backgroundClock } from '../core/clock.js';
 import { agentError, isAgentError, loggedAtSource } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import { LogGate } from '../core/log-gate.js';
 import { STATUS_BY_KIND, errorTextReply, textReply, type Reply } from './reply.js';
 import type { CompiledRoute } from './routes.js';
 
@@ -52,13 +54,38 @@ export function cleanPath(path: string): string {
   return clean;
 }
 
+/**
+ * A cause of failed answers that has not recurred for this long has ended, and its count is logged:
+ * nothing else says when requests stop failing. Long enough that a client retrying every few
+ * seconds through an outage makes one run, short enough that its count follows the outage's end.
+ */
+export const FAILED_ANSWERS_QUIET_MS = 30_000;
+
+/** The failed answers logged through each logger: a run of one cause is one line and a count (src/core/log-gate.ts). */
+const failedAnswerGates = new WeakMap<Logger, LogGate>();
+
+/** The gate of `log`'s failed answers, made on first use; its timers keep no process alive. */
+function failedAnswers(log: Logger): LogGate {
+  let gate = failedAnswerGates.get(log);
+  if (gate === undefined) {
+    gate = new LogGate({ log, clock: backgroundClock, quietMs: FAILED_ANSWERS_QUIET_MS });
+    failedAnswerGates.set(log, gate);
+  }
+  return gate;
+}
+
+/** A 5xx is logged once per code while requests keep failing with it (an outage fails each of them). */
 export function errorReply(err: unknown, log: Logger, path: string): Reply {
   if (isAgentError(err)) {
     const status = STATUS_BY_KIND[err.kind];
-    if (status >= 500 && !loggedAtSource(err)) log.error({ err, path }, 'request failed');
+    if (status >= 500 && !loggedAtSource(err))
+      failedAnswers(log).fail(err.code, 'error', { err, path }, 'request failed');
     return errorTextReply(err);
   }
-  log.error({ err, path }, 'unexpected error');
+  // A fault not foreseen: each distinct one is a cause of its own (the text names no cause outside this map).
+  const cause =
+    err instanceof Error ? `unexpected ${err.constructor.name}: ${err.message.slice(0, 200)}` : 'unexpected';
+  failedAnswers(log).fail(cause, 'error', { err, path }, 'unexpected error');
   const detail = err instanceof Error && err.message ? err.message : 'An unexpected error occurred';
   return errorTextReply(agentError('INTERNAL_UNEXPECTED', { detail }));
 }

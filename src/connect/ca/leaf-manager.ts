@@ -9,6 +9,7 @@ import { LRUCache } from 'lru-cache';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import { isAgentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
+import { causeOf, LogGate } from '../../core/log-gate.js';
 import type { IssuedLeaf } from './authority.js';
 import { IssueQueue } from './issue-queue.js';
 import { renewalTime } from './renewal.js';
@@ -142,8 +143,11 @@ export class LeafManager {
   private readonly unsubscribe: () => void;
   private closed = false;
   private readonly queue: IssueQueue<Entry>;
+  /** Every watched leaf's renewal fails alike while no leaf can be signed: said once per cause, counted when one is signed. */
+  private readonly renewalFailures: LogGate;
 
   constructor(private readonly o: LeafManagerOptions) {
+    this.renewalFailures = new LogGate({ log: o.log, clock: o.clock });
     this.entries = new LRUCache<string, Entry>({
       max: o.maxEntries,
       ttl: o.idleTtlMs,
@@ -266,7 +270,8 @@ export class LeafManager {
       if (!entry.watched) return;
       this.issue(entry).catch((err: unknown) => {
         // The old leaf stays valid; watchers keep waiting and the renewal is tried again.
-        this.o.log.warn({ err, service: entry.service, namespace: entry.namespace }, 'leaf renewal failed; retrying');
+        const fields = { err, service: entry.service, namespace: entry.namespace };
+        this.renewalFailures.fail(causeOf(err), 'warn', fields, 'leaf renewal failed; retrying');
         entry.replaceAt = this.o.clock.now() + Math.floor(this.o.random() * RETRY_WINDOW_MS);
         this.arm(entry);
       });
@@ -319,6 +324,7 @@ export class LeafManager {
     }
     entry.leaf = leaf;
     entry.replaceAt = undefined;
+    this.renewalFailures.clear();
     this.disarm(entry);
     for (const fn of entry.takeWatchers()) fn();
     settle?.resolve({ leaf, hit: false });

@@ -9,8 +9,10 @@
 // what an answer must hold. A response that is not JSON fails its one request, never the channel;
 // close() ends every wait and timer.
 import { randomUUID } from 'node:crypto';
-import { agentError } from '../../core/errors.js';
+import { systemClock } from '../../core/clock.js';
+import { agentError, loggedAtSource } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
+import { LogGate } from '../../core/log-gate.js';
 import { settledWithin } from '../../core/wait.js';
 import type { EtcdConnection, EtcdTarget, EtcdWatch, EtcdWatchEvent } from './etcd-client.js';
 import { openConnection, prefixEnd } from './etcd-client.js';
@@ -76,6 +78,11 @@ class SignChannel implements EtcdSignChannel {
   private closed = false;
   /** Requests awaiting their response: close() ends each (no answer), with its timers and watch. */
   private readonly waiting = new Set<() => void>();
+  /**
+   * A server's reads of the requests fail every REWATCH_MS while etcd is away: said once per cause,
+   * counted when they work again; at debug when the cause is etcd's outage, which the store logs.
+   */
+  private readonly readFailures: LogGate;
 
   constructor(
     private readonly connection: EtcdConnection,
@@ -85,6 +92,7 @@ class SignChannel implements EtcdSignChannel {
     private readonly unreadable: UnreadableAnswerCode,
   ) {
     this.requests = Buffer.from(`${root}requests/`, 'utf8');
+    this.readFailures = new LogGate({ log, clock: systemClock });
   }
 
   private key(kind: 'requests' | 'claims' | 'responses', id: string): Buffer {
@@ -225,11 +233,14 @@ class SignChannel implements EtcdSignChannel {
       try {
         // Requests written before this server watched are taken too.
         const pending = await this.connection.rangeKeys(this.requests, prefixEnd(this.requests), this.timeoutMs);
+        this.readFailures.clear();
         for (const kv of pending.kvs) void this.handle(kv.key, kv.value, kv.lease, handler);
         this.watchRequests(pending.revision + 1, handler, start);
         this.sweepRequests(handler);
       } catch (err) {
-        this.log.warn({ err }, 'reading mailbox requests failed; retrying');
+        const cause = etcdError(err);
+        const level = loggedAtSource(cause) ? 'debug' : 'warn';
+        this.readFailures.fail(cause.code, level, { err }, 'reading mailbox requests failed; retrying');
         this.later(() => void start());
       }
     };
