@@ -43,10 +43,15 @@ function watchedStoreRead<V>(store: StoreReads, minIndex: number, spec: StoreRea
   // Changes at or below `since` are already in what the reader has (its ?index, then each re-read).
   let since = minIndex;
   const read = (): Promise<ReadResult<V>> => store.read<V>(spec.target, spec.consistency);
-  // After a change the store reported, the member that reported it has it: read its copy without a
-  // round through the leader (a lagging member's older copy only re-arms the wait).
-  const reread = (): Promise<ReadResult<V>> =>
-    store.read<V>(spec.target, spec.consistency === 'consistent' ? 'consistent' : 'stale');
+  // After a change the store reported, the member that reported it most often has it: read its copy
+  // without a round through the leader. A copy older than the change (the read went to a member
+  // lagging behind the watch's) is read again through the leader: answered as it is, a key the
+  // change created would read as missing at an index past the reader's (a 404 for a write it waited for).
+  const reread = async (changedAt?: number): Promise<ReadResult<V>> => {
+    if (spec.consistency === 'consistent') return store.read<V>(spec.target, 'consistent');
+    const copy = await store.read<V>(spec.target, 'stale');
+    return changedAt === undefined || copy.revision >= changedAt ? copy : store.read<V>(spec.target, 'consistent');
+  };
   return {
     shareKey: JSON.stringify([spec.shareKey, minIndex, spec.consistency]),
     target(fn) {
@@ -60,8 +65,8 @@ function watchedStoreRead<V>(store: StoreReads, minIndex: number, spec: StoreRea
         fn();
       };
       const wait = (): void => {
-        cancel = store.changedAfter(spec.target, since, () => {
-          reread().then(
+        cancel = store.changedAfter(spec.target, since, (changedAt) => {
+          reread(changedAt).then(
             (result) => {
               if (!live) return;
               latest = result;

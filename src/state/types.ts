@@ -146,9 +146,10 @@ export interface StateStore {
    * One-shot: `fn` runs once something in the target changed after `revision` (soon, never inside
    * this call, when a change is already past it or the backend forgot that revision; a local view
    * also when the index its read reports is past it, as Consul's blocking rule). Returns the
-   * cancel. With `read`, what a blocking read of any table waits on.
+   * cancel. With `read`, what a blocking read of any table waits on. `changedAt`, when the backend
+   * knows it: the revision of the change, which a read must have reached to see it.
    */
-  changedAfter(target: RangeTarget, revision: number, fn: () => void): () => void;
+  changedAfter(target: RangeTarget, revision: number, fn: (changedAt?: number) => void): () => void;
 
   /** Reachability: always connected for the embedded store. */
   readonly health: StoreHealth;

@@ -87,7 +87,7 @@ export class EtcdReadThrough {
       : { rows, index, revision: result.revision, unreadable };
   }
 
-  changedAfter(target: RangeTarget, revision: number, fn: () => void): () => void {
+  changedAfter(target: RangeTarget, revision: number, fn: (changedAt?: number) => void): () => void {
     const { connection, clock, backoff, random } = this.options;
     const [start, end] = this.bounds(target);
     let watch: EtcdWatch | undefined;
@@ -107,10 +107,10 @@ export class EtcdReadThrough {
       retryTimer?.cancel();
       retryTimer = undefined;
     };
-    const fire = (): void => {
+    const fire = (changedAt?: number): void => {
       if (done) return;
       stop();
-      fn();
+      fn(changedAt);
     };
     const open = (): void => {
       retryTimer = undefined;
@@ -123,7 +123,7 @@ export class EtcdReadThrough {
         },
         events: (events) => {
           this.options.contact();
-          if (events.length > 0) fire();
+          if (events.length > 0) fire(Math.max(...events.map((e) => e.kv.modRevision)));
         },
         // etcd gone: keep waiting, and resume from the same revision once it is back, so a change
         // made meanwhile still wakes the read.
@@ -134,7 +134,7 @@ export class EtcdReadThrough {
           retryTimer = clock.setTimer(backoffDelay(backoff, attempts++, random), open);
         },
         // Most often the revision was compacted away: the reader re-reads and sees for itself.
-        cancelled: fire,
+        cancelled: () => fire(),
       });
     };
     open();

@@ -261,7 +261,7 @@ class EtcdStateStore implements EtcdStore {
     return Promise.resolve(readView<V>(this.view.tables, target));
   }
 
-  changedAfter(target: RangeTarget, revision: number, fn: () => void): () => void {
+  changedAfter(target: RangeTarget, revision: number, fn: (changedAt?: number) => void): () => void {
     if (this.readThrough?.has(target.table) === true) return this.readThrough.changedAfter(target, revision, fn);
     return viewChangedAfter(this.view.tables, this.view.hub, target, revision, fn);
   }

@@ -88,4 +88,36 @@ describe('answerStoreRead', () => {
     expect(blocking.parked).toBe(0);
     expect(store.watchCount).toBe(0);
   });
+
+  it('reads a change again through the leader when the member it asked lags behind the change', async () => {
+    // A store reading through etcd: the wait's watch saw the key made at revision 171, and the
+    // member the stale read went to has only reached 170 (another row's change).
+    const reads: string[] = [];
+    let woken: ((changedAt?: number) => void) | undefined;
+    const lagging = {
+      read: <V>(_target: RangeTarget, consistency: string) => {
+        reads.push(consistency);
+        const row = { key: 'k', value: 1 as V, createIndex: 171, modifyIndex: 171 };
+        if (consistency === 'consistent') return Promise.resolve({ rows: [row], index: 171, revision: 171 });
+        const revision = woken === undefined ? 169 : 170;
+        return Promise.resolve({ rows: [], index: revision, revision });
+      },
+      changedAfter: (_target: RangeTarget, _revision: number, fn: (changedAt?: number) => void) => {
+        woken = fn;
+        return () => {};
+      },
+    };
+    const parked = answerStoreRead(
+      blocking,
+      lagging,
+      request(),
+      { minIndex: 169, timeoutMs: 60_000 },
+      spec({ table: 'kv', key: 'k' }),
+    ) as Parked;
+    const reply = parked.wait();
+    await nextMacrotask();
+    woken?.(171);
+    expect(body(await reply)).toEqual({ keys: ['k'], index: 171 });
+    expect(reads).toEqual(['default', 'stale', 'consistent']);
+  });
 });
