@@ -120,7 +120,7 @@ export const CONFIG_SCHEMA = {
   check_output_max_size: key(
     int(1),
     4096,
-    "Bytes of a check's output kept when the check sets no OutputMaxSize (an HTTP body's last bytes).",
+    "Bytes of a check's output kept when the check sets no OutputMaxSize (an HTTP body's last bytes); at most 4096 either way, as every agent's view holds every check's output (docs/decisions.md#size-limits).",
   ),
   check_update_interval: key(
     duration('non-negative'),
