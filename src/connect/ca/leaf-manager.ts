@@ -7,7 +7,7 @@
 // behind a blocking one: a valid cached leaf is answered at once.
 import { LRUCache } from 'lru-cache';
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import { isAgentError } from '../../core/errors.js';
+import { agentError, isAgentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import { causeOf, LogGate } from '../../core/log-gate.js';
 import type { IssuedLeaf } from './authority.js';
@@ -308,7 +308,7 @@ export class LeafManager {
     }
     return signing.then(
       (issued) => this.issued(entry, issued),
-      (err: unknown) => this.failed(entry, err),
+      (err: unknown) => this.failed(entry, leafFailure(err)),
     );
   }
 
@@ -369,4 +369,14 @@ export class LeafManager {
       entry.takeWatchers();
     }
   }
+}
+
+/**
+ * A signing whose commit (its serials, its record) went unanswered leaves no leaf for the caller to
+ * read back, at most serials taken and never used: it is told etcd could not sign, and asks again
+ * (docs/decisions.md#write-outcome-unknown is for writes a caller made).
+ */
+function leafFailure(err: unknown): unknown {
+  if (!isAgentError(err) || err.code !== 'STATE_WRITE_OUTCOME_UNKNOWN') return err;
+  return agentError('STATE_NO_LEADER', { cause: err });
 }

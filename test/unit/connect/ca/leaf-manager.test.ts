@@ -16,6 +16,7 @@ import { Parked } from '../../../../src/http/blocking.js';
 import { request } from '../../http/support.js';
 import { HOUR, caFixture, seededRandom, settle, type CaFixture } from './support.js';
 import type { MethodSpec } from '../../../../src/http/routes.js';
+import { agentError } from '../../../../src/core/errors.js';
 
 interface Setup extends CaFixture {
   readonly leaves: LeafManager;
@@ -279,6 +280,19 @@ describe('LeafManager', () => {
     await settle();
     expect(woken).toBe(1);
     expect(watch.leaf.index).toBeGreaterThan(first.leaf.index);
+  });
+
+  it('answers a signing whose commit went unanswered as etcd unable to sign, not as a write that may have been applied', async () => {
+    const f = await caFixture();
+    f.roots.get();
+    const leaves = managerOver(f, {
+      signLeaf: () => Promise.reject(agentError('STATE_WRITE_OUTCOME_UNKNOWN')),
+    });
+    const failure = await Promise.resolve(leaves.get('default', 'web')).then(
+      () => undefined,
+      (err: unknown) => err as { code: string },
+    );
+    expect(failure?.code).toBe('STATE_NO_LEADER');
   });
 
   it('keeps at most maxEntries leaves', async () => {
