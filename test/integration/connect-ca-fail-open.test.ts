@@ -105,7 +105,9 @@ describe('fail-open CA roots', () => {
       expect(await res.text()).toBe('backend unavailable');
     }
     expect(await parkedQueries()).toBe(0);
-    expect(serverErrors()).toBe(errorsBefore + 2); // logged as a non-parked 500 is, once per group
+    // Logged as a non-parked 500 is: once for its cause while that cause repeats (src/core/log-gate.ts),
+    // so the two groups' failures add one line at most (none when the test before logged it).
+    expect(serverErrors() - errorsBefore).toBeLessThanOrEqual(1);
 
     failing!.failing = false;
     const recovered = await fetch(`${url}/v1/connect/ca/roots`);
