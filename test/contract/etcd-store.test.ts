@@ -203,7 +203,8 @@ describe('etcd store beyond the contract', () => {
     const parked = watched(store, { table: 'kv', key: 'a' });
     const member = cluster.members[0]!;
     await member.kill();
-    expect(await rejection(store.commit([set('a', 2)]))).toEqual(NO_LEADER);
+    // Refused, or sent on the connection the kill reset: then it may have been applied.
+    expect([NO_LEADER, OUTCOME_UNKNOWN]).toContainEqual(await rejection(store.commit([set('a', 2)])));
     expect(store.index).toBe(first.index);
     expect(parked.fired()).toBe(false);
     await member.start();
