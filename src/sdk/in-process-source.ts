@@ -8,7 +8,15 @@ import type { AuthorizeRequest, AuthorizeResult } from '../connect/authorize.js'
 import type { CachedLeaf, LeafManager } from '../connect/ca/leaf-manager.js';
 import type { RootsCache } from '../connect/ca/roots-cache.js';
 import type { RootsSnapshot } from '../connect/ca/roots-view.js';
-import type { Decision, Instance, Leaf, MeshSource, Roots, Unwatch } from './mesh-source.js';
+import {
+  pauseAfterFailure,
+  type Decision,
+  type Instance,
+  type Leaf,
+  type MeshSource,
+  type Roots,
+  type Unwatch,
+} from './mesh-source.js';
 
 /** What the SDK reads of an agent built by createAgent() in the same process (its Agent has all of it). */
 export interface EmbeddedAgent {
@@ -19,9 +27,6 @@ export interface EmbeddedAgent {
 }
 
 const NAMESPACE = 'default';
-/** Pause after a failed read (no CA server reachable, say): doubling from 250 ms to 10 s. */
-const RETRY_MIN_MS = 250;
-const RETRY_MAX_MS = 10_000;
 
 export class InProcessMeshSource implements MeshSource {
   private readonly stops = new Set<Unwatch>();
@@ -51,8 +56,7 @@ export class InProcessMeshSource implements MeshSource {
         } catch (err) {
           if (stopped) return;
           onError(err instanceof Error ? err : new Error(String(err)));
-          const pause = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** failures++);
-          await new Promise((resolve) => setTimeout(resolve, pause).unref());
+          await pauseAfterFailure(failures++);
         }
       }
     };

@@ -2,6 +2,7 @@
 // queries), the authorize decision for each inbound connection, and the healthy instances of a
 // service to dial. Here over the agent's HTTP API; a failed read is tried again with a backoff,
 // and the last good value stays in use meanwhile (the held leaf and roots serve until they expire).
+import { backoffDelay, type Backoff } from '../core/backoff.js';
 import { AgentClient, type AgentAddress } from './agent-client.js';
 
 export interface Leaf {
@@ -43,8 +44,14 @@ export interface MeshSource {
 /** A blocking query's longest wait; the agent answers at once when the data changes. */
 const WAIT = '5m';
 /** Pause after a failed read: doubling from 250 ms to 10 s, so an agent that is gone costs little. */
-const RETRY_MIN_MS = 250;
-const RETRY_MAX_MS = 10_000;
+const RETRY: Backoff = { initialMs: 250, maxMs: 10_000 };
+
+/** Waits out the pause after failure number `attempt` (0 for the first); keeps no process alive. */
+export function pauseAfterFailure(attempt: number): Promise<void> {
+  // The base delay, without jitter: one service's watches, not a fleet reconnecting together.
+  const ms = backoffDelay(RETRY, attempt, () => 0.5);
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
 
 export class HttpMeshSource implements MeshSource {
   private readonly client: AgentClient;
@@ -125,8 +132,7 @@ export class HttpMeshSource implements MeshSource {
           if (abort.signal.aborted) return;
           onError(err instanceof Error ? err : new Error(String(err)));
           index = 0;
-          const pause = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** failures++);
-          await new Promise((resolve) => setTimeout(resolve, pause).unref());
+          await pauseAfterFailure(failures++);
         }
       }
     };
