@@ -1,13 +1,13 @@
 // The import rules `npm test` enforces (npm run check:imports): no cycle between files, and arrows
 // one way, http → domain (cluster → connect, config, state; connect → acl, config, state; catalog → acl,
 // state; acl, kv → state; loadgen → none) → core; workers import src, never the reverse; src never
-// imports bench/ or test/; the composition roots (src/cli/, src/agent.ts, src/index.ts) may import anything in src, and
+// imports bench/ or test/; the composition roots (src/cli/, src/agent/, src/index.ts) may import anything in src, and
 // nothing else in src imports them. In state/, the two backends (embedded/, etcd/) sit on what
 // they share, never import each other, and are used only through their index.ts; connect/ knows
 // no etcd. The load generator (loadgen/) is the loadtest client's, apart from the agent.
 // test/unit/import-rules.test.ts proves each rule fails on a bad import.
 
-const ROOTS = '^src/(cli/|agent\\.ts$|index\\.ts$)';
+const ROOTS = '^src/(cli/|agent/|index\\.ts$)';
 
 /** A domain folder may import itself and the layers named below it, nothing else of ours. */
 function layer(name, below, comment) {
@@ -114,7 +114,7 @@ module.exports = {
     {
       name: 'only-roots-import-roots',
       severity: 'error',
-      comment: 'Only the composition roots (src/cli/, src/agent.ts, src/index.ts) import a composition root.',
+      comment: 'Only the composition roots (src/cli/, src/agent/, src/index.ts) import a composition root.',
       from: { path: '^(src|workers)/', pathNot: ROOTS },
       to: { path: ROOTS },
     },

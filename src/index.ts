@@ -1,6 +1,6 @@
 // The library entry: embed the agent in-process (its state, and the decisions later issues add)
 // with or without its HTTP API.
-export { createAgent, type Agent, type AgentOptions } from './agent.js';
+export { createAgent, type Agent, type AgentOptions } from './agent/index.js';
 export type { AuthorizeRequest, AuthorizeResult } from './connect/authorize.js';
 export { loadConfig, type LoadInput } from './config/load.js';
 export type { AgentConfig } from './config/types.js';

@@ -9,7 +9,7 @@
 // through the request flow: bench/micro/authorize-calls.ts.
 // Run: node dist/bench/micro/authorize.js
 import { createHash } from 'node:crypto';
-import { createAgent, type Agent } from '../../src/agent.js';
+import { createAgent, type Agent } from '../../src/agent/index.js';
 import { decide } from '../../src/connect/authorize.js';
 import { buildIntentionIndex, type IntentionIndex } from '../../src/connect/intentions/index.js';
 import { INTENTIONS_TABLE, intentionKey, type StoredIntention } from '../../src/connect/intentions/model.js';

@@ -1,7 +1,7 @@
 // `svc-agent agent`: loads and validates the config, starts the agent, reloads it on SIGHUP (the
 // same files and flags, re-read), and stops it gracefully on SIGINT/SIGTERM. Loaded only for the
 // agent command, so the client commands start without the agent's modules.
-import { createAgent, type Agent } from '../agent.js';
+import { createAgent, type Agent } from '../agent/index.js';
 import { ConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import { readConfigSources } from '../config/sources.js';

@@ -1,6 +1,6 @@
 // What a reload can change while the agent runs, and what needs a restart: the two configs are
 // compared key by key and each changed key is named as an operator writes it (snake_case, as in
-// the config files). The agent applies the first list (src/agent.ts) and logs both.
+// the config files). The agent applies the first list (src/agent/reload.ts) and logs both.
 import type { AgentConfig } from './types.js';
 
 export interface ReloadPlan {
@@ -10,7 +10,7 @@ export interface ReloadPlan {
   readonly restartNeeded: readonly string[];
 }
 
-/** AgentConfig paths a reload applies (src/agent.ts `reload`). */
+/** AgentConfig paths a reload applies (src/agent/reload.ts). */
 const RELOADABLE = new Set([
   'logLevel',
   'acl.tokens.default',

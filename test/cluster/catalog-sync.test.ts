@@ -5,7 +5,7 @@
 // /v1/health/connect on a server; one registered on a server is found the same way on the client;
 // a service the agent token may not write is refused by the server and never reaches the catalog.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent } from '../../src/agent.js';
+import { createAgent } from '../../src/agent/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger, type Logger } from '../../src/core/log.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';

@@ -5,7 +5,7 @@
 // nodes, services and checks, KV, and the CA configuration). Then every agent restarts, each comes
 // up (it reads the view from etcd in pages), and each lists every row of every table intact.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, type Agent } from '../../src/agent.js';
+import { createAgent, type Agent } from '../../src/agent/index.js';
 import {
   DATACENTER_MAX,
   DESCRIPTION_MAX,

@@ -4,7 +4,7 @@
 // ports (from /proc) and its resident memory. And the RBAC tests' set-up: a 3-member etcd with the
 // roles of docs/cluster-security.md, agents run in process as the documented users, and their HTTP API.
 import { readFile, readdir, readlink } from 'node:fs/promises';
-import { createAgent, type Agent } from '../../src/agent.js';
+import { createAgent, type Agent } from '../../src/agent/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { startAgent, type AgentProcess } from '../integration/support/agent-process.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';

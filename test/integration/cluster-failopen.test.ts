@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, type Agent } from '../../src/agent.js';
+import { createAgent, type Agent } from '../../src/agent/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger, type Logger } from '../../src/core/log.js';
 import { ETCD_VIEW_DIR, openEtcdStore, type EtcdStore } from '../../src/state/etcd/index.js';

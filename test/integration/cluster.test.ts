@@ -4,7 +4,7 @@
 // /v1/status/{leader,peers} describe etcd; KnownLeader/LastContact follow etcd being hung.
 // Every wait polls for the awaited state; the test timeout is the hang guard.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent } from '../../src/agent.js';
+import { createAgent } from '../../src/agent/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { startAgent, type AgentProcess } from './support/agent-process.js';

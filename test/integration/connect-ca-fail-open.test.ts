@@ -5,7 +5,7 @@
 // the servers' endpoint parked when the backend starts failing is answered with the error (by the
 // wake-up or by its wait running out), the agent stays up, and the endpoint recovers with it.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, type Agent } from '../../src/agent.js';
+import { createAgent, type Agent } from '../../src/agent/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { ROOTS_TABLE } from '../../src/connect/ca/model.js';
 import { FakeClock } from '../../src/core/clock.js';

@@ -4,7 +4,7 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, type Agent } from '../../src/agent.js';
+import { createAgent, type Agent } from '../../src/agent/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/core/log.js';
 import { readServiceDefinition } from '../../src/local/definition.js';

@@ -3,7 +3,7 @@
 // issued whatever the priority.
 import { getPriority } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAgent, type Agent } from '../../src/agent.js';
+import { createAgent, type Agent } from '../../src/agent/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { RawConfig } from '../../src/config/schema.js';
 import { procThreadsAvailable, threadPriority } from '../support/proc-threads.js';

@@ -2,7 +2,7 @@
 // checks and messages as the endpoint, the ACL rule with an explicit or the default token, and
 // the namespace steps that exist without a request.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAgent, type Agent } from '../../../src/agent.js';
+import { createAgent, type Agent } from '../../../src/agent/index.js';
 import { loadConfig } from '../../../src/config/load.js';
 import type { RawConfig } from '../../../src/config/schema.js';
 import { AgentError } from '../../../src/core/errors.js';

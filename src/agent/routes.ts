@@ -1,0 +1,140 @@
+// The agent's route table, built once from its components: the groups that change shared state go
+// through the role (a client forwards their writes, a server also runs other agents'), the rest
+// are served as they are.
+import type { AgentInfo } from '../agent-info.js';
+import type { AgentTokens } from '../acl/agent-tokens.js';
+import type { createAclDomain } from '../acl/domain.js';
+import type { AclResolver } from '../acl/resolver.js';
+import type { Catalog } from '../catalog/catalog.js';
+import type { CatalogQueries } from '../catalog/queries.js';
+import type { AgentConfig } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/log.js';
+import type { Metrics } from '../core/metrics.js';
+import type { PrometheusMetrics } from '../core/prometheus.js';
+import type { IntentionStore } from '../connect/intentions/store.js';
+import { aclGate, buildApi } from '../http/api.js';
+import type { BlockingQueries } from '../http/blocking.js';
+import type { BrandHeaders } from '../http/brand.js';
+import { aclRoutes } from '../http/handlers/acl.js';
+import { agentRoutes } from '../http/handlers/agent.js';
+import { agentCheckRoutes } from '../http/handlers/agent-checks.js';
+import { agentServiceRoutes } from '../http/handlers/agent-services.js';
+import { agentTokenRoutes } from '../http/handlers/agent-token.js';
+import { authorizeRoutes } from '../http/handlers/authorize.js';
+import { catalogRoutes } from '../http/handlers/catalog.js';
+import { connectCaRoutes, type ConnectCa } from '../http/handlers/connect-ca.js';
+import { healthRoutes } from '../http/handlers/health.js';
+import { intentionsRoutes } from '../http/handlers/intentions.js';
+import { kvRoutes } from '../http/handlers/kv.js';
+import { DEFAULT_RENDER_CACHE_BYTES, RenderCache } from '../http/render-cache.js';
+import type { CompiledRoute } from '../http/routes.js';
+import type { LocalAgent } from '../local/open.js';
+import type { Role } from './role.js';
+
+export interface ApiDeps {
+  readonly role: Role;
+  readonly info: AgentInfo;
+  /** The config in force (a reload replaces it). */
+  readonly running: () => AgentConfig;
+  readonly resolver: AclResolver;
+  readonly agentTokens: AgentTokens;
+  readonly aclDomain: ReturnType<typeof createAclDomain>;
+  readonly intentions: IntentionStore;
+  readonly catalog: Catalog;
+  readonly catalogQueries: CatalogQueries;
+  readonly ca: ConnectCa | undefined;
+  readonly local: LocalAgent;
+  readonly blocking: BlockingQueries;
+  readonly brand: BrandHeaders;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly random: () => number;
+  readonly metrics: Metrics;
+  readonly prometheus: PrometheusMetrics | undefined;
+  readonly reload: () => Promise<void>;
+  /** The transport section of /v1/agent/self's Stats, once the agent listens. */
+  readonly transportStats: () => Record<string, string> | undefined;
+}
+
+export function agentApi(d: ApiDeps): CompiledRoute[] {
+  const { role, blocking, brand, random, clock, metrics } = d;
+  const config = d.running();
+  const store = role.store;
+  const limits = {
+    get defaultQueryTimeMs() {
+      return d.running().defaultQueryTimeMs;
+    },
+    get maxQueryTimeMs() {
+      return d.running().maxQueryTimeMs;
+    },
+  };
+  const defaultToken = (): string | undefined => d.agentTokens.defaultToken();
+  const maxBodyBytes = (): number => d.running().limits.httpMaxBodyBytes;
+  const gate = aclGate(d.resolver, defaultToken);
+  const renders = new RenderCache({ maxBytes: DEFAULT_RENDER_CACHE_BYTES });
+  // The routes that change shared state (docs/decisions.md D25).
+  const shared = {
+    kv: kvRoutes({ store, blocking, brand, limits, kvMaxValueSize: () => d.running().kvMaxValueSize, random }),
+    ca: connectCaRoutes({ ca: d.ca, blocking, brand, limits, clock, random, metrics }),
+    intentions: intentionsRoutes({
+      intentions: d.intentions,
+      blocking,
+      brand,
+      limits,
+      random,
+      connectEnabled: config.connect.enabled,
+    }),
+    catalog: catalogRoutes({
+      catalog: d.catalog,
+      queries: d.catalogQueries,
+      store,
+      blocking,
+      brand,
+      limits,
+      random,
+      renders,
+      datacenter: config.datacenter,
+    }),
+    acl: aclRoutes({ ...d.aclDomain, store, blocking, brand, limits, random }),
+  };
+  role.serveWrites([shared.kv, shared.ca, shared.intentions, shared.catalog, shared.acl], (groups) =>
+    buildApi(maxBodyBytes, gate, groups),
+  );
+  const through = (group: (typeof shared)[keyof typeof shared]) => role.writesThrough(group, defaultToken);
+  return buildApi(maxBodyBytes, gate, [
+    through(shared.kv),
+    through(shared.ca),
+    authorizeRoutes({
+      intentions: d.intentions,
+      connectEnabled: config.connect.enabled,
+      cacheMaxEntries: config.cache.maxEntries,
+      metrics,
+    }),
+    through(shared.intentions),
+    through(shared.catalog),
+    healthRoutes({ queries: d.catalogQueries, store, blocking, brand, limits, random, renders }),
+    through(shared.acl),
+    agentTokenRoutes({ tokens: d.agentTokens, nodeName: d.info.nodeName, log: d.log }),
+    agentServiceRoutes({ local: d.local, brand, datacenter: config.datacenter, blocking, limits, random }),
+    agentCheckRoutes({ local: d.local, brand }),
+    agentRoutes({
+      metrics,
+      prometheus: d.prometheus,
+      info: d.info,
+      brand,
+      config: d.running,
+      reload: d.reload,
+      cluster: role.cluster?.routes,
+      stats: () => {
+        const transport = d.transportStats();
+        return {
+          agent: { parked_queries: String(blocking.parked), watches: String(store.watchCount) },
+          raft: { applied_index: String(store.index), commits: String(store.stats.commits) },
+          runtime: { arch: process.arch, os: process.platform, version: process.version },
+          ...(transport === undefined ? {} : { transport }),
+        };
+      },
+    }),
+  ]);
+}

@@ -1,0 +1,29 @@
+// The shared tables as a cluster stores them in etcd: each table's row schema, declared beside its
+// row type, so the view checks what it reads and writes; and which tables stay in etcd.
+import {
+  ACL_META,
+  ACL_POLICIES,
+  ACL_TOKENS,
+  aclMetaSchema,
+  storedPolicySchema,
+  storedTokenSchema,
+} from '../acl/model.js';
+import { CATALOG_SCHEMAS } from '../catalog/model.js';
+import { CA_TABLE, caTableSchema, ROOTS_TABLE, storedRootSchema } from '../connect/ca/model.js';
+import { INTENTIONS_TABLE, storedIntentionSchema } from '../connect/intentions/model.js';
+import { KV_TABLE, storedKvSchema } from '../kv/entries.js';
+import type { TableSchema, TableSchemas } from '../state/types.js';
+
+/** KV can be large: in a cluster it stays in etcd and each read goes there (docs/decisions.md D15). */
+export const READ_THROUGH_TABLES = [KV_TABLE];
+
+export const TABLE_SCHEMAS: TableSchemas = new Map<string, TableSchema>([
+  [KV_TABLE, storedKvSchema],
+  [INTENTIONS_TABLE, storedIntentionSchema],
+  [ACL_TOKENS, storedTokenSchema],
+  [ACL_POLICIES, storedPolicySchema],
+  [ACL_META, aclMetaSchema],
+  [CA_TABLE, caTableSchema],
+  [ROOTS_TABLE, storedRootSchema],
+  ...CATALOG_SCHEMAS,
+]);
