@@ -33,6 +33,8 @@ export interface StartOptions {
   readonly node?: string;
   /** Starts it under this open-files limit (util-linux prlimit; see hasPrlimit in test/support/open-files.ts). */
   readonly nofile?: { readonly soft: number; readonly hard: number };
+  /** Runs it on a test host (test/support/netns.ts): its command prefix and the address this process reaches it at. */
+  readonly host?: { readonly command: readonly string[]; readonly address: string };
 }
 
 export async function startAgent(options: StartOptions = {}): Promise<AgentProcess> {
@@ -50,10 +52,12 @@ export async function startAgent(options: StartOptions = {}): Promise<AgentProce
   }
   args.push(...(options.args ?? []));
   const node = options.node ?? process.execPath;
-  const command =
-    options.nofile === undefined
-      ? [node, MAIN]
-      : ['prlimit', `--nofile=${options.nofile.soft}:${options.nofile.hard}`, node, MAIN];
+  const command = [
+    ...(options.host?.command ?? []),
+    ...(options.nofile === undefined ? [] : ['prlimit', `--nofile=${options.nofile.soft}:${options.nofile.hard}`]),
+    node,
+    MAIN,
+  ];
   const child = spawn(command[0] as string, [...command.slice(1), ...args], {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -98,7 +102,7 @@ export async function startAgent(options: StartOptions = {}): Promise<AgentProce
   );
   return {
     port,
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${options.host?.address ?? '127.0.0.1'}:${port}`,
     child,
     logs,
     stderr: () => stderr,
