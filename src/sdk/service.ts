@@ -42,7 +42,7 @@ export interface ConnectServiceOptions extends AgentAddress {
 }
 
 /** Why an inbound connection was refused, counted in `stats.refused`. */
-export type RefusalReason = 'handshake' | 'no-identity' | 'denied' | 'authorize-failed';
+export type RefusalReason = 'handshake' | 'no-identity' | 'trust-domain' | 'denied' | 'authorize-failed';
 
 export interface ServiceStats {
   accepted: number;
@@ -58,7 +58,7 @@ export class ConnectService {
   readonly ready: Promise<void>;
   readonly stats: ServiceStats = {
     accepted: 0,
-    refused: { handshake: 0, 'no-identity': 0, denied: 0, 'authorize-failed': 0 },
+    refused: { handshake: 0, 'no-identity': 0, 'trust-domain': 0, denied: 0, 'authorize-failed': 0 },
     dialed: 0,
     dialFailures: 0,
   };
@@ -119,7 +119,11 @@ export class ConnectService {
       handshakeTimeout: this.options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
     });
     server.on('secureConnection', (socket: TLSSocket) => void this.admit(socket, onConnection));
-    server.on('tlsClientError', (err: Error) => this.refuse('handshake', { err: err.message }));
+    // Node reports a handshake that timed out or failed but leaves the socket open: it is closed here.
+    server.on('tlsClientError', (err: Error, socket: TLSSocket) => {
+      socket.destroy();
+      this.refuse('handshake', { err: err.message });
+    });
     server.on('close', () => this.servers.delete(server));
     this.servers.add(server);
     return server;
@@ -217,6 +221,13 @@ export class ConnectService {
       this.refuse('no-identity', {});
       return;
     }
+    // Authorize, as Consul's, does not look at the trust domain; a leaf of another mesh's CA is never ours.
+    const trustDomain = this.current().roots.trustDomain;
+    if (trustDomainOf(uri) !== trustDomain) {
+      socket.destroy();
+      this.refuse('trust-domain', { client: uri, trustDomain });
+      return;
+    }
     let decision;
     try {
       decision = await this.source.authorize(this.options.name, uri, colonHex(cert.serialNumber));
@@ -271,6 +282,12 @@ function serverIdentityProblem(cert: PeerCertificate, service: string, trustDoma
   if (id.kind !== 'service' || id.service !== service || id.host !== trustDomain)
     return new Error(`the server is ${uri}, not ${service} in trust domain ${trustDomain}`);
   return undefined;
+}
+
+/** The trust domain (the host) a SPIFFE ID names; undefined when it is not one. */
+function trustDomainOf(uri: string): string | undefined {
+  const parsed = parseSpiffeId(uri);
+  return parsed.ok ? parsed.id.host : undefined;
 }
 
 /** `0A1B` → `0a:1b`, as the agent writes serials. */
