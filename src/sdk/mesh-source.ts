@@ -1,7 +1,10 @@
 // Where a service's mesh material comes from: its leaf and the roots (kept current by blocking
 // queries), the authorize decision for each inbound connection, and the healthy instances of a
-// service to dial. Here over the agent's HTTP API; a failed read is tried again with a backoff,
-// and the last good value stays in use meanwhile (the held leaf and roots serve until they expire).
+// service to dial (blocking-watched from the first dial). Here over the agent's HTTP API; a failed
+// read is tried again with a backoff, and the last good value stays in use meanwhile: the held
+// leaf and roots serve until they expire, the held instances are dialled, and a client the agent
+// authorized before keeps its last decision while the agent cannot be reached (README, "Connect SDK").
+import { LRUCache } from 'lru-cache';
 import { backoffDelay, type Backoff } from '../core/backoff.js';
 import { AgentClient, type AgentAddress } from './agent-client.js';
 
@@ -41,6 +44,9 @@ export interface MeshSource {
   close(): void;
 }
 
+/** Last decisions kept for an unreachable agent: one per (target, client) pair seen, the oldest dropped. */
+const HELD_DECISIONS = 10_000;
+
 /** A blocking query's longest wait; the agent answers at once when the data changes. */
 const WAIT = '5m';
 /** Pause after a failed read: doubling from 250 ms to 10 s, so an agent that is gone costs little. */
@@ -56,6 +62,9 @@ export function pauseAfterFailure(attempt: number): Promise<void> {
 export class HttpMeshSource implements MeshSource {
   private readonly client: AgentClient;
   private readonly stops = new Set<Unwatch>();
+  private readonly decisions = new LRUCache<string, Decision>({ max: HELD_DECISIONS });
+  /** Each dialled service's watched instances: the first answer, then the last good one. */
+  private readonly watched = new Map<string, { first: Promise<void>; instances: Instance[] }>();
 
   constructor(address: AgentAddress) {
     this.client = new AgentClient(address);
@@ -91,21 +100,54 @@ export class HttpMeshSource implements MeshSource {
   }
 
   async authorize(target: string, clientUri: string, clientSerial: string): Promise<Decision> {
-    const res = await this.client.call('POST', '/v1/agent/connect/authorize', {
-      Target: target,
-      ClientCertURI: clientUri,
-      ClientCertSerial: clientSerial,
-    });
+    const pair = `${target}\n${clientUri}`;
+    let res;
+    try {
+      res = await this.client.call('POST', '/v1/agent/connect/authorize', {
+        Target: target,
+        ClientCertURI: clientUri,
+        ClientCertSerial: clientSerial,
+      });
+    } catch (err) {
+      // The agent cannot be reached (not an answer of its): the last decision it gave for the pair stands.
+      const held = this.decisions.get(pair);
+      if (held !== undefined) return held;
+      throw err;
+    }
     if (res.status !== 200) throw new Error(`authorize answered ${res.status}: ${res.body.trim()}`);
     const answer = JSON.parse(res.body) as { Authorized: boolean; Reason: string };
-    return { authorized: answer.Authorized, reason: answer.Reason };
+    const decision = { authorized: answer.Authorized, reason: answer.Reason };
+    this.decisions.set(pair, decision);
+    return decision;
   }
 
   async instances(service: string): Promise<Instance[]> {
-    const res = await this.client.call('GET', `/v1/health/connect/${encodeURIComponent(service)}?passing`);
-    if (res.status !== 200) throw new Error(`health/connect/${service} answered ${res.status}: ${res.body.trim()}`);
-    const entries = JSON.parse(res.body) as { Node: { Address: string }; Service: { Address: string; Port: number } }[];
-    return entries.map((e) => ({ address: e.Service.Address || e.Node.Address, port: e.Service.Port }));
+    let entry = this.watched.get(service);
+    if (entry === undefined) {
+      let firstAnswer: () => void = () => undefined;
+      let firstFailure: (err: Error) => void = () => undefined;
+      const first = new Promise<void>((resolve, reject) => ((firstAnswer = resolve), (firstFailure = reject)));
+      const held: { first: Promise<void>; instances: Instance[] } = { first, instances: [] };
+      this.watched.set(service, (entry = held));
+      const stop = this.watch(
+        `/v1/health/connect/${encodeURIComponent(service)}?passing`,
+        (err) => {
+          // Never answered: the dial fails, and the next one starts the watch again.
+          if (this.watched.get(service) === held && held.instances.length === 0) {
+            this.watched.delete(service);
+            stop();
+            firstFailure(err);
+          }
+        },
+        (body) => {
+          const entries = body as { Node: { Address: string }; Service: { Address: string; Port: number } }[];
+          held.instances = entries.map((e) => ({ address: e.Service.Address || e.Node.Address, port: e.Service.Port }));
+          firstAnswer();
+        },
+      );
+    }
+    await entry.first;
+    return entry.instances;
   }
 
   close(): void {

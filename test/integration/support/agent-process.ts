@@ -33,13 +33,15 @@ export interface StartOptions {
   readonly node?: string;
   /** Starts it under this open-files limit (util-linux prlimit; see hasPrlimit in test/support/open-files.ts). */
   readonly nofile?: { readonly soft: number; readonly hard: number };
+  /** The HTTP port (default 0: any free one); a restarted agent its clients still know takes the one it had. */
+  readonly port?: number;
   /** Runs it on a test host (test/support/netns.ts): its command prefix and the address this process reaches it at. */
   readonly host?: { readonly command: readonly string[]; readonly address: string };
 }
 
 export async function startAgent(options: StartOptions = {}): Promise<AgentProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` (npm test does)`);
-  const args = ['agent', '-http-port', '0', '-log-json'];
+  const args = ['agent', '-http-port', String(options.port ?? 0), '-log-json'];
   // SVC_TEST_TRANSPORT runs a test file on another transport by hand; a test's own flag wins.
   if (process.env.SVC_TEST_TRANSPORT) args.push('-http-transport', process.env.SVC_TEST_TRANSPORT);
   args.push(...(options.dataDir === undefined ? ['-dev'] : ['-data-dir', options.dataDir]));
