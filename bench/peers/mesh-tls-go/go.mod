@@ -1,0 +1,3 @@
+module svc-agent/bench/peers/mesh-tls-go
+
+go 1.19
