@@ -4,6 +4,8 @@
 // read is tried again with a backoff, and the last good value stays in use meanwhile: the held
 // leaf and roots serve until they expire, the held instances are dialled, and a client the agent
 // authorized before keeps its last decision while the agent cannot be reached (README, "Connect SDK").
+// A decision is asked once per client until the target's intentions change (their match list is
+// blocking-watched, as Consul's agent caches intention matches), or for at most DECISION_TTL_MS.
 import { LRUCache } from 'lru-cache';
 import { backoffDelay, type Backoff } from '../core/backoff.js';
 import { AgentClient, type AgentAddress } from './agent-client.js';
@@ -44,8 +46,25 @@ export interface MeshSource {
   close(): void;
 }
 
-/** Last decisions kept for an unreachable agent: one per (target, client) pair seen, the oldest dropped. */
+/** Last decisions kept: one per (target, client) pair seen, the oldest dropped. */
 const HELD_DECISIONS = 10_000;
+/**
+ * How long a decision is reused while the target's intentions stand: what else it rests on (the
+ * ACL default, the token's rights) is asked again this often, as Consul's agent keeps a token 30 s.
+ */
+const DECISION_TTL_MS = 30_000;
+
+interface HeldDecision extends Decision {
+  /** The generation of the target's intentions it was asked under; -1 when they were not being watched. */
+  readonly generation: number;
+  readonly at: number;
+}
+
+/** A target's intention matches, watched: each answer (each change) starts a new generation. */
+interface IntentionsWatch {
+  generation: number;
+  synced: boolean;
+}
 
 /** A blocking query's longest wait; the agent answers at once when the data changes. */
 const WAIT = '5m';
@@ -62,7 +81,8 @@ export function pauseAfterFailure(attempt: number): Promise<void> {
 export class HttpMeshSource implements MeshSource {
   private readonly client: AgentClient;
   private readonly stops = new Set<Unwatch>();
-  private readonly decisions = new LRUCache<string, Decision>({ max: HELD_DECISIONS });
+  private readonly decisions = new LRUCache<string, HeldDecision>({ max: HELD_DECISIONS });
+  private readonly intentions = new Map<string, IntentionsWatch>();
   /** Each dialled service's watched instances: the first answer, then the last good one. */
   private readonly watched = new Map<string, { first: Promise<void>; instances: Instance[] }>();
 
@@ -101,6 +121,13 @@ export class HttpMeshSource implements MeshSource {
 
   async authorize(target: string, clientUri: string, clientSerial: string): Promise<Decision> {
     const pair = `${target}\n${clientUri}`;
+    const watch = this.intentionsOf(target);
+    const held = this.decisions.get(pair);
+    const now = performance.now();
+    // The target's intentions have not changed since: the agent would answer as it did.
+    if (held !== undefined && watch.synced && held.generation === watch.generation && now - held.at < DECISION_TTL_MS)
+      return { authorized: held.authorized, reason: held.reason };
+    const generation = watch.synced ? watch.generation : -1;
     let res;
     try {
       res = await this.client.call('POST', '/v1/agent/connect/authorize', {
@@ -110,15 +137,36 @@ export class HttpMeshSource implements MeshSource {
       });
     } catch (err) {
       // The agent cannot be reached (not an answer of its): the last decision it gave for the pair stands.
-      const held = this.decisions.get(pair);
-      if (held !== undefined) return held;
+      if (held !== undefined) return { authorized: held.authorized, reason: held.reason };
       throw err;
     }
     if (res.status !== 200) throw new Error(`authorize answered ${res.status}: ${res.body.trim()}`);
     const answer = JSON.parse(res.body) as { Authorized: boolean; Reason: string };
     const decision = { authorized: answer.Authorized, reason: answer.Reason };
-    this.decisions.set(pair, decision);
+    this.decisions.set(pair, { ...decision, generation, at: now });
     return decision;
+  }
+
+  /** The watch of `target`'s intention matches, started on its first authorize. */
+  private intentionsOf(target: string): IntentionsWatch {
+    let watch = this.intentions.get(target);
+    if (watch === undefined) {
+      const state: IntentionsWatch = (watch = { generation: 0, synced: false });
+      this.intentions.set(target, state);
+      this.watch(
+        `/v1/connect/intentions/match?by=destination&name=${encodeURIComponent(target)}`,
+        () => {
+          // Not watched now (the agent gone, or the token may not read them): every decision is asked.
+          state.synced = false;
+          state.generation++;
+        },
+        () => {
+          state.generation++;
+          state.synced = true;
+        },
+      );
+    }
+    return watch;
   }
 
   async instances(service: string): Promise<Instance[]> {
