@@ -1,6 +1,7 @@
 // The mesh source of a service embedded with its agent (createAgent() in the same process): the
 // leaf, the roots, authorize and the instances to dial are read from the agent's own objects, with
 // no HTTP request. The leaf asks the token's service:write as GET /v1/agent/connect/ca/leaf does.
+import { INTENTIONS_TABLE } from '../connect/intentions/model.js';
 import { ANONYMOUS_SECRET } from '../acl/builtin.js';
 import { requirePermission, type Identity } from '../acl/identity.js';
 import type { CatalogQueries } from '../catalog/queries.js';
@@ -23,6 +24,8 @@ export interface EmbeddedAgent {
   readonly ca: { readonly leaves: LeafManager; readonly roots: RootsCache } | undefined;
   readonly acl: { resolve(secret: string): Identity };
   readonly catalog: CatalogQueries;
+  /** The agent's state: its intentions table is watched for changes. */
+  readonly store: { watchOnce(target: { readonly table: string }, fn: () => void): () => void };
   authorize(request: AuthorizeRequest, token?: string): AuthorizeResult;
 }
 
@@ -87,6 +90,18 @@ export class InProcessMeshSource implements MeshSource {
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
+  }
+
+  watchIntentions(_target: string, onChange: () => void): Unwatch {
+    let cancel = (): void => {};
+    const arm = (): void => {
+      cancel = this.agent.store.watchOnce({ table: INTENTIONS_TABLE }, () => {
+        arm();
+        onChange();
+      });
+    };
+    arm();
+    return this.track(() => cancel());
   }
 
   instances(service: string): Promise<Instance[]> {

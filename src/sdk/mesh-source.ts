@@ -41,6 +41,8 @@ export interface MeshSource {
   watchLeaf(service: string, onLeaf: (leaf: Leaf) => void, onError: (err: Error) => void): Unwatch;
   watchRoots(onRoots: (roots: Roots) => void, onError: (err: Error) => void): Unwatch;
   authorize(target: string, clientUri: string, clientSerial: string): Promise<Decision>;
+  /** Calls `onChange` each time the intentions that decide connections to `target` may have changed. */
+  watchIntentions(target: string, onChange: () => void): Unwatch;
   /** The passing instances of `service` that accept mesh connections (Consul's health/connect). */
   instances(service: string): Promise<Instance[]>;
   close(): void;
@@ -64,6 +66,7 @@ interface HeldDecision extends Decision {
 interface IntentionsWatch {
   generation: number;
   synced: boolean;
+  readonly listeners: Set<() => void>;
 }
 
 /** A blocking query's longest wait; the agent answers at once when the data changes. */
@@ -151,7 +154,7 @@ export class HttpMeshSource implements MeshSource {
   private intentionsOf(target: string): IntentionsWatch {
     let watch = this.intentions.get(target);
     if (watch === undefined) {
-      const state: IntentionsWatch = (watch = { generation: 0, synced: false });
+      const state: IntentionsWatch = (watch = { generation: 0, synced: false, listeners: new Set() });
       this.intentions.set(target, state);
       this.watch(
         `/v1/connect/intentions/match?by=destination&name=${encodeURIComponent(target)}`,
@@ -163,10 +166,17 @@ export class HttpMeshSource implements MeshSource {
         () => {
           state.generation++;
           state.synced = true;
+          for (const listener of [...state.listeners]) listener();
         },
       );
     }
     return watch;
+  }
+
+  watchIntentions(target: string, onChange: () => void): Unwatch {
+    const listeners = this.intentionsOf(target).listeners;
+    listeners.add(onChange);
+    return () => listeners.delete(onChange);
   }
 
   async instances(service: string): Promise<Instance[]> {

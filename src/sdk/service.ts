@@ -39,6 +39,11 @@ export interface ConnectServiceOptions extends AgentAddress {
   readonly source?: MeshSource;
   /** A client that has not finished its TLS handshake by then is cut (Consul's handshake_timeout_ms). */
   readonly handshakeTimeoutMs?: number;
+  /**
+   * Closes an established inbound connection once the intentions turn to deny its client (asked
+   * again after each change of the service's intentions); default true. Consul's proxy leaves it open.
+   */
+  readonly closeDenied?: boolean;
 }
 
 /** Why an inbound connection was refused, counted in `stats.refused`. */
@@ -49,6 +54,8 @@ export interface ServiceStats {
   readonly refused: Record<RefusalReason, number>;
   dialed: number;
   dialFailures: number;
+  /** Established connections closed because the intentions turned to deny their client. */
+  closedOnDeny: number;
 }
 
 const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
@@ -61,12 +68,15 @@ export class ConnectService {
     refused: { handshake: 0, 'no-identity': 0, 'trust-domain': 0, denied: 0, 'authorize-failed': 0 },
     dialed: 0,
     dialFailures: 0,
+    closedOnDeny: 0,
   };
   private readonly source: MeshSource;
   private readonly log: SdkLogger;
   private leaf: Leaf | undefined;
   private roots: Roots | undefined;
   private readonly servers = new Set<Server>();
+  /** Admitted inbound connections by their client's SPIFFE ID, asked again when the intentions change. */
+  private readonly live = new Map<string, { serial: string; sockets: Set<TLSSocket> }>();
   private readonly unwatch: (() => void)[] = [];
   private unreachable = false;
   private closed = false;
@@ -98,6 +108,8 @@ export class ConnectService {
       this.source.watchLeaf(options.name, (leaf) => ((this.leaf = leaf), changed()), failed),
       this.source.watchRoots((roots) => ((this.roots = roots), changed()), failed),
     );
+    if (options.closeDenied !== false)
+      this.unwatch.push(this.source.watchIntentions(options.name, () => void this.recheckLive()));
   }
 
   /** The certificate, key and roots new connections use, as tls options. */
@@ -214,9 +226,10 @@ export class ConnectService {
   }
 
   private async admit(socket: TLSSocket, onConnection: (socket: TLSSocket, client: string) => void): Promise<void> {
-    const cert = socket.getPeerCertificate();
-    const uri = uriSan(cert);
-    if (uri === undefined) {
+    // The X509Certificate reads its fields on demand: getPeerCertificate() would build them all.
+    const cert = socket.getPeerX509Certificate();
+    const uri = cert === undefined ? undefined : uriSan(cert.subjectAltName);
+    if (uri === undefined || cert === undefined) {
       socket.destroy();
       this.refuse('no-identity', {});
       return;
@@ -228,9 +241,10 @@ export class ConnectService {
       this.refuse('trust-domain', { client: uri, trustDomain });
       return;
     }
+    const serial = colonHex(cert.serialNumber);
     let decision;
     try {
-      decision = await this.source.authorize(this.options.name, uri, colonHex(cert.serialNumber));
+      decision = await this.source.authorize(this.options.name, uri, serial);
     } catch (err) {
       socket.destroy();
       this.refuse('authorize-failed', { client: uri, err: err instanceof Error ? err.message : String(err) });
@@ -243,7 +257,41 @@ export class ConnectService {
     }
     if (socket.destroyed) return;
     this.stats.accepted++;
+    this.keepLive(socket, uri, serial);
     onConnection(socket, uri);
+  }
+
+  /** Keeps an admitted connection where a change of the intentions finds it, until it closes. */
+  private keepLive(socket: TLSSocket, client: string, serial: string): void {
+    if (this.options.closeDenied === false) return;
+    let entry = this.live.get(client);
+    if (entry === undefined) this.live.set(client, (entry = { serial, sockets: new Set() }));
+    const { sockets } = entry;
+    sockets.add(socket);
+    socket.once('close', () => {
+      sockets.delete(socket);
+      if (sockets.size === 0 && this.live.get(client)?.sockets === sockets) this.live.delete(client);
+    });
+  }
+
+  /** After the intentions changed: asks again for each client with open connections, and closes the denied. */
+  private async recheckLive(): Promise<void> {
+    for (const [client, { serial, sockets }] of [...this.live]) {
+      let decision;
+      try {
+        decision = await this.source.authorize(this.options.name, client, serial);
+      } catch {
+        continue; // Not known now: established connections are left as they are.
+      }
+      if (decision.authorized) continue;
+      const closed = sockets.size;
+      for (const socket of [...sockets]) socket.destroy();
+      this.stats.closedOnDeny += closed;
+      this.log.info(
+        { service: this.options.name, client, reason: decision.reason, connections: closed },
+        'closed established mesh connections: the intentions now deny their client',
+      );
+    }
   }
 
   private refuse(reason: RefusalReason, fields: Record<string, unknown>): void {
@@ -264,9 +312,9 @@ export class ConnectService {
   }
 }
 
-/** The certificate's URI SAN, when it has exactly one. */
-function uriSan(cert: PeerCertificate): string | undefined {
-  const uris = (cert.subjectaltname ?? '')
+/** The one URI of a subjectAltName list (`URI:…, DNS:…`), when it has exactly one. */
+function uriSan(subjectAltName: string | undefined): string | undefined {
+  const uris = (subjectAltName ?? '')
     .split(', ')
     .filter((name) => name.startsWith('URI:'))
     .map((name) => name.slice(4));
@@ -275,7 +323,7 @@ function uriSan(cert: PeerCertificate): string | undefined {
 
 /** Why the server's certificate is not `service`'s in `trustDomain`, or undefined when it is. */
 function serverIdentityProblem(cert: PeerCertificate, service: string, trustDomain: string): Error | undefined {
-  const uri = uriSan(cert);
+  const uri = uriSan(cert.subjectaltname);
   const parsed = uri === undefined ? undefined : parseSpiffeId(uri);
   if (parsed?.ok !== true) return new Error(`the server's certificate names no mesh service (${uri ?? 'no URI SAN'})`);
   const id = parsed.id;

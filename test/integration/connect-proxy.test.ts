@@ -115,6 +115,20 @@ describe('svc-agent connect proxy', () => {
     expect(await exchange(upstreamPort, 'again')).toBe('again');
   });
 
+  it('closes an established connection once an intention denies web -> db, new ones refused; allowed again after', async () => {
+    const socket = connect(upstreamPort, '127.0.0.1');
+    socket.on('error', () => {});
+    await once(socket, 'connect');
+    socket.write('held');
+    expect(((await once(socket, 'data')) as [Buffer])[0].toString()).toBe('held');
+    const closed = once(socket, 'close');
+    await put('/v1/connect/intentions/exact?source=web&destination=db', { Action: 'deny' });
+    await closed;
+    expect(await exchange(upstreamPort, 'denied?')).toBe('');
+    await put('/v1/connect/intentions/exact?source=web&destination=db', { Action: 'allow' });
+    expect(await exchange(upstreamPort, 'allowed')).toBe('allowed');
+  });
+
   it('stops on SIGTERM with exit status 0', async () => {
     for (const proxy of proxies) {
       const exited = once(proxy.child, 'exit');

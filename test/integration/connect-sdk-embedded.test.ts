@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../src/agent/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/core/log.js';
+import { normalizeIntention } from '../../src/connect/intentions/validate.js';
 import { readServiceDefinition } from '../../src/local/definition.js';
 import { ConnectService } from '../../src/sdk/index.js';
 
@@ -50,5 +51,26 @@ describe('the SDK with an embedded agent', () => {
     expect(authorized).toBe(1);
     expect(db.stats.accepted).toBe(1);
     expect(agent.listening).toBeUndefined();
+  });
+
+  it('closes an established connection once an intention denies its client, and admits again once allowed', async () => {
+    const socket = await web.dial('db');
+    socket.write('held');
+    expect(((await once(socket, 'data')) as [Buffer])[0].toString()).toBe('held');
+    const closed = once(socket, 'close');
+    const intention = (action: string) =>
+      agent.intentions.upsertExact(
+        normalizeIntention({ SourceName: 'web', DestinationName: 'db', Action: action }, 'default'),
+      );
+    await intention('deny');
+    await closed;
+    expect(db.stats.closedOnDeny).toBe(1);
+    await expect(web.dial('db').then((s) => once(s, 'close'))).resolves.toBeDefined();
+    expect(db.stats.refused.denied).toBe(1);
+    await intention('allow');
+    const again = await web.dial('db');
+    again.write('again');
+    expect(((await once(again, 'data')) as [Buffer])[0].toString()).toBe('again');
+    again.end();
   });
 });

@@ -29,6 +29,10 @@ export const proxyCommands: ClientCommand[] = [
       listen: { kind: 'string', doc: 'host:port the public listener binds (with -service).' },
       upstream: { kind: 'list', doc: 'name:port, an upstream listener on 127.0.0.1 (with -service; repeatable).' },
       drain: { kind: 'int', doc: 'Milliseconds open connections are given to end after SIGTERM (default 5000).' },
+      'close-denied': {
+        kind: 'bool',
+        doc: 'Close an established inbound connection once the intentions deny its client (default true; -close-denied=false keeps it open, as Consul does).',
+      },
     },
     async run({ api, flags, io }) {
       const config = await proxyConfig(api, flags);
@@ -42,6 +46,7 @@ export const proxyCommands: ClientCommand[] = [
         ...(config.publicListener === undefined
           ? {}
           : { handshakeTimeoutMs: config.publicListener.handshakeTimeoutMs }),
+        closeDenied: flags['close-denied'] !== false,
         log: lineLogger(io),
       });
       const proxy = new ConnectProxy(config, service, lineLogger(io));
