@@ -1,6 +1,6 @@
 // How a reload treats one config key: the AgentConfig field the key sets, and whether the running
 // agent takes a change of it or needs a restart. Each key of schema.ts declares one; reload.ts
-// derives the reload plan from them.
+// derives the reload plan from them and docs/config.md shows them.
 import type { AgentConfig } from './types.js';
 
 type Leaf = string | number | boolean | undefined | readonly unknown[];

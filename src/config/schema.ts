@@ -133,11 +133,11 @@ export const CONFIG_SCHEMA = {
         'tls.caFile',
         'read again on every reload, even unchanged: HTTPS client certificates and HTTPS and gRPC checks are verified against it',
       ),
-      cert_file: optionalKey(text(), 'PEM certificate (chain) the HTTPS API presents; re-read on reload.').applied(
+      cert_file: optionalKey(text(), 'PEM certificate (chain) the HTTPS API presents.').applied(
         'tls.certFile',
         'read again on every reload, even unchanged (a renewed certificate); new HTTPS connections get it',
       ),
-      key_file: optionalKey(text(), 'PEM private key of cert_file; re-read on reload.').applied(
+      key_file: optionalKey(text(), 'PEM private key of cert_file.').applied(
         'tls.keyFile',
         'read again with cert_file',
       ),
