@@ -29,6 +29,8 @@ const ENDPOINTS = ['http://127.0.0.1:2379'];
 const ROOT_KEY = '-----BEGIN EC PRIVATE KEY-----\nAA==\n-----END EC PRIVATE KEY-----\n';
 const ROOT_CERT = '-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n';
 const UUID = '6c8e6c1a-1f4f-4f5e-9a51-0d2f3f6b7c01';
+/** The management token of the integration test's agent, which acl.tokens.default turns to. */
+export const MANAGEMENT_TOKEN = '4c0e7c58-5a88-4b3d-9d55-7d0c3f1e2a61';
 
 /** Keys that cannot change: one value is all the schema takes. */
 export const UNCHANGEABLE: Readonly<Record<string, string>> = { 'connect.ca_provider': 'only "consul"' };
@@ -70,8 +72,9 @@ export function keyChanges(f: ChangeFiles): Readonly<Record<string, KeyChange>> 
     log_rotate_duration: { value: '1h' },
     log_rotate_max_files: { value: 3 },
     log_json: { value: true },
-    // Without etcd endpoints an agent is a server whatever the file says.
-    server: { value: true, base: { cluster: { etcd: { endpoints: ENDPOINTS } } } },
+    // Without etcd endpoints an agent is a server whatever the file says. The integration test's
+    // agent starts as one; a restart key is named when it differs from what the agent started with.
+    server: { value: false, base: { server: true, cluster: { etcd: { endpoints: ENDPOINTS } } } },
     'cluster.etcd.endpoints': { value: ENDPOINTS, base: { server: true } },
     'cluster.etcd.prefix': { value: '/other/' },
     'cluster.etcd.tls.ca_file': { value: f.caFile },
@@ -82,13 +85,13 @@ export function keyChanges(f: ChangeFiles): Readonly<Record<string, KeyChange>> 
     'cluster.member_ttl': { value: '20s' },
     'cluster.leader_probe_interval': { value: '1s' },
     translate_wan_addrs: { value: true },
-    'acl.enabled': { value: true },
-    'acl.default_policy': { value: 'deny' },
+    'acl.enabled': { value: false, base: { acl: { enabled: true } } },
+    'acl.default_policy': { value: 'allow', base: { acl: { default_policy: 'deny' } } },
     'acl.down_policy': { value: 'deny' },
     'acl.token_min_expiration_ttl': { value: '2m' },
     'acl.token_max_expiration_ttl': { value: '48h' },
     'acl.tokens.initial_management': { value: UUID },
-    'acl.tokens.default': { value: 'default-token' },
+    'acl.tokens.default': { value: MANAGEMENT_TOKEN },
     'acl.tokens.agent': { value: 'agent-token' },
     'http_config.header_brand': { value: 'Consul' },
     'http_config.transport': { value: 'node' },
