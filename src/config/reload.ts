@@ -1,6 +1,10 @@
-// What a reload can change while the agent runs, and what needs a restart: the two configs are
-// compared key by key and each changed key is named as an operator writes it (snake_case, as in
-// the config files). The agent applies the first list (src/agent/reload.ts) and logs both.
+// What a reload can change while the agent runs, and what needs a restart, as each key declares
+// it (schema.ts, block-keys.ts): the two configs are compared field by field and each changed
+// field is named by the key that sets it, as an operator writes it (snake_case, as in the config
+// files). The agent applies the first list (src/agent/reload.ts) and logs both.
+import { BLOCK_KEYS } from './block-keys.js';
+import type { AgentPath, ReloadRule } from './reload-rule.js';
+import { listConfigKeys } from './schema.js';
 import type { AgentConfig } from './types.js';
 
 export interface ReloadPlan {
@@ -10,42 +14,50 @@ export interface ReloadPlan {
   readonly restartNeeded: readonly string[];
 }
 
-/** AgentConfig paths a reload applies (src/agent/reload.ts). */
-const RELOADABLE = new Set([
-  'logLevel',
-  'acl.tokens.default',
-  'acl.tokens.agent',
-  'limits.httpMaxBodyBytes',
-  'kvMaxValueSize',
-  'defaultQueryTimeMs',
-  'maxQueryTimeMs',
-  'connect.leafRootChangeSpreadMs',
-  // Anti-entropy reads it on each check update (src/local/anti-entropy.ts).
-  'checkUpdateIntervalMs',
-  'tls.certFile',
-  'tls.keyFile',
-  'tls.caFile',
-  'tls.minVersion',
-  'registrations.services',
-  'registrations.checks',
-]);
+/** A key's reload rule with `sameAs` followed: `key` is the key a plan names for a change of it. */
+export interface KeyReload {
+  readonly key: string;
+  readonly reload: 'applied' | 'restart';
+  readonly agent: AgentPath;
+  readonly why: string | undefined;
+}
 
-/** Where AgentConfig's shape differs from the file keys. */
-const KEY_NAMES: Readonly<Record<string, string>> = {
-  kvMaxValueSize: 'limits.kv_max_value_size',
-  'connect.caConfig': 'connect.ca_config',
-  tls: 'tls.defaults',
-  registrations: '',
-  'sidecarPorts.min': 'ports.sidecar_min_port',
-  'sidecarPorts.max': 'ports.sidecar_max_port',
-};
+const DECLARED: readonly { readonly path: string; readonly reload: ReloadRule }[] = [
+  ...listConfigKeys().map(({ path, key }) => ({ path, reload: key.reload })),
+  ...BLOCK_KEYS,
+];
+
+/** Every declared key (file path) and how a reload treats it. */
+export const KEY_RELOADS: ReadonlyMap<string, KeyReload> = resolve();
+
+/** Each AgentConfig field, by the key that owns it. */
+const OWNERS = new Map<string, KeyReload>(
+  [...KEY_RELOADS].filter(([path, rule]) => path === rule.key).map(([, rule]) => [rule.agent, rule]),
+);
 
 export function planReload(current: AgentConfig, next: AgentConfig): ReloadPlan {
   const applied: string[] = [];
   const restartNeeded: string[] = [];
-  for (const path of changedPaths(current, next, ''))
-    (RELOADABLE.has(path) ? applied : restartNeeded).push(fileKey(path));
+  for (const path of changedPaths(current, next, '')) {
+    const owner = OWNERS.get(path);
+    // Only -dev is no key's: it is a flag, the same on every reload the CLI makes.
+    if (owner === undefined) restartNeeded.push(path);
+    else (owner.reload === 'applied' ? applied : restartNeeded).push(owner.key);
+  }
   return { applied, restartNeeded };
+}
+
+function resolve(): Map<string, KeyReload> {
+  const rules = new Map(DECLARED.map(({ path, reload }) => [path, reload]));
+  const out = new Map<string, KeyReload>();
+  for (const { path, reload } of DECLARED) {
+    const key = 'sameAs' in reload ? reload.sameAs : path;
+    const target = rules.get(key);
+    // A sameAs naming no key with a rule of its own leaves the key out (test/unit/config/reload.test.ts).
+    if (target !== undefined && !('sameAs' in target))
+      out.set(path, { key, reload: target.reload, agent: target.agent, why: target.why });
+  }
+  return out;
 }
 
 function changedPaths(a: unknown, b: unknown, path: string): string[] {
@@ -60,23 +72,4 @@ function changedPaths(a: unknown, b: unknown, path: string): string[] {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** `connect.caConfig.leafCertTtlMs` → `connect.ca_config.leaf_cert_ttl`. */
-export function fileKey(path: string): string {
-  let prefix = '';
-  let rest = path;
-  for (const [from, to] of Object.entries(KEY_NAMES)) {
-    if (path === from || path.startsWith(`${from}.`)) {
-      prefix = to;
-      rest = path.slice(from.length + 1);
-      break;
-    }
-  }
-  const snake = rest
-    .split('.')
-    .filter((part) => part !== '')
-    .map((part) => part.replace(/Ms$/, '').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`))
-    .join('.');
-  return [prefix, snake].filter((part) => part !== '').join('.');
 }
