@@ -2,64 +2,18 @@
 // sidecar takes plain TCP on its upstream listener and carries it through the mesh to db's
 // sidecar, which pipes it to db's application; an intention turned to deny refuses new
 // connections, and the application sees none of them; SIGTERM stops both proxies cleanly.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAIN, startAgent, type AgentProcess } from './support/agent-process.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-interface Proxy {
-  readonly child: ChildProcess;
-  stderr(): string;
-}
-
-/** Starts a proxy; resolves once it says it runs (or rejects with what it said when it exits first). */
-function startProxy(agent: AgentProcess, serviceId: string): Promise<Proxy> {
-  const child = spawn(
-    process.execPath,
-    [MAIN, 'connect', 'proxy', '-sidecar-for', serviceId, '-http-addr', agent.url],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes('running')) resolve({ child, stderr: () => stderr });
-    });
-    child.once('exit', (code) => reject(new Error(`proxy for ${serviceId} exited ${code}: ${stderr}`)));
-  });
-}
-
-/** Sends `text` on a new connection to `port`; resolves with what came back before the close. */
-function exchange(port: number, text: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket: Socket = connect(port, '127.0.0.1', () => socket.write(text));
-    let read = '';
-    socket.on('data', (chunk: Buffer) => {
-      read += chunk.toString();
-      if (read === text) socket.end();
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => resolve(read));
-  });
-}
+import { startAgent, type AgentProcess } from './support/agent-process.js';
+import { exchange, freePort, startProxy, type ProxyProcess } from './support/proxy-process.js';
 
 describe('svc-agent connect proxy', () => {
   let agent: AgentProcess;
   let app: Server;
   let accepted = 0;
   let upstreamPort: number;
-  const proxies: Proxy[] = [];
+  const proxies: ProxyProcess[] = [];
 
   const put = async (path: string, body: unknown): Promise<void> => {
     const res = await fetch(`${agent.url}${path}`, { method: 'PUT', body: JSON.stringify(body) });
