@@ -5,6 +5,7 @@ export {
   type ConnectServiceOptions,
   type RefusalReason,
   type SdkLogger,
+  type ServerOptions,
   type ServiceStats,
 } from './service.js';
 export type { AgentAddress } from './agent-client.js';

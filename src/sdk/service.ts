@@ -46,6 +46,12 @@ export interface ConnectServiceOptions extends AgentAddress {
   readonly closeDenied?: boolean;
 }
 
+/** One server's own settings, over the service's. */
+export interface ServerOptions {
+  /** In place of the service's handshakeTimeoutMs. */
+  readonly handshakeTimeoutMs?: number;
+}
+
 /** Why an inbound connection was refused, counted in `stats.refused`. */
 export type RefusalReason = 'handshake' | 'no-identity' | 'trust-domain' | 'denied' | 'authorize-failed';
 
@@ -123,12 +129,12 @@ export class ConnectService {
    * client's chain verified against the roots and authorize allowed its SPIFFE ID; any other is
    * destroyed before the application reads a byte, its reason counted and logged.
    */
-  createServer(onConnection: (socket: TLSSocket, client: string) => void): Server {
+  createServer(onConnection: (socket: TLSSocket, client: string) => void, options: ServerOptions = {}): Server {
     const server = createServer({
       ...this.contextOptions(),
       requestCert: true,
       rejectUnauthorized: true,
-      handshakeTimeout: this.options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
+      handshakeTimeout: options.handshakeTimeoutMs ?? this.options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
     });
     server.on('secureConnection', (socket: TLSSocket) => void this.admit(socket, onConnection));
     // Node reports a handshake that timed out or failed but leaves the socket open: it is closed here.
@@ -142,9 +148,14 @@ export class ConnectService {
   }
 
   /** createServer, listening on `port` (and `host`); resolves once it listens. */
-  async listen(port: number, host: string, onConnection: (socket: TLSSocket, client: string) => void): Promise<Server> {
+  async listen(
+    port: number,
+    host: string,
+    onConnection: (socket: TLSSocket, client: string) => void,
+    options: ServerOptions = {},
+  ): Promise<Server> {
     await this.ready;
-    const server = this.createServer(onConnection);
+    const server = this.createServer(onConnection, options);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
