@@ -261,7 +261,8 @@ function localAddress(pub: PublicListener): string {
   return `${pub.localServiceAddress}:${pub.localServicePort}`;
 }
 
-function listen(server: NetServer, port: number, host: string): Promise<void> {
+/** Listens on `port` and `host`; rejects when it cannot. */
+export function listen(server: NetServer, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

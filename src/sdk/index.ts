@@ -6,6 +6,7 @@ export {
   type RefusalReason,
   type SdkLogger,
   type ServerOptions,
+  type ServiceTimings,
   type ServiceStats,
 } from './service.js';
 export type { AgentAddress } from './agent-client.js';

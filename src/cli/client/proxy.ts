@@ -8,6 +8,7 @@ import {
   type ProxyConfig,
   type ProxyRegistration,
 } from '../../proxy/config.js';
+import type { Server } from 'node:http';
 import { usageError } from '../usage-error.js';
 import type { ApiClient } from './api.js';
 import type { ClientCommand, Io } from './command.js';
@@ -30,6 +31,10 @@ export const proxyCommands: ClientCommand[] = [
       listen: { kind: 'string', doc: 'host:port the public listener binds (with -service).' },
       upstream: { kind: 'list', doc: 'name:port, an upstream listener on 127.0.0.1 (with -service; repeatable).' },
       drain: { kind: 'int', doc: 'Milliseconds open connections are given to end after SIGTERM (default 5000).' },
+      'metrics-addr': {
+        kind: 'string',
+        doc: 'host:port to serve Prometheus metrics on (GET /metrics): connections accepted, refused by reason, active, bytes, handshake and authorize latency.',
+      },
       'close-denied': {
         kind: 'bool',
         doc: 'Close an established inbound connection once the intentions deny its client (default true; -close-denied=false keeps it open, as Consul does).',
@@ -41,6 +46,9 @@ export const proxyCommands: ClientCommand[] = [
       // Loaded here: the other client commands start without the SDK and the proxy.
       const { ConnectService } = await import('../../sdk/index.js');
       const { ConnectProxy } = await import('../../proxy/proxy.js');
+      const metricsAddr = stringFlag(flags, 'metrics-addr');
+      const metrics =
+        metricsAddr === undefined ? undefined : new (await import('../../proxy/metrics.js')).ProxyMetrics();
       const agent = {
         address: api.agent.address,
         ...(api.agent.token === undefined ? {} : { token: api.agent.token }),
@@ -49,12 +57,20 @@ export const proxyCommands: ClientCommand[] = [
         name: config.service,
         ...agent,
         closeDenied: flags['close-denied'] !== false,
+        ...(metrics === undefined ? {} : { timings: metrics.timings }),
         log: lineLogger(io),
       });
       const proxy = new ConnectProxy(config, service, lineLogger(io), { drainMs });
+      metrics?.count(proxy, service);
+      let metricsServer: Server | undefined;
       try {
+        if (metrics !== undefined && metricsAddr !== undefined) {
+          const { host, port } = hostPort('metrics-addr', metricsAddr, 'host', 'port');
+          metricsServer = await metrics.listen(port, host);
+        }
         await proxy.start();
       } catch (err) {
+        metricsServer?.close();
         service.close();
         throw err;
       }
@@ -71,6 +87,7 @@ export const proxyCommands: ClientCommand[] = [
       io.err(`==> ${signal}: draining\n`);
       unfollow();
       await proxy.close(drainMs);
+      metricsServer?.close();
       return 0;
     },
   },
