@@ -1,7 +1,8 @@
 // The Prometheus view of the agent's metrics (GET /v1/agent/metrics?format=prometheus), built on
 // prom-client, imported here and nowhere else: Node's own metrics (event-loop delay, heap, RSS,
 // GC, CPU), HTTP requests by route, method and status with latency histograms, WAL fsync latency,
-// and every counter and gauge of Metrics (metrics.ts), read when scraped (docs/decisions.md D19).
+// and every counter and gauge of Metrics (metrics.ts), read when scraped (docs/decisions.md D19);
+// other processes (the sidecar proxy) add their own histograms, counters and gauges.
 // The request histograms are recorded here and handed to prom-client's registry when scraped:
 // prom-client's own observe() hashes its labels on every call (430 ns), a cost on every request.
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
@@ -34,7 +35,8 @@ export class PrometheusMetrics {
   /** Metrics' counters and gauges already exported (they appear on first use). */
   private readonly exported = new Set<string>();
 
-  constructor(private readonly metrics: Metrics) {
+  /** `metrics`: the agent's counters and gauges; a process without them (the sidecar proxy) gives none. */
+  constructor(private readonly metrics?: Metrics) {
     collectDefaultMetrics({ register: this.registry });
     this.registry.registerMetric(this.http as unknown as Metric);
     this.registry.registerMetric(this.walSync as unknown as Metric);
@@ -55,6 +57,40 @@ export class PrometheusMetrics {
     this.walSyncAll.observe(seconds);
   };
 
+  /** A histogram of one series, registered now; the function records one observation. */
+  histogram(name: string, help: string, buckets: readonly number[]): (seconds: number) => void {
+    const histograms = new Histograms(name, help, buckets, []);
+    this.registry.registerMetric(histograms as unknown as Metric);
+    const series = histograms.series([]);
+    return (seconds) => series.observe(seconds);
+  }
+
+  /** A counter read when scraped, one series per key of what `read` returns, labelled `label`. */
+  countersBy(name: string, help: string, label: string, read: () => Readonly<Record<string, number>>): void {
+    new Counter({
+      name,
+      help,
+      labelNames: [label],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [value, count] of Object.entries(read())) this.inc({ [label]: value }, count);
+      },
+    });
+  }
+
+  /** A gauge read when scraped. */
+  gauge(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
   get contentType(): string {
     return this.registry.contentType;
   }
@@ -67,7 +103,7 @@ export class PrometheusMetrics {
   /** Metrics' counters and gauges, under Prometheus names, read at scrape time. */
   private exportNew(): void {
     const registers = [this.registry];
-    for (const metric of this.metrics.describe()) {
+    for (const metric of this.metrics?.describe() ?? []) {
       if (this.exported.has(metric.name)) continue;
       this.exported.add(metric.name);
       const name = promName(metric.name);

@@ -1,17 +1,17 @@
 // The built-in proxy (Consul's connect/proxy): its public listener takes mTLS connections through
 // the SDK's server (verified against the roots, authorized per connection) and pipes each to the
 // local application; each upstream listener takes plain TCP on loopback and pipes it to a mesh
-// connection the SDK dials. close() stops new connections and gives established ones a bounded
-// time to end.
+// connection the SDK dials. apply() follows a changed configuration: listeners added are opened,
+// removed or moved ones stop taking connections and their open ones are drained; close() drains all.
 import {
   connect as netConnect,
   createServer as createNetServer,
   type Server as NetServer,
   type Socket,
 } from 'node:net';
-import type { Server as TlsServer, TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import type { ConnectService, SdkLogger } from '../sdk/index.js';
-import type { ProxyConfig, UpstreamListener } from './config.js';
+import type { ProxyConfig, PublicListener, UpstreamListener } from './config.js';
 
 export interface ProxyStats {
   /** Connections piped to the local application, and those open now. */
@@ -26,6 +26,19 @@ export interface ProxyStats {
   bytesOut: number;
 }
 
+export interface ProxyOptions {
+  /** How long the open connections of a listener removed by apply() are given to end. */
+  readonly drainMs: number;
+}
+
+/** A listening server and the connections it piped that are still open. */
+interface Listener {
+  readonly server: NetServer;
+  readonly open: Set<Socket>;
+  /** What it was opened for: a change of it means a new listener. */
+  readonly key: string;
+}
+
 export class ConnectProxy {
   readonly stats: ProxyStats = {
     publicAccepted: 0,
@@ -36,60 +49,142 @@ export class ConnectProxy {
     bytesIn: 0,
     bytesOut: 0,
   };
-  private publicServer: TlsServer | undefined;
-  private readonly upstreamServers: NetServer[] = [];
-  private readonly open = new Set<Socket>();
+  private publicListener: Listener | undefined;
+  /** By local bind address and port; each connection reads its upstream's settings when it comes. */
+  private readonly upstreams = new Map<string, Listener & { upstream: UpstreamListener }>();
+  /** Listeners removed or closed, until their open connections end. */
+  private readonly draining = new Set<Promise<void>>();
+  /** apply() calls, one after another. */
+  private applied: Promise<void> = Promise.resolve();
+  private closed = false;
 
   constructor(
-    private readonly config: ProxyConfig,
+    private config: ProxyConfig,
     private readonly service: ConnectService,
     private readonly log: SdkLogger,
+    private readonly options: ProxyOptions = { drainMs: 5_000 },
   ) {}
 
   /** Listens on the public and upstream addresses; rejects naming the first that cannot be bound. */
   async start(): Promise<void> {
     await this.service.ready;
-    const pub = this.config.publicListener;
-    if (pub !== undefined) {
-      this.publicServer = await this.service.listen(pub.bindPort, pub.bindAddress, (socket) => this.toLocal(socket));
-      this.log.info(
-        { address: `${pub.bindAddress}:${pub.bindPort}`, service: this.config.service },
-        'public listener started',
-      );
-    }
-    for (const upstream of this.config.upstreams) {
-      const server = createNetServer((socket) => this.toUpstream(socket, upstream));
-      await listen(server, upstream.localBindPort, upstream.localBindAddress);
-      this.upstreamServers.push(server);
-      this.log.info(
-        { address: `${upstream.localBindAddress}:${upstream.localBindPort}`, destination: upstream.destinationName },
-        'upstream listener started',
-      );
-    }
+    await this.reconcile(this.config, true);
+  }
+
+  /**
+   * Follows a changed configuration (the sidecar's registration changed): the local application's
+   * address and timeouts take effect for new connections; a listener whose address changed is
+   * bound again. A listener that cannot be bound is logged and left out; the others carry on.
+   */
+  apply(next: ProxyConfig): Promise<void> {
+    this.applied = this.applied.then(() => this.reconcile(next, false));
+    return this.applied;
   }
 
   /** Stops taking connections, then ends the open ones after `drainMs` at most. */
   async close(drainMs: number): Promise<void> {
-    this.publicServer?.close();
-    for (const server of this.upstreamServers) server.close();
+    this.closed = true;
+    await this.applied;
+    if (this.publicListener !== undefined) this.drain(this.publicListener, drainMs);
+    for (const listener of this.upstreams.values()) this.drain(listener, drainMs);
+    this.publicListener = undefined;
+    this.upstreams.clear();
     this.service.close();
-    if (this.open.size > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, drainMs);
-        const check = (): void => {
-          if (this.open.size > 0) return;
-          clearTimeout(timer);
-          resolve();
-        };
-        for (const socket of this.open) socket.once('close', check);
-      });
-    }
-    for (const socket of this.open) socket.destroy();
+    await Promise.all([...this.draining]);
   }
 
-  private toLocal(socket: TLSSocket): void {
+  private async reconcile(next: ProxyConfig, starting: boolean): Promise<void> {
+    if (this.closed) return;
+    if (next.service !== this.config.service)
+      this.log.warn(
+        { service: this.config.service, registered: next.service },
+        'the destination service changed: a proxy serves one service, restart it to follow',
+      );
+    const [was, now] = [this.config.publicListener, next.publicListener];
+    if (was !== undefined && now !== undefined && localAddress(was) !== localAddress(now))
+      this.log.info({ service: this.config.service, address: localAddress(now) }, 'the local application moved');
+    this.config = { ...next, service: this.config.service };
+    const bind = async (what: string, open: () => Promise<void>): Promise<void> => {
+      try {
+        await open();
+      } catch (err) {
+        if (starting) throw err;
+        this.log.warn({ listener: what, err: err instanceof Error ? err.message : String(err) }, 'cannot listen');
+      }
+    };
+    const pub = next.publicListener;
+    const pubKey = pub === undefined ? '' : `${pub.bindAddress}:${pub.bindPort} handshake ${pub.handshakeTimeoutMs}`;
+    if (this.publicListener !== undefined && this.publicListener.key !== pubKey) {
+      this.drain(this.publicListener, this.options.drainMs);
+      this.publicListener = undefined;
+      this.log.info({ service: this.config.service }, 'public listener closed');
+    }
+    if (pub !== undefined && this.publicListener === undefined)
+      await bind(`${pub.bindAddress}:${pub.bindPort}`, () => this.openPublic(pub, pubKey));
+
+    const wanted = new Map(next.upstreams.map((u) => [`${u.localBindAddress}:${u.localBindPort}`, u]));
+    for (const [address, listener] of this.upstreams) {
+      const upstream = wanted.get(address);
+      if (upstream !== undefined) {
+        listener.upstream = upstream;
+        continue;
+      }
+      this.upstreams.delete(address);
+      this.drain(listener, this.options.drainMs);
+      this.log.info({ address, destination: listener.upstream.destinationName }, 'upstream listener closed');
+    }
+    for (const [address, upstream] of wanted)
+      if (!this.upstreams.has(address)) await bind(address, () => this.openUpstream(address, upstream));
+  }
+
+  private async openPublic(pub: PublicListener, key: string): Promise<void> {
+    const open = new Set<Socket>();
+    const server = await this.service.listen(pub.bindPort, pub.bindAddress, (socket) => this.toLocal(socket, open), {
+      handshakeTimeoutMs: pub.handshakeTimeoutMs,
+    });
+    this.publicListener = { server, open, key };
+    this.log.info(
+      { address: `${pub.bindAddress}:${pub.bindPort}`, service: this.config.service },
+      'public listener started',
+    );
+  }
+
+  private async openUpstream(address: string, upstream: UpstreamListener): Promise<void> {
+    const open = new Set<Socket>();
+    const server = createNetServer();
+    const listener = { server, open, key: address, upstream };
+    server.on('connection', (socket: Socket) => this.toUpstream(socket, listener.upstream, open));
+    await listen(server, upstream.localBindPort, upstream.localBindAddress);
+    this.upstreams.set(address, listener);
+    this.log.info({ address, destination: upstream.destinationName }, 'upstream listener started');
+  }
+
+  /** Stops `listener` taking connections and ends its open ones after `drainMs` at most. */
+  private drain(listener: Listener, drainMs: number): void {
+    listener.server.close();
+    const { open } = listener;
+    if (open.size === 0) return;
+    const done = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, drainMs);
+      const check = (): void => {
+        if (open.size > 0) return;
+        clearTimeout(timer);
+        resolve();
+      };
+      for (const socket of open) socket.once('close', check);
+    }).then(() => {
+      for (const socket of open) socket.destroy();
+      this.draining.delete(done);
+    });
+    this.draining.add(done);
+  }
+
+  private toLocal(socket: TLSSocket, open: Set<Socket>): void {
     const pub = this.config.publicListener;
-    if (pub === undefined) return;
+    if (pub === undefined) {
+      socket.destroy();
+      return;
+    }
     const local = netConnect({ host: pub.localServiceAddress, port: pub.localServicePort });
     local.setTimeout(pub.localConnectTimeoutMs, () =>
       local.destroy(new Error('the local application did not accept in time')),
@@ -97,7 +192,7 @@ export class ConnectProxy {
     local.once('connect', () => {
       local.setTimeout(0);
       this.stats.publicAccepted++;
-      this.pipe(socket, local);
+      this.pipe(socket, local, open);
     });
     local.once('error', (err) => {
       this.stats.localFailures++;
@@ -109,7 +204,7 @@ export class ConnectProxy {
     });
   }
 
-  private toUpstream(socket: Socket, upstream: UpstreamListener): void {
+  private toUpstream(socket: Socket, upstream: UpstreamListener, open: Set<Socket>): void {
     socket.pause();
     let done = false;
     const timer = setTimeout(() => {
@@ -125,7 +220,7 @@ export class ConnectProxy {
           return;
         }
         this.stats.upstreamAccepted++;
-        this.pipe(socket, mesh);
+        this.pipe(socket, mesh, open);
         socket.resume();
       },
       (err: unknown) => {
@@ -139,9 +234,9 @@ export class ConnectProxy {
   }
 
   /** Both ways, counting bytes; either side closing or failing ends both. */
-  private pipe(inbound: Socket, outbound: Socket): void {
+  private pipe(inbound: Socket, outbound: Socket, open: Set<Socket>): void {
     this.stats.active++;
-    this.open.add(inbound);
+    open.add(inbound);
     inbound.on('data', (chunk: Buffer) => (this.stats.bytesIn += chunk.length));
     outbound.on('data', (chunk: Buffer) => (this.stats.bytesOut += chunk.length));
     inbound.pipe(outbound);
@@ -151,7 +246,7 @@ export class ConnectProxy {
       if (ended) return;
       ended = true;
       this.stats.active--;
-      this.open.delete(inbound);
+      open.delete(inbound);
       inbound.destroy();
       outbound.destroy();
     };
@@ -162,7 +257,12 @@ export class ConnectProxy {
   }
 }
 
-function listen(server: NetServer, port: number, host: string): Promise<void> {
+function localAddress(pub: PublicListener): string {
+  return `${pub.localServiceAddress}:${pub.localServicePort}`;
+}
+
+/** Listens on `port` and `host`; rejects when it cannot. */
+export function listen(server: NetServer, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -17,6 +17,8 @@ export interface AgentAnswer {
   readonly body: string;
   /** X-Consul-Index or X-Svc-Index; 0 when absent. */
   readonly index: number;
+  /** X-Consul-ContentHash or X-Svc-ContentHash (GET /v1/agent/service/:id); '' when absent. */
+  readonly hash: string;
 }
 
 export const DEFAULT_AGENT_ADDRESS = 'http://127.0.0.1:8500';
@@ -56,7 +58,8 @@ export class AgentClient {
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
           res.on('end', () => {
             const index = Number(res.headers['x-consul-index'] ?? res.headers['x-svc-index'] ?? 0);
-            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), index });
+            const hash = res.headers['x-consul-contenthash'] ?? res.headers['x-svc-contenthash'] ?? '';
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), index, hash: String(hash) });
           });
           res.on('error', reject);
         },

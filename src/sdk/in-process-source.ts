@@ -9,15 +9,8 @@ import type { AuthorizeRequest, AuthorizeResult } from '../connect/authorize.js'
 import type { CachedLeaf, LeafManager } from '../connect/ca/leaf-manager.js';
 import type { RootsCache } from '../connect/ca/roots-cache.js';
 import type { RootsSnapshot } from '../connect/ca/roots-view.js';
-import {
-  pauseAfterFailure,
-  type Decision,
-  type Instance,
-  type Leaf,
-  type MeshSource,
-  type Roots,
-  type Unwatch,
-} from './mesh-source.js';
+import { pauseAfterFailure, type Unwatch } from './blocking-watch.js';
+import { type Decision, type Instance, type Leaf, type MeshSource, type Roots } from './mesh-source.js';
 
 /** What the SDK reads of an agent built by createAgent() in the same process (its Agent has all of it). */
 export interface EmbeddedAgent {

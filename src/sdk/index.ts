@@ -5,6 +5,8 @@ export {
   type ConnectServiceOptions,
   type RefusalReason,
   type SdkLogger,
+  type ServerOptions,
+  type ServiceTimings,
   type ServiceStats,
 } from './service.js';
 export type { AgentAddress } from './agent-client.js';

@@ -7,8 +7,8 @@
 // A decision is asked once per client until the target's intentions change (their match list is
 // blocking-watched, as Consul's agent caches intention matches), or for at most DECISION_TTL_MS.
 import { LRUCache } from 'lru-cache';
-import { backoffDelay, type Backoff } from '../core/backoff.js';
 import { AgentClient, type AgentAddress } from './agent-client.js';
+import { watchPath, type Unwatch } from './blocking-watch.js';
 
 export interface Leaf {
   readonly certPem: string;
@@ -33,9 +33,6 @@ export interface Decision {
   readonly authorized: boolean;
   readonly reason: string;
 }
-
-/** A stopped watch. */
-export type Unwatch = () => void;
 
 export interface MeshSource {
   watchLeaf(service: string, onLeaf: (leaf: Leaf) => void, onError: (err: Error) => void): Unwatch;
@@ -67,18 +64,6 @@ interface IntentionsWatch {
   generation: number;
   synced: boolean;
   readonly listeners: Set<() => void>;
-}
-
-/** A blocking query's longest wait; the agent answers at once when the data changes. */
-const WAIT = '5m';
-/** Pause after a failed read: doubling from 250 ms to 10 s, so an agent that is gone costs little. */
-const RETRY: Backoff = { initialMs: 250, maxMs: 10_000 };
-
-/** Waits out the pause after failure number `attempt` (0 for the first); keeps no process alive. */
-export function pauseAfterFailure(attempt: number): Promise<void> {
-  // The base delay, without jitter: one service's watches, not a fleet reconnecting together.
-  const ms = backoffDelay(RETRY, attempt, () => 0.5);
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 export class HttpMeshSource implements MeshSource {
@@ -215,30 +200,9 @@ export class HttpMeshSource implements MeshSource {
 
   /** Reads `path` and hands each new answer to `take`, then blocks on its index, until stopped. */
   private watch(path: string, onError: (err: Error) => void, take: (body: unknown) => void): Unwatch {
-    const abort = new AbortController();
-    let index = 0;
-    let failures = 0;
-    const loop = async (): Promise<void> => {
-      while (!abort.signal.aborted) {
-        try {
-          const query = index === 0 ? '' : `${path.includes('?') ? '&' : '?'}index=${index}&wait=${WAIT}`;
-          const res = await this.client.call('GET', `${path}${query}`, undefined, abort.signal);
-          if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${res.body.trim()}`);
-          failures = 0;
-          // An index that went backwards (a restarted agent) starts the watch again from the answer.
-          if (res.index !== index) take(JSON.parse(res.body));
-          index = res.index > 0 ? res.index : 0;
-        } catch (err) {
-          if (abort.signal.aborted) return;
-          onError(err instanceof Error ? err : new Error(String(err)));
-          index = 0;
-          await pauseAfterFailure(failures++);
-        }
-      }
-    };
-    void loop();
+    const unwatch = watchPath(this.client, path, { by: 'index', onError, take });
     const stop = (): void => {
-      abort.abort();
+      unwatch();
       this.stops.delete(stop);
     };
     this.stops.add(stop);

@@ -13,6 +13,7 @@ import {
   type TLSSocket,
 } from 'node:tls';
 import { Agent as HttpAgent } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { parseSpiffeId } from '../connect/spiffe.js';
 import { InProcessMeshSource, type EmbeddedAgent } from './in-process-source.js';
@@ -44,6 +45,21 @@ export interface ConnectServiceOptions extends AgentAddress {
    * again after each change of the service's intentions); default true. Consul's proxy leaves it open.
    */
   readonly closeDenied?: boolean;
+  /** Told how long each inbound handshake and each authorize took (the proxy's metrics). */
+  readonly timings?: ServiceTimings;
+}
+
+export interface ServiceTimings {
+  /** From the TCP connection to its finished TLS handshake (handshakes that fail are counted in stats.refused). */
+  handshake(seconds: number): void;
+  /** Authorize asked for an inbound connection (answered from what is held, or by the agent). */
+  authorize(seconds: number): void;
+}
+
+/** One server's own settings, over the service's. */
+export interface ServerOptions {
+  /** In place of the service's handshakeTimeoutMs. */
+  readonly handshakeTimeoutMs?: number;
 }
 
 /** Why an inbound connection was refused, counted in `stats.refused`. */
@@ -123,13 +139,15 @@ export class ConnectService {
    * client's chain verified against the roots and authorize allowed its SPIFFE ID; any other is
    * destroyed before the application reads a byte, its reason counted and logged.
    */
-  createServer(onConnection: (socket: TLSSocket, client: string) => void): Server {
+  createServer(onConnection: (socket: TLSSocket, client: string) => void, options: ServerOptions = {}): Server {
     const server = createServer({
       ...this.contextOptions(),
       requestCert: true,
       rejectUnauthorized: true,
-      handshakeTimeout: this.options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
+      handshakeTimeout: options.handshakeTimeoutMs ?? this.options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
     });
+    const timings = this.options.timings;
+    if (timings !== undefined) timeHandshakes(server, timings);
     server.on('secureConnection', (socket: TLSSocket) => void this.admit(socket, onConnection));
     // Node reports a handshake that timed out or failed but leaves the socket open: it is closed here.
     server.on('tlsClientError', (err: Error, socket: TLSSocket) => {
@@ -142,9 +160,14 @@ export class ConnectService {
   }
 
   /** createServer, listening on `port` (and `host`); resolves once it listens. */
-  async listen(port: number, host: string, onConnection: (socket: TLSSocket, client: string) => void): Promise<Server> {
+  async listen(
+    port: number,
+    host: string,
+    onConnection: (socket: TLSSocket, client: string) => void,
+    options: ServerOptions = {},
+  ): Promise<Server> {
     await this.ready;
-    const server = this.createServer(onConnection);
+    const server = this.createServer(onConnection, options);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
@@ -243,8 +266,10 @@ export class ConnectService {
     }
     const serial = colonHex(cert.serialNumber);
     let decision;
+    const asked = performance.now();
     try {
       decision = await this.source.authorize(this.options.name, uri, serial);
+      this.options.timings?.authorize((performance.now() - asked) / 1000);
     } catch (err) {
       socket.destroy();
       this.refuse('authorize-failed', { client: uri, err: err instanceof Error ? err.message : String(err) });
@@ -310,6 +335,27 @@ export class ConnectService {
       throw new Error(`${this.options.name}: no leaf and roots yet (await service.ready)`);
     return { leaf: this.leaf, roots: this.roots };
   }
+}
+
+/**
+ * Reports each handshake's time to `timings`: Node hands the TLS socket its raw socket's address,
+ * which tells a connection from the others open at once.
+ */
+function timeHandshakes(server: Server, timings: ServiceTimings): void {
+  const started = new Map<string, number>();
+  const key = (socket: { remoteAddress?: string | undefined; remotePort?: number | undefined }): string =>
+    `${socket.remoteAddress}:${socket.remotePort}`;
+  server.on('connection', (raw: Socket) => {
+    const at = key(raw);
+    started.set(at, performance.now());
+    raw.once('close', () => started.delete(at));
+  });
+  server.on('secureConnection', (socket: TLSSocket) => {
+    const at = key(socket);
+    const start = started.get(at);
+    started.delete(at);
+    if (start !== undefined) timings.handshake((performance.now() - start) / 1000);
+  });
 }
 
 /** The one URI of a subjectAltName list (`URI:…, DNS:…`), when it has exactly one. */

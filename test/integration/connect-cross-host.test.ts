@@ -5,11 +5,11 @@
 // new connections there, the application seeing none of them, and allowing again lets them through.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { createMemberNetwork, type MemberNetwork, type MemberPlace } from '../support/netns.js';
 import { MAIN, startAgent, type AgentProcess } from './support/agent-process.js';
+import { exchange } from './support/proxy-process.js';
 
 const root = process.getuid?.() === 0;
 const PREFIX = '/svc-cross-host/';
@@ -34,20 +34,6 @@ function startOn(
     child.stdout!.on('data', read);
     child.stderr!.on('data', read);
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${output}`)));
-  });
-}
-
-/** Sends `text` on a new connection; resolves with what came back before the close. */
-function exchange(host: string, port: number, text: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket: Socket = connect(port, host, () => socket.write(text));
-    let read = '';
-    socket.on('data', (chunk: Buffer) => {
-      read += chunk.toString();
-      if (read === text) socket.end();
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => resolve(read));
   });
 }
 
@@ -186,17 +172,17 @@ describe.runIf(root)('the mesh across three hosts', () => {
   });
 
   it("carries a connection from web's upstream on host A to db's application on host C", async () => {
-    expect(await exchange(hostA, UPSTREAM_PORT, 'ping across hosts')).toBe('ping across hosts');
+    expect(await exchange(UPSTREAM_PORT, 'ping across hosts', hostA)).toBe('ping across hosts');
     expect(accepted()).toBe(1);
   });
 
   it('refuses new connections once an intention denies web -> db, the application seeing none; allows again after', async () => {
     await intention('deny');
     const before = accepted();
-    expect(await exchange(hostA, UPSTREAM_PORT, 'denied?')).toBe('');
+    expect(await exchange(UPSTREAM_PORT, 'denied?', hostA)).toBe('');
     expect(accepted()).toBe(before);
     await intention('allow');
-    expect(await exchange(hostA, UPSTREAM_PORT, 'again')).toBe('again');
+    expect(await exchange(UPSTREAM_PORT, 'again', hostA)).toBe('again');
     expect(accepted()).toBe(before + 1);
   });
 });

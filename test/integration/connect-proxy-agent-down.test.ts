@@ -2,34 +2,13 @@
 // with what the sidecars hold (the leaf, the roots, db's instances, and the decision the agent last
 // gave for web -> db); once the agent is back (same data dir and port), both sidecars follow it
 // again: a CA rotation reaches db's sidecar as a new leaf. Every exchange is counted: none may fail.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAIN, startAgent, tempDir, type AgentProcess } from './support/agent-process.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** Sends `text` on a new connection to `port`; resolves with what came back before the close. */
-function exchange(port: number, text: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket: Socket = connect(port, '127.0.0.1', () => socket.write(text));
-    let read = '';
-    socket.on('data', (chunk: Buffer) => {
-      read += chunk.toString();
-      if (read === text) socket.end();
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => resolve(read));
-  });
-}
+import { startAgent, tempDir, type AgentProcess } from './support/agent-process.js';
+import { exchange, freePort, startProxy } from './support/proxy-process.js';
 
 /** Writes on an open connection and resolves with the echo. */
 async function echo(socket: Socket, text: string): Promise<string> {
@@ -104,24 +83,7 @@ describe('the sidecars while their agent is killed, and after it returns', () =>
       },
     });
     await put('/v1/connect/intentions/exact?source=web&destination=db', { Action: 'allow' });
-    for (const service of ['db', 'web']) {
-      const child = spawn(
-        process.execPath,
-        [MAIN, 'connect', 'proxy', '-sidecar-for', service, '-http-addr', agent.url],
-        {
-          stdio: ['ignore', 'ignore', 'pipe'],
-        },
-      );
-      proxies.push(child);
-      let stderr = '';
-      await new Promise<void>((resolve, reject) => {
-        child.stderr!.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString();
-          if (stderr.includes('running')) resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`proxy for ${service} exited ${code}: ${stderr}`)));
-      });
-    }
+    for (const service of ['db', 'web']) proxies.push((await startProxy(agent, service)).child);
   });
   afterAll(async () => {
     for (const proxy of proxies) proxy.kill('SIGKILL');

@@ -8,20 +8,13 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasPrlimit } from '../support/open-files.js';
 import { MAIN, startAgent, type AgentProcess } from './support/agent-process.js';
+import { freePort } from './support/proxy-process.js';
 
 const LONG_CONNECTIONS = 5_000;
 /** Opened at once: enough to keep both sidecars busy, few enough for the test's own accept queue. */
 const OPENING_BATCH = 250;
 /** The starved sidecar's open-files limit: room for its agent watches and a few dozen connections. */
 const STARVED_NOFILE = 128;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Writes on an open connection and resolves with the echo (or what came before it closed). */
 function echo(socket: Socket, text: string): Promise<string> {

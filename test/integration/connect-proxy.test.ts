@@ -1,57 +1,24 @@
 // The built-in proxy (`svc-agent connect proxy -sidecar-for`) end to end on one agent: web's
 // sidecar takes plain TCP on its upstream listener and carries it through the mesh to db's
 // sidecar, which pipes it to db's application; an intention turned to deny refuses new
-// connections, and the application sees none of them; SIGTERM stops both proxies cleanly.
-import { spawn, type ChildProcess } from 'node:child_process';
+// connections, and the application sees none of them; their metrics count it; SIGTERM stops both
+// proxies cleanly.
 import { once } from 'node:events';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAIN, startAgent, type AgentProcess } from './support/agent-process.js';
+import { startAgent, type AgentProcess } from './support/agent-process.js';
+import { exchange, freePort, startProxy, type ProxyProcess } from './support/proxy-process.js';
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-interface Proxy {
-  readonly child: ChildProcess;
-  stderr(): string;
-}
-
-/** Starts a proxy; resolves once it says it runs (or rejects with what it said when it exits first). */
-function startProxy(agent: AgentProcess, serviceId: string): Promise<Proxy> {
-  const child = spawn(
-    process.execPath,
-    [MAIN, 'connect', 'proxy', '-sidecar-for', serviceId, '-http-addr', agent.url],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes('running')) resolve({ child, stderr: () => stderr });
-    });
-    child.once('exit', (code) => reject(new Error(`proxy for ${serviceId} exited ${code}: ${stderr}`)));
-  });
-}
-
-/** Sends `text` on a new connection to `port`; resolves with what came back before the close. */
-function exchange(port: number, text: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket: Socket = connect(port, '127.0.0.1', () => socket.write(text));
-    let read = '';
-    socket.on('data', (chunk: Buffer) => {
-      read += chunk.toString();
-      if (read === text) socket.end();
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => resolve(read));
-  });
+/** A proxy's metrics, by series (`name{labels}`). */
+async function scrape(port: number): Promise<Map<string, number>> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  expect(res.status).toBe(200);
+  const series = new Map<string, number>();
+  for (const line of (await res.text()).split('\n')) {
+    const m = /^([^#\s][^ ]*) (\S+)$/.exec(line);
+    if (m !== null) series.set(m[1]!, Number(m[2]));
+  }
+  return series;
 }
 
 describe('svc-agent connect proxy', () => {
@@ -59,7 +26,9 @@ describe('svc-agent connect proxy', () => {
   let app: Server;
   let accepted = 0;
   let upstreamPort: number;
-  const proxies: Proxy[] = [];
+  let metricsPorts: { db: number; web: number };
+  let dbPublicPort: number;
+  const proxies: ProxyProcess[] = [];
 
   const put = async (path: string, body: unknown): Promise<void> => {
     const res = await fetch(`${agent.url}${path}`, { method: 'PUT', body: JSON.stringify(body) });
@@ -84,7 +53,7 @@ describe('svc-agent connect proxy', () => {
     await put('/v1/agent/service/register', {
       Name: 'db',
       Port: (app.address() as AddressInfo).port,
-      Connect: { SidecarService: await sidecar(await freePort()) },
+      Connect: { SidecarService: await sidecar((dbPublicPort = await freePort())) },
     });
     await put('/v1/agent/service/register', {
       Name: 'web',
@@ -93,7 +62,11 @@ describe('svc-agent connect proxy', () => {
         SidecarService: await sidecar(await freePort(), [{ DestinationName: 'db', LocalBindPort: upstreamPort }]),
       },
     });
-    proxies.push(await startProxy(agent, 'db'), await startProxy(agent, 'web'));
+    metricsPorts = { db: await freePort(), web: await freePort() };
+    proxies.push(
+      await startProxy(agent, 'db', ['-metrics-addr', `127.0.0.1:${metricsPorts.db}`]),
+      await startProxy(agent, 'web', ['-metrics-addr', `127.0.0.1:${metricsPorts.web}`]),
+    );
   });
   afterAll(async () => {
     for (const proxy of proxies) proxy.child.kill('SIGKILL');
@@ -127,6 +100,31 @@ describe('svc-agent connect proxy', () => {
     expect(await exchange(upstreamPort, 'denied?')).toBe('');
     await put('/v1/connect/intentions/exact?source=web&destination=db', { Action: 'allow' });
     expect(await exchange(upstreamPort, 'allowed')).toBe('allowed');
+  });
+
+  it('serves Prometheus metrics on -metrics-addr: accepted, refused by reason, bytes, handshake and authorize latency', async () => {
+    const [db, web] = [await scrape(metricsPorts.db), await scrape(metricsPorts.web)];
+    expect(await exchange(upstreamPort, 'counted')).toBe('counted');
+    // Not TLS: refused at the handshake, which is not timed.
+    const plain = connect(dbPublicPort, '127.0.0.1', () => plain.write('GET / HTTP/1.0\r\n\r\n'));
+    plain.on('error', () => {});
+    await once(plain, 'close');
+    const [dbAfter, webAfter] = [await scrape(metricsPorts.db), await scrape(metricsPorts.web)];
+    const moved = (before: Map<string, number>, after: Map<string, number>, series: string): number =>
+      (after.get(series) ?? NaN) - (before.get(series) ?? 0);
+    expect(moved(db, dbAfter, 'svc_proxy_connections_accepted_total{listener="public"}')).toBe(1);
+    expect(moved(db, dbAfter, 'svc_proxy_connections_refused_total{reason="handshake"}')).toBe(1);
+    expect(moved(db, dbAfter, 'svc_proxy_connections_refused_total{reason="denied"}')).toBe(0);
+    // Since start: the tests above had connections refused, and one closed, on a deny.
+    expect(dbAfter.get('svc_proxy_connections_refused_total{reason="denied"}')).toBeGreaterThanOrEqual(2);
+    expect(dbAfter.get('svc_proxy_connections_closed_total{reason="denied"}')).toBe(1);
+    expect(moved(db, dbAfter, 'svc_proxy_bytes_total{direction="in"}')).toBe('counted'.length);
+    expect(moved(db, dbAfter, 'svc_proxy_bytes_total{direction="out"}')).toBe('counted'.length);
+    expect(moved(db, dbAfter, 'svc_proxy_handshake_seconds_count')).toBe(1);
+    expect(moved(db, dbAfter, 'svc_proxy_authorize_seconds_count')).toBe(1);
+    expect(dbAfter.get('svc_proxy_connections_active')).toBeGreaterThanOrEqual(0);
+    expect(moved(web, webAfter, 'svc_proxy_connections_accepted_total{listener="upstream"}')).toBeGreaterThanOrEqual(1);
+    expect(webAfter.has('process_cpu_seconds_total')).toBe(true);
   });
 
   it('stops on SIGTERM with exit status 0', async () => {

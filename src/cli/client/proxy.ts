@@ -1,13 +1,14 @@
 // `svc-agent connect proxy`: the built-in proxy (src/proxy/), with Consul's flags. With
-// -sidecar-for (or -proxy-id) it reads its sidecar registration from the agent; else -service,
-// -service-addr, -listen and -upstream say what to serve. It runs until SIGINT or SIGTERM, then
-// stops taking connections and gives the open ones a bounded time (-drain) to end.
+// -sidecar-for (or -proxy-id) it reads its sidecar registration from the agent and follows its
+// changes; else -service, -service-addr, -listen and -upstream say what to serve. It runs until
+// SIGINT or SIGTERM, then stops taking connections and gives the open ones a bounded time (-drain) to end.
 import {
   configFromRegistration,
   PROXY_DEFAULTS,
   type ProxyConfig,
   type ProxyRegistration,
 } from '../../proxy/config.js';
+import type { Server } from 'node:http';
 import { usageError } from '../usage-error.js';
 import type { ApiClient } from './api.js';
 import type { ClientCommand, Io } from './command.js';
@@ -18,7 +19,8 @@ const DEFAULT_DRAIN_MS = 5_000;
 export const proxyCommands: ClientCommand[] = [
   {
     name: 'connect proxy',
-    synopsis: 'Runs the built-in mesh proxy for a service (-sidecar-for ID, or -service with -listen)',
+    synopsis:
+      'Runs the built-in mesh proxy for a service (-sidecar-for ID, whose registration it follows, or -service with -listen)',
     argsUsage: '',
     arity: [0, 0],
     flags: {
@@ -29,46 +31,73 @@ export const proxyCommands: ClientCommand[] = [
       listen: { kind: 'string', doc: 'host:port the public listener binds (with -service).' },
       upstream: { kind: 'list', doc: 'name:port, an upstream listener on 127.0.0.1 (with -service; repeatable).' },
       drain: { kind: 'int', doc: 'Milliseconds open connections are given to end after SIGTERM (default 5000).' },
+      'metrics-addr': {
+        kind: 'string',
+        doc: 'host:port to serve Prometheus metrics on (GET /metrics): connections accepted, refused by reason, active, bytes, handshake and authorize latency.',
+      },
       'close-denied': {
         kind: 'bool',
         doc: 'Close an established inbound connection once the intentions deny its client (default true; -close-denied=false keeps it open, as Consul does).',
       },
     },
     async run({ api, flags, io }) {
-      const config = await proxyConfig(api, flags);
+      const { config, proxyId } = await proxyConfig(api, flags);
+      const drainMs = typeof flags.drain === 'number' ? flags.drain : DEFAULT_DRAIN_MS;
       // Loaded here: the other client commands start without the SDK and the proxy.
       const { ConnectService } = await import('../../sdk/index.js');
       const { ConnectProxy } = await import('../../proxy/proxy.js');
-      const service = new ConnectService({
-        name: config.service,
+      const metricsAddr = stringFlag(flags, 'metrics-addr');
+      const metrics =
+        metricsAddr === undefined ? undefined : new (await import('../../proxy/metrics.js')).ProxyMetrics();
+      const agent = {
         address: api.agent.address,
         ...(api.agent.token === undefined ? {} : { token: api.agent.token }),
-        ...(config.publicListener === undefined
-          ? {}
-          : { handshakeTimeoutMs: config.publicListener.handshakeTimeoutMs }),
+      };
+      const service = new ConnectService({
+        name: config.service,
+        ...agent,
         closeDenied: flags['close-denied'] !== false,
+        ...(metrics === undefined ? {} : { timings: metrics.timings }),
         log: lineLogger(io),
       });
-      const proxy = new ConnectProxy(config, service, lineLogger(io));
+      const proxy = new ConnectProxy(config, service, lineLogger(io), { drainMs });
+      metrics?.count(proxy, service);
+      let metricsServer: Server | undefined;
       try {
+        if (metrics !== undefined && metricsAddr !== undefined) {
+          const { host, port } = hostPort('metrics-addr', metricsAddr, 'host', 'port');
+          metricsServer = await metrics.listen(port, host);
+        }
         await proxy.start();
       } catch (err) {
+        metricsServer?.close();
         service.close();
         throw err;
       }
+      const { followRegistration } = await import('../../proxy/registration-watch.js');
+      const unfollow =
+        proxyId === undefined
+          ? () => {}
+          : followRegistration(agent, proxyId, (next) => void proxy.apply(next), lineLogger(io));
       io.err(`==> svc-agent connect proxy for ${config.service} running\n`);
       const signal = await new Promise<string>((resolve) => {
         process.once('SIGINT', () => resolve('SIGINT'));
         process.once('SIGTERM', () => resolve('SIGTERM'));
       });
       io.err(`==> ${signal}: draining\n`);
-      await proxy.close(typeof flags.drain === 'number' ? flags.drain : DEFAULT_DRAIN_MS);
+      unfollow();
+      await proxy.close(drainMs);
+      metricsServer?.close();
       return 0;
     },
   },
 ];
 
-async function proxyConfig(api: ApiClient, flags: Readonly<Record<string, unknown>>): Promise<ProxyConfig> {
+/** What to serve, and the registration it came from (followed while the proxy runs). */
+async function proxyConfig(
+  api: ApiClient,
+  flags: Readonly<Record<string, unknown>>,
+): Promise<{ config: ProxyConfig; proxyId?: string }> {
   const sidecarFor = stringFlag(flags, 'sidecar-for');
   let proxyId = stringFlag(flags, 'proxy-id');
   if (sidecarFor !== undefined) {
@@ -96,7 +125,7 @@ async function proxyConfig(api: ApiClient, flags: Readonly<Record<string, unknow
       undefined,
       'reading the proxy registration',
     );
-    return configFromRegistration(reg);
+    return { config: configFromRegistration(reg), proxyId };
   }
   const name = stringFlag(flags, 'service');
   if (name === undefined)
@@ -106,7 +135,7 @@ async function proxyConfig(api: ApiClient, flags: Readonly<Record<string, unknow
   if ((listen === undefined) !== (local === undefined))
     throw usageError('CLI_FLAG_MISSING', { detail: '-listen and -service-addr go together' });
   const upstreams = Array.isArray(flags.upstream) ? (flags.upstream as string[]) : [];
-  return {
+  const config: ProxyConfig = {
     service: name,
     publicListener:
       listen === undefined || local === undefined
@@ -129,6 +158,7 @@ async function proxyConfig(api: ApiClient, flags: Readonly<Record<string, unknow
       };
     }),
   };
+  return { config };
 }
 
 function hostPort<H extends string, P extends string>(

@@ -32,6 +32,31 @@ describe('PrometheusMetrics', () => {
     expect(text).toContain('# TYPE svc_http_request_duration_seconds histogram');
   });
 
+  it('serves a process without Metrics its own histograms, labelled counters and gauges, read when scraped', async () => {
+    const prom = new PrometheusMetrics();
+    const observe = prom.histogram('svc_proxy_handshake_seconds', 'handshakes', [0.001, 0.01]);
+    const counts = { public: 1, upstream: 0 };
+    let active = 2;
+    prom.countersBy('svc_proxy_connections_accepted_total', 'accepted', 'listener', () => counts);
+    prom.gauge('svc_proxy_connections_active', 'active', () => active);
+    observe(0.0005);
+    observe(0.005);
+    counts.public = 4;
+    active = 1;
+    const text = await prom.text();
+    const value = (series: string): string | undefined =>
+      text
+        .split('\n')
+        .find((l) => l.startsWith(`${series} `))
+        ?.split(' ')[1];
+    expect(value('svc_proxy_handshake_seconds_bucket{le="0.001"}')).toBe('1');
+    expect(value('svc_proxy_handshake_seconds_bucket{le="+Inf"}')).toBe('2');
+    expect(value('svc_proxy_connections_accepted_total{listener="public"}')).toBe('4');
+    expect(value('svc_proxy_connections_accepted_total{listener="upstream"}')).toBe('0');
+    expect(value('svc_proxy_connections_active')).toBe('1');
+    expect(text).toContain('# TYPE svc_proxy_connections_accepted_total counter');
+  });
+
   it('exports every counter and gauge of Metrics, including ones made after it, read when scraped', async () => {
     const metrics = new Metrics(clock);
     const prom = new PrometheusMetrics(metrics);
