@@ -5,6 +5,7 @@
 // new connections there, the application seeing none of them, and allowing again lets them through.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { createMemberNetwork, type MemberNetwork, type MemberPlace } from '../support/netns.js';
@@ -176,8 +177,16 @@ describe.runIf(root)('the mesh across three hosts', () => {
     expect(accepted()).toBe(1);
   });
 
-  it('refuses new connections once an intention denies web -> db, the application seeing none; allows again after', async () => {
+  it('closes the established and refuses new connections once an intention denies web -> db, the application seeing none; allows again after', async () => {
+    const held = connect(UPSTREAM_PORT, hostA);
+    held.on('error', () => {});
+    await once(held, 'connect');
+    held.write('held');
+    await once(held, 'data');
+    const closed = once(held, 'close');
     await intention('deny');
+    // Closed by db's sidecar on host C once its watch of the intentions answered: new ones ask again.
+    await closed;
     const before = accepted();
     expect(await exchange(UPSTREAM_PORT, 'denied?', hostA)).toBe('');
     expect(accepted()).toBe(before);

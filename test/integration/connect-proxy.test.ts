@@ -80,7 +80,16 @@ describe('svc-agent connect proxy', () => {
   });
 
   it('refuses new connections once an intention denies web -> db, the application seeing none; allows again after', async () => {
+    // db's sidecar reuses web's allow until its watch of the intentions answers; the close of a
+    // connection held open through the change is the sign that it has (the next test's subject).
+    const held = connect(upstreamPort, '127.0.0.1');
+    held.on('error', () => {});
+    await once(held, 'connect');
+    held.write('held');
+    await once(held, 'data');
+    const seen = once(held, 'close');
     await put('/v1/connect/intentions/exact?source=web&destination=db', { Action: 'deny' });
+    await seen;
     const before = accepted;
     expect(await exchange(upstreamPort, 'denied?')).toBe('');
     expect(accepted).toBe(before);
@@ -115,9 +124,9 @@ describe('svc-agent connect proxy', () => {
     expect(moved(db, dbAfter, 'svc_proxy_connections_accepted_total{listener="public"}')).toBe(1);
     expect(moved(db, dbAfter, 'svc_proxy_connections_refused_total{reason="handshake"}')).toBe(1);
     expect(moved(db, dbAfter, 'svc_proxy_connections_refused_total{reason="denied"}')).toBe(0);
-    // Since start: the tests above had connections refused, and one closed, on a deny.
+    // Since start: the tests above had connections refused, and two closed (one each), on a deny.
     expect(dbAfter.get('svc_proxy_connections_refused_total{reason="denied"}')).toBeGreaterThanOrEqual(2);
-    expect(dbAfter.get('svc_proxy_connections_closed_total{reason="denied"}')).toBe(1);
+    expect(dbAfter.get('svc_proxy_connections_closed_total{reason="denied"}')).toBe(2);
     expect(moved(db, dbAfter, 'svc_proxy_bytes_total{direction="in"}')).toBe('counted'.length);
     expect(moved(db, dbAfter, 'svc_proxy_bytes_total{direction="out"}')).toBe('counted'.length);
     expect(moved(db, dbAfter, 'svc_proxy_handshake_seconds_count')).toBe(1);
