@@ -35,6 +35,11 @@ export const proxyCommands: ClientCommand[] = [
         kind: 'string',
         doc: 'host:port to serve Prometheus metrics on (GET /metrics): connections accepted, refused by reason, active, bytes, handshake and authorize latency.',
       },
+      register: {
+        kind: 'bool',
+        doc: 'Register the proxy with the agent as a connect-proxy service (<service>-proxy, with a TTL check it keeps passing), removed when it stops (with -service and -listen).',
+      },
+      'register-id': { kind: 'string', doc: 'A suffix for the registered ID (<service>-proxy-<id>), to run several.' },
       'close-denied': {
         kind: 'bool',
         doc: 'Close an established inbound connection once the intentions deny its client (default true; -close-denied=false keeps it open, as Consul does).',
@@ -42,6 +47,10 @@ export const proxyCommands: ClientCommand[] = [
     },
     async run({ api, flags, io }) {
       const { config, proxyId } = await proxyConfig(api, flags);
+      const register = flags.register === true;
+      // As Consul's: a registration of its own is for a proxy started without one.
+      if (register && (proxyId !== undefined || config.publicListener === undefined))
+        throw usageError('CLI_FLAG_MISSING', { detail: '-register goes with -service and -listen' });
       const drainMs = typeof flags.drain === 'number' ? flags.drain : DEFAULT_DRAIN_MS;
       // Loaded here: the other client commands start without the SDK and the proxy.
       const { ConnectService } = await import('../../sdk/index.js');
@@ -79,6 +88,20 @@ export const proxyCommands: ClientCommand[] = [
         proxyId === undefined
           ? () => {}
           : followRegistration(agent, proxyId, (next) => void proxy.apply(next), lineLogger(io));
+      const registration =
+        !register || config.publicListener === undefined
+          ? undefined
+          : new (await import('../../proxy/register.js')).SelfRegistration(
+              {
+                service: config.service,
+                address: ANY_ADDRESS.has(config.publicListener.bindAddress) ? '' : config.publicListener.bindAddress,
+                port: config.publicListener.bindPort,
+                idSuffix: stringFlag(flags, 'register-id'),
+              },
+              agent,
+              lineLogger(io),
+            );
+      await registration?.start();
       io.err(`==> svc-agent connect proxy for ${config.service} running\n`);
       const signal = await new Promise<string>((resolve) => {
         process.once('SIGINT', () => resolve('SIGINT'));
@@ -86,12 +109,16 @@ export const proxyCommands: ClientCommand[] = [
       });
       io.err(`==> ${signal}: draining\n`);
       unfollow();
+      await registration?.close();
       await proxy.close(drainMs);
       metricsServer?.close();
       return 0;
     },
   },
 ];
+
+/** Listen addresses that name no one host: registered without an address, found at the node's. */
+const ANY_ADDRESS: ReadonlySet<string> = new Set(['0.0.0.0', '::', '']);
 
 /** What to serve, and the registration it came from (followed while the proxy runs). */
 async function proxyConfig(
