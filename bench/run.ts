@@ -1,13 +1,13 @@
-// `npm run bench`: every HTTP bench in sequence (KV, fan-out, CA, wave CPU, authorize, cluster; see
+// `npm run bench`: every sizing bench in sequence (KV, fan-out, CA, wave CPU, authorize, cluster; see
 // bench/README.md), several minutes in all; each prints its table and writes .bench-out/.
 import { parseHttpBenchArgs } from './support/args.js';
-import { runAuthorizeBench } from './http/authorize.js';
-import { runAuthorizeBusyHostBench } from './http/authorize-busy-host.js';
-import { runClusterBenchMain } from './http/cluster.js';
-import { runCaBench } from './http/ca.js';
-import { runCaWaveCpuBench } from './http/ca-wave-cpu.js';
-import { runFanoutBench } from './http/fanout.js';
-import { runKvBench } from './http/kv.js';
+import { runAuthorizeBench } from './sizing/authorize.js';
+import { runAuthorizeBusyHostBench } from './sizing/authorize-busy-host.js';
+import { runClusterBenchMain } from './sizing/cluster.js';
+import { runCaBench } from './sizing/ca.js';
+import { runCaWaveCpuBench } from './sizing/ca-wave-cpu.js';
+import { runFanoutBench } from './sizing/fanout.js';
+import { runKvBench } from './sizing/kv.js';
 import { isEntryPoint, runMain } from './support/main.js';
 
 if (isEntryPoint(import.meta.url)) {

@@ -38,7 +38,7 @@ export async function startAgent(
   const dataDir = mode === 'durable' ? await mkdtemp(join(await mkdirOut(), 'data-')) : undefined;
   const storage = dataDir === undefined ? ['-dev'] : ['-data-dir', dataDir];
   // The benches set the agent beside a bare-uWS ceiling: on uWS unless a bench picks the transport
-  // (the default, auto, is uWS on loopback too, docs/decisions.md D18; bench/http/transports.ts has both).
+  // (the default, auto, is uWS on loopback too, docs/decisions.md D18; bench/sizing/transports.ts has both).
   const transport = extraArgs.includes('-http-transport') ? [] : ['-http-transport', 'uws'];
   return spawnServer({
     name: `agent (${mode})`,

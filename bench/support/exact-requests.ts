@@ -1,5 +1,5 @@
 // Sends exactly `count` requests over a few kept-alive connections, one in flight per connection,
-// and checks every answer: the client for instruction counts (bench/http/authorize-instructions.ts),
+// and checks every answer: the client for instruction counts (bench/probes/authorize-instructions.ts),
 // where a server's work must be a known number of requests rather than what fits in a time.
 // Requests are formatted as wrk formats them (Host, Content-Type, Content-Length), once each.
 import { connect, type Socket } from 'node:net';

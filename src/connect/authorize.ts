@@ -6,7 +6,7 @@
 // Synchronous and transport-free. A deny is a normal result with a reason; a refusal is the
 // AgentError the endpoint answers with (400, 403). Every possible answer is built ahead of time
 // with its JSON bytes (decision.ts), so deciding allocates nothing.
-// Guarded by bench/micro/authorize.ts and bench/http/authorize.ts.
+// Guarded by bench/micro/authorize.ts and bench/sizing/authorize.ts.
 import { requirePermission, type Identity } from '../acl/identity.js';
 import { agentError } from '../core/errors.js';
 import { DEFAULT_NAMESPACE, resolveNamespace, type RequestNamespaces } from '../core/namespace.js';

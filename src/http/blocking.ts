@@ -2,7 +2,7 @@
 // or until the wait (default 5 min, capped at 10 min, plus up to wait/16 jitter: docs/decisions.md
 // D8) runs out. Wake-ups come from one-shot watches:
 // the store's, so a query wakes only when its own key, prefix or table changed (docs/decisions.md
-// D6), or a domain source's own (a service's leaf certificate). Guarded by bench/http/fanout.ts.
+// D6), or a domain source's own (a service's leaf certificate). Guarded by bench/sizing/fanout.ts.
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { parseDuration } from '../core/duration.js';
 import { agentError } from '../core/errors.js';

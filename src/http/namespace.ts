@@ -10,7 +10,7 @@ export function requestNamespaces(req: ApiRequest): RequestNamespaces {
 /**
  * The namespace of a request without a body step: `?ns`, the header, then `token` (when the
  * endpoint has that step), else `fallback`. Every call passes the sources in one shape, so the
- * resolution stays monomorphic on the hot leaf and authorize paths (bench/http/ca.ts).
+ * resolution stays monomorphic on the hot leaf and authorize paths (bench/sizing/ca.ts).
  */
 export function requestNamespace<F extends string | undefined>(
   req: ApiRequest,

@@ -1,7 +1,7 @@
 // Rendered catalog and health answers, kept until their data's index moves: a repeated read (or a
 // wake-up of parked reads with the same view) costs a lookup and a buffer write, not a re-render.
 // Keys carry every part of the request that shapes the body and the ACL view that filtered it; the
-// memory is bounded in bytes. Guarded by bench/http/catalog.ts.
+// memory is bounded in bytes. Guarded by bench/sizing/catalog.ts.
 import { LRUCache } from 'lru-cache';
 import type { Authorizer } from '../acl/types.js';
 
@@ -19,8 +19,8 @@ export interface RenderCacheOptions {
 }
 
 /**
- * The agent's bound: ~90 answers of 1,000 instances (~730 KB apiece, bench/http/catalog.ts), held
- * as Buffers outside the V8 heap; 50,000 instances take ~60 MiB of heap (bench/http/catalog-heap.ts).
+ * The agent's bound: ~90 answers of 1,000 instances (~730 KB apiece, bench/sizing/catalog.ts), held
+ * as Buffers outside the V8 heap; 50,000 instances take ~60 MiB of heap (bench/probes/catalog-heap.ts).
  */
 export const DEFAULT_RENDER_CACHE_BYTES = 64 * 1024 * 1024;
 

@@ -4,7 +4,7 @@
 // and the request trace. An adapter (uws-server.ts, node-server.ts) copies the request out,
 // hands it here, and implements TransportIo: it only moves bytes, under its transport's rules.
 // Per request this allocates what the handler needs and nothing more; the hot path (authorize:
-// a body, then a reply with no await) is guarded by bench/http/authorize.ts.
+// a body, then a reply with no await) is guarded by bench/sizing/authorize.ts.
 import { agentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { RequestRecorder } from '../core/prometheus.js';

@@ -3,7 +3,7 @@
 // request flow (request-flow.ts), under uWS's rules: copy what a handler needs out of the request
 // before any await; register onAborted before returning from a handler that answers later; write
 // late answers inside cork; copy body chunks (uWS neuters them) for the flow to join once. Hot
-// path guarded by bench/http/authorize.ts and bench/http/kv.ts. What uWS's own parser answers
+// path guarded by bench/sizing/authorize.ts and bench/sizing/kv.ts. What uWS's own parser answers
 // itself, and what the adapter refuses for it (chunked bodies, unknown methods): docs/decisions.md D18.
 // Imported, not the global: Node's global `Buffer` is a getter, a call on every use.
 import { Buffer } from 'node:buffer';
@@ -113,7 +113,7 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
   const app = uws.App();
 
   // Constant names and values go to uWS pre-encoded: converting a JS string costs more than the
-  // write itself (profiled: ~7% of the agent's CPU on authorize). bench/http/authorize.ts guards it.
+  // write itself (profiled: ~7% of the agent's CPU on authorize). bench/sizing/authorize.ts guards it.
   const common = commonHeaders.map(([name, value]) => [latin1(name), latin1(value)] as const);
   const blocks = new HeaderBlocks(commonHeaders);
   const write = (res: HttpResponse, reply: Reply, head: boolean, close: boolean): void => {
@@ -244,7 +244,7 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
 
 /**
  * Calls what is added on the event loop's next turn, in order, with one setImmediate per turn
- * however many are added (bench/http/authorize-instructions.ts, its KV PUT rows).
+ * however many are added (bench/probes/authorize-instructions.ts, its KV PUT rows).
  */
 class NextTurn {
   private queue: (() => void)[] = [];
@@ -335,7 +335,7 @@ const NO_HEADERS: readonly Header[] = Object.freeze([]);
 /**
  * A reply whose extra headers are a frozen array (a constant, such as authorize's X-Cache pairs)
  * has all its headers written as one pre-encoded block: one native call instead of one per header
- * (bench/http/authorize.ts: about +3% requests/s). The block is the first header's name, then a
+ * (bench/sizing/authorize.ts: about +3% requests/s). The block is the first header's name, then a
  * value that carries the remaining `Name: value` lines, which uWS writes verbatim.
  */
 class HeaderBlocks {
@@ -371,7 +371,7 @@ class HeaderBlocks {
 /**
  * A body chunk copied out of uWS's buffer, which it reuses once the callback returns. A small body
  * lands in Node's shared pool (one allocation fewer; bodies are read, never kept whole): about half
- * the instructions of Buffer.copyBytesFrom (bench/http/authorize-instructions.ts).
+ * the instructions of Buffer.copyBytesFrom (bench/probes/authorize-instructions.ts).
  */
 function copyChunk(chunk: ArrayBuffer): Buffer {
   const copy = Buffer.allocUnsafe(chunk.byteLength);

@@ -1,6 +1,6 @@
 // One keep-alive HTTP/1.1 connection that sends prepared requests one at a time and reads just
 // enough of each answer (status, Content-Length or chunked end) to know it is complete: the load
-// generator's own cost per request stays small next to the agent's (bench/http/loadgen-ceiling.ts).
+// generator's own cost per request stays small next to the agent's (bench/probes/loadgen-ceiling.ts).
 import { connect, type Socket } from 'node:net';
 import type { Outcome } from './types.js';
 import type { Channel } from './scheduler.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 
-/** Found from here upwards: this file also runs compiled under dist/ (bench/http/cluster.ts uses it). */
+/** Found from here upwards: this file also runs compiled under dist/ (bench/sizing/cluster.ts uses it). */
 const ENSURE_SCRIPT = findUp(import.meta.dirname, 'scripts/ensure-etcd.sh');
 /** tmpfs when there is one: etcd fsyncs every raft batch, and the tests need no durability. */
 const DATA_ROOT = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();

@@ -2,7 +2,7 @@
 // batch per event-loop turn, with a bound on how many are started and not yet settled. Past this
 // point nothing waits but for the operator's CSR rate limit (`csr_max_per_second` or
 // `csr_max_concurrent`, csr-limiter.ts) and in piscina's list of batches, which the bound keeps
-// short. Guarded by bench/http/ca.ts (authorize during a first-leaf wave).
+// short. Guarded by bench/sizing/ca.ts (authorize during a first-leaf wave).
 import { MAX_BATCH } from './signing-protocol.js';
 
 /**

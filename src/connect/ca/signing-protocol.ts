@@ -48,7 +48,7 @@ export const SIGN_LEAVES = 'signLeaves';
 
 /**
  * Leaves per pool task at most. piscina's bookkeeping costs the main thread per task, not per
- * leaf: in a wave of 1,000 first leaves (bench/http/ca-wave-cpu.ts) a leaf's main-thread cost was
+ * leaf: in a wave of 1,000 first leaves (bench/sizing/ca-wave-cpu.ts) a leaf's main-thread cost was
  * ~88 µs at 8 a batch, ~65 µs at 16, and no lower at 32. 16 results reaching the event loop
  * together cost it about a millisecond.
  */

@@ -3,7 +3,7 @@
 // checks) before the guard looks at the token, and the handler hands the checked request, the
 // caller and `?ns`/header to the one authorize function (connect/authorize.ts), then writes the
 // decision's pre-encoded bytes. No await anywhere once the body is read.
-// Hot path: bench/http/authorize.ts guards it.
+// Hot path: bench/sizing/authorize.ts guards it.
 import { LRUCache } from 'lru-cache';
 import type { Identity } from '../../acl/identity.js';
 import {

@@ -1,7 +1,7 @@
 // The CA endpoints: the agent's cached roots and the servers' roots (?pem=true), the CA
 // configuration (operator:read / operator:write), and a service's leaf certificate (service:write
 // on every request, cache hit or not: docs/decisions.md D5). Bodies are encoded once per roots
-// snapshot and once per leaf, never per request. Guarded by bench/http/ca.ts.
+// snapshot and once per leaf, never per request. Guarded by bench/sizing/ca.ts.
 import type { Counter, Metrics } from '../../core/metrics.js';
 import type { Identity } from '../../acl/identity.js';
 import type { Clock } from '../../core/clock.js';

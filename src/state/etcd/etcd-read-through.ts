@@ -4,7 +4,7 @@
 // revision it last saw, so it wakes only when its own rows changed (docs/decisions.md D6), however
 // many other writes move the store's revision meanwhile. etcd catches a watch from a past revision
 // up in a loop that runs every 100 ms: a write landing while a wait's watch is being created can
-// take that long to arrive (bench/http/cluster.ts waits for the watch before it writes). A value
+// take that long to arrive (bench/sizing/cluster.ts waits for the watch before it writes). A value
 // that fails its table's schema is left out of the rows and named in `unreadable`, so that one bad
 // value never fails a listing (row-check.ts). A listing is read in pages bounded in bytes
 // (etcd-client.ts), keys only when asked (etcd sends no values), and stops once past its limit.

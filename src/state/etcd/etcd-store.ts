@@ -108,7 +108,7 @@ interface QueuedCommit {
 
 /**
  * Commits sent to etcd at once. One at a time capped a cluster agent's KV writes at one etcd round
- * trip each (about 1,100/s against 3,300/s for a bare client on the same etcd, bench/http/cluster.ts);
+ * trip each (about 1,100/s against 3,300/s for a bare client on the same etcd, bench/sizing/cluster.ts);
  * etcd batches the proposals of commits in flight together into one raft round.
  */
 const MAX_IN_FLIGHT = 64;

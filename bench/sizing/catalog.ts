@@ -2,7 +2,7 @@
 // passing check each), against `GET /v1/catalog/services` on the same agent: requests/s and p99,
 // rounds alternating the two rows, medians reported. What a mesh client asks on every refresh; the
 // catalog does not move here, so after the first request each row is its kept body (src/http/render-cache.ts).
-// Run: node dist/bench/http/catalog.js [--duration 10] [--warmup 2] [--rounds 3] [--connections 16]
+// Run: node dist/bench/sizing/catalog.js [--duration 10] [--warmup 2] [--rounds 3] [--connections 16]
 import { readFileSync } from 'node:fs';
 import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
 import { parseHttpBenchArgs } from '../support/args.js';

@@ -1,7 +1,7 @@
 // KV over HTTP, every row in one run with one load tool: the bare-uWS ceiling (GET and PUT), the
 // agent in memory (-dev: GET, PUT) and durable (-data-dir: PUT, target >= 2,000/s through group
 // commit). Each agent row is read as a fraction of the ceiling row with the same method.
-// Run: node dist/bench/http/kv.js [--duration 10] [--warmup 2] [--threads 1] [--rounds 1] [--node-http]
+// Run: node dist/bench/sizing/kv.js [--duration 10] [--warmup 2] [--threads 1] [--rounds 1] [--node-http]
 import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
 import { parseHttpBenchArgs, type HttpBenchArgs } from '../support/args.js';
 import type { ServerProcess } from '../support/child.js';

@@ -9,7 +9,7 @@
 // - GET /v1/status/leader through the `http` scenario.
 // With --before <main.js> (another build's CLI, e.g. main before a change) its generator runs the
 // same rows against the same agent, so a change shows as before/after ratios from one run.
-// Run: node dist/bench/http/loadgen-ceiling.js [--duration 10] [--warmup 2] [--rounds 3]
+// Run: node dist/bench/probes/loadgen-ceiling.js [--duration 10] [--warmup 2] [--rounds 3]
 //      [--before path/to/dist/src/cli/main.js]
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,7 +24,7 @@ import { formatTable, round, writeJson } from '../support/report.js';
 import { runCommand } from '../support/run-command.js';
 import { median } from '../support/stats.js';
 import type { LoadTool } from '../support/load.js';
-import { AUTHORIZE_BODY, seedAgent } from './authorize.js';
+import { AUTHORIZE_BODY, seedAgent } from '../sizing/authorize.js';
 
 const AUTHORIZE_PATH = '/v1/agent/connect/authorize';
 const LEADER_PATH = '/v1/status/leader';

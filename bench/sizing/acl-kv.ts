@@ -1,7 +1,7 @@
 // KV GET over HTTP with ACLs off vs on (default deny, a token whose policy has 50 rules), in the
 // same run with the same tool: the target is that enabling ACLs costs < 10% throughput.
 // Rounds alternate the two agents so drift on a shared machine hits both alike.
-// Run: node dist/bench/http/acl-kv.js [--duration 10] [--warmup 2] [--rounds 2]
+// Run: node dist/bench/sizing/acl-kv.js [--duration 10] [--warmup 2] [--rounds 2]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ParsedRules } from '../../src/acl/rules/model.js';

@@ -4,7 +4,7 @@
 // and reports process.memoryUsage() (support/heap-probe.ts, preloaded). The figure is heapUsed's
 // growth over the empty agent, per instance; the render cache is empty then (no reads), and adds
 // at most its bound (src/http/render-cache.ts) once reads fill it.
-// Run: node dist/bench/http/catalog-heap.js [--steps 1000,10000,50000]
+// Run: node dist/bench/probes/catalog-heap.js [--steps 1000,10000,50000]
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -2,7 +2,7 @@
 // costs the server in RSS (agent target <= 1.5 KiB), then PUT the key once and time until the
 // first and the LAST of them has its complete response (agent target <= 300 ms). The bare-uWS
 // ceiling runs the same steps first: the least parking and waking can cost on this machine.
-// Run: node dist/bench/http/fanout.js [--queries 15000]
+// Run: node dist/bench/sizing/fanout.js [--queries 15000]
 import { connect } from 'node:net';
 import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
 import { parseHttpBenchArgs } from '../support/args.js';

@@ -16,7 +16,7 @@
 //   with --before <another build's dist/src/cli/main.js>, also authorize with a token on a client
 //   agent of this build against one of that build, each build a mesh of its own (a server and a client).
 // Every ratio is the median of per-round ratios taken in the same run.
-// Run: node dist/bench/http/cluster.js [--duration 10] [--rounds 2] [--writes 1000] [--queries 5000]
+// Run: node dist/bench/sizing/cluster.js [--duration 10] [--rounds 2] [--writes 1000] [--queries 5000]
 //      [--leaves 100] [--only authorize,propagation,put,fanout,member-down,client-server]
 //      [--before <main.js>]
 import { mkdir, writeFile } from 'node:fs/promises';

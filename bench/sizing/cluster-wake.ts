@@ -4,7 +4,7 @@
 // acknowledgement to C's answer (and from the write's sending), p50/p99 over F flips. Beside it,
 // the same on one agent parked and written on itself (the embedded store: -data-dir on the same
 // disk, and -dev). Rounds rotate the three, F/rounds flips each; the quantiles pool every flip.
-// Run: node dist/bench/http/cluster-wake.js [--flips 1000] [--rounds 4]
+// Run: node dist/bench/sizing/cluster-wake.js [--flips 1000] [--rounds 4]
 import { mkdir } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';

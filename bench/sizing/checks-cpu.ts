@@ -4,7 +4,7 @@
 // over the same windows. Probes run on the check-runner thread and report only changes, so the
 // main thread should hear almost nothing once every check passes (target: <= 1 % of a core).
 // Beside it: the agent's other threads (the check runner among them) and the probe rate served.
-// Run: node dist/bench/http/checks-cpu.js [--checks 10000] [--rounds 5] [--window 20]
+// Run: node dist/bench/sizing/checks-cpu.js [--checks 10000] [--rounds 5] [--window 20]
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';

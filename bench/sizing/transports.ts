@@ -6,7 +6,7 @@
 //   this one: the cost of a change on the hot path;
 // - HTTPS (node:https): keep-alive, and a new TLS connection per request, each against a bare
 //   node:https server answering a fixed body (tls-ceiling-server.ts).
-// Run: node dist/bench/http/transports.js [--duration 10] [--warmup 2] [--rounds 3]
+// Run: node dist/bench/sizing/transports.js [--duration 10] [--warmup 2] [--rounds 3]
 //      [--before path/to/main.js] [--only 'agent, uws']
 import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';

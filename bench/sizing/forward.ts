@@ -3,7 +3,7 @@
 // `<prefix>sign/writes/`, the server commits it and answers): W sequential KV PUTs per round through
 // each agent, the two alternated round by round; the row is the ratio of the medians of the rounds'
 // median latencies (client / server: what the forwarding hop costs a write), with each side's p99.
-// Run: node dist/bench/http/forward.js [--writes 300] [--rounds 4]
+// Run: node dist/bench/sizing/forward.js [--writes 300] [--rounds 4]
 import { parseArgs } from 'node:util';
 import { startEtcdCluster } from '../../test/support/etcd.js';
 import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';

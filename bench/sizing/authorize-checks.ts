@@ -5,7 +5,7 @@
 // agent and wrk; the main thread's own share is http/checks-cpu.ts's figure). Authorize as the
 // cluster bench's authorize rows send it: 10,000 intentions, one body. The figure is the median of
 // the per-round ratios, with each side's median req/s and p99 and the load average of each round.
-// Run: node dist/bench/http/authorize-checks.js [--duration 10] [--warmup 2] [--rounds 3]
+// Run: node dist/bench/sizing/authorize-checks.js [--duration 10] [--warmup 2] [--rounds 3]
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AGENT_MISSING, agentBuilt, startAgent } from '../support/agent.js';
 import { parseHttpBenchArgs, type HttpBenchArgs } from '../support/args.js';

@@ -17,7 +17,7 @@
 // - a new connection per request (Connection: close): the agent against a bare uWS server that
 //   honours the header, as connections/s.
 // Rows of one round run back to back; rounds repeat the sequence and each row reports its median.
-// Run: node dist/bench/http/authorize.js [--duration 10] [--warmup 2] [--rounds 1] [--quiet-wait 15]
+// Run: node dist/bench/sizing/authorize.js [--duration 10] [--warmup 2] [--rounds 1] [--quiet-wait 15]
 import { fileURLToPath } from 'node:url';
 import { startAgent } from '../support/agent.js';
 import { AGENT_MISSING, agentBuilt } from '../support/agent.js';
@@ -37,7 +37,7 @@ import { median } from '../support/stats.js';
 import { AUTHORIZE_BODY, benchIntentions, distinctAuthorizeBodies } from '../micro/authorize.js';
 import type { StoredIntention } from '../../src/connect/intentions/model.js';
 
-/** The one body of the one-body rows (bench/http/ca.ts sends it too). */
+/** The one body of the one-body rows (bench/sizing/ca.ts sends it too). */
 export { AUTHORIZE_BODY };
 
 const NODE_SERVER = fileURLToPath(new URL('./authorize-node-server.js', import.meta.url));

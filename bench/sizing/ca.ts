@@ -6,7 +6,7 @@
 //   1 s window, repeated and interleaved with two floors measured the same way: the same 1,000
 //   services again (leaves cached: everything but signing) and 1,000 requests that need no work
 //   at all (404s), which is what a burst of 1,000 requests costs before the CA does anything.
-// Run: node dist/bench/http/ca.js [--duration 10] [--warmup 2] [--quiet-wait 15]
+// Run: node dist/bench/sizing/ca.js [--duration 10] [--warmup 2] [--quiet-wait 15]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -9,7 +9,7 @@
 // batch of exactly N requests (callgrind_control, through vgdb), less a first dump of no request
 // (what the process does between two dumps). A major GC landing in a batch adds tens of thousands
 // a request to it, so read the median of the batches, and compare builds batch by batch.
-// Run: node dist/bench/http/authorize-instructions.js [--batches 5] [--requests 3000]
+// Run: node dist/bench/probes/authorize-instructions.js [--batches 5] [--requests 3000]
 //      [--warmup 20000] [--connections 8] [--only agent] [--label this]
 // Another build: SVC_BENCH_AGENT=/other/dist/src/cli/main.js ... --label before
 import { execFile } from 'node:child_process';
@@ -27,7 +27,7 @@ import { freePort } from '../support/ports.js';
 import { formatTable, writeJson } from '../support/report.js';
 import { median } from '../support/stats.js';
 import { AUTHORIZE_BODY, distinctAuthorizeBodies } from '../micro/authorize.js';
-import { seedAgent } from './authorize.js';
+import { seedAgent } from '../sizing/authorize.js';
 
 const run = promisify(execFile);
 const UWS_MINIMAL = fileURLToPath(new URL('./authorize-uws-minimal.js', import.meta.url));

@@ -5,7 +5,7 @@
 // roughly half is what fair sharing gives, and far below that means some thread the event loop
 // waits for is starved (what SCHED_IDLE on V8's helper threads did: about 0.1x). Rows alternate within each round,
 // and the order flips from one round to the next. Linux with taskset (util-linux), 2+ cores.
-// Run: node dist/bench/http/authorize-busy-host.js [--duration 10] [--warmup 2] [--rounds 3]
+// Run: node dist/bench/sizing/authorize-busy-host.js [--duration 10] [--warmup 2] [--rounds 3]
 // (SVC_BENCH_AGENT=<other build>/dist/src/cli/main.js measures another build.)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';

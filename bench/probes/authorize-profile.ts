@@ -7,7 +7,7 @@
 // kernel's share, the same socket work per request in every build, is the yardstick: a build whose
 // own code costs less shows a larger kernel share. Runs alternate between the builds. Needs Linux
 // `perf` (Debian: linux-perf) and wrk; says so and skips without them.
-// Run: node dist/bench/http/authorize-profile.js [--seconds 7] [--runs 3] [--before <dist/src/cli/main.js>]
+// Run: node dist/bench/probes/authorize-profile.js [--seconds 7] [--runs 3] [--before <dist/src/cli/main.js>]
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ import { freePort, LOOPBACK } from '../support/ports.js';
 import { formatTable } from '../support/report.js';
 import { runCommand } from '../support/run-command.js';
 import { distinctAuthorizeBodies } from '../micro/authorize.js';
-import { seedAgent } from './authorize.js';
+import { seedAgent } from '../sizing/authorize.js';
 
 const PATH = '/v1/agent/connect/authorize';
 const WARMUP_S = 3;

@@ -5,7 +5,7 @@
 // is the number to move when working on the first-leaf wave's authorize p99 (http/ca.ts), whose
 // cost is the main thread's path. Beside it: the CPU of the signing pool (the threads at a positive
 // nice) and of the other threads (V8's GC and compiler helpers above all).
-// Run: node dist/bench/http/ca-wave-cpu.js [--rounds 7]
+// Run: node dist/bench/sizing/ca-wave-cpu.js [--rounds 7]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
