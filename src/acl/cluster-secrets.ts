@@ -3,8 +3,9 @@
 // server, over a request mailbox in etcd as leaf signing does (docs/cluster-security.md). Requests
 // are unreadable by other client agents (etcd RBAC); replies are readable by all, so a reply that
 // carries secrets is sealed to a key only its asker holds (sealed.ts).
-import { AgentError, agentError, isAgentError, type ErrorCode, type ErrorKind } from '../core/errors.js';
+import { agentError, isAgentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import { answerError, failedAnswer, type FailedAnswer, type Mailbox } from '../core/mailbox.js';
 import type { StateStore } from '../state/types.js';
 import { permissionDenied } from './errors.js';
 import type { Identity } from './identity.js';
@@ -18,13 +19,6 @@ export interface SecretRange {
   create(path: string, value: unknown): Promise<boolean>;
 }
 
-/** A request/response mailbox to the server agents (src/state/etcd/'s sign channel, on a root of its own). */
-export interface ServerMailbox {
-  /** Resolves undefined when no server answered within `deadlineMs`. */
-  request(body: unknown, deadlineMs: number): Promise<unknown>;
-  serve(handler: (body: unknown) => Promise<unknown>): void;
-}
-
 type SecretRequest =
   | { readonly Kind: 'keep'; readonly AccessorID: string; readonly SecretID: string; readonly Index: number }
   | {
@@ -34,9 +28,7 @@ type SecretRequest =
       readonly ReplyKey: string;
     };
 
-type SecretResponse =
-  | { readonly ok: true; readonly Sealed?: Sealed }
-  | { readonly ok: false; readonly code: ErrorCode; readonly kind: ErrorKind; readonly message: string };
+type SecretResponse = { readonly ok: true; readonly Sealed?: Sealed } | FailedAnswer;
 
 /** Well inside an HTTP client's patience; a token write through a client waits this long at most for a server. */
 const DEFAULT_DEADLINE_MS = 5_000;
@@ -66,7 +58,7 @@ export function serverSecrets(range: SecretRange): TokenSecrets {
 }
 
 /** A client agent's: every secret goes to and comes from a server over the mailbox. */
-export function clientSecrets(mailbox: ServerMailbox, deadlineMs = DEFAULT_DEADLINE_MS): TokenSecrets {
+export function clientSecrets(mailbox: Mailbox, deadlineMs = DEFAULT_DEADLINE_MS): TokenSecrets {
   const ask = async (request: SecretRequest): Promise<SecretResponse & { ok: true }> => {
     let answer: unknown;
     try {
@@ -76,7 +68,7 @@ export function clientSecrets(mailbox: ServerMailbox, deadlineMs = DEFAULT_DEADL
     }
     if (answer === undefined) throw agentError('ACL_NO_SERVER', { detail: `no answer within ${deadlineMs} ms` });
     const res = answer as SecretResponse;
-    if (!res.ok) throw new AgentError(res.code, res.message);
+    if (!res.ok) throw answerError(res);
     return res;
   };
   return {
@@ -111,7 +103,7 @@ export interface SecretRequestDeps {
  * Makes a server answer client agents' secret requests. Recording needs no token: the secret must
  * hash to the row's SecretHash, which only its holder can do. Showing needs acl:write.
  */
-export function serveSecretRequests(mailbox: ServerMailbox, deps: SecretRequestDeps): void {
+export function serveSecretRequests(mailbox: Mailbox, deps: SecretRequestDeps): void {
   mailbox.serve(async (body): Promise<SecretResponse> => {
     try {
       const req = body as Partial<Record<string, unknown>>;
@@ -143,14 +135,8 @@ export function serveSecretRequests(mailbox: ServerMailbox, deps: SecretRequestD
       }
       throw agentError('ACL_NO_SERVER', { detail: 'malformed secret request' });
     } catch (err) {
-      if (isAgentError(err)) return { ok: false, code: err.code, kind: err.kind, message: err.message };
-      deps.log.warn({ err }, 'answering a token secret request failed');
-      return {
-        ok: false,
-        code: 'ACL_NO_SERVER',
-        kind: 'unavailable',
-        message: err instanceof Error ? err.message : String(err),
-      };
+      if (!isAgentError(err)) deps.log.warn({ err }, 'answering a token secret request failed');
+      return failedAnswer(err, (detail) => agentError('ACL_NO_SERVER', { detail }));
     }
   });
 }

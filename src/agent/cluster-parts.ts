@@ -4,7 +4,7 @@ import { selfMember } from '../agent-info.js';
 import { openClusterSecretParts, type ClusterSecretParts } from '../cluster/cluster-acl.js';
 import { openWriteMailbox } from '../cluster/cluster-writes.js';
 import { openClusterState, type ClusterState } from '../cluster/open.js';
-import type { WriteMailbox } from '../cluster/write-forwarding.js';
+import type { Mailbox } from '../core/mailbox.js';
 import { BAD_ROWS_COUNTER } from '../core/metrics.js';
 import type { CaBase, Role } from './role.js';
 import type { RoleContext } from './role-context.js';
@@ -12,7 +12,7 @@ import { READ_THROUGH_TABLES, TABLE_SCHEMAS } from './tables.js';
 
 export interface ClusterParts {
   readonly cluster: ClusterState;
-  readonly writeMailbox: WriteMailbox & { close(): void };
+  readonly writeMailbox: Mailbox & { close(): void };
   /** Present with ACLs enabled: token secrets stay with the servers (docs/decisions.md D23). */
   readonly secretParts: ClusterSecretParts | undefined;
   /** The etcd handles the CA's parts are wired with. */

@@ -2,13 +2,13 @@
 // mailbox `<prefix>sign/writes/`. A client agent asks on it; a server agent answers it.
 import type { Logger } from '../core/log.js';
 import { openEtcdSignChannel, type EtcdConnection } from '../state/etcd/index.js';
-import type { WriteMailbox } from './write-forwarding.js';
+import type { Mailbox } from '../core/mailbox.js';
 
 export function openWriteMailbox(o: {
   etcd: () => EtcdConnection;
   prefix: string;
   log: Logger;
-}): WriteMailbox & { close(): void } {
+}): Mailbox & { close(): void } {
   return openEtcdSignChannel({
     etcd: { shared: o.etcd() },
     prefix: o.prefix,

@@ -6,20 +6,10 @@
 // answers with the server's reply. What a write is and how it runs are the HTTP layer's: this module
 // knows the mailbox, the deadline and the index, and treats the write and its reply as opaque JSON.
 import { z } from 'zod';
-import { ERROR_CATALOGUE } from '../core/error-catalogue.js';
-import { AgentError, agentError, isAgentError, type ErrorCode, type ErrorKind } from '../core/errors.js';
+import { agentError, isAgentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import { answerError, failedAnswer, failedAnswerSchema, type FailedAnswer, type Mailbox } from '../core/mailbox.js';
 import { settledWithin } from '../core/wait.js';
-
-/** The mailbox (src/state/etcd/'s sign channel on the root `writes/`). */
-export interface WriteMailbox {
-  /**
-   * Resolves undefined when no server answered within `deadlineMs`; rejects STATE_NO_LEADER when
-   * etcd could not take the request, STATE_WRITE_OUTCOME_UNKNOWN when etcd did not answer its write.
-   */
-  request(body: unknown, deadlineMs: number): Promise<unknown>;
-  serve(handler: (body: unknown) => Promise<unknown>): void;
-}
 
 /** Runs a forwarded write on a server and resolves to its reply (the HTTP layer's, sealed to the asker). */
 export type WriteRunner = (write: unknown) => Promise<unknown>;
@@ -28,21 +18,12 @@ export type WriteRunner = (write: unknown) => Promise<unknown>;
 export type WriteForwarder = (write: unknown) => Promise<unknown>;
 
 /** What a server answers: the reply with the index its view had when the write was done, or why it ran nothing. */
-type WriteAnswer =
-  | { readonly ok: true; readonly Index: number; readonly Reply: unknown }
-  | { readonly ok: false; readonly code: ErrorCode; readonly kind: ErrorKind; readonly message: string };
+type WriteAnswer = { readonly ok: true; readonly Index: number; readonly Reply: unknown } | FailedAnswer;
 
 // Any client agent may write under `sign/`: an answer is checked before it is used.
 const writeAnswerSchema = z.discriminatedUnion('ok', [
   z.object({ ok: z.literal(true), Index: z.number().int().nonnegative(), Reply: z.unknown() }),
-  z.object({
-    ok: z.literal(false),
-    code: z
-      .string()
-      .refine((code) => Object.hasOwn(ERROR_CATALOGUE, code), 'not an error code') as unknown as z.ZodType<ErrorCode>,
-    kind: z.string() as unknown as z.ZodType<ErrorKind>,
-    message: z.string(),
-  }),
+  failedAnswerSchema,
 ]);
 
 /**
@@ -58,7 +39,8 @@ export const FORWARD_DEADLINE_MS = 9_000;
 const VIEW_CATCH_UP_MS = 2_000;
 
 export interface ForwarderOptions {
-  readonly mailbox: WriteMailbox;
+  /** The mailbox on the root `writes/` (its request may reject STATE_NO_LEADER or STATE_WRITE_OUTCOME_UNKNOWN). */
+  readonly mailbox: Mailbox;
   /** Resolves once this agent's view has applied the etcd revision `index`. */
   readonly reached: (index: number) => Promise<void>;
   readonly deadlineMs?: number;
@@ -97,7 +79,7 @@ export function writeForwarder(o: ForwarderOptions): WriteForwarder {
     const res = read.data;
     if (!res.ok) {
       if (res.kind === 'unavailable') o.log?.debug({ code: res.code }, 'the server could not run a forwarded write');
-      throw new AgentError(res.code, res.message);
+      throw answerError(res);
     }
     await settledWithin(o.reached(res.Index), VIEW_CATCH_UP_MS);
     return res.Reply;
@@ -105,18 +87,15 @@ export function writeForwarder(o: ForwarderOptions): WriteForwarder {
 }
 
 /** A server agent's: runs each write a client forwards, exactly once across the servers (the mailbox's claim). */
-export function serveForwardedWrites(mailbox: WriteMailbox, run: WriteRunner, index: () => number, log: Logger): void {
+export function serveForwardedWrites(mailbox: Mailbox, run: WriteRunner, index: () => number, log: Logger): void {
   mailbox.serve(async (body): Promise<WriteAnswer> => {
     try {
       const reply = await run(body);
       // The view's index once the write is done: a commit to the view is answered once the view shows it.
       return { ok: true, Index: index(), Reply: reply };
     } catch (err) {
-      if (isAgentError(err)) return { ok: false, code: err.code, kind: err.kind, message: err.message };
-      log.warn({ err }, 'running a forwarded write failed');
-      const detail = err instanceof Error ? err.message : String(err);
-      const failed = agentError('CLUSTER_FORWARD_FAILED', { detail });
-      return { ok: false, code: failed.code, kind: failed.kind, message: failed.message };
+      if (!isAgentError(err)) log.warn({ err }, 'running a forwarded write failed');
+      return failedAnswer(err, (detail) => agentError('CLUSTER_FORWARD_FAILED', { detail }));
     }
   });
 }

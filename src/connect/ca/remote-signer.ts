@@ -1,13 +1,13 @@
 // Leaf signing for client agents, which hold no CA key: the client generates the leaf's key pair
-// and asks a server, through a SigningChannel (over etcd in src/state/etcd/), to sign its
+// and asks a server, through the mailbox at the root of `sign/` (src/core/mailbox.ts; over etcd in src/state/etcd/), to sign its
 // public key; a server answers with the certificate. The private key never leaves the client and
 // the CA key never leaves the servers. The server builds the SPIFFE ID itself from its own trust
 // domain and datacenter, so a request names only a service, and it signs only for a request whose
 // caller's token holds service:write on that service, checked on the server (docs/decisions.md D24).
 import { z } from 'zod';
-import { ERROR_CATALOGUE } from '../../core/error-catalogue.js';
-import { AgentError, agentError, isAgentError, type ErrorCode, type ErrorKind } from '../../core/errors.js';
+import { agentError, isAgentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
+import { answerError, failedAnswer, failedAnswerSchema, type FailedAnswer, type Mailbox } from '../../core/mailbox.js';
 import type { IssuedLeaf } from './authority.js';
 import type { LeafSource } from './leaf-manager.js';
 import { pemBlocks } from './encoding.js';
@@ -48,7 +48,7 @@ export type SigningResponse =
       readonly Index: number;
       readonly SigningKeyID: string;
     }
-  | { readonly ok: false; readonly code: ErrorCode; readonly kind: ErrorKind; readonly message: string };
+  | FailedAnswer;
 
 // What each side reads from etcd is checked before it is used: any agent can write on the channel.
 const signingRequestSchema = z.object({
@@ -73,27 +73,13 @@ const signingResponseSchema = z.discriminatedUnion('ok', [
     Index: z.number(),
     SigningKeyID: z.string(),
   }),
-  z.object({
-    ok: z.literal(false),
-    code: z
-      .string()
-      .refine((code) => Object.hasOwn(ERROR_CATALOGUE, code), 'not an error code') as unknown as z.ZodType<ErrorCode>,
-    kind: z.string() as unknown as z.ZodType<ErrorKind>,
-    message: z.string(),
-  }),
+  failedAnswerSchema,
 ]) satisfies z.ZodType<SigningResponse>;
 
 /** Why a signing message is malformed, for its error text. */
 function problemOf(error: z.ZodError): string {
   const issue = error.issues[0];
   return `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`;
-}
-
-/** The transport, declared by its consumer (src/state/etcd/ implements it over etcd; src/cluster/ wires it). */
-export interface SigningChannel {
-  /** Resolves undefined when no server answered within `deadlineMs`. */
-  request(body: unknown, deadlineMs: number): Promise<unknown>;
-  serve(handler: (body: unknown) => Promise<unknown>): void;
 }
 
 /**
@@ -107,7 +93,7 @@ export const DEFAULT_SIGN_DEADLINE_MS = 60_000;
 const ROOTS_CATCH_UP_MS = 2_000;
 
 export interface RemoteLeafSourceOptions {
-  readonly channel: SigningChannel;
+  readonly channel: Mailbox;
   readonly datacenter: string;
   readonly node: string;
   readonly deadlineMs?: number | undefined;
@@ -154,7 +140,7 @@ export class RemoteLeafSource implements LeafSource {
     if (!checked.success)
       throw agentError('CA_SIGN_FAILED', { detail: `malformed signing answer: ${problemOf(checked.error)}` });
     const res = checked.data as SigningResponse;
-    if (!res.ok) throw new AgentError(res.code, res.message);
+    if (!res.ok) throw answerError(res);
     checkAnswer(res, key.spki, service);
     return {
       serial: BigInt(res.Serial),
@@ -192,11 +178,7 @@ export interface ServeSigningOptions {
 }
 
 /** Makes a server agent answer client agents' signing requests with its CA. */
-export function serveSigningRequests(
-  channel: SigningChannel,
-  ca: SigningAuthority,
-  options: ServeSigningOptions,
-): void {
+export function serveSigningRequests(channel: Mailbox, ca: SigningAuthority, options: ServeSigningOptions): void {
   channel.serve(async (body): Promise<SigningResponse> => {
     try {
       const checked = signingRequestSchema.safeParse(body);
@@ -245,13 +227,7 @@ export function serveSigningRequests(
         SigningKeyID: leaf.signingKeyId,
       };
     } catch (err) {
-      if (isAgentError(err)) return { ok: false, code: err.code, kind: err.kind, message: err.message };
-      return {
-        ok: false,
-        code: 'CA_SIGN_FAILED',
-        kind: 'internal',
-        message: err instanceof Error ? err.message : String(err),
-      };
+      return failedAnswer(err, (detail) => agentError('CA_SIGN_FAILED', { detail }));
     }
   });
 }

@@ -2,11 +2,12 @@
 // (docs/decisions.md#write-outcome-unknown): a write handed to no server is `No cluster leader`,
 // nothing sent; a write whose answer never came back may have been run by a server that took it.
 import { describe, expect, it } from 'vitest';
-import { writeForwarder, type WriteMailbox } from '../../../src/cluster/write-forwarding.js';
+import { writeForwarder } from '../../../src/cluster/write-forwarding.js';
+import type { Mailbox } from '../../../src/core/mailbox.js';
 import { agentError } from '../../../src/core/errors.js';
 
 /** A mailbox answering every request with `answer`, each request counted. */
-function mailbox(answer: () => Promise<unknown>): WriteMailbox & { asked: number } {
+function mailbox(answer: () => Promise<unknown>): Mailbox & { asked: number } {
   const box = {
     asked: 0,
     request: () => {

@@ -2,21 +2,17 @@
 // `a%20b`, the name asked for is `a b`. Both ends compare the name decoded: the client takes the
 // server's answer for such a name, and the server refuses a name its URI would not name before it
 // takes a serial.
+import type { Mailbox } from '../../../../src/core/mailbox.js';
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  namesService,
-  RemoteLeafSource,
-  serveSigningRequests,
-  type SigningChannel,
-} from '../../../../src/connect/ca/remote-signer.js';
+import { namesService, RemoteLeafSource, serveSigningRequests } from '../../../../src/connect/ca/remote-signer.js';
 import { LocalSigner } from '../../../../src/connect/ca/signer.js';
 import { CA_TABLE, SERIAL_KEY } from '../../../../src/connect/ca/model.js';
 import { silentLogger } from '../../../../src/core/log.js';
 import { caFixture } from './support.js';
 
 /** Requests go straight to the one handler served, each counted. */
-class MemoryChannel implements SigningChannel {
+class MemoryChannel implements Mailbox {
   handler: ((body: unknown) => Promise<unknown>) | undefined;
   requests = 0;
   async request(body: unknown): Promise<unknown> {

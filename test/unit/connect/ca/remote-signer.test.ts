@@ -1,14 +1,11 @@
-// A client agent's leaves signed by a server through a SigningChannel (here an in-memory one; the
+// A client agent's leaves signed by a server through the signing mailbox (here an in-memory one; the
 // etcd channel is exercised in test/cluster/): the key pair stays with the client, the server
 // builds the SPIFFE ID itself and refuses another datacenter or a key that is not P-256; a server
 // whose view is behind the client's roots waits for them before signing.
+import type { Mailbox } from '../../../../src/core/mailbox.js';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  RemoteLeafSource,
-  serveSigningRequests,
-  type SigningChannel,
-} from '../../../../src/connect/ca/remote-signer.js';
+import { RemoteLeafSource, serveSigningRequests } from '../../../../src/connect/ca/remote-signer.js';
 import { LocalSigner } from '../../../../src/connect/ca/signer.js';
 import { silentLogger } from '../../../../src/core/log.js';
 import { CaRecords } from '../../../../src/connect/ca/ca-records.js';
@@ -16,7 +13,7 @@ import { ClientCa } from '../../../../src/connect/ca/client-ca.js';
 import { caFixture, settle } from './support.js';
 
 /** Requests go straight to the one handler served, or get no answer when none is. */
-class MemoryChannel implements SigningChannel {
+class MemoryChannel implements Mailbox {
   handler: ((body: unknown) => Promise<unknown>) | undefined;
   seen: unknown[] = [];
   async request(body: unknown): Promise<unknown> {
@@ -115,7 +112,7 @@ describe('remote signing', () => {
         'web',
       )
     ).certPem;
-    const forged: SigningChannel = {
+    const forged: Mailbox = {
       request: async (body) => ({ ...((await honest.request(body)) as object), CertPEM: stolen }),
       serve: () => {},
     };
@@ -129,7 +126,7 @@ describe('remote signing', () => {
       message: 'the signing answer does not certify the requested key',
     });
     // The right key, but an answer naming another service.
-    const renamed: SigningChannel = {
+    const renamed: Mailbox = {
       request: async (body) => honest.request({ ...(body as object), Service: 'db' }),
       serve: () => {},
     };
@@ -149,7 +146,7 @@ describe('remote signing', () => {
         'web',
       ),
     ).rejects.toMatchObject({ code: 'CA_NO_SERVER', kind: 'unavailable' });
-    const broken: SigningChannel = { request: () => Promise.reject(new Error('No cluster leader')), serve: () => {} };
+    const broken: Mailbox = { request: () => Promise.reject(new Error('No cluster leader')), serve: () => {} };
     await expect(
       new RemoteLeafSource({ channel: broken, datacenter: 'dc1', node: 'n1', keys: new LocalSigner() }).signLeaf(
         'default',
@@ -160,7 +157,7 @@ describe('remote signing', () => {
 
   it('fails at once with CA_NO_SERVER, asking nobody, when the member list holds no server', async () => {
     let asked = 0;
-    const channel: SigningChannel = {
+    const channel: Mailbox = {
       request: () => {
         asked++;
         return Promise.resolve(undefined);
