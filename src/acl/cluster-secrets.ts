@@ -5,7 +5,7 @@
 // carries secrets is sealed to a key only its asker holds (sealed.ts).
 import { agentError, isAgentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { answerError, failedAnswer, type FailedAnswer, type Mailbox } from '../core/mailbox.js';
+import { answerError, failedAnswer, VIEW_CATCH_UP_MS, type FailedAnswer, type Mailbox } from '../core/mailbox.js';
 import type { StateStore } from '../state/types.js';
 import { permissionDenied } from './errors.js';
 import type { Identity } from './identity.js';
@@ -32,8 +32,6 @@ type SecretResponse = { readonly ok: true; readonly Sealed?: Sealed } | FailedAn
 
 /** Well inside an HTTP client's patience; a token write through a client waits this long at most for a server. */
 const DEFAULT_DEADLINE_MS = 5_000;
-/** How long a server waits for its view to show the row a client just committed (as leaf signing waits for roots). */
-const ROW_CATCH_UP_MS = 2_000;
 
 const secretPath = (accessor: string): string => `acl/secrets/${accessor}`;
 
@@ -141,11 +139,11 @@ export function serveSecretRequests(mailbox: Mailbox, deps: SecretRequestDeps): 
   });
 }
 
-/** Resolves once the server's view holds the token row at `index` or later, or after ROW_CATCH_UP_MS. */
+/** Resolves once the server's view holds the token row at `index` or later, or after VIEW_CATCH_UP_MS. */
 function rowReached(store: StateStore, accessor: string, index: number): Promise<void> {
   if (store.keyIndex(ACL_TOKENS, accessor) >= index) return Promise.resolve();
   return new Promise((resolve) => {
-    const timer = setTimeout(done, ROW_CATCH_UP_MS);
+    const timer = setTimeout(done, VIEW_CATCH_UP_MS);
     timer.unref();
     let cancel = store.watchOnce({ table: ACL_TOKENS, key: accessor }, check);
     function check(): void {

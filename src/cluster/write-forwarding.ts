@@ -8,7 +8,14 @@
 import { z } from 'zod';
 import { agentError, isAgentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { answerError, failedAnswer, failedAnswerSchema, type FailedAnswer, type Mailbox } from '../core/mailbox.js';
+import {
+  answerError,
+  failedAnswer,
+  failedAnswerSchema,
+  VIEW_CATCH_UP_MS,
+  type FailedAnswer,
+  type Mailbox,
+} from '../core/mailbox.js';
 import { settledWithin } from '../core/wait.js';
 
 /** Runs a forwarded write on a server and resolves to its reply (the HTTP layer's, sealed to the asker). */
@@ -32,11 +39,6 @@ const writeAnswerSchema = z.discriminatedUnion('ok', [
  * docs/decisions.md#one-member-down) plus the claim and the answer around it.
  */
 export const FORWARD_DEADLINE_MS = 9_000;
-/**
- * How long a client waits for its view to show a write a server answered: both watch the same etcd,
- * so this is a watch event's delay; past it the reply is given anyway (the write is done).
- */
-const VIEW_CATCH_UP_MS = 2_000;
 
 export interface ForwarderOptions {
   /** The mailbox on the root `writes/` (its request may reject STATE_NO_LEADER or STATE_WRITE_OUTCOME_UNKNOWN). */

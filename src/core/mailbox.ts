@@ -19,6 +19,13 @@ export interface Mailbox {
   serve(handler: (body: unknown) => Promise<unknown>): void;
 }
 
+/**
+ * How long one side waits for its view to reach what the other side's message says it holds (the
+ * row a client committed, the roots it has, the write a server ran): both watch the same etcd, so
+ * this is a watch event's delay; past it the side goes on with what it has.
+ */
+export const VIEW_CATCH_UP_MS = 2_000;
+
 /** A server's answer to a request it could not run: the catalogue's error, as data. */
 export interface FailedAnswer {
   readonly ok: false;

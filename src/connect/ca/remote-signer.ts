@@ -1,13 +1,20 @@
 // Leaf signing for client agents, which hold no CA key: the client generates the leaf's key pair
-// and asks a server, through the mailbox at the root of `sign/` (src/core/mailbox.ts; over etcd in src/state/etcd/), to sign its
-// public key; a server answers with the certificate. The private key never leaves the client and
+// and asks a server, through the mailbox at the root of `sign/` (src/core/mailbox.ts, over etcd),
+// to sign its public key; a server answers with the certificate. The private key never leaves the client and
 // the CA key never leaves the servers. The server builds the SPIFFE ID itself from its own trust
 // domain and datacenter, so a request names only a service, and it signs only for a request whose
 // caller's token holds service:write on that service, checked on the server (docs/decisions.md D24).
 import { z } from 'zod';
 import { agentError, isAgentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import { answerError, failedAnswer, failedAnswerSchema, type FailedAnswer, type Mailbox } from '../../core/mailbox.js';
+import {
+  answerError,
+  failedAnswer,
+  failedAnswerSchema,
+  VIEW_CATCH_UP_MS,
+  type FailedAnswer,
+  type Mailbox,
+} from '../../core/mailbox.js';
 import type { IssuedLeaf } from './authority.js';
 import type { LeafSource } from './leaf-manager.js';
 import { pemBlocks } from './encoding.js';
@@ -89,8 +96,6 @@ function problemOf(error: z.ZodError): string {
  * with the test suite beside it.
  */
 export const DEFAULT_SIGN_DEADLINE_MS = 60_000;
-/** How long a server's view may lag the client's roots before it signs with what it has: well inside the client's deadline. */
-const ROOTS_CATCH_UP_MS = 2_000;
 
 export interface RemoteLeafSourceOptions {
   readonly channel: Mailbox;
@@ -209,7 +214,7 @@ export function serveSigningRequests(channel: Mailbox, ca: SigningAuthority, opt
         });
       }
       // The client's view may hold a rotation this server's view has not applied yet: sign with the new root.
-      if (typeof req.RootsIndex === 'number') await ca.rootsReached(req.RootsIndex, ROOTS_CATCH_UP_MS);
+      if (typeof req.RootsIndex === 'number') await ca.rootsReached(req.RootsIndex, VIEW_CATCH_UP_MS);
       const leaf = await ca.signPublicKey(req.Namespace, req.Service, spki);
       options.log.debug(
         { node: req.Node, uri: leaf.uri, serial: leaf.serialNumber },
