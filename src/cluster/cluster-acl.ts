@@ -2,12 +2,12 @@
 // a server opens etcd's private range, where the secrets are kept, and answers the mailbox
 // `<prefix>sign/acl/`; a client agent opens the mailbox only and never the private range.
 import type { Logger } from '../core/log.js';
-import { openEtcdPrivateRange, openEtcdSignChannel, type EtcdConnection } from '../state/etcd/index.js';
+import { openEtcdPrivateRange, openEtcdMailbox, type EtcdConnection } from '../state/etcd/index.js';
 
 export interface ClusterSecretParts {
   /** A server's only. */
   readonly range: ReturnType<typeof openEtcdPrivateRange> | undefined;
-  readonly mailbox: ReturnType<typeof openEtcdSignChannel>;
+  readonly mailbox: ReturnType<typeof openEtcdMailbox>;
   close(): void;
 }
 
@@ -17,7 +17,7 @@ export function openClusterSecretParts(o: {
   log: Logger;
   server: boolean;
 }): ClusterSecretParts {
-  const mailbox = openEtcdSignChannel({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log, mailbox: 'acl' });
+  const mailbox = openEtcdMailbox({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log, mailbox: 'acl' });
   const range = o.server ? openEtcdPrivateRange({ etcd: { shared: o.etcd() }, prefix: o.prefix }) : undefined;
   return {
     range,

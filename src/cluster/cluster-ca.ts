@@ -1,6 +1,6 @@
 // The CA of a cluster agent (docs/cluster-security.md), wired from etcd's parts; the composition
 // root picks the role once. A server keeps CA keys in etcd's private range, which the shared view
-// never holds, and signs the leaves client agents ask for over the signing channel; a client
+// never holds, and signs the leaves client agents ask for over the signing mailbox; a client
 // generates its leaf keys locally and has their public keys signed by a server.
 import type { CertificateAuthority } from '../connect/ca/authority.js';
 import { CaRecords } from '../connect/ca/ca-records.js';
@@ -10,7 +10,7 @@ import { sharedCustody } from '../connect/ca/custody.js';
 import { RemoteLeafSource, serveSigningRequests, type LeafAuthorizer } from '../connect/ca/remote-signer.js';
 import { ServerCa, type ServerCaOptions } from '../connect/ca/server-ca.js';
 import type { KeyGenerator } from '../connect/ca/signer.js';
-import { openEtcdPrivateRange, openEtcdSignChannel, type EtcdConnection } from '../state/etcd/index.js';
+import { openEtcdPrivateRange, openEtcdMailbox, type EtcdConnection } from '../state/etcd/index.js';
 
 export interface ClusterCaOptions extends Omit<ServerCaOptions, 'custody'> {
   /** A handle on the agent's etcd client (one per part: each closes its own). */
@@ -39,7 +39,7 @@ export interface ClusterCa {
 
 /** A server agent's: the key in etcd's private range, and it answers client agents' signing requests. */
 export async function openClusterServerCa(o: ClusterServerCaOptions): Promise<ClusterCa> {
-  const channel = openEtcdSignChannel({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log });
+  const channel = openEtcdMailbox({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log });
   const keysRange = openEtcdPrivateRange({ etcd: { shared: o.etcd() }, prefix: o.prefix });
   const closeParts = (): void => {
     channel.close();
@@ -63,9 +63,9 @@ export async function openClusterServerCa(o: ClusterServerCaOptions): Promise<Cl
   };
 }
 
-/** A client agent's: no key; a server signs its leaves over the signing channel. */
+/** A client agent's: no key; a server signs its leaves over the signing mailbox. */
 export function openClusterClientCa(o: ClusterClientCaOptions): ClusterCa {
-  const channel = openEtcdSignChannel({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log });
+  const channel = openEtcdMailbox({ etcd: { shared: o.etcd() }, prefix: o.prefix, log: o.log });
   const records = new CaRecords(o.store, o.clock);
   const rootsIndex = (): number => records.rootsIndex();
   const remote = new RemoteLeafSource({

@@ -1,7 +1,7 @@
 // The etcd part behind client agents' writes (write-forwarding.ts, docs/decisions.md D25): the
 // mailbox `<prefix>sign/writes/`. A client agent asks on it; a server agent answers it.
 import type { Logger } from '../core/log.js';
-import { openEtcdSignChannel, type EtcdConnection } from '../state/etcd/index.js';
+import { openEtcdMailbox, type EtcdConnection } from '../state/etcd/index.js';
 import type { Mailbox } from '../core/mailbox.js';
 
 export function openWriteMailbox(o: {
@@ -9,7 +9,7 @@ export function openWriteMailbox(o: {
   prefix: string;
   log: Logger;
 }): Mailbox & { close(): void } {
-  return openEtcdSignChannel({
+  return openEtcdMailbox({
     etcd: { shared: o.etcd() },
     prefix: o.prefix,
     log: o.log,

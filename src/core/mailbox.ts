@@ -1,7 +1,7 @@
 // The request/answer mailbox between cluster agents, as its three users see it (client agents ask,
 // server agents answer: leaf signing in connect/ca/remote-signer.ts, token secrets in
 // acl/cluster-secrets.ts, forwarded writes in cluster/write-forwarding.ts; the etcd transport is
-// state/etcd/etcd-sign-channel.ts, docs/cluster-security.md). Declared once here: the port each
+// state/etcd/etcd-mailbox.ts, docs/cluster-security.md). Declared once here: the port each
 // is handed, and the answer a server gives when it ran nothing, with its one mapping to and from
 // the error catalogue. Anything a server answers is read from etcd, where any agent may write:
 // an answer is checked (failedAnswerSchema) before it is used.

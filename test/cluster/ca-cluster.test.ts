@@ -19,7 +19,7 @@ import {
   connectEtcd,
   type EtcdStore,
   openEtcdPrivateRange,
-  openEtcdSignChannel,
+  openEtcdMailbox,
   openEtcdStore,
 } from '../../src/state/etcd/index.js';
 import { handshake, type LeafKeys } from '../integration/support/mtls.js';
@@ -70,7 +70,7 @@ async function startServer(prefix: string, bootstrap = DEFAULT_CA): Promise<Agen
     custody: sharedCustody(store, new ClusterKeyStore(range)),
   });
   cleanups.push(() => ca.close());
-  const channel = openEtcdSignChannel({ etcd: etcd(), prefix, log: silentLogger });
+  const channel = openEtcdMailbox({ etcd: etcd(), prefix, log: silentLogger });
   cleanups.push(() => channel.close());
   serveSigningRequests(channel, ca, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined });
   return { store, ca };
@@ -79,7 +79,7 @@ async function startServer(prefix: string, bootstrap = DEFAULT_CA): Promise<Agen
 /** A client agent: the shared view and a remote signer; it opens nothing under `private/`. */
 async function startClient(prefix: string, deadlineMs?: number): Promise<Agent> {
   const store = await openView(prefix);
-  const channel = openEtcdSignChannel({ etcd: etcd(), prefix, log: silentLogger });
+  const channel = openEtcdMailbox({ etcd: etcd(), prefix, log: silentLogger });
   cleanups.push(() => channel.close());
   const remote = new RemoteLeafSource({
     channel,
@@ -218,7 +218,7 @@ describe('the CA on a shared etcd prefix', () => {
     const prefix = freshPrefix();
     const server = await startServer(prefix);
     await server.ca.signLeaf('default', 'warm');
-    // Only the view and the client: the server agent is gone (its signing channel closed).
+    // Only the view and the client: the server agent is gone (its signing mailbox closed).
     for (const fn of cleanups.splice(0).reverse()) await fn();
     const client = await startClient(prefix, 300);
     await expect(client.ca.signLeaf('default', 'web')).rejects.toMatchObject({

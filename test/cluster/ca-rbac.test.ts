@@ -19,7 +19,7 @@ import {
   connectEtcd,
   type EtcdConnectionOptions,
   openEtcdPrivateRange,
-  openEtcdSignChannel,
+  openEtcdMailbox,
   openEtcdStore,
 } from '../../src/state/etcd/index.js';
 import { ensureEtcd, startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
@@ -73,7 +73,7 @@ describe('etcd RBAC keeps the CA key on the servers', () => {
         custody: sharedCustody(serverStore, new ClusterKeyStore(range)),
       });
       cleanups.push(() => server.close());
-      const serverChannel = openEtcdSignChannel({ etcd: as('svc-server-1'), prefix: PREFIX, log: silentLogger });
+      const serverChannel = openEtcdMailbox({ etcd: as('svc-server-1'), prefix: PREFIX, log: silentLogger });
       cleanups.push(() => serverChannel.close());
       serveSigningRequests(serverChannel, server, { datacenter: 'dc1', log: silentLogger, authorize: () => undefined });
 
@@ -91,7 +91,7 @@ describe('etcd RBAC keeps the CA key on the servers', () => {
       await expect(clientStore.commit([kvRow])).rejects.toThrow(/permission denied/);
       await serverStore.commit([kvRow]);
       expect((await clientStore.read({ table: 'kv', prefix: 'app/' }, 'default')).rows).toHaveLength(1);
-      const clientChannel = openEtcdSignChannel({
+      const clientChannel = openEtcdMailbox({
         etcd: as(clientUser('client-1')),
         prefix: PREFIX,
         log: silentLogger,

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPairSync } from 'node:crypto';
 import { silentLogger } from '../../src/core/log.js';
-import { connectEtcd, openEtcdSignChannel, type EtcdConnection } from '../../src/state/etcd/index.js';
+import { connectEtcd, openEtcdMailbox, type EtcdConnection } from '../../src/state/etcd/index.js';
 import { asUser, clientUser } from '../support/etcd-rbac.js';
 import { callAgent, startRbacCluster, until, type Answer, type InProcessAgent, type RbacCluster } from './support.js';
 
@@ -200,7 +200,7 @@ describe('token secrets on a cluster with RBAC on', () => {
       () => call(client, 'GET', '/v1/acl/token/self', undefined, readerToken.SecretID),
       (r) => r.status === 200,
     );
-    const forger = openEtcdSignChannel({
+    const forger = openEtcdMailbox({
       etcd: asUser(rbac.etcd, clientUser('client-1')),
       prefix: PREFIX,
       log: silentLogger,
@@ -253,7 +253,7 @@ describe('token secrets on a cluster with RBAC on', () => {
     expect((await call(client, 'GET', '/v1/agent/connect/ca/leaf/db', undefined, apiToken.SecretID)).status).toBe(403);
 
     // Straight into etcd with the client agent's own credentials, past its HTTP checks.
-    const forger = openEtcdSignChannel({
+    const forger = openEtcdMailbox({
       etcd: asUser(rbac.etcd, clientUser('client-1')),
       prefix: PREFIX,
       log: silentLogger,

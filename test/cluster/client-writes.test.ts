@@ -9,7 +9,7 @@ import { CA_TABLE } from '../../src/connect/ca/model.js';
 import { INTENTIONS_TABLE } from '../../src/connect/intentions/model.js';
 import { silentLogger } from '../../src/core/log.js';
 import { KV_TABLE } from '../../src/kv/entries.js';
-import { connectEtcd, openEtcdSignChannel, openEtcdStore, type EtcdConnection } from '../../src/state/etcd/index.js';
+import { connectEtcd, openEtcdMailbox, openEtcdStore, type EtcdConnection } from '../../src/state/etcd/index.js';
 import type { WriteOp } from '../../src/state/types.js';
 import { asUser, clientUser } from '../support/etcd-rbac.js';
 import { callAgent, startRbacCluster, until, type Answer, type InProcessAgent, type RbacCluster } from './support.js';
@@ -152,7 +152,7 @@ describe('a client agent writes through a server', () => {
     expect(await call(client, 'PUT', '/v1/kv/forged/http', 'x', readerToken.SecretID)).toMatchObject({ status: 403 });
 
     // Past the client's own check: the mailbox written with the client agent's etcd user.
-    const forger = openEtcdSignChannel({
+    const forger = openEtcdMailbox({
       etcd: asUser(rbac.etcd, clientUser('client-1')),
       prefix: PREFIX,
       log: silentLogger,

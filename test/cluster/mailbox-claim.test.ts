@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/log.js';
 import {
   connectEtcd,
-  openEtcdSignChannel,
+  openEtcdMailbox,
   type EtcdConnection,
   type EtcdTxn,
   type EtcdTxnResult,
@@ -47,13 +47,13 @@ describe('a mailbox request whose claim was retried', () => {
     const real = connectEtcd(endpoints);
     opened.push(real);
     const claims = { count: 0 };
-    const server = openEtcdSignChannel({
+    const server = openEtcdMailbox({
       etcd: { shared: claimsAnsweredAsRetries(real, claims) },
       prefix: PREFIX,
       mailbox: 'writes',
       log: silentLogger,
     });
-    const client = openEtcdSignChannel({ etcd: endpoints, prefix: PREFIX, mailbox: 'writes', log: silentLogger });
+    const client = openEtcdMailbox({ etcd: endpoints, prefix: PREFIX, mailbox: 'writes', log: silentLogger });
     opened.push(server, client);
     const ran: unknown[] = [];
     server.serve((body) => {

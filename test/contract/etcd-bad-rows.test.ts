@@ -3,7 +3,7 @@
 // disk and of a read-through listing, counted once per bad revision, and never stops the store
 // opening; a key whose value turns bad keeps its last good value; writes are checked the same way.
 // And KV writes reach no other agent's view: 1,000 of them through one store are 0 watch events at
-// another (docs/decisions.md D15). The signing channel fails one request on a bad answer, not the
+// another (docs/decisions.md D15). The signing mailbox fails one request on a bad answer, not the
 // channel, and ends its waits on close.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isAgentError } from '../../src/core/errors.js';
@@ -13,7 +13,7 @@ import { normalizeIntention, storedIntention } from '../../src/connect/intention
 import { KV_TABLE, storedKv, storedKvSchema } from '../../src/kv/entries.js';
 import {
   connectEtcd,
-  openEtcdSignChannel,
+  openEtcdMailbox,
   openEtcdStore,
   type EtcdConnection,
   type EtcdStore,
@@ -230,10 +230,10 @@ describe('KV writes and the views of other agents', () => {
   });
 });
 
-describe('the signing channel', () => {
+describe('the signing mailbox', () => {
   it('fails one request on an answer that is not JSON, and keeps serving the next', async () => {
     const prefix = freshPrefix();
-    const client = openEtcdSignChannel({ etcd: { endpoints: cluster.endpoints }, prefix, log: silentLogger });
+    const client = openEtcdMailbox({ etcd: { endpoints: cluster.endpoints }, prefix, log: silentLogger });
     const requests = Buffer.from(`${prefix}sign/requests/`);
     // A rogue writer answers the first request with junk; a real server answers the rest.
     let answered = 0;
@@ -258,7 +258,7 @@ describe('the signing channel', () => {
       disconnected: () => {},
       cancelled: () => {},
     });
-    const server = openEtcdSignChannel({ etcd: { endpoints: cluster.endpoints }, prefix, log: silentLogger });
+    const server = openEtcdMailbox({ etcd: { endpoints: cluster.endpoints }, prefix, log: silentLogger });
     try {
       const first = await client.request({ n: 1 }, 10_000).then(
         () => 'answered',
@@ -287,7 +287,7 @@ describe('the signing channel', () => {
         cancelled: () => {},
       });
     });
-    const client = openEtcdSignChannel({ etcd: { endpoints: cluster.endpoints }, prefix, log: silentLogger });
+    const client = openEtcdMailbox({ etcd: { endpoints: cluster.endpoints }, prefix, log: silentLogger });
     const waiting = client.request({ n: 1 }, 600_000);
     await written;
     watch?.cancel();

@@ -41,6 +41,6 @@ export class ClientCa implements CertificateAuthority {
   }
 
   close(): void {
-    // Holds nothing of its own: the signing channel belongs to whoever wired it.
+    // Holds nothing of its own: the signing mailbox belongs to whoever wired it.
   }
 }

@@ -238,7 +238,7 @@ export function serveSigningRequests(channel: Mailbox, ca: SigningAuthority, opt
 }
 
 /**
- * Another client agent can write on the signing channel too (docs/cluster-security.md): an answer
+ * Another client agent can write on the signing mailbox too (docs/cluster-security.md): an answer
  * is taken only if it certifies this request's own key for this service.
  */
 function checkAnswer(res: SigningResponse & { ok: true }, spki: Uint8Array, service: string): void {

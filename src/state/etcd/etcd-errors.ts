@@ -1,5 +1,5 @@
 // What an etcd failure becomes for the agent's callers: one mapping for every part that talks to
-// etcd (the store, the private range, the signing channel), so each says the same thing of it.
+// etcd (the store, the private range, the signing mailbox), so each says the same thing of it.
 import { agentError, type AgentError } from '../../core/errors.js';
 import { etcdFailure } from './etcd-client.js';
 

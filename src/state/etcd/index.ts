@@ -17,6 +17,6 @@ export {
 } from './etcd-client.js';
 export { openEtcdStore, type EtcdStore, type EtcdStoreOptions } from './etcd-store.js';
 export { openEtcdPrivateRange } from './etcd-private.js';
-export { openEtcdSignChannel } from './etcd-sign-channel.js';
+export { openEtcdMailbox } from './etcd-mailbox.js';
 export { ETCD_VIEW_DIR } from './etcd-view-file.js';
 export { BadRows } from './row-check.js';

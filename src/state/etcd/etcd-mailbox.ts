@@ -4,9 +4,9 @@
 // (docs/cluster-security.md). A request is written at `<root>requests/<id>` under a short lease of
 // its own; every server watches that range, and the one whose create of `<root>claims/<id>`
 // succeeds handles it and writes `<root>responses/<id>` under the same lease, so that nothing
-// outlives the request. etcd authenticates each side (its users and
-// RBAC, docs/cluster-security.md); the handler decides what a request may obtain, and the asker
-// what an answer must hold. A response that is not JSON fails its one request, never the channel;
+// outlives the request. The port its users see is src/core/mailbox.ts. etcd authenticates each
+// side (its users and RBAC, docs/cluster-security.md); the handler decides what a request may
+// obtain, and the asker what an answer must hold. A response that is not JSON fails its one request, never the mailbox;
 // close() ends every wait and timer.
 import { randomUUID } from 'node:crypto';
 import { systemClock } from '../../core/clock.js';
@@ -23,7 +23,7 @@ import { DEFAULT_ETCD_PREFIX } from './etcd-store.js';
 /** Codes whose message is `{detail}`-shaped, for an answer that is not JSON. */
 type UnreadableAnswerCode = 'CA_SIGN_FAILED' | 'CLUSTER_FORWARD_FAILED';
 
-export interface EtcdSignChannelOptions {
+export interface EtcdMailboxOptions {
   readonly etcd: EtcdTarget;
   readonly prefix?: string | undefined;
   readonly log: Logger;
@@ -35,7 +35,7 @@ export interface EtcdSignChannelOptions {
   readonly unreadableAnswer?: UnreadableAnswerCode | undefined;
 }
 
-export interface EtcdSignChannel {
+export interface EtcdMailbox {
   /**
    * Writes a request and waits for its response. Resolves undefined when no server answered
    * within `deadlineMs`; rejects with STATE_NO_LEADER when etcd cannot take the request, and with
@@ -47,13 +47,13 @@ export interface EtcdSignChannel {
   close(): void;
 }
 
-export function openEtcdSignChannel(options: EtcdSignChannelOptions): EtcdSignChannel {
+export function openEtcdMailbox(options: EtcdMailboxOptions): EtcdMailbox {
   const layout = new EtcdKeyLayout(options.prefix ?? DEFAULT_ETCD_PREFIX);
   const root = options.mailbox === undefined ? layout.signRoot : `${layout.signRoot}${options.mailbox}/`;
-  return new SignChannel(
+  return new EtcdRequestMailbox(
     openConnection(options.etcd),
     root,
-    options.log.child({ component: options.mailbox === undefined ? 'ca-sign-channel' : `mailbox-${options.mailbox}` }),
+    options.log.child({ component: options.mailbox === undefined ? 'mailbox-sign' : `mailbox-${options.mailbox}` }),
     options.callTimeoutMs ?? 1_500,
     options.unreadableAnswer ?? 'CA_SIGN_FAILED',
   );
@@ -68,7 +68,7 @@ const REWATCH_MS = 500;
  */
 const SWEEP_MS = 1_000;
 
-class SignChannel implements EtcdSignChannel {
+class EtcdRequestMailbox implements EtcdMailbox {
   private readonly requests: Buffer;
   private watch: EtcdWatch | undefined;
   private timer: NodeJS.Timeout | undefined;
