@@ -2,8 +2,11 @@
 // pair (two `connect proxy` children) and echo application, and its JSON result counts what went
 // through: served connections under an allow, refused ones (the application seeing none) under
 // -deny, bytes over long connections; the agent's authorize count agrees, and after the run its
-// proxies are gone and nothing it registered is left.
+// proxies are gone and nothing it registered is left. With -upstream it starts and registers
+// nothing, and loads the listener given.
+import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startAgent, tempDir, type AgentProcess } from './support/agent-process.js';
@@ -103,5 +106,31 @@ describe('svc-agent loadtest mesh', () => {
     expect(r.summary.errors).toEqual({});
     expect(r.summary.outcomes.served!.requests).toBeGreaterThan(0);
     expect(r.facts['echoed MB/s (each way)']).toBeGreaterThan(0);
+  });
+
+  it('-upstream: loads the listener given, starting and registering nothing', async () => {
+    let accepted = 0;
+    const echo = createServer((socket) => {
+      accepted++;
+      socket.pipe(socket);
+    });
+    echo.listen(0, '127.0.0.1');
+    await once(echo, 'listening');
+    const out = join(dir.path, 'given.json');
+    const upstream = `127.0.0.1:${(echo.address() as AddressInfo).port}`;
+    const run = await runCli(
+      ['loadtest', 'mesh', '-upstream', upstream, '-warmup', '0s', '-duration', '1s', '-rate', '20/s', '-out', out],
+      { SVC_HTTP_ADDR: `127.0.0.1:${agent.port}`, SVC_HTTP_TOKEN: ROOT },
+      60_000,
+    );
+    echo.close();
+    expect(run.code, run.stderr).toBe(0);
+    const r = JSON.parse(await readFile(out, 'utf8')) as Result;
+    expect(r.settings).toMatchObject({ upstream, proxyPids: [] });
+    expect(r.facts['proxies started']).toBe(0);
+    expect(r.summary.errors).toEqual({});
+    expect(r.summary.outcomes.served!.requests).toBe(accepted);
+    expect(accepted).toBeGreaterThan(0);
+    expect(r.crossCheck).toBeNull();
   });
 });
