@@ -139,7 +139,7 @@ export async function startMeshPair(api: ApiClient, prefix: string, say: (line: 
     return children.filter((_, i) => !exited[i]).map((c) => c.pid as number);
   };
   try {
-    const register = async (body: unknown): Promise<void> => {
+    const register = async (body: { readonly Name: string } & Record<string, unknown>): Promise<void> => {
       const answer = await api.call('PUT', '/v1/agent/service/register', JSON.stringify(body));
       if (answer.status === 403)
         throw new ClientError(
@@ -147,7 +147,10 @@ export async function startMeshPair(api: ApiClient, prefix: string, say: (line: 
           `The token may not register the run's services (service:write on ${prefix}-*): ${answer.text.trim()}`,
         );
       if (answer.status !== 200)
-        throw new ClientError('CLI_LOADTEST_TARGET', `Registering ${app}: ${answer.status} ${answer.text.trim()}`);
+        throw new ClientError(
+          'CLI_LOADTEST_TARGET',
+          `Registering ${body.Name}: ${answer.status} ${answer.text.trim()}`,
+        );
     };
     await register({
       Name: app,
