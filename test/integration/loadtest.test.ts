@@ -525,7 +525,7 @@ describe('svc-agent loadtest', () => {
       stderr: 'invalid value "fast" for flag -rate: expected requests per second, such as 5000/s\n',
     });
     expect((await loadtest('nosuch')).stderr).toBe(
-      'Unknown scenario "nosuch": one of authorize, connection-rate, proxies, leaf-wave, kv, http, or compare (svc-agent loadtest --help)\n',
+      'Unknown scenario "nosuch": one of authorize, connection-rate, proxies, leaf-wave, kv, http, mesh, or compare (svc-agent loadtest --help)\n',
     );
   });
 

@@ -19,6 +19,7 @@ import { authorizeScenario, connectionRateScenario } from './scenarios/authorize
 import { httpScenario } from './scenarios/http.js';
 import { kvScenario } from './scenarios/kv.js';
 import { leafWaveScenario } from './scenarios/leaf-wave.js';
+import { meshScenario } from './scenarios/mesh.js';
 import { proxiesScenario } from './scenarios/proxies.js';
 import { parseThreshold } from './thresholds.js';
 
@@ -69,6 +70,7 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
   'leaf-wave': leafWaveScenario,
   kv: kvScenario,
   http: httpScenario,
+  mesh: meshScenario,
 };
 
 export function loadtestHelp(): string {
@@ -188,9 +190,10 @@ async function run(
     if (given.length > 0)
       throw new ClientError(
         'CLI_LOADTEST_FLAG',
-        `${name} sets its own pace: -${given.join(', -')} apply to authorize, connection-rate, kv and http`,
+        `${name} sets its own pace: -${given.join(', -')} apply to authorize, connection-rate, kv, http and mesh`,
       );
   }
+  const unit = scenario.unitOf?.(flags) ?? scenario.unit;
   const token = targets[0]?.token;
   const stop = new AbortController();
   const onSignal = (): void => {
@@ -210,7 +213,7 @@ async function run(
     stop: stop.signal,
     progress: (point: SecondPoint) => {
       const lost = point.dropped > 0 ? `  dropped ${point.dropped.toLocaleString('en-US')}` : '';
-      const line = `[${String(point.t).padStart(3)}s] ${point.requests.toLocaleString('en-US')} ${scenario.unit}  p50 ${ms(point.p50Us)} ms  p99 ${ms(point.p99Us)} ms  errors ${point.errors}${lost}`;
+      const line = `[${String(point.t).padStart(3)}s] ${point.requests.toLocaleString('en-US')} ${unit}  p50 ${ms(point.p50Us)} ms  p99 ${ms(point.p99Us)} ms  errors ${point.errors}${lost}`;
       io.err(io.isTty ? `\r${line}   ` : `${line}\n`);
     },
     say: (line) => io.err(`${io.isTty ? '\r' : ''}loadtest ${name}: ${line}\n`),
@@ -223,7 +226,7 @@ async function run(
     if (io.isTty) io.err('\n');
     const result = resultOf({
       scenario: name,
-      unit: scenario.unit,
+      unit,
       prefix,
       targets: targets.map((t) => t.base),
       common,

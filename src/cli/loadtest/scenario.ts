@@ -130,6 +130,8 @@ export interface Scenario {
   readonly flags: FlagSpecs;
   /** What one counted operation is, for the throughput line (`req/s`, `connections/s`, `leaves/s`). */
   readonly unit: string;
+  /** The unit when the scenario's flags change what is counted (mesh's -long counts exchanges). */
+  unitOf?(flags: Readonly<Record<string, unknown>>): string;
   /** Driven by the generator threads: takes -rate, -stages and -find-max. */
   readonly openLoop?: boolean;
   run(ctx: RunContext): Promise<ScenarioReport>;

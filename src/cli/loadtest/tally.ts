@@ -1,4 +1,4 @@
-// Latencies measured on the main thread (proxies, leaf-wave), closed into one point per second
+// Latencies measured on the main thread (proxies, leaf-wave, mesh), closed into one point per second
 // exactly as a generator thread's are, so the result and report read them the same way.
 import { Aggregate } from '../../loadgen/aggregate.js';
 import { Recorder } from '../../loadgen/recorder.js';
@@ -13,9 +13,14 @@ export class Tally {
   private cpuStart = process.cpuUsage();
   private eluStart = performance.eventLoopUtilization();
 
-  /** One answer; `kind` and `expected` as Recorder.record takes them (a 429 that throttles is not an error). */
-  record(outcome: Outcome, latencyUs: number, kind = '', expected = false): void {
-    if (this.timer !== undefined) this.recorder.record(outcome, latencyUs, false, kind, expected);
+  /** One answer; `kind`, `expected` and `late` as Recorder.record takes them (a 429 that throttles is not an error). */
+  record(outcome: Outcome, latencyUs: number, kind = '', expected = false, late = false): void {
+    if (this.timer !== undefined) this.recorder.record(outcome, latencyUs, late, kind, expected);
+  }
+
+  /** Calls of an open loop that fell due and were never sent. */
+  dropped(count: number): void {
+    if (this.timer !== undefined) this.recorder.dropped(count);
   }
 
   /** Starts the measured time: a point every second from now. */
