@@ -1,7 +1,7 @@
 // `svc-agent loadtest mesh` against an agent started here, ACLs on: the run starts its own sidecar
 // pair (two `connect proxy` children) and echo application, and its JSON result counts what went
 // through: served connections under an allow, refused ones (the application seeing none) under
-// -deny, bytes over long connections; the agent's authorize count agrees, and after the run its
+// -deny, bytes over long connections (the application's accepted count agrees); after the run its
 // proxies are gone and nothing it registered is left. With -upstream it starts and registers
 // nothing, and loads the listener given.
 import { once } from 'node:events';
@@ -74,7 +74,7 @@ describe('svc-agent loadtest mesh', () => {
     return result;
   };
 
-  it('new connections under an allow: every one served, echoed by the application, authorized once', async () => {
+  it('new connections under an allow: every one served and echoed by the application', async () => {
     const r = await mesh('allow', '-rate', '20/s', '-duration', '2s');
     expect(r).toMatchObject({ scenario: 'mesh', unit: 'connections/s' });
     expect(r.settings).toMatchObject({ mode: 'open', connectionMode: 'new', deny: false });
@@ -85,7 +85,7 @@ describe('svc-agent loadtest mesh', () => {
     expect(served).toBeGreaterThan(0);
     expect(r.summary.ok).toBe(served);
     expect(r.facts['connections the echo application accepted']).toBe(served);
-    expect(r.crossCheck?.agrees).toBe(true);
+    expect(r.crossCheck).toBeNull();
   });
 
   it('-deny: every connection refused, the application seeing none', async () => {
@@ -96,7 +96,7 @@ describe('svc-agent loadtest mesh', () => {
     expect(r.summary.ok).toBe(0);
     expect(r.summary.outcomes.refused!.requests).toBeGreaterThan(0);
     expect(r.facts['connections the echo application accepted']).toBe(0);
-    expect(r.crossCheck?.agrees).toBe(true);
+    expect(r.crossCheck).toBeNull();
   });
 
   it('-long: chunks echoed over held connections, closed loop, in bytes per second', async () => {

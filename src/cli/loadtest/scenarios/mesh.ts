@@ -14,7 +14,6 @@ import type { Outcome } from '../../../loadgen/types.js';
 import { pause } from '../http.js';
 import type { RunContext, Scenario, ScenarioReport } from '../scenario.js';
 import { Tally } from '../tally.js';
-import { crossCheck, delta, readMetrics } from '../target-metrics.js';
 import { connectRoots } from './connect-roots.js';
 import { startMeshPair, type MeshPair } from './mesh-pair.js';
 
@@ -120,9 +119,6 @@ async function measure(
   const { common } = ctx;
   const channels = Array.from({ length: common.connections }, () => new EchoChannel(target, payload, long));
   const stopped = (): boolean => ctx.stop.aborted;
-  // The target's authorize count, for new connections through a pair started here: one call per connection that reached the echo sidecar.
-  const before = pair === undefined || long ? undefined : await readMetrics(ctx.api);
-  let warmupReached = 0;
   let warmupServed = 0;
   const first = common.stages?.[0]?.rate;
   const warmupFrom = epochClock.now();
@@ -132,13 +128,11 @@ async function measure(
     until: warmupFrom + common.warmupMs,
     clock: epochClock,
     record: (o) => {
-      if (kindOf(o) !== '') warmupReached++;
       if (o === ECHOED) warmupServed++;
     },
     stopped,
   });
   const tally = new Tally();
-  let reached = 0;
   const acceptedBefore = pair?.accepted() ?? 0;
   tally.start(ctx.progress);
   const pacer = common.stages === undefined ? undefined : new Pacer(common.stages);
@@ -150,9 +144,7 @@ async function measure(
     until: from + (pacer?.totalMs ?? common.measureMs),
     clock: epochClock,
     record: (o, us, late) => {
-      const kind = kindOf(o);
-      if (kind !== '') reached++;
-      tally.record(o, us, kind, o === REFUSED, late);
+      tally.record(o, us, kindOf(o), o === REFUSED, late);
     },
     dropped: (n) => tally.dropped(n),
     stopped,
@@ -160,7 +152,6 @@ async function measure(
   const { elapsedMs, cpuPct, clientBusy } = tally.finish();
   const accepted = (pair?.accepted() ?? 0) - acceptedBefore;
   for (const c of channels) c.close();
-  const after = before === undefined ? undefined : await readMetrics(ctx.api);
   const served = tally.aggregate.outcomes.get('served')?.requests ?? 0;
   const mbPerSecond = Math.round(((served * payload.length) / elapsedMs / 1000) * 100) / 100;
   return {
@@ -183,14 +174,9 @@ async function measure(
       client: pair?.client ?? null,
       proxyPids: pair?.pids ?? [],
     },
-    crossCheck:
-      before === undefined || after === undefined
-        ? null
-        : crossCheck(
-            'svc.connect.authorize.allowed + denied',
-            reached + warmupReached,
-            delta(before, after, ['svc.connect.authorize.allowed', 'svc.connect.authorize.denied']),
-          ),
+    // The sidecar asks authorize once per client while the intentions stand (README, "Connect SDK"), so
+    // the agent's count is no count of connections: the application's accepted count is the check.
+    crossCheck: null,
     facts: [
       long
         ? ['echoed MB/s (each way)', mbPerSecond]
