@@ -2,20 +2,20 @@
 // connect-proxy service `db-proxy` at the public listener, with a passing "proxy heartbeat" TTL
 // check, that health/connect offers to dialers and web reaches db through; the registration is
 // made again when the agent loses it, and removed when the proxy stops.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectService } from '../../src/sdk/index.js';
-import { MAIN, startAgent, type AgentProcess } from './support/agent-process.js';
-import { freePort } from './support/proxy-process.js';
+import { startAgent, type AgentProcess } from './support/agent-process.js';
+import { freePort, runProxy } from './support/proxy-process.js';
 
 describe('connect proxy -register', () => {
   let agent: AgentProcess;
   let app: Server;
   let proxy: ChildProcess;
   let listenPort: number;
-  let stderr = '';
+  let stderr: () => string = () => '';
   let web: ConnectService;
 
   const get = async <T>(path: string): Promise<{ status: number; body: T }> => {
@@ -28,22 +28,19 @@ describe('connect proxy -register', () => {
     app = createServer((socket) => socket.pipe(socket));
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
     listenPort = await freePort();
-    const args = [MAIN, 'connect', 'proxy', '-service', 'db', '-listen', `127.0.0.1:${listenPort}`];
-    args.push(
+    const running = await runProxy([
+      '-service',
+      'db',
+      '-listen',
+      `127.0.0.1:${listenPort}`,
       '-service-addr',
       `127.0.0.1:${(app.address() as AddressInfo).port}`,
       '-register',
       '-http-addr',
       agent.url,
-    );
-    proxy = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    await new Promise<void>((resolve, reject) => {
-      proxy.stderr!.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (stderr.includes('running')) resolve();
-      });
-      proxy.once('exit', (code) => reject(new Error(`proxy exited ${code}: ${stderr}`)));
-    });
+    ]);
+    proxy = running.child;
+    stderr = running.stderr;
     web = new ConnectService({ name: 'web', address: agent.url });
   });
   afterAll(async () => {
@@ -92,8 +89,8 @@ describe('connect proxy -register', () => {
     const gone = await fetch(`${agent.url}/v1/agent/service/deregister/db-proxy`, { method: 'PUT' });
     expect(gone.status).toBe(200);
     // The next heartbeat finds its check gone and registers again: wait for the log line.
-    const logged = stderr.split('registered the proxy').length - 1;
-    while (stderr.split('registered the proxy').length - 1 === logged) await once(proxy.stderr!, 'data');
+    const logged = stderr().split('registered the proxy').length - 1;
+    while (stderr().split('registered the proxy').length - 1 === logged) await once(proxy.stderr!, 'data');
     expect((await get('/v1/agent/service/db-proxy')).status).toBe(200);
     const exited = once(proxy, 'exit');
     proxy.kill('SIGTERM');

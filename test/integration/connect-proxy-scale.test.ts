@@ -2,13 +2,13 @@
 // upstream listener and db's sidecar, each echoing before and after all are open; and a web
 // sidecar started with too few descriptors for what it is asked, which refuses what it cannot take,
 // never exits, and serves again once connections close.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasPrlimit } from '../support/open-files.js';
-import { MAIN, startAgent, type AgentProcess } from './support/agent-process.js';
-import { freePort } from './support/proxy-process.js';
+import { startAgent, type AgentProcess } from './support/agent-process.js';
+import { freePort, startProxy } from './support/proxy-process.js';
 
 const LONG_CONNECTIONS = 5_000;
 /** Opened at once: enough to keep both sidecars busy, few enough for the test's own accept queue. */
@@ -49,29 +49,6 @@ async function open(port: number, text: string): Promise<Socket | undefined> {
   return undefined;
 }
 
-function startProxy(agent: AgentProcess, service: string, nofile?: number): Promise<ChildProcess> {
-  const command = [
-    ...(nofile === undefined ? [] : ['prlimit', `--nofile=${nofile}:${nofile}`]),
-    process.execPath,
-    MAIN,
-    'connect',
-    'proxy',
-    '-sidecar-for',
-    service,
-    '-http-addr',
-    agent.url,
-  ];
-  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes('running')) resolve(child);
-    });
-    child.once('exit', (code) => reject(new Error(`proxy for ${service} exited ${code}: ${stderr}`)));
-  });
-}
-
 describe('a sidecar pair under many connections', () => {
   let agent: AgentProcess;
   let app: Server;
@@ -109,7 +86,7 @@ describe('a sidecar pair under many connections', () => {
         },
       });
     }
-    proxies.push(await startProxy(agent, 'db'), await startProxy(agent, 'web'));
+    proxies.push((await startProxy(agent, 'db')).child, (await startProxy(agent, 'web')).child);
   });
   afterAll(async () => {
     for (const proxy of proxies) proxy.kill('SIGKILL');
@@ -145,7 +122,7 @@ describe('a sidecar pair under many connections', () => {
   it.runIf(hasPrlimit)(
     'refuses what it cannot take when out of descriptors, never exits, and serves again after',
     async () => {
-      const starved = await startProxy(agent, 'starved', STARVED_NOFILE);
+      const starved = (await startProxy(agent, 'starved', [], { nofile: STARVED_NOFILE })).child;
       proxies.push(starved);
       // Far more than its descriptors allow (each connection takes two: the client's and db's).
       const attempts = await Promise.all(

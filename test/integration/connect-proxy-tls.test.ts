@@ -15,7 +15,8 @@ import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAIN, startAgent, type AgentProcess } from './support/agent-process.js';
+import { startAgent, type AgentProcess } from './support/agent-process.js';
+import { freePort, startProxy } from './support/proxy-process.js';
 
 px.cryptoProvider.set(webcrypto as unknown as Parameters<typeof px.cryptoProvider.set>[0]);
 
@@ -89,13 +90,6 @@ describe('the proxy public listener, asked with openssl s_client', () => {
   let root: { cert: px.X509Certificate; keys: Keys };
   const files: Record<string, { cert: string; key: string }> = {};
 
-  const freePort = async (): Promise<number> => {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    await new Promise((resolve) => server.close(resolve));
-    return port;
-  };
   const saveLeaf = async (name: string, leaf: { cert: string; key: string }): Promise<void> => {
     files[name] = { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
     await writeFile(files[name].cert, leaf.cert);
@@ -176,17 +170,7 @@ describe('the proxy public listener, asked with openssl s_client', () => {
     await saveLeaf('no-uri', await makeLeaf(root, undefined));
     await saveLeaf('other-trust-domain', await makeLeaf(root, webUri('11111111-2222-4333-8444-555555555555.consul')));
 
-    proxy = spawn(process.execPath, [MAIN, 'connect', 'proxy', '-sidecar-for', 'db', '-http-addr', agent.url], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    await new Promise<void>((resolve, reject) => {
-      proxy.stderr!.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (stderr.includes('running')) resolve();
-      });
-      proxy.once('exit', (code) => reject(new Error(`proxy exited ${code}: ${stderr}`)));
-    });
+    proxy = (await startProxy(agent, 'db')).child;
   });
   afterAll(async () => {
     proxy?.kill('SIGKILL');

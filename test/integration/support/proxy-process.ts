@@ -24,12 +24,25 @@ export function startProxy(
   agent: AgentProcess,
   serviceId: string,
   flags: readonly string[] = [],
+  options: { readonly nofile?: number } = {},
 ): Promise<ProxyProcess> {
-  const child = spawn(
+  return runProxy(['-sidecar-for', serviceId, '-http-addr', agent.url, ...flags], options);
+}
+
+/**
+ * Runs `svc-agent connect proxy <args>` (under an open-files limit of `nofile`, with prlimit);
+ * resolves once it says it runs, rejects with what it said if it exits first.
+ */
+export function runProxy(args: readonly string[], options: { readonly nofile?: number } = {}): Promise<ProxyProcess> {
+  const command = [
+    ...(options.nofile === undefined ? [] : ['prlimit', `--nofile=${options.nofile}:${options.nofile}`]),
     process.execPath,
-    [MAIN, 'connect', 'proxy', '-sidecar-for', serviceId, '-http-addr', agent.url, ...flags],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+    MAIN,
+    'connect',
+    'proxy',
+    ...args,
+  ];
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   const said = (text: string): Promise<void> =>
     new Promise((resolve) => {
@@ -44,7 +57,7 @@ export function startProxy(
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve, reject) => {
     void said('running').then(() => resolve({ child, stderr: () => stderr, said }));
-    child.once('exit', (code) => reject(new Error(`proxy for ${serviceId} exited ${code}: ${stderr}`)));
+    child.once('exit', (code) => reject(new Error(`connect proxy ${args.join(' ')} exited ${code}: ${stderr}`)));
   });
 }
 
