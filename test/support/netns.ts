@@ -38,8 +38,17 @@ export interface MemberNetwork {
   remove(): Promise<void>;
 }
 
+export interface MemberNetworkOptions {
+  /**
+   * Pin this host's neighbour (ARP) entry for each member, as for a member behind a router: a cut
+   * then drops every packet silently, SYNs included, where otherwise the neighbour lookup fails
+   * within seconds and connection attempts end with "no route to host".
+   */
+  readonly pinNeighbours?: boolean;
+}
+
 /** Creates `size` member namespaces on one bridge; throws (never skips) when that is not possible here. */
-export async function createMemberNetwork(size: number): Promise<MemberNetwork> {
+export async function createMemberNetwork(size: number, options: MemberNetworkOptions = {}): Promise<MemberNetwork> {
   const ip = await ensureIp();
   await removeStale(ip);
   const tag = `${PREFIX}${process.pid}`;
@@ -59,6 +68,12 @@ export async function createMemberNetwork(size: number): Promise<MemberNetwork> 
       await run(ip, ['-n', ns, 'addr', 'add', `${subnet}.${i + 1}/24`, 'dev', MEMBER_LINK]);
       await run(ip, ['-n', ns, 'link', 'set', MEMBER_LINK, 'up']);
       await run(ip, ['-n', ns, 'link', 'set', 'lo', 'up']);
+      if (options.pinNeighbours === true) {
+        const { stdout } = await run(ip, ['-n', ns, '-j', 'link', 'show', MEMBER_LINK], { encoding: 'utf8' });
+        const mac = (JSON.parse(stdout) as { address: string }[])[0]!.address;
+        const neighbour = ['neigh', 'replace', `${subnet}.${i + 1}`, 'lladdr', mac, 'dev', bridge, 'nud', 'permanent'];
+        await run(ip, neighbour);
+      }
     }
   } catch (err) {
     remove();

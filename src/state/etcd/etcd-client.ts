@@ -22,6 +22,7 @@ import {
 } from 'etcd3';
 import type { Logger } from '../../core/log.js';
 import { backoffDelay, type Backoff } from '../../core/backoff.js';
+import { shareOneChannel, type ChannelHost, type MemberChannel } from './member-channel.js';
 
 export interface EtcdConnectionOptions {
   /** Client URLs (`http://host:2379` or `https://…`). */
@@ -297,8 +298,9 @@ const ROW_OVERHEAD_BYTES = 32;
  * Pings on an idle link find a hung or partitioned member without waiting for TCP. etcd refuses
  * pings more often than its --grpc-keepalive-min-time (5 s by default), so 10 s, with 5 s to answer.
  * A call that finds a member hung moves its streams sooner (MemberHealth); this is the backstop.
- * A member's connection is never closed by the client (see wireIntoPool): gRPC reconnects it, at
- * most 2 s apart, so a member back from an outage is used again within about 2 s.
+ * A member's connection is not closed on errors (see wireIntoPool): gRPC reconnects it, at most
+ * 2 s apart, so a member back from an outage is used again within about 2 s; one cut off (its
+ * packets dropped) within about FRESH_CONNECTION_MS more.
  */
 const CHANNEL_OPTIONS = {
   'grpc.keepalive_time_ms': 10_000,
@@ -341,6 +343,14 @@ const ELECTION_WAIT_MS = 7_000;
  * (a wave of leaves on a loaded host), and with all three so judged every call failed at once.
  */
 const PROBE_DEADLINE_MS = 1_000;
+/**
+ * A member whose every try has failed for this long gets a new connection (member-channel.ts):
+ * packets lost in a partition leave the old one waiting on TCP's retransmission timer (doubling up
+ * to a minute or more for an unanswered SYN or unacknowledged data) after the link is back. Its
+ * streams have moved already, so nothing is lost; an abandoned attempt's socket is closed by the
+ * kernel within about two minutes, so a long partition leaves about a dozen per member.
+ */
+const FRESH_CONNECTION_MS = 10_000;
 /** Grant and put of a leased key: the owner (members.ts) tries again with its own backoff. */
 const LEASED_PUT_DEADLINE_MS = 2_000;
 
@@ -418,9 +428,13 @@ class MemberHealth implements IPolicy<IDefaultPolicyContext> {
   private skipUntil = 0;
   private trying = false;
   private probing = false;
+  /** Since when failed tries have used the member's present connection (0: up). */
+  private connectionFailingSince = 0;
   private readonly streams = new Set<LiveStream>();
   /** Asks this member alone for its status (see wireIntoPool). */
   probe: (deadlineMs: number) => Promise<void> = () => Promise.resolve();
+  /** The member's connection (see wireIntoPool). */
+  channel: MemberChannel = { reconnect: () => {} };
 
   constructor(
     readonly host: string,
@@ -484,6 +498,7 @@ class MemberHealth implements IPolicy<IDefaultPolicyContext> {
     if (!this.down) return;
     this.down = false;
     this.failedTries = 0;
+    this.connectionFailingSince = 0;
     this.log?.info({ member: this.host }, 'etcd member answers again');
   }
 
@@ -496,10 +511,22 @@ class MemberHealth implements IPolicy<IDefaultPolicyContext> {
       const reason = reasonOf(err);
       this.log?.warn({ member: this.host, reason }, 'etcd member not answering; using the other members');
     }
-    this.skipUntil = Date.now() + backoffDelay(SKIP_BACKOFF, this.failedTries, this.random);
+    const now = Date.now();
+    this.skipUntil = now + backoffDelay(SKIP_BACKOFF, this.failedTries, this.random);
+    this.freshConnectionIfStuck(now);
     const streams = [...this.streams];
     this.streams.clear();
     for (const stream of streams) stream.cancel();
+  }
+
+  /** A connection that every try has failed on for FRESH_CONNECTION_MS is replaced by a new one. */
+  private freshConnectionIfStuck(now: number): void {
+    if (this.connectionFailingSince === 0) this.connectionFailingSince = now;
+    else if (now - this.connectionFailingSince >= FRESH_CONNECTION_MS) {
+      this.connectionFailingSince = now;
+      this.log?.debug({ member: this.host }, 'etcd member: still failing; trying a new connection');
+      this.channel.reconnect();
+    }
   }
 
   private track(stream: LiveStream): void {
@@ -630,11 +657,9 @@ function keepWatchesCreatable(client: Etcd3, log: Logger | undefined): void {
 const STALE_TOKEN = /invalid auth token|auth: revision in header is old/;
 
 /** The parts of etcd3's per-member Host (internal to etcd3 1.1.2, pinned in package.json) used here. */
-interface PoolHost {
+interface PoolHost extends ChannelHost {
   readonly host: string;
   faultHandling?: unknown;
-  resetAllServices(): void;
-  getServiceClient(name: string): Record<string, (...args: unknown[]) => unknown>;
 }
 
 interface PoolInternals {
@@ -664,7 +689,7 @@ function poolOf(client: Etcd3): PoolInternals {
 /** Calls one unary method of one member's gRPC client, its connection shared with every other call. */
 function unary<T>(host: PoolHost, service: string, method: string, request: unknown, options: unknown): Promise<T> {
   return new Promise((resolve, reject) => {
-    const client = host.getServiceClient(service);
+    const client = host.getServiceClient(service) as Record<string, (...args: unknown[]) => unknown>;
     const done = (err: Error | null, res: T): void => (err ? reject(castGrpcError(err)) : resolve(res));
     client[method]!.call(client, request, options, done);
   });
@@ -674,8 +699,9 @@ function unary<T>(host: PoolHost, service: string, method: string, request: unkn
  * Three changes to etcd3's connection pool, each so that an agent keeps one connection per member:
  * - etcd3 closes a member's gRPC clients after any retryable error (and the next call opens new
  *   ones): a stream still open on the old connection kept it beside the new one for as long as the
- *   stream lived, so an outage ended with more connections than it began with. They stay open
- *   now; gRPC reconnects each by itself (CHANNEL_OPTIONS), and MemberHealth moves the streams.
+ *   stream lived, so an outage ended with more connections than it began with. They share one
+ *   channel now (member-channel.ts), dropped only when it never connected; gRPC reconnects it by
+ *   itself (CHANNEL_OPTIONS), and MemberHealth moves the streams.
  * - the status probe of a member and each Authenticate call go over the member's own clients
  *   (etcd3 opens a new client per Authenticate and never closes it, a connection each);
  *   Authenticate passes a member that is being skipped by.
@@ -686,7 +712,7 @@ function wireIntoPool(client: Etcd3): void {
   for (const host of pool.hosts ?? []) {
     const member = host.faultHandling;
     if (!(member instanceof MemberHealth)) continue;
-    host.resetAllServices = () => {};
+    member.channel = shareOneChannel(host, host.channelOptions);
     member.probe = (deadlineMs) => unary(host, 'Maintenance', 'status', {}, { deadline: Date.now() + deadlineMs });
     byAddress.set(host.host, { host, member });
   }
