@@ -2,8 +2,9 @@
 // deadline: src/cluster/write-forwarding.ts). On a client, every method but GET of the routes that
 // change shared state keeps its parse phase and its ACL requirement (a refusal costs no round trip)
 // and hands the request, with the caller's effective token, to a server. The server runs it through
-// a route table of those methods only, behind its own ACL gate: the requirement is checked again
-// there, the same validation applies, and nothing else (an agent's own endpoints) can be reached.
+// a route table of those methods only, in the request flow its transports run (forwarded-transport.ts),
+// behind its own ACL gate: the requirement is checked again there, the same validation applies, and
+// nothing else (an agent's own endpoints) can be reached.
 // The reply goes back sealed to a one-time key of the asker's (acl/sealed.ts, as token secrets are
 // shown: docs/decisions.md D23): replies are readable by every client agent, and a token's reply
 // carries its secret.
@@ -12,13 +13,11 @@ import { ANONYMOUS_SECRET } from '../acl/builtin.js';
 import { replyKey, seal, type Sealed } from '../acl/sealed.js';
 import { agentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { Parked } from './blocking.js';
-import { decodePathRest, errorReply, methodReply, redirectReply, unmatchedPathReply } from './dispatch.js';
-import { errorTextReply, type Header, type Reply } from './reply.js';
-import { ApiRequest, type RequestHead } from './request.js';
-import { RouteMatcher } from './route-match.js';
+import { wholeRequestServer } from './forwarded-transport.js';
+import type { Header, Reply } from './reply.js';
+import type { ApiRequest, RequestHead } from './request.js';
 import { parsedMethod, type Method, type MethodSpec, type ParsedMethod, type Route } from './route-types.js';
-import { BODY_METHODS, type CompiledRoute } from './routes.js';
+import type { CompiledRoute } from './routes.js';
 import { effectiveToken } from './token.js';
 
 /** A write as a client agent hands it over: the request, less what its transport alone knows. */
@@ -99,51 +98,31 @@ export function writeRoutes(routes: readonly Route[]): Route[] {
 }
 
 /**
- * Runs a forwarded write through `routes` (compiled from writeRoutes, behind the server's ACL gate);
- * resolves to the reply sealed to the asker.
+ * Runs a forwarded write through `routes` (compiled from writeRoutes, behind the server's ACL gate)
+ * in the request flow a transport runs (forwarded-transport.ts); resolves to the reply sealed to the asker.
  */
 export function forwardedWriteRunner(
   routes: readonly CompiledRoute[],
   log: Logger,
 ): (write: unknown) => Promise<unknown> {
-  const matcher = new RouteMatcher(routes);
+  const serve = wholeRequestServer(routes, log, 'forwarded');
   return async (body) => {
     const read = forwardedWriteSchema.safeParse(body);
     if (!read.success) throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'malformed forwarded write' });
     const write = read.data;
-    return seal(toForwarded(await run(matcher, write, log)), write.ReplyKey);
+    const head: RequestHead = {
+      method: write.Method,
+      path: write.Path,
+      rawQuery: write.Query,
+      // Never the server's own default token: no token is the anonymous one.
+      tokenHeader: write.Token === '' ? ANONYMOUS_SECRET : write.Token,
+      authorization: '',
+      namespaceHeader: write.Namespace,
+      closeConnection: false,
+    };
+    const reply = await serve({ head, body: write.Body === undefined ? undefined : Buffer.from(write.Body, 'base64') });
+    return seal(toForwarded(reply), write.ReplyKey);
   };
-}
-
-async function run(matcher: RouteMatcher, write: ForwardedWrite, log: Logger): Promise<Reply> {
-  const head: RequestHead = {
-    method: write.Method,
-    path: write.Path,
-    rawQuery: write.Query,
-    // Never the server's own default token: no token is the anonymous one.
-    tokenHeader: write.Token === '' ? ANONYMOUS_SECRET : write.Token,
-    authorization: '',
-    namespaceHeader: write.Namespace,
-    closeConnection: false,
-  };
-  const match = matcher.match(write.Path);
-  if (match.kind === 'redirect') return redirectReply(match.location, write.Method);
-  if (match.kind === 'none') return unmatchedPathReply(write.Path, write.Query, write.Method);
-  const route = match.route;
-  const handler = route.handlers.get(write.Method);
-  if (handler === undefined) return methodReply(route, write.Method);
-  const rest = decodePathRest(match.rest);
-  if (rest === undefined) return errorTextReply(agentError('HTTP_BAD_PATH_ESCAPE'));
-  const bytes = write.Body === undefined ? undefined : Buffer.from(write.Body, 'base64');
-  if (bytes !== undefined && bytes.length > route.maxBodyBytes)
-    return errorTextReply(route.bodyTooLarge(bytes.length, route.maxBodyBytes));
-  const body = bytes ?? (BODY_METHODS.has(write.Method) ? Buffer.alloc(0) : undefined);
-  try {
-    const outcome = handler(new ApiRequest(head, rest, body));
-    return outcome instanceof Parked ? await outcome.wait() : await outcome;
-  } catch (err) {
-    return errorReply(err, log, write.Path);
-  }
 }
 
 function toForwarded(reply: Reply): ForwardedReply {

@@ -18,7 +18,7 @@ import { listenError } from './listen-error.js';
 import { agentError } from '../core/errors.js';
 import { STATUS_LINE, errorTextReply, type Reply } from './reply.js';
 import type { RequestHead } from './request.js';
-import { RequestFlow, UNMATCHED_ROUTE, type TransportIo } from './request-flow.js';
+import { matchedRoute, RequestFlow, type TransportIo } from './request-flow.js';
 import type { RequestTrace } from './request-log.js';
 import { RouteMatcher } from './route-match.js';
 import type { HttpServer, HttpServerOptions } from './server-types.js';
@@ -108,9 +108,8 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
     const match = matcher.match(path);
     let trace: RequestTrace | undefined;
     if (requestLog.enabled) {
-      const route = match.kind === 'route' ? match.route.path : match.kind === 'redirect' ? path : UNMATCHED_ROUTE;
       trace = requestLog.start(
-        route,
+        matchedRoute(match, path),
         method,
         requestLog.debug
           ? { path, rawQuery, from: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}` }
@@ -126,10 +125,7 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
       return;
     }
     readFraming(message, flow.framing);
-    // Node keeps or closes the connection as the request asked: the flow never closes it for that.
-    if (match.kind === 'redirect') flow.redirect(res, match.location, method, false, trace);
-    else if (match.kind === 'none') flow.unmatched(res, path, rawQuery, method, false, trace);
-    else flow.route(res, match.route, readHead(message, method, path, rawQuery), trace);
+    flow.matched(res, match, readHead(message, method, path, rawQuery), trace);
   };
 
   const onClientError = (err: NodeJS.ErrnoException, socket: Socket): void => {

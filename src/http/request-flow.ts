@@ -14,6 +14,7 @@ import { emptyFraming, framingProblem, OVERSIZE_DRAIN_BYTES } from './framing.js
 import { errorTextReply, type Reply } from './reply.js';
 import { ApiRequest, type RequestHead } from './request.js';
 import { RequestLog, type RequestTrace } from './request-log.js';
+import type { RouteMatch } from './route-match.js';
 import { BODY_METHODS, type CompiledRoute, type Outcome, type RequestHandler } from './routes.js';
 
 /**
@@ -50,6 +51,11 @@ export interface TransportIo<H, C extends { readonly byteLength: number }> {
 
 /** The route label of a request no route matched (a 404, or a redirect to a clean path). */
 export const UNMATCHED_ROUTE = 'unmatched';
+
+/** The route label of a request a RouteMatcher matched: the route's pattern, the slash-less path, or unmatched. */
+export function matchedRoute(match: RouteMatch, path: string): string {
+  return match.kind === 'route' ? match.route.path : match.kind === 'redirect' ? path : UNMATCHED_ROUTE;
+}
 
 const EMPTY_BODY = Buffer.alloc(0);
 
@@ -95,6 +101,13 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
     else if (route.changesState.has(method))
       this.held(handle, handler, new ApiRequest(head, rest, undefined), false, trace);
     else this.run(handle, handler, new ApiRequest(head, rest, undefined), true, false, trace);
+  }
+
+  /** A request a RouteMatcher matched, for a transport without a router of its own. */
+  matched(handle: H, match: RouteMatch, head: RequestHead, trace: RequestTrace | undefined): void {
+    if (match.kind === 'route') this.route(handle, match.route, head, trace);
+    else if (match.kind === 'redirect') this.redirect(handle, match.location, head.method, head.closeConnection, trace);
+    else this.unmatched(handle, head.path, head.rawQuery, head.method, head.closeConnection, trace);
   }
 
   /** The slash-less form of a subtree path: Go's ServeMux redirect to `location`. */

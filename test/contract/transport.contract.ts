@@ -3,20 +3,33 @@
 // request life cycle the adapters share: routing answers (404, 405, OPTIONS, redirects), the body
 // cap (413, connection kept or closed), chunked bodies, late and parked answers, clients that go
 // away, the headers every answer carries, keep-alive, pipelined writes (answered or not applied),
-// framing refusals, malformed requests, and the request trace.
+// framing refusals, malformed requests, the ACL gate, and the request trace. Each adapter also runs
+// it serving a client agent's routes, whose writes a server agent runs (src/http/forward.ts), and a
+// request forwarded to a server agent's runner is answered as one sent to the adapter.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/core/clock.js';
+import { serveForwardedWrites, writeForwarder } from '../../src/cluster/write-forwarding.js';
+import { FakeClock, type Clock } from '../../src/core/clock.js';
 import { agentError } from '../../src/core/errors.js';
 import type { Logger } from '../../src/core/log.js';
 import { BlockingQueries, type WatchedRead } from '../../src/http/blocking.js';
 import { errorReply } from '../../src/http/dispatch.js';
 import { OVERSIZE_DRAIN_BYTES } from '../../src/http/framing.js';
 import { textReply, type Header, type Reply } from '../../src/http/reply.js';
-import type { CompiledRoute, RequestHandler } from '../../src/http/routes.js';
+import { forwardedCall, forwardedWriteRunner, forwardingRoutes, writeRoutes } from '../../src/http/forward.js';
+import type { Method } from '../../src/http/route-types.js';
+import {
+  compileRoutes,
+  type CompiledRoute,
+  type MethodSpec,
+  type RequestHandler,
+  type Route,
+} from '../../src/http/routes.js';
 import type { HttpServer, HttpServerOptions } from '../../src/http/server-types.js';
 import { openEmbeddedStore } from '../../src/state/embedded/index.js';
 import { silentLogger } from '../../src/core/log.js';
+import { MemoryMailbox } from '../support/memory-mailbox.js';
 import { recordingLogger, type LogEntry } from '../support/recording-logger.js';
+import { testGate } from '../unit/http/support.js';
 import { RawClient, request, type WireResponse } from './transport-client.js';
 
 export interface TransportUnderTest {
@@ -27,6 +40,11 @@ export interface TransportUnderTest {
    * chunked bodies (411) and methods llhttp does not know (501).
    */
   readonly parser: 'llhttp' | 'uws';
+  /**
+   * Serves the routes as a client agent does (src/agent.ts): each write method hands the request
+   * through a write mailbox (in memory) to a server agent's runner of the same routes (src/http/forward.ts).
+   */
+  readonly writesForwarded?: boolean;
 }
 
 const MAX_BODY = 64;
@@ -88,7 +106,7 @@ class Fixture {
     this.calls.set(name, (this.calls.get(name) ?? 0) + 1);
   }
 
-  routes(): CompiledRoute[] {
+  routes(): Route[] {
     const parkedRead: WatchedRead = {
       target: (fn) => {
         this.wake = fn;
@@ -159,21 +177,75 @@ class Fixture {
           throw agentError('INVALID_INDEX');
         },
       }),
+      {
+        path: '/v1/guarded',
+        methods: {
+          PUT: {
+            acl: { resource: 'key', access: 'write' },
+            handler: (_req, identity) => {
+              this.count('guarded PUT');
+              return textReply(200, `written by ${identity.accessorId}`);
+            },
+          },
+        },
+      },
     ];
   }
 }
 
-function route(path: string, prefix: boolean, handlers: Record<string, RequestHandler>): CompiledRoute {
-  const map = new Map(Object.entries(handlers));
-  return {
-    path,
-    prefix,
-    handlers: map,
-    changesState: new Set([...map.keys()].filter((method) => method !== 'GET')),
-    allow: ['OPTIONS', ...map.keys()].join(','),
-    maxBodyBytes: MAX_BODY,
-    bodyTooLarge: (size, max) => agentError('HTTP_BODY_TOO_LARGE', { size, max }),
-  };
+/** A route whose methods look at no token. */
+function route(path: string, prefix: boolean, handlers: Partial<Record<Method, RequestHandler>>): Route {
+  const methods: Partial<Record<Method, MethodSpec>> = {};
+  for (const [method, handler] of Object.entries(handlers) as [Method, RequestHandler][])
+    methods[method] = { acl: 'none', handler: (req) => handler(req) };
+  return { path, prefix, methods };
+}
+
+/** The routes as a client agent serves them, wired as src/agent.ts wires them, with a server agent behind the mailbox. */
+function clientAgentTable(routes: readonly Route[], clock: Clock): CompiledRoute[] {
+  const mailbox = new MemoryMailbox(clock);
+  const writes = compileRoutes(writeRoutes(routes), testGate(), MAX_BODY);
+  serveForwardedWrites(mailbox, forwardedWriteRunner(writes, silentLogger), () => 0, silentLogger);
+  const forward = writeForwarder({ mailbox, reached: () => Promise.resolve() });
+  return compileRoutes(
+    forwardingRoutes(routes, forward, () => undefined),
+    testGate(),
+    MAX_BODY,
+  );
+}
+
+/** What a request was answered, less what the transport adds to every answer. */
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+  /** Lower-case names. */
+  readonly headers: Record<string, string>;
+}
+
+const TRANSPORT_HEADERS = new Set([
+  ...COMMON.map(([name]) => name.toLowerCase()),
+  'content-length',
+  'connection',
+  'date',
+  'keep-alive',
+  'uwebsockets',
+]);
+
+function wireAnswer(res: WireResponse): Answer {
+  const headers: Record<string, string> = {};
+  for (const name of res.names) {
+    const lower = name.toLowerCase();
+    if (!TRANSPORT_HEADERS.has(lower)) headers[lower] = res.headers[lower] as string;
+  }
+  return { status: res.status, body: res.body, headers };
+}
+
+function replyAnswer(reply: Reply): Answer {
+  const headers: Record<string, string> = {};
+  if (reply.contentType !== undefined) headers['content-type'] = reply.contentType;
+  for (const [name, value] of reply.headers ?? []) headers[name.toLowerCase()] = value;
+  const body = reply.body === undefined ? '' : Buffer.from(reply.body).toString();
+  return { status: reply.status, body, headers };
 }
 
 /** A logger with debug on, keeping its lines. */
@@ -187,19 +259,24 @@ export function describeTransportContract(name: string, transport: TransportUnde
     describe(`HTTP transport contract: ${name}${traced ? ', with the request trace on' : ''}`, () => {
       let server: HttpServer;
       let fixture: Fixture;
+      /** The routes compiled as a server agent serves them. */
+      let table: CompiledRoute[];
       let closeStore: () => Promise<void>;
       const clients: RawClient[] = [];
 
       beforeAll(async () => {
         const store = await openEmbeddedStore({ log: silentLogger });
         closeStore = () => store.close();
-        const queries = new BlockingQueries(store, new FakeClock(), (err, path) => errorReply(err, silentLogger, path));
+        const clock = new FakeClock();
+        const queries = new BlockingQueries(store, clock, (err, path) => errorReply(err, silentLogger, path));
         fixture = new Fixture(queries);
         const f = fixture;
+        const routes = fixture.routes();
+        table = compileRoutes(routes, testGate(), MAX_BODY);
         server = await transport.start({
           host: '127.0.0.1',
           port: 0,
-          routes: fixture.routes(),
+          routes: transport.writesForwarded === true ? clientAgentTable(routes, clock) : table,
           commonHeaders: COMMON,
           log: traced ? debugLogger(fixture.logs) : silentLogger,
           recordRequest: traced ? (route, method, status) => void f.records.push({ route, method, status }) : undefined,
@@ -277,6 +354,82 @@ export function describeTransportContract(name: string, transport: TransportUnde
         const closing = await once(request('HEAD', '/nowhere', undefined, { Connection: 'close' }), { head: true });
         expect([closing.status, closing.headers.connection]).toEqual([404, 'close']);
         expectCommon(closing);
+      });
+
+      it("checks a write's ACL requirement with the request's token before running it", async () => {
+        const before = fixture.calls.get('guarded PUT') ?? 0;
+        const anonymous = await once(request('PUT', '/v1/guarded', 'v'));
+        expect([anonymous.status, anonymous.body]).toEqual([403, expect.stringMatching(/^Permission denied/)]);
+        expectCommon(anonymous);
+        const unknown = await once(request('PUT', '/v1/guarded', 'v', { 'X-Consul-Token': 'unknown' }));
+        expect([unknown.status, unknown.body]).toEqual([403, 'ACL not found']);
+        const reader = await once(request('PUT', '/v1/guarded', 'v', { 'X-Consul-Token': 'r:key' }));
+        expect(reader.status).toBe(403);
+        expect(fixture.calls.get('guarded PUT') ?? 0).toBe(before);
+        const writer = await once(request('PUT', '/v1/guarded', 'v', { 'X-Consul-Token': 'w:key' }));
+        expect([writer.status, writer.body]).toEqual([200, 'written by accessor-of-w:key']);
+        expect((fixture.calls.get('guarded PUT') ?? 0) - before).toBe(1);
+      });
+
+      it("answers a request forwarded to a server agent's runner as it answers one sent to it", async ({ skip }) => {
+        if (transport.writesForwarded === true) skip('the runner is behind this server: its table serves above');
+        const runner = forwardedWriteRunner(table, silentLogger);
+        const forwarded = (method: string, target: string, body?: string, token = ''): Promise<Reply> => {
+          const q = target.indexOf('?');
+          return forwardedCall(runner, {
+            Method: method,
+            Path: q === -1 ? target : target.slice(0, q),
+            Query: q === -1 ? '' : target.slice(q + 1),
+            Token: token,
+            Namespace: '',
+            ...(body === undefined ? {} : { Body: Buffer.from(body).toString('base64') }),
+          });
+        };
+        const cases: readonly [method: string, target: string, body?: string, token?: string][] = [
+          ['GET', '/'],
+          ['PUT', '/nowhere', 'x'],
+          ['DELETE', '/v1/nothing'],
+          ['GET', '/v1/kv'],
+          ['PUT', '/v1/kv'],
+          ['PUT', '/v1/x/../echo?a=1', 'x'],
+          ['DELETE', '/v1/echo'],
+          ['OPTIONS', '/v1/echo'],
+          ['GET', '/v1/echo?name=x'],
+          ['GET', '/v1/kv/a%2Fb'],
+          ['GET', '/v1/kv/%zz'],
+          ['PUT', '/v1/echo', 'a'.repeat(MAX_BODY)],
+          ['PUT', '/v1/echo', 'b'.repeat(MAX_BODY + 1)],
+          ['PUT', '/v1/echo', ''],
+          ['PUT', '/v1/echo'],
+          ['DELETE', '/v1/gone'],
+          ['POST', '/v1/late', ''],
+          ['GET', '/v1/fail'],
+          ['PUT', '/v1/guarded', 'v'],
+          ['PUT', '/v1/guarded', 'v', 'unknown'],
+          ['PUT', '/v1/guarded', 'v', 'w:key'],
+        ];
+        for (const [method, target, body, token] of cases) {
+          const headers: Record<string, string> = token === undefined ? {} : { 'X-Consul-Token': token };
+          const direct = wireAnswer(await once(request(method, target, body, headers)));
+          expect(replyAnswer(await forwarded(method, target, body, token)), `${method} ${target}`).toEqual(direct);
+        }
+        // A late answer, and a parked read woken by its data.
+        const called = fixture.lateCalled.next();
+        const late = forwarded('PUT', '/v1/late', 'x');
+        await called;
+        fixture.late.shift()?.resolve(textReply(200, 'got later', [['X-Late', 'yes']]));
+        expect(replyAnswer(await late)).toEqual({
+          status: 200,
+          body: 'got later',
+          headers: { 'content-type': 'text/plain; charset=utf-8', 'x-late': 'yes' },
+        });
+        const parked = fixture.parkedCalled.next();
+        const woken = forwarded('GET', `/v1/park?index=${fixture.index}`);
+        await parked;
+        expect(fixture.queries.parked).toBe(1);
+        fixture.bump();
+        expect([(await woken).status, replyAnswer(await woken).body]).toEqual([200, `index ${fixture.index}`]);
+        expect(fixture.queries.parked).toBe(0);
       });
 
       it('decodes the rest of a subtree path, and answers malformed percent-encoding 400', async () => {

@@ -10,7 +10,8 @@ import type { AclGate } from '../../../src/http/guard.js';
 import type { Reply } from '../../../src/http/reply.js';
 import { compileRoutes, type CompiledRoute, type Route } from '../../../src/http/routes.js';
 import { effectiveToken } from '../../../src/http/token.js';
-import { request, testGate } from './support.js';
+import type { LogEntry } from '../../support/recording-logger.js';
+import { recordingLogger, request, testGate } from './support.js';
 
 /** Who each server-side run acted as, and what it read. */
 const ran: string[] = [];
@@ -98,6 +99,22 @@ describe('forwarded writes', () => {
     expect(await forged({ ...base, Token: '' })).toMatchObject({ status: 403 });
     expect(ran).toEqual([]);
     expect(await forged({ ...base, Token: 'w:key' })).toEqual({ status: 200, body: 'x' });
+  });
+
+  it("are logged at debug by the server as its transports log a request, the token's value hidden", async () => {
+    const entries: LogEntry[] = [];
+    const logger = { ...recordingLogger(entries), isLevelEnabled: () => true };
+    const logged = forwardedWriteRunner(compileRoutes(writeRoutes(routes), testGate(), 1024), {
+      ...logger,
+      child: () => logger,
+    });
+    const key = replyKey();
+    const write = { Method: 'PUT', Path: '/v1/kv/app/l', Query: 'token=w:key', Token: 'w:key', Namespace: '' };
+    await logged({ ...write, ReplyKey: key.publicKey });
+    const lines = entries.filter((e) => e.msg === 'Request finished');
+    expect(lines.map((l) => [l.obj.method, l.obj.url, l.obj.status, l.obj.from])).toEqual([
+      ['PUT', '/v1/kv/app/l?token=<hidden>', 200, 'forwarded'],
+    ]);
   });
 
   it("reach the state routes' write methods only", async () => {
