@@ -41,7 +41,7 @@ export interface TransportUnderTest {
    */
   readonly parser: 'llhttp' | 'uws';
   /**
-   * Serves the routes as a client agent does (src/agent.ts): each write method hands the request
+   * Serves the routes as a client agent does (src/agent/cluster-client.ts): each write method hands the request
    * through a write mailbox (in memory) to a server agent's runner of the same routes (src/http/forward.ts).
    */
   readonly writesForwarded?: boolean;
@@ -201,7 +201,7 @@ function route(path: string, prefix: boolean, handlers: Partial<Record<Method, R
   return { path, prefix, methods };
 }
 
-/** The routes as a client agent serves them, wired as src/agent.ts wires them, with a server agent behind the mailbox. */
+/** The routes as a client agent serves them, wired as src/agent/cluster-client.ts and cluster-server.ts wire them, with a server agent behind the mailbox. */
 function clientAgentTable(routes: readonly Route[], clock: Clock): CompiledRoute[] {
   const mailbox = new MemoryMailbox(clock);
   const writes = compileRoutes(writeRoutes(routes), testGate(), MAX_BODY);

@@ -6,7 +6,7 @@ import { check, getFileInfo, resolveConfig } from 'prettier';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SOURCE = `${ROOT}src/agent.ts`;
+const SOURCE = `${ROOT}src/agent/index.ts`;
 
 async function passes(text: string): Promise<boolean> {
   const options = await resolveConfig(SOURCE, { editorconfig: false });
