@@ -3,9 +3,19 @@
 // server, over a request mailbox in etcd as leaf signing does (docs/cluster-security.md). Requests
 // are unreadable by other client agents (etcd RBAC); replies are readable by all, so a reply that
 // carries secrets is sealed to a key only its asker holds (sealed.ts).
+import { z } from 'zod';
 import { agentError, isAgentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { answerError, failedAnswer, VIEW_CATCH_UP_MS, type FailedAnswer, type Mailbox } from '../core/mailbox.js';
+import {
+  ask,
+  failedAnswer,
+  failedAnswerSchema,
+  MAILBOX_DEADLINES_MS,
+  VIEW_CATCH_UP_MS,
+  type FailedAnswer,
+  type Mailbox,
+  type NoAnswer,
+} from '../core/mailbox.js';
 import type { StateStore } from '../state/types.js';
 import { permissionDenied } from './errors.js';
 import type { Identity } from './identity.js';
@@ -30,8 +40,22 @@ type SecretRequest =
 
 type SecretResponse = { readonly ok: true; readonly Sealed?: Sealed } | FailedAnswer;
 
-/** Well inside an HTTP client's patience; a token write through a client waits this long at most for a server. */
-const DEFAULT_DEADLINE_MS = 5_000;
+const b64 = z.string().max(1 << 20);
+const secretResponseSchema = z.discriminatedUnion('ok', [
+  z.object({
+    ok: z.literal(true),
+    Sealed: z.object({ Key: b64, IV: b64, Data: b64, Tag: b64 }).optional(),
+  }),
+  failedAnswerSchema,
+]);
+
+/** A client's ways of getting no answer: each is the ACL system's "no server" (Consul's "ACL not found" aside). */
+const NO_SECRET_ANSWER: NoAnswer = {
+  unsent: (err) =>
+    agentError('ACL_NO_SERVER', { detail: err instanceof Error ? err.message : String(err), cause: err }),
+  unanswered: (deadlineMs) => agentError('ACL_NO_SERVER', { detail: `no answer within ${deadlineMs} ms` }),
+  malformed: (problem) => agentError('ACL_NO_SERVER', { detail: `malformed answer: ${problem}` }),
+};
 
 const secretPath = (accessor: string): string => `acl/secrets/${accessor}`;
 
@@ -56,27 +80,21 @@ export function serverSecrets(range: SecretRange): TokenSecrets {
 }
 
 /** A client agent's: every secret goes to and comes from a server over the mailbox. */
-export function clientSecrets(mailbox: Mailbox, deadlineMs = DEFAULT_DEADLINE_MS): TokenSecrets {
-  const ask = async (request: SecretRequest): Promise<SecretResponse & { ok: true }> => {
-    let answer: unknown;
-    try {
-      answer = await mailbox.request(request, deadlineMs);
-    } catch (err) {
-      throw agentError('ACL_NO_SERVER', { detail: err instanceof Error ? err.message : String(err), cause: err });
-    }
-    if (answer === undefined) throw agentError('ACL_NO_SERVER', { detail: `no answer within ${deadlineMs} ms` });
-    const res = answer as SecretResponse;
-    if (!res.ok) throw answerError(res);
-    return res;
-  };
+export function clientSecrets(mailbox: Mailbox, deadlineMs = MAILBOX_DEADLINES_MS.acl): TokenSecrets {
+  const request = (body: SecretRequest) => ask(mailbox, body, deadlineMs, secretResponseSchema, NO_SECRET_ANSWER);
   return {
     inRow: false,
     async keep(accessor, secret, index) {
-      await ask({ Kind: 'keep', AccessorID: accessor, SecretID: secret, Index: index });
+      await request({ Kind: 'keep', AccessorID: accessor, SecretID: secret, Index: index });
     },
     async reveal(accessors, callerSecret) {
       const key = replyKey();
-      const res = await ask({ Kind: 'reveal', Token: callerSecret, AccessorIDs: accessors, ReplyKey: key.publicKey });
+      const res = await request({
+        Kind: 'reveal',
+        Token: callerSecret,
+        AccessorIDs: accessors,
+        ReplyKey: key.publicKey,
+      });
       if (res.Sealed === undefined) throw agentError('ACL_NO_SERVER', { detail: 'the answer carried no secrets' });
       const secrets = key.open(res.Sealed) as Record<string, unknown>;
       const out = new Map<string, string>();

@@ -9,12 +9,14 @@ import { z } from 'zod';
 import { agentError, isAgentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import {
-  answerError,
+  ask,
   failedAnswer,
   failedAnswerSchema,
+  MAILBOX_DEADLINES_MS,
   VIEW_CATCH_UP_MS,
   type FailedAnswer,
   type Mailbox,
+  type NoAnswer,
 } from '../core/mailbox.js';
 import { settledWithin } from '../core/wait.js';
 
@@ -32,13 +34,6 @@ const writeAnswerSchema = z.discriminatedUnion('ok', [
   z.object({ ok: z.literal(true), Index: z.number().int().nonnegative(), Reply: z.unknown() }),
   failedAnswerSchema,
 ]);
-
-/**
- * How long a client waits for a server's answer once its request is in etcd. It covers a server's
- * commit that waits out an etcd election (7 s at most, Consul's RPC hold time,
- * docs/decisions.md#one-member-down) plus the claim and the answer around it.
- */
-export const FORWARD_DEADLINE_MS = 9_000;
 
 export interface ForwarderOptions {
   /** The mailbox on the root `writes/` (its request may reject STATE_NO_LEADER or STATE_WRITE_OUTCOME_UNKNOWN). */
@@ -61,28 +56,28 @@ export interface ForwarderOptions {
  * run by a server that took it, and is said so (docs/decisions.md#write-outcome-unknown).
  */
 export function writeForwarder(o: ForwarderOptions): WriteForwarder {
-  const deadlineMs = o.deadlineMs ?? FORWARD_DEADLINE_MS;
+  const deadlineMs = o.deadlineMs ?? MAILBOX_DEADLINES_MS.writes;
+  const noAnswer: NoAnswer = {
+    unsent: (err) => {
+      o.log?.debug({ err }, 'a forwarded write could not be handed to the servers');
+      return err instanceof Error ? err : new Error(String(err));
+    },
+    unanswered: () => {
+      // The request was in etcd: a server may have taken it and run the write, its answer lost or late.
+      o.log?.debug({ deadlineMs }, 'no server answered a forwarded write within its deadline');
+      return agentError('STATE_WRITE_OUTCOME_UNKNOWN');
+    },
+    malformed: (problem) => agentError('CLUSTER_FORWARD_FAILED', { detail: `not a write answer: ${problem}` }),
+    failed: (res) => {
+      if (res.kind === 'unavailable') o.log?.debug({ code: res.code }, 'the server could not run a forwarded write');
+    },
+  };
   return async (write) => {
     if (o.serverKnown?.() === false) {
       o.log?.debug({}, 'no server agent is a member: a forwarded write was not sent');
       throw agentError('STATE_NO_LEADER');
     }
-    const answer = await o.mailbox.request(write, deadlineMs).catch((err: unknown) => {
-      o.log?.debug({ err }, 'a forwarded write could not be handed to the servers');
-      throw err;
-    });
-    if (answer === undefined) {
-      // The request was in etcd: a server may have taken it and run the write, its answer lost or late.
-      o.log?.debug({ deadlineMs }, 'no server answered a forwarded write within its deadline');
-      throw agentError('STATE_WRITE_OUTCOME_UNKNOWN');
-    }
-    const read = writeAnswerSchema.safeParse(answer);
-    if (!read.success) throw agentError('CLUSTER_FORWARD_FAILED', { detail: 'the answer is not a write answer' });
-    const res = read.data;
-    if (!res.ok) {
-      if (res.kind === 'unavailable') o.log?.debug({ code: res.code }, 'the server could not run a forwarded write');
-      throw answerError(res);
-    }
+    const res = await ask(o.mailbox, write, deadlineMs, writeAnswerSchema, noAnswer);
     await settledWithin(o.reached(res.Index), VIEW_CATCH_UP_MS);
     return res.Reply;
   };

@@ -53,3 +53,65 @@ export function failedAnswer(err: unknown, otherwise: (message: string) => Agent
 export function answerError(answer: FailedAnswer): AgentError {
   return new AgentError(answer.code, answer.message);
 }
+
+/** What the mailbox carries: leaves to sign, token secrets to keep or show, client agents' writes. */
+export type MailboxKind = 'sign' | 'acl' | 'writes';
+
+/** How long an asker waits for a server's answer once its request is in etcd, per kind. */
+export const MAILBOX_DEADLINES_MS: Readonly<Record<MailboxKind, number>> = {
+  // Consul's `limits.rpc_client_timeout`, how long its client agents wait on a server's RPC. A wave of
+  // first leaves waits on busy servers: 3 agents x 300 had a client's tail at 6 s on a 2-core machine
+  // at rest and past 15 s (the deadline before) with the test suite beside it.
+  sign: 60_000,
+  // Well inside an HTTP client's patience: a token write through a client waits this long at most.
+  acl: 5_000,
+  // A server's commit that waits out an etcd election (7 s at most, Consul's RPC hold time,
+  // docs/decisions.md#one-member-down) plus the claim and the answer around it.
+  writes: 9_000,
+};
+
+/** What each way of getting no answer raises, in the asking kind's own words. */
+export interface NoAnswer {
+  /** etcd could not take the request (the transport's rejection). */
+  unsent(err: unknown): Error;
+  /** No server answered within `deadlineMs`: the request was in etcd, and a server may have taken it. */
+  unanswered(deadlineMs: number): Error;
+  /** The answer is none of the kind's (anything a server answers is read from etcd, where any agent may write). */
+  malformed(problem: string): Error;
+  /** Told of a server's failure before it is raised. */
+  failed?(answer: FailedAnswer): void;
+}
+
+/**
+ * One request over `mailbox`, its answer waited for until `deadlineMs`, checked with `read`, and a
+ * server's failure raised as the catalogue's error: resolves to the server's `ok` answer.
+ */
+export async function ask<A extends { readonly ok: true } | FailedAnswer>(
+  mailbox: Mailbox,
+  request: unknown,
+  deadlineMs: number,
+  read: z.ZodType<A>,
+  noAnswer: NoAnswer,
+): Promise<Exclude<A, FailedAnswer>> {
+  let answer: unknown;
+  try {
+    answer = await mailbox.request(request, deadlineMs);
+  } catch (err) {
+    throw noAnswer.unsent(err);
+  }
+  if (answer === undefined) throw noAnswer.unanswered(deadlineMs);
+  const checked = read.safeParse(answer);
+  if (!checked.success) throw noAnswer.malformed(problemOf(checked.error));
+  const res: { readonly ok: true } | FailedAnswer = checked.data;
+  if (!res.ok) {
+    noAnswer.failed?.(res);
+    throw answerError(res);
+  }
+  return checked.data as Exclude<A, FailedAnswer>;
+}
+
+/** Why a message is malformed, for its error text: the first problem's path and message. */
+export function problemOf(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`;
+}

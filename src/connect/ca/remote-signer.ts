@@ -8,12 +8,15 @@ import { z } from 'zod';
 import { agentError, isAgentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import {
-  answerError,
+  ask,
   failedAnswer,
   failedAnswerSchema,
+  MAILBOX_DEADLINES_MS,
+  problemOf,
   VIEW_CATCH_UP_MS,
   type FailedAnswer,
   type Mailbox,
+  type NoAnswer,
 } from '../../core/mailbox.js';
 import type { IssuedLeaf } from './authority.js';
 import type { LeafSource } from './leaf-manager.js';
@@ -83,19 +86,16 @@ const signingResponseSchema = z.discriminatedUnion('ok', [
   failedAnswerSchema,
 ]) satisfies z.ZodType<SigningResponse>;
 
-/** Why a signing message is malformed, for its error text. */
-function problemOf(error: z.ZodError): string {
-  const issue = error.issues[0];
-  return `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`;
-}
-
-/**
- * How long a client waits for a server: Consul's `limits.rpc_client_timeout` (60 s), how long its
- * client agents wait on a server's RPC. A wave of first leaves waits on busy servers: 3 agents x
- * 300 had a client's tail at 6 s on this 2-core machine at rest and past 15 s (the deadline before)
- * with the test suite beside it.
- */
-export const DEFAULT_SIGN_DEADLINE_MS = 60_000;
+/** A client's ways of getting no signing answer. */
+const NO_SIGNING_ANSWER: NoAnswer = {
+  unsent: (err) =>
+    // etcd's spent quota is said as itself (each agent logs the alarm once), not as a missing server.
+    isAgentError(err) && (err.code === 'CA_SIGN_FAILED' || err.code === 'STATE_ETCD_NO_SPACE')
+      ? err
+      : agentError('CA_NO_SERVER', { detail: err instanceof Error ? err.message : String(err), cause: err }),
+  unanswered: (deadlineMs) => agentError('CA_NO_SERVER', { detail: `no answer within ${deadlineMs} ms` }),
+  malformed: (problem) => agentError('CA_SIGN_FAILED', { detail: `malformed signing answer: ${problem}` }),
+};
 
 export interface RemoteLeafSourceOptions {
   readonly channel: Mailbox;
@@ -131,21 +131,8 @@ export class RemoteLeafSource implements LeafSource {
       ...(this.o.rootsIndex === undefined ? {} : { RootsIndex: this.o.rootsIndex() }),
       ...(token === undefined ? {} : { Token: token }),
     };
-    const deadline = this.o.deadlineMs ?? DEFAULT_SIGN_DEADLINE_MS;
-    let answer: unknown;
-    try {
-      answer = await this.o.channel.request(request, deadline);
-    } catch (err) {
-      // etcd's spent quota is said as itself (each agent logs the alarm once), not as a missing server.
-      if (isAgentError(err) && (err.code === 'CA_SIGN_FAILED' || err.code === 'STATE_ETCD_NO_SPACE')) throw err;
-      throw agentError('CA_NO_SERVER', { detail: err instanceof Error ? err.message : String(err), cause: err });
-    }
-    if (answer === undefined) throw agentError('CA_NO_SERVER', { detail: `no answer within ${deadline} ms` });
-    const checked = signingResponseSchema.safeParse(answer);
-    if (!checked.success)
-      throw agentError('CA_SIGN_FAILED', { detail: `malformed signing answer: ${problemOf(checked.error)}` });
-    const res = checked.data as SigningResponse;
-    if (!res.ok) throw answerError(res);
+    const deadline = this.o.deadlineMs ?? MAILBOX_DEADLINES_MS.sign;
+    const res = await ask(this.o.channel, request, deadline, signingResponseSchema, NO_SIGNING_ANSWER);
     checkAnswer(res, key.spki, service);
     return {
       serial: BigInt(res.Serial),
