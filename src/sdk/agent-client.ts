@@ -2,14 +2,24 @@
 // and the blocking-query index as Consul's clients send them (X-Consul-Token, ?index&wait), the
 // index read from either brand of header. Knows nothing of TLS contexts or connections.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest, type AgentOptions } from 'node:https';
+
+/**
+ * How an HTTPS agent is reached: its CA and a client certificate when it verifies clients, or a
+ * secure context with them; the name its certificate must hold, or a check of its own; and
+ * `rejectUnauthorized: false` to take any certificate (CONSUL_HTTP_SSL_VERIFY=false).
+ */
+export type AgentTls = Pick<
+  AgentOptions,
+  'ca' | 'cert' | 'key' | 'secureContext' | 'servername' | 'checkServerIdentity' | 'rejectUnauthorized'
+>;
 
 export interface AgentAddress {
   /** `http://127.0.0.1:8500` (the default) or `https://…`. */
   readonly address?: string;
   readonly token?: string;
-  /** For an HTTPS agent: its CA, and a client certificate when it verifies clients. */
-  readonly tls?: { readonly ca?: string | Buffer; readonly cert?: string | Buffer; readonly key?: string | Buffer };
+  /** For an HTTPS agent (`https://` address). */
+  readonly tls?: AgentTls;
 }
 
 export interface AgentAnswer {

@@ -7,6 +7,16 @@ import type { AgentClient } from './agent-client.js';
 /** A stopped watch. */
 export type Unwatch = () => void;
 
+/** The agent answered, with a status other than 200 (a refusal, or a failure of its own). */
+export class AgentAnswerError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A blocking query's longest wait; the agent answers at once when the data changes. */
 const WAIT = '5m';
 /** Pause after a failed read: doubling from 250 ms to 10 s, so an agent that is gone costs little. */
@@ -38,7 +48,8 @@ export function watchPath(client: AgentClient, path: string, watch: BlockingWatc
       try {
         const query = cursor === '' ? '' : `${path.includes('?') ? '&' : '?'}${watch.by}=${cursor}&wait=${WAIT}`;
         const res = await client.call('GET', `${path}${query}`, undefined, abort.signal);
-        if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${res.body.trim()}`);
+        if (res.status !== 200)
+          throw new AgentAnswerError(res.status, `${path} answered ${res.status}: ${res.body.trim()}`);
         failures = 0;
         const next = watch.by === 'hash' ? res.hash : res.index > 0 ? String(res.index) : '';
         // An index that went backwards (a restarted agent) starts the watch again from the answer.

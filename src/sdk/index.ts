@@ -9,6 +9,6 @@ export {
   type ServiceTimings,
   type ServiceStats,
 } from './service.js';
-export type { AgentAddress } from './agent-client.js';
+export type { AgentAddress, AgentTls } from './agent-client.js';
 export type { Decision, Instance, Leaf, MeshSource, Roots } from './mesh-source.js';
 export type { EmbeddedAgent } from './in-process-source.js';

@@ -19,6 +19,7 @@ import { parseSpiffeId } from '../connect/spiffe.js';
 import { InProcessMeshSource, type EmbeddedAgent } from './in-process-source.js';
 import { HttpMeshSource, type Instance, type Leaf, type MeshSource, type Roots } from './mesh-source.js';
 import type { AgentAddress } from './agent-client.js';
+import { AgentAnswerError } from './blocking-watch.js';
 
 export interface SdkLogger {
   info(fields: Record<string, unknown>, message: string): void;
@@ -76,8 +77,33 @@ export interface ServiceStats {
 
 const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
 
+/** Node's codes for an agent certificate that cannot be verified, or a client certificate refused. */
+const TLS_SETTINGS =
+  /^(?:ERR_SSL_|ERR_TLS_CERT_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_)/;
+
+/** Why a service could not start, in words that say what to fix. */
+function startError(service: string, err: Error): Error {
+  const why =
+    err instanceof AgentAnswerError
+      ? `the agent refused ${service}'s leaf certificate or roots (the token needs service:write on ${service})`
+      : "the agent's certificate cannot be verified, or it refused this client's";
+  return new Error(`${why}: ${err.message}`, { cause: err });
+}
+
+/** Whether a failed read is the agent's refusal or a certificate problem: waiting will not mend it. */
+function settingsToFix(err: Error): boolean {
+  if (err instanceof AgentAnswerError) return err.status >= 400 && err.status < 500;
+  const code = (err as NodeJS.ErrnoException).code;
+  return typeof code === 'string' && TLS_SETTINGS.test(code);
+}
+
 export class ConnectService {
-  /** Resolves once the first leaf and roots are held: before that no connection is served or dialled. */
+  /**
+   * Resolves once the first leaf and roots are held: before that no connection is served or
+   * dialled. Rejects when, before that, the agent refuses them (a 4xx: the token may not write the
+   * service) or its certificate cannot be verified: settings to fix, not an outage to wait out.
+   * While the agent cannot be reached it waits, trying again.
+   */
   readonly ready: Promise<void>;
   readonly stats: ServiceStats = {
     accepted: 0,
@@ -105,7 +131,10 @@ export class ConnectService {
         : new InProcessMeshSource(options.agent, options.token));
     this.log = options.log ?? SILENT;
     let becameReady!: () => void;
-    this.ready = new Promise((resolve) => (becameReady = resolve));
+    let cannotStart!: (err: Error) => void;
+    this.ready = new Promise((resolve, reject) => ((becameReady = resolve), (cannotStart = reject)));
+    // Handled here too: a user who never awaits ready must not get an unhandled rejection.
+    this.ready.catch(() => {});
     const changed = (): void => {
       this.reached();
       if (this.leaf === undefined || this.roots === undefined) return;
@@ -113,11 +142,15 @@ export class ConnectService {
       for (const server of this.servers) server.setSecureContext(this.contextOptions());
     };
     const failed = (err: Error): void => {
+      const starting = this.leaf === undefined || this.roots === undefined;
+      if (starting && settingsToFix(err)) return cannotStart(startError(options.name, err));
       if (this.unreachable) return;
       this.unreachable = true;
       this.log.warn(
         { service: options.name, err: err.message },
-        'the agent did not answer: serving with the leaf and roots held until they expire',
+        starting
+          ? 'the agent did not answer: waiting for the first leaf and roots'
+          : 'the agent did not answer: serving with the leaf and roots held until they expire',
       );
     };
     this.unwatch.push(

@@ -1,12 +1,15 @@
 // The client commands against an HTTPS-only agent with verify_incoming, as a Consul operator
 // reaches one: the CA and the client certificate by flag or by CONSUL_/SVC_ variable, and each
 // failure (an untrusted agent certificate, a name it does not hold, no client certificate, one it
-// does not trust, plain HTTP to the HTTPS port) said in one line of words, exit status 1.
+// does not trust, plain HTTP to the HTTPS port) said in one line of words, exit status 1. The
+// sidecar proxy takes the same flags to its SDK: it gets its leaf, and serves, over HTTPS.
 import { cp, mkdir } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTlsFiles, type TlsFiles } from '../support/tls-files.js';
 import { runCli, startAgent, type AgentProcess } from './support/agent-process.js';
+import { exchange, freePort, runProxy } from './support/proxy-process.js';
 
 const ROOT = 'root-secret';
 
@@ -183,5 +186,46 @@ describe('client commands over HTTPS with verify_incoming', () => {
     } finally {
       await plain.stop();
     }
+  });
+
+  it('gives the sidecar proxy the same TLS settings: leaves, registration and instances over HTTPS', async () => {
+    const app = createServer((socket) => socket.pipe(socket));
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    const appPort = (app.address() as AddressInfo).port;
+    const [publicPort, upstreamPort] = [await freePort(), await freePort()];
+    const db = await runProxy([
+      ...trusted,
+      ...['-service', 'tls-db', '-service-addr', `127.0.0.1:${appPort}`, '-listen', `127.0.0.1:${publicPort}`],
+      '-register',
+    ]);
+    const web = await runProxy([...trusted, '-service', 'tls-web', '-upstream', `tls-db:${upstreamPort}`]);
+    try {
+      const res = await runCli(['intention', 'create', ...trusted, '-allow', 'tls-web', 'tls-db']);
+      expect(res.code, res.stderr).toBe(0);
+      expect(await exchange(upstreamPort, 'over https')).toBe('over https');
+    } finally {
+      for (const proxy of [db, web]) proxy.child.kill('SIGTERM');
+      app.close();
+    }
+  });
+
+  it('says in one line why a sidecar proxy cannot start: no leaf permission, an agent it cannot verify, no sidecar, a port taken', async () => {
+    const proxy = (...args: string[]): string[] => ['connect', 'proxy', ...args];
+    const service = ['-service', 'tls-x', '-service-addr', '127.0.0.1:1', '-listen'];
+    const listen = `127.0.0.1:${await freePort()}`;
+    const other = trusted.map((arg) => (arg === ROOT ? 'not-a-token' : arg));
+    expect(await failure(proxy(...other, ...service, listen))).toMatch(
+      /^the agent refused tls-x's leaf certificate or roots \(the token needs service:write on tls-x\): .* answered 403/,
+    );
+    const unverified = ['-http-addr', `https://${addr}`, '-token', ROOT];
+    expect(await failure(proxy(...unverified, ...service, listen))).toMatch(
+      /^the agent's certificate cannot be verified, or it refused this client's: self-signed certificate/,
+    );
+    expect(await failure(proxy(...trusted, '-sidecar-for', 'nope'))).toBe(
+      'invalid value "nope" for flag -sidecar-for: no sidecar proxy is registered for it',
+    );
+    expect(await failure(proxy(...trusted, ...service, addr))).toBe(
+      `listen EADDRINUSE: address already in use ${addr}`,
+    );
   });
 });

@@ -7,6 +7,7 @@ import { checkServerIdentity } from 'node:tls';
 import { AgentError, agentError } from '../../core/errors.js';
 import { HANDSHAKE_TIMEOUT, connectError } from './connect-error.js';
 import type { Target } from './connection.js';
+import type { AgentTls } from '../../sdk/agent-client.js';
 
 export { targetFrom, type Target } from './connection.js';
 
@@ -34,8 +35,9 @@ export interface ReadOptions {
 
 export class ApiClient {
   /** The agent's address and token, for what talks to it itself (the proxy's SDK). */
-  get agent(): { readonly address: string; readonly token: string | undefined } {
-    return { address: this.target.base, token: this.target.token };
+  /** The agent as the SDK reaches it: its address, token and TLS client settings. */
+  get agent(): { readonly address: string; readonly token: string | undefined; readonly tls: AgentTls } {
+    return { address: this.target.base, token: this.target.token, tls: this.tlsOptions() };
   }
 
   constructor(
@@ -73,7 +75,7 @@ export class ApiClient {
     });
   }
 
-  private tlsOptions(): Record<string, unknown> {
+  private tlsOptions(): AgentTls {
     const tls = this.target.tls;
     if (tls === undefined) return {};
     const name = tls.serverName?.replace(/:\d+$/, '');

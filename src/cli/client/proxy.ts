@@ -60,6 +60,7 @@ export const proxyCommands: ClientCommand[] = [
         metricsAddr === undefined ? undefined : new (await import('../../proxy/metrics.js')).ProxyMetrics();
       const agent = {
         address: api.agent.address,
+        tls: api.agent.tls,
         ...(api.agent.token === undefined ? {} : { token: api.agent.token }),
       };
       const service = new ConnectService({
@@ -77,7 +78,9 @@ export const proxyCommands: ClientCommand[] = [
           const { host, port } = hostPort('metrics-addr', metricsAddr, 'host', 'port');
           metricsServer = await metrics.listen(port, host);
         }
-        await proxy.start();
+        // The SDK's retries keep no process alive: this one waits for its first leaf.
+        const waiting = setInterval(() => {}, 60_000);
+        await proxy.start().finally(() => clearInterval(waiting));
       } catch (err) {
         metricsServer?.close();
         service.close();
