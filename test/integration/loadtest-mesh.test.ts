@@ -85,6 +85,8 @@ describe('svc-agent loadtest mesh', () => {
     expect(served).toBeGreaterThan(0);
     expect(r.summary.ok).toBe(served);
     expect(r.facts['connections the echo application accepted']).toBe(served);
+    expect(r.facts['refused by intention (sidecars)']).toBe(0);
+    expect(r.facts['handshake failures (sidecars)']).toBe(0);
     expect(r.crossCheck).toBeNull();
   });
 
@@ -96,6 +98,9 @@ describe('svc-agent loadtest mesh', () => {
     expect(r.summary.ok).toBe(0);
     expect(r.summary.outcomes.refused!.requests).toBeGreaterThan(0);
     expect(r.facts['connections the echo application accepted']).toBe(0);
+    // Each refusal the client saw is the echo sidecar's deny, none a failed handshake.
+    expect(r.facts['refused by intention (sidecars)']).toBe(r.summary.outcomes.refused!.requests);
+    expect(r.facts['handshake failures (sidecars)']).toBe(0);
     expect(r.crossCheck).toBeNull();
   });
 
@@ -128,6 +133,7 @@ describe('svc-agent loadtest mesh', () => {
     const r = JSON.parse(await readFile(out, 'utf8')) as Result;
     expect(r.settings).toMatchObject({ upstream, proxyPids: [] });
     expect(r.facts['proxies started']).toBe(0);
+    expect(r.facts['refused by intention (sidecars)']).toBeNull();
     expect(r.summary.errors).toEqual({});
     expect(r.summary.outcomes.served!.requests).toBe(accepted);
     expect(accepted).toBeGreaterThan(0);

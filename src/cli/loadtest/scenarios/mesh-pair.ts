@@ -26,6 +26,8 @@ export interface MeshPair {
   readonly pids: readonly number[];
   /** Connections the echo application accepted. */
   accepted(): number;
+  /** Connections the two proxies refused so far, by reason (their svc_proxy_connections_refused_total). */
+  refusals(): Promise<Map<string, number>>;
   /** Writes the client -> app intention. */
   intention(action: 'allow' | 'deny'): Promise<void>;
   /** Stops the proxies (SIGTERM) and the application, and removes what the run registered; the proxies that did not exit in time (then killed). */
@@ -54,11 +56,35 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts `connect proxy -sidecar-for id`; resolves once it says it runs, rejects with its last line if it exits first. */
-function startProxy(agent: string, token: string | undefined, id: string): Promise<ChildProcess> {
+const REFUSED_SERIES = /^svc_proxy_connections_refused_total\{reason="([^"]+)"\} (\d+)$/gm;
+
+/** A proxy's refusals by reason, read from its metrics listener. */
+async function refusalsAt(metricsPort: number): Promise<Map<string, number>> {
+  const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  const text = await res.text();
+  return new Map([...text.matchAll(REFUSED_SERIES)].map(([, reason, n]) => [reason!, Number(n)]));
+}
+
+/**
+ * Starts `connect proxy -sidecar-for id` with its metrics on `metricsPort`; resolves once it says
+ * it runs, rejects with its last line if it exits first.
+ */
+function startProxy(agent: string, token: string | undefined, id: string, metricsPort: number): Promise<ChildProcess> {
+  const metrics = ['-metrics-addr', `127.0.0.1:${metricsPort}`];
   const child = spawn(
     process.execPath,
-    [mainFile(), 'connect', 'proxy', '-sidecar-for', id, '-http-addr', agent, '-drain', String(PROXY_DRAIN_MS)],
+    [
+      mainFile(),
+      'connect',
+      'proxy',
+      '-sidecar-for',
+      id,
+      '-http-addr',
+      agent,
+      '-drain',
+      String(PROXY_DRAIN_MS),
+      ...metrics,
+    ],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: token === undefined ? process.env : { ...process.env, SVC_HTTP_TOKEN: token },
@@ -175,13 +201,24 @@ export async function startMeshPair(api: ApiClient, prefix: string, say: (line: 
     await intention('allow');
     say(`starting two proxies (svc-agent connect proxy -sidecar-for ${app}, ${client}) ...`);
     const { address, token } = api.agent;
-    for (const id of [app, client]) children.push(await startProxy(address, token, id));
+    const metricsPorts: number[] = [];
+    for (const id of [app, client]) {
+      metricsPorts.push(await freePort());
+      children.push(await startProxy(address, token, id, metricsPorts.at(-1)!));
+    }
+    const refusals = async (): Promise<Map<string, number>> => {
+      const total = new Map<string, number>();
+      for (const port of metricsPorts)
+        for (const [reason, n] of await refusalsAt(port)) total.set(reason, (total.get(reason) ?? 0) + n);
+      return total;
+    };
     return {
       upstream: { host: '127.0.0.1', port: upstreamPort },
       app,
       client,
       pids: children.map((c) => c.pid as number),
       accepted: () => accepted,
+      refusals,
       intention,
       close,
     };

@@ -37,6 +37,10 @@ const flags: FlagSpecs = {
 const READY_MS = 30_000;
 const PROBE_EVERY_MS = 100;
 
+/** The sidecars' refusal reasons (README, `-metrics-addr`) that are a failed or refused TLS handshake. */
+const HANDSHAKE_REASONS = ['handshake', 'no-identity', 'trust-domain'];
+const OTHER_REASONS = ['authorize-failed', 'local-app', 'upstream'];
+
 /** `served` and `refused` outcomes: a refusal is the mesh's answer, not the generator's error. */
 function kindOf(outcome: Outcome): string {
   return outcome === ECHOED ? 'served' : outcome === REFUSED ? 'refused' : '';
@@ -134,6 +138,7 @@ async function measure(
   });
   const tally = new Tally();
   const acceptedBefore = pair?.accepted() ?? 0;
+  const refusedBefore = await pair?.refusals();
   tally.start(ctx.progress);
   const pacer = common.stages === undefined ? undefined : new Pacer(common.stages);
   const from = epochClock.now();
@@ -151,6 +156,11 @@ async function measure(
   });
   const { elapsedMs, cpuPct, clientBusy } = tally.finish();
   const accepted = (pair?.accepted() ?? 0) - acceptedBefore;
+  const refusedAfter = await pair?.refusals();
+  const refusedFor = (...reasons: string[]): number | null =>
+    refusedAfter === undefined
+      ? null
+      : reasons.reduce((sum, r) => sum + (refusedAfter.get(r) ?? 0) - (refusedBefore?.get(r) ?? 0), 0);
   for (const c of channels) c.close();
   const served = tally.aggregate.outcomes.get('served')?.requests ?? 0;
   const mbPerSecond = Math.round(((served * payload.length) / elapsedMs / 1000) * 100) / 100;
@@ -182,6 +192,10 @@ async function measure(
         ? ['echoed MB/s (each way)', mbPerSecond]
         : ['connections the echo application accepted', pair === undefined ? null : accepted],
       ['proxies started', pair === undefined ? 0 : pair.pids.length],
+      // What a `refused` connection was, from the sidecars' own counts (the client sees a closed connection either way).
+      ['refused by intention (sidecars)', refusedFor('denied')],
+      ['handshake failures (sidecars)', refusedFor(...HANDSHAKE_REASONS)],
+      ['refused otherwise (sidecars: authorize failed, application or mesh unreachable)', refusedFor(...OTHER_REASONS)],
     ],
   };
 }
