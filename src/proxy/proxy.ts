@@ -29,6 +29,11 @@ export interface ProxyStats {
 export interface ProxyOptions {
   /** How long the open connections of a listener removed by apply() are given to end. */
   readonly drainMs: number;
+  /**
+   * The service to be once the registration names another destination (DestinationServiceName):
+   * its leaf, its authorize target. Without it such a change is logged and needs a restart.
+   */
+  readonly serviceFor?: (name: string) => ConnectService;
 }
 
 /** A listening server and the connections it piped that are still open. */
@@ -60,7 +65,7 @@ export class ConnectProxy {
 
   constructor(
     private config: ProxyConfig,
-    private readonly service: ConnectService,
+    private service: ConnectService,
     private readonly log: SdkLogger,
     private readonly options: ProxyOptions = { drainMs: 5_000 },
   ) {}
@@ -85,8 +90,8 @@ export class ConnectProxy {
   async close(drainMs: number): Promise<void> {
     this.closed = true;
     await this.applied;
-    if (this.publicListener !== undefined) this.drain(this.publicListener, drainMs);
-    for (const listener of this.upstreams.values()) this.drain(listener, drainMs);
+    if (this.publicListener !== undefined) void this.drain(this.publicListener, drainMs);
+    for (const listener of this.upstreams.values()) void this.drain(listener, drainMs);
     this.publicListener = undefined;
     this.upstreams.clear();
     this.service.close();
@@ -95,15 +100,12 @@ export class ConnectProxy {
 
   private async reconcile(next: ProxyConfig, starting: boolean): Promise<void> {
     if (this.closed) return;
-    if (next.service !== this.config.service)
-      this.log.warn(
-        { service: this.config.service, registered: next.service },
-        'the destination service changed: a proxy serves one service, restart it to follow',
-      );
+    const serving = next.service === this.config.service || (await this.becomeService(next.service));
+    if (this.closed) return;
     const [was, now] = [this.config.publicListener, next.publicListener];
     if (was !== undefined && now !== undefined && localAddress(was) !== localAddress(now))
       this.log.info({ service: this.config.service, address: localAddress(now) }, 'the local application moved');
-    this.config = { ...next, service: this.config.service };
+    this.config = { ...next, service: serving ? next.service : this.config.service };
     const bind = async (what: string, open: () => Promise<void>): Promise<void> => {
       try {
         await open();
@@ -115,7 +117,7 @@ export class ConnectProxy {
     const pub = next.publicListener;
     const pubKey = pub === undefined ? '' : `${pub.bindAddress}:${pub.bindPort} handshake ${pub.handshakeTimeoutMs}`;
     if (this.publicListener !== undefined && this.publicListener.key !== pubKey) {
-      this.drain(this.publicListener, this.options.drainMs);
+      void this.drain(this.publicListener, this.options.drainMs);
       this.publicListener = undefined;
       this.log.info({ service: this.config.service }, 'public listener closed');
     }
@@ -130,11 +132,43 @@ export class ConnectProxy {
         continue;
       }
       this.upstreams.delete(address);
-      this.drain(listener, this.options.drainMs);
+      void this.drain(listener, this.options.drainMs);
       this.log.info({ address, destination: listener.upstream.destinationName }, 'upstream listener closed');
     }
     for (const [address, upstream] of wanted)
       if (!this.upstreams.has(address)) await bind(address, () => this.openUpstream(address, upstream));
+  }
+
+  /**
+   * Serves as `name` from now on, once its leaf and roots are held: every listener was opened as the
+   * old service (the public one presents its leaf and authorizes to it, upstream dials present it),
+   * so each is drained and opened again; the old service goes once their connections have ended.
+   * False, still serving the old one, when there is no serviceFor or the agent refuses the new one.
+   */
+  private async becomeService(name: string): Promise<boolean> {
+    const fields = { service: this.config.service, registered: name };
+    if (this.options.serviceFor === undefined) {
+      this.log.warn(fields, 'the destination service changed: a proxy serves one service, restart it to follow');
+      return false;
+    }
+    const next = this.options.serviceFor(name);
+    try {
+      await next.ready;
+    } catch (err) {
+      next.close();
+      const why = { ...fields, err: err instanceof Error ? err.message : String(err) };
+      this.log.warn(why, 'the destination service changed, but the proxy cannot serve it: serving the old one');
+      return false;
+    }
+    const old = this.service;
+    this.service = next;
+    const listeners = [...(this.publicListener === undefined ? [] : [this.publicListener]), ...this.upstreams.values()];
+    this.publicListener = undefined;
+    this.upstreams.clear();
+    const drained = listeners.map((listener) => this.drain(listener, this.options.drainMs));
+    void Promise.all(drained).then(() => old.close());
+    this.log.info(fields, 'the destination service changed: serving as the new one');
+    return true;
   }
 
   private async openPublic(pub: PublicListener, key: string): Promise<void> {
@@ -160,10 +194,10 @@ export class ConnectProxy {
   }
 
   /** Stops `listener` taking connections and ends its open ones after `drainMs` at most. */
-  private drain(listener: Listener, drainMs: number): void {
+  private drain(listener: Listener, drainMs: number): Promise<void> {
     listener.server.close();
     const { open } = listener;
-    if (open.size === 0) return;
+    if (open.size === 0) return Promise.resolve();
     const done = new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, drainMs);
       const check = (): void => {
@@ -177,6 +211,7 @@ export class ConnectProxy {
       this.draining.delete(done);
     });
     this.draining.add(done);
+    return done;
   }
 
   private toLocal(socket: TLSSocket, open: Set<Socket>): void {

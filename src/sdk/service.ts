@@ -48,6 +48,8 @@ export interface ConnectServiceOptions extends AgentAddress {
   readonly closeDenied?: boolean;
   /** Told how long each inbound handshake and each authorize took (the proxy's metrics). */
   readonly timings?: ServiceTimings;
+  /** Counts to add to, in place of new ones: another service's, whose counting this one carries on. */
+  readonly stats?: ServiceStats;
 }
 
 export interface ServiceTimings {
@@ -105,13 +107,7 @@ export class ConnectService {
    * While the agent cannot be reached it waits, trying again.
    */
   readonly ready: Promise<void>;
-  readonly stats: ServiceStats = {
-    accepted: 0,
-    refused: { handshake: 0, 'no-identity': 0, 'trust-domain': 0, denied: 0, 'authorize-failed': 0 },
-    dialed: 0,
-    dialFailures: 0,
-    closedOnDeny: 0,
-  };
+  readonly stats: ServiceStats;
   private readonly source: MeshSource;
   private readonly log: SdkLogger;
   private leaf: Leaf | undefined;
@@ -130,6 +126,13 @@ export class ConnectService {
         ? new HttpMeshSource(options)
         : new InProcessMeshSource(options.agent, options.token));
     this.log = options.log ?? SILENT;
+    this.stats = options.stats ?? {
+      accepted: 0,
+      refused: { handshake: 0, 'no-identity': 0, 'trust-domain': 0, denied: 0, 'authorize-failed': 0 },
+      dialed: 0,
+      dialFailures: 0,
+      closedOnDeny: 0,
+    };
     let becameReady!: () => void;
     let cannotStart!: (err: Error) => void;
     this.ready = new Promise((resolve, reject) => ((becameReady = resolve), (cannotStart = reject)));

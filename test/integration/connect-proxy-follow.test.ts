@@ -1,7 +1,8 @@
 // A sidecar started with -sidecar-for follows its registration as it changes (blocking on its
 // ContentHash): an upstream added opens a listener that serves, a removed one stops taking
 // connections while an established one drains; a new local service port takes new connections;
-// a new public port is bound again and web's sidecar reaches db there.
+// a new public port is bound again and web's sidecar reaches db there; a new destination service
+// (DestinationServiceName) is served with its own leaf, web reaching it as that service.
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -104,5 +105,32 @@ describe('the sidecar follows its registration', () => {
     // web's sidecar learns the new port from health/connect's blocking answer, which may come just
     // after db's sidecar rebinds: until then a dial reaches the old port and is refused.
     while ((await exchange(firstUpstream, 'rebound')) !== 'rebound');
+  });
+
+  it('serves as a new destination service with its leaf, and web reaches it by that name', async () => {
+    const public2 = await freePort();
+    await put('/v1/agent/service/register', {
+      Kind: 'connect-proxy',
+      ID: 'db-sidecar-proxy',
+      Name: 'db2-sidecar-proxy',
+      Port: public2,
+      Checks: [{ Name: 'proxy up', TTL: '1h', Status: 'passing' }],
+      Proxy: {
+        DestinationServiceName: 'db2',
+        LocalServiceAddress: '127.0.0.1',
+        LocalServicePort: apps[0]!.port,
+        Config: { bind_address: '127.0.0.1' },
+      },
+    });
+    await db.said('the destination service changed: serving as the new one service=db registered=db2');
+    await db.said(`public listener started address=127.0.0.1:${public2} service=db2`);
+    const toDb2 = await freePort();
+    await register('web', 1, webPublic, [upstream(firstUpstream), { DestinationName: 'db2', LocalBindPort: toDb2 }]);
+    await web.said(`upstream listener started address=127.0.0.1:${toDb2}`);
+    const before = apps[0]!.accepted();
+    expect(await exchange(toDb2, 'as db2')).toBe('as db2');
+    expect(apps[0]!.accepted()).toBe(before + 1);
+    // No instance serves as db any longer: web's upstream to db is refused, db2's leaf not db's.
+    expect(await exchange(firstUpstream, 'as db?')).toBe('');
   });
 });

@@ -63,14 +63,16 @@ export const proxyCommands: ClientCommand[] = [
         tls: api.agent.tls,
         ...(api.agent.token === undefined ? {} : { token: api.agent.token }),
       };
-      const service = new ConnectService({
-        name: config.service,
+      const serviceOptions = {
         ...agent,
         closeDenied: flags['close-denied'] !== false,
         ...(metrics === undefined ? {} : { timings: metrics.timings }),
         log: lineLogger(io),
-      });
-      const proxy = new ConnectProxy(config, service, lineLogger(io), { drainMs });
+      };
+      const service = new ConnectService({ name: config.service, ...serviceOptions });
+      // A new destination is served by a new service, counting on in the same stats.
+      const serviceFor = (name: string) => new ConnectService({ name, ...serviceOptions, stats: service.stats });
+      const proxy = new ConnectProxy(config, service, lineLogger(io), { drainMs, serviceFor });
       metrics?.count(proxy, service);
       let metricsServer: Server | undefined;
       try {
