@@ -344,11 +344,11 @@ const ELECTION_WAIT_MS = 7_000;
  */
 const PROBE_DEADLINE_MS = 1_000;
 /**
- * A member whose every try has failed for this long gets a new connection (member-channel.ts):
- * packets lost in a partition leave the old one waiting on TCP's retransmission timer (doubling up
- * to a minute or more for an unanswered SYN or unacknowledged data) after the link is back. Its
- * streams have moved already, so nothing is lost; an abandoned attempt's socket is closed by the
- * kernel within about two minutes, so a long partition leaves about a dozen per member.
+ * A member whose every try has failed for this long, its connection attempt still under way, gets
+ * a new attempt (member-channel.ts): a SYN lost in a partition leaves the attempt waiting on TCP's
+ * doubling retransmission timer (up to a minute) after the link is back. An abandoned attempt's
+ * socket is closed by the kernel within about two minutes, so a long partition leaves about a
+ * dozen per member. A refused attempt is not stuck: gRPC tries again within 2 s by itself.
  */
 const FRESH_CONNECTION_MS = 10_000;
 /** Grant and put of a leased key: the owner (members.ts) tries again with its own backoff. */
@@ -434,7 +434,7 @@ class MemberHealth implements IPolicy<IDefaultPolicyContext> {
   /** Asks this member alone for its status (see wireIntoPool). */
   probe: (deadlineMs: number) => Promise<void> = () => Promise.resolve();
   /** The member's connection (see wireIntoPool). */
-  channel: MemberChannel = { reconnect: () => {} };
+  channel: MemberChannel = { connecting: () => false, reconnect: () => {} };
 
   constructor(
     readonly host: string,
@@ -519,12 +519,12 @@ class MemberHealth implements IPolicy<IDefaultPolicyContext> {
     for (const stream of streams) stream.cancel();
   }
 
-  /** A connection that every try has failed on for FRESH_CONNECTION_MS is replaced by a new one. */
+  /** An attempt still connecting after tries have failed for FRESH_CONNECTION_MS is replaced. */
   private freshConnectionIfStuck(now: number): void {
     if (this.connectionFailingSince === 0) this.connectionFailingSince = now;
-    else if (now - this.connectionFailingSince >= FRESH_CONNECTION_MS) {
+    else if (now - this.connectionFailingSince >= FRESH_CONNECTION_MS && this.channel.connecting()) {
       this.connectionFailingSince = now;
-      this.log?.debug({ member: this.host }, 'etcd member: still failing; trying a new connection');
+      this.log?.debug({ member: this.host }, 'etcd member: its connection attempt still under way; trying a new one');
       this.channel.reconnect();
     }
   }

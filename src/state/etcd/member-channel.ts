@@ -8,8 +8,12 @@
 
 /** grpc-js's Channel, as much of it as is used here. */
 interface GrpcChannel {
+  getConnectivityState(tryToConnect: boolean): number;
   close(): void;
 }
+
+/** grpc-js's ConnectivityState.CONNECTING. */
+const CONNECTING = 1;
 
 interface ServiceClient {
   getChannel(): GrpcChannel;
@@ -26,7 +30,13 @@ export interface ChannelHost {
 }
 
 export interface MemberChannel {
-  /** Drops the channel (and any call or stream still on it): the next call opens a new connection. */
+  /** Whether a connection attempt is under way (neither up nor failed). */
+  connecting(): boolean;
+  /**
+   * Drops the channel (and any call still on it): the next call opens a new connection. Only while
+   * connecting: grpc-js lets the closed channel's attempt go then, where a channel closed while
+   * waiting out its backoff after a failed attempt could reconnect later with no one to close it.
+   */
   reconnect(): void;
 }
 
@@ -56,5 +66,8 @@ export function shareOneChannel(host: ChannelHost, channelOptions: Record<string
     drop();
     host.closed = true;
   };
-  return { reconnect: drop };
+  return {
+    connecting: () => current()?.getConnectivityState(false) === CONNECTING,
+    reconnect: drop,
+  };
 }
