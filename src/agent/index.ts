@@ -1,6 +1,7 @@
 // The composition root: builds the agent's components from its config and wires them together.
 // The role (lone, cluster server, cluster client) is chosen once (choose-role.ts); its file wires
 // what differs, and this one what every agent has. No logic lives here.
+import { EventFeed } from '../events/event-feed.js';
 import { agentInfo } from '../agent-info.js';
 import { AgentTokens } from '../acl/agent-tokens.js';
 import { createAclDomain } from '../acl/domain.js';
@@ -138,6 +139,10 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     checkUpdateIntervalMs: () => running.checkUpdateIntervalMs,
   });
   void selfRegistered.then(() => antiEntropy.start());
+  const events = new EventFeed(store, {
+    nodeName: info.nodeName,
+    services: () => [...local.state.services()].map((s) => ({ name: s.service, tags: s.tags })),
+  });
 
   let listeners: Listeners | undefined;
   let closing: Promise<void> | undefined;
@@ -163,6 +168,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     catalogQueries,
     ca,
     local,
+    events,
     blocking,
     brand,
     clock,
@@ -208,6 +214,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       closing ??= (async () => {
         listeners?.close();
         blocking.releaseAll();
+        events.close();
         await antiEntropy.close();
         await local.close();
         intentions.close();

@@ -24,6 +24,8 @@ import { agentTokenRoutes } from '../http/handlers/agent-token.js';
 import { authorizeRoutes } from '../http/handlers/authorize.js';
 import { catalogRoutes } from '../http/handlers/catalog.js';
 import { connectCaRoutes, type ConnectCa } from '../http/handlers/connect-ca.js';
+import { eventFireRoutes, eventListRoutes } from '../http/handlers/events.js';
+import type { EventFeed } from '../events/event-feed.js';
 import { healthRoutes } from '../http/handlers/health.js';
 import { intentionsRoutes } from '../http/handlers/intentions.js';
 import { kvRoutes } from '../http/handlers/kv.js';
@@ -45,6 +47,8 @@ export interface ApiDeps {
   readonly catalogQueries: CatalogQueries;
   readonly ca: ConnectCa | undefined;
   readonly local: LocalAgent;
+  /** This agent's user events (/v1/event/list). */
+  readonly events: EventFeed;
   readonly blocking: BlockingQueries;
   readonly brand: BrandHeaders;
   readonly clock: Clock;
@@ -97,8 +101,9 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
       datacenter: config.datacenter,
     }),
     acl: aclRoutes({ ...d.aclDomain, store, blocking, brand, limits, random }),
+    events: eventFireRoutes({ store }),
   };
-  role.serveWrites([shared.kv, shared.ca, shared.intentions, shared.catalog, shared.acl], (groups) =>
+  role.serveWrites([shared.kv, shared.ca, shared.intentions, shared.catalog, shared.acl, shared.events], (groups) =>
     buildApi(maxBodyBytes, gate, groups),
   );
   const through = (group: (typeof shared)[keyof typeof shared]) => role.writesThrough(group, defaultToken);
@@ -115,6 +120,8 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
     through(shared.catalog),
     healthRoutes({ queries: d.catalogQueries, store, blocking, brand, limits, random, renders }),
     through(shared.acl),
+    through(shared.events),
+    eventListRoutes({ store, feed: d.events, blocking, brand, limits, random }),
     agentTokenRoutes({ tokens: d.agentTokens, nodeName: d.info.nodeName, log: d.log }),
     agentServiceRoutes({ local: d.local, brand, datacenter: config.datacenter, blocking, limits, random }),
     agentCheckRoutes({ local: d.local, brand }),

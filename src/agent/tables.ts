@@ -11,6 +11,7 @@ import {
 import { CATALOG_SCHEMAS } from '../catalog/model.js';
 import { CA_TABLE, caTableSchema, ROOTS_TABLE, storedRootSchema } from '../connect/ca/model.js';
 import { INTENTIONS_TABLE, storedIntentionSchema } from '../connect/intentions/model.js';
+import { EVENTS_TABLE, userEventSchema } from '../events/user-event.js';
 import { KV_TABLE, storedKvSchema } from '../kv/entries.js';
 import type { TableSchema, TableSchemas } from '../state/types.js';
 
@@ -26,4 +27,5 @@ export const TABLE_SCHEMAS: TableSchemas = new Map<string, TableSchema>([
   [CA_TABLE, caTableSchema],
   [ROOTS_TABLE, storedRootSchema],
   ...CATALOG_SCHEMAS,
+  [EVENTS_TABLE, userEventSchema],
 ]);

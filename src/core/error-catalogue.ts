@@ -146,6 +146,17 @@ export const ERROR_CATALOGUE = {
       'Request body({size} bytes) too large, max size: {max} bytes. See https://developer.hashicorp.com/docs/agent/config/config-files#kv_max_value_size.',
     note: 'Over limits.kv_max_value_size.',
   },
+  EVENT_NAME_MISSING: { kind: 'invalid', message: 'Missing name' },
+  EVENT_INVALID: {
+    kind: 'invalid',
+    message: '{detail}',
+    note: "A user event's filters as Consul checks them: a tag filter needs a service filter; each must be a valid regular expression.",
+  },
+  EVENT_TOO_LARGE: {
+    kind: 'too-large',
+    message: 'user event exceeds configured limit of {max} bytes before encoding (this one is {size})',
+    note: "Consul's gossip limit on a user event (its name, payload, filters and ID together): 512 bytes.",
+  },
   KV_INVALID_SESSION: {
     kind: 'invalid',
     message: 'Invalid session {session:q}',

@@ -77,6 +77,16 @@ export interface WatchedRead {
    * ACL view): they park together and are rendered once per wake-up. Absent: parked alone.
    */
   readonly shareKey?: string;
+  /**
+   * The index names the data rather than counting changes (Consul's event list: the last event's
+   * ID folded to 64 bits): any index but the one asked for is news, a lower one included.
+   */
+  readonly unordered?: boolean;
+}
+
+/** Whether a read at `index` answers a query that waits past `minIndex`. */
+function isNews(read: WatchedRead, index: number, minIndex: number): boolean {
+  return read.unordered === true ? index !== minIndex : index > minIndex;
 }
 
 /** Hands a reply to the transport that holds a parked request (the adapter's writer). */
@@ -123,7 +133,7 @@ export class BlockingQueries {
    */
   answer(req: ApiRequest, params: BlockingParams, read: WatchedRead): Reply | Parked {
     const index = read.index();
-    if (params.minIndex === 0 || index > params.minIndex) return read.render(index);
+    if (params.minIndex === 0 || isNews(read, index, params.minIndex)) return read.render(index);
     return new Parked(this, req, read, params);
   }
 
@@ -175,7 +185,7 @@ export class BlockingQueries {
       const current = this.current(group);
       if (current === undefined) return;
       for (const entry of [...group.members]) {
-        if (current.index > entry.minIndex) this.settle(entry, current.reply);
+        if (isNews(group.read, current.index, entry.minIndex)) this.settle(entry, current.reply);
       }
       // A watch fires only on a change of its target, so survivors are a safety net.
       if (group.members.size > 0) this.arm(group);
