@@ -2,8 +2,9 @@
 // fired; /v1/event/list lists them oldest first, by ?name, and blocks on Consul's event index (a
 // query at the current index waits for the next event, and is answered by it); filters that do not
 // match this agent keep an event off its list; with ACLs, event:write to fire and event:read to see.
+// `svc-agent event` fires one as `consul event` does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, type AgentProcess } from './support/agent-process.js';
+import { runCli, startAgent, type AgentProcess } from './support/agent-process.js';
 
 const ROOT = 'events-root';
 
@@ -110,5 +111,17 @@ describe('user events', () => {
     expect(seen.events.length).toBeGreaterThan(0);
     expect(seen.events.every((e) => e.Name === 'deploy')).toBe(true);
     expect(seen.filtered).toBe(true);
+  });
+
+  it('fires one from the CLI as consul event does, printing its ID; no name is one line, exit 1', async () => {
+    const flags = ['-http-addr', agent.url, '-token', ROOT];
+    const fired = await runCli(['event', ...flags, '-name', 'from-cli', '-node', '^events-', 'the payload']);
+    expect(fired.code, fired.stderr).toBe(0);
+    const id = /^Event ID: ([0-9a-f-]{36})\n$/.exec(fired.stdout)?.[1];
+    const listed = (await list('?name=from-cli')).events;
+    expect(listed.map((e) => [e.ID, e.Payload])).toEqual([[id, Buffer.from('the payload').toString('base64')]]);
+    const unnamed = await runCli(['event', ...flags]);
+    expect([unnamed.code, unnamed.stdout]).toEqual([1, '']);
+    expect(unnamed.stderr).toMatch(/^Event name must be specified\n/);
   });
 });

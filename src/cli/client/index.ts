@@ -11,6 +11,7 @@ import type { ClientCommand, Io } from './command.js';
 import { flagHelp, parseFlags, type FlagSpecs } from './flags.js';
 import { intentionCommands } from './intention.js';
 import { kvCommands } from './kv.js';
+import { eventCommands } from './event.js';
 import { maintCommands } from './maint.js';
 import { proxyCommands } from './proxy.js';
 import { servicesCommands } from './services.js';
@@ -23,6 +24,7 @@ export const CLIENT_COMMANDS: readonly ClientCommand[] = [
   ...intentionCommands,
   ...catalogCommands,
   ...servicesCommands,
+  ...eventCommands,
   ...maintCommands,
   ...agentCommands.filter((c) => c.name !== 'members'),
   ...proxyCommands,
