@@ -13,6 +13,7 @@ import { intentionCommands } from './intention.js';
 import { kvCommands } from './kv.js';
 import { eventCommands } from './event.js';
 import { maintCommands } from './maint.js';
+import { watchCommands } from './watch.js';
 import { proxyCommands } from './proxy.js';
 import { servicesCommands } from './services.js';
 import { nearestKey } from '../../config/did-you-mean.js';
@@ -26,6 +27,7 @@ export const CLIENT_COMMANDS: readonly ClientCommand[] = [
   ...servicesCommands,
   ...eventCommands,
   ...maintCommands,
+  ...watchCommands,
   ...agentCommands.filter((c) => c.name !== 'members'),
   ...proxyCommands,
 ];
