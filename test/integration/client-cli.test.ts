@@ -236,6 +236,16 @@ describe('client commands', { timeout: 120_000 }, () => {
       /^Node +Address +Status +Type +Build +Protocol +DC +Partition +Segment$/,
     );
     expect(members.stdout.split('\n')[1]).toMatch(/^\S+ +127\.0\.0\.1:8301 +alive +server /);
+    // -detailed: the tags as key=value, sorted, with the partition and segment Consul shows.
+    const detailed = (await cli('members', '-detailed')).stdout.split('\n');
+    expect(detailed[0]).toMatch(/^Node +Address +Status +Tags$/);
+    const [, tags] = /^\S+ +127\.0\.0\.1:8301 +alive +(\S+)$/.exec(detailed[1]!) ?? [];
+    const keys = tags!.split(',').map((pair) => pair.split('=')[0]);
+    expect(keys).toEqual([...keys].sort());
+    expect(tags!.split(',')).toEqual(expect.arrayContaining(['partition=default', 'role=consul', 'segment=<all>']));
+    // -status filters by a regular expression; none matching is exit status 2 and no output.
+    expect((await cli('members', '-status', '^al')).stdout.split('\n')[1]).toMatch(/ alive /);
+    expect(await cli('members', '-status', 'failed')).toMatchObject({ code: 2, stdout: '' });
     const info = await cli('info');
     expect(info.stdout).toContain('consul:\n\tacl = enabled\n');
     expect(await cli('reload')).toMatchObject({ code: 0, stdout: 'Configuration reload triggered\n' });

@@ -12,30 +12,79 @@ interface Member {
 
 const STATUS = ['none', 'alive', 'leaving', 'left', 'failed'];
 
+/** Go's string order (byte order), as sort.Strings. */
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 export const agentCommands: ClientCommand[] = [
   {
     name: 'members',
     synopsis: 'Lists the members of the cluster',
     argsUsage: '',
     arity: [0, 0],
-    flags: { wan: { kind: 'bool', doc: 'The WAN members (servers, named node.dc).' } },
+    flags: {
+      wan: { kind: 'bool', doc: 'The WAN members (servers, named node.dc).' },
+      detailed: { kind: 'bool', doc: 'Provides detailed information about nodes.' },
+      status: {
+        kind: 'string',
+        doc: 'If provided, output is filtered to only nodes matching the regular expression for status.',
+      },
+    },
     async run({ api, flags, io }) {
-      const members = await api.json<Member[]>(
+      const filter = typeof flags.status === 'string' ? flags.status : '.*';
+      let statusRe: RegExp;
+      try {
+        statusRe = new RegExp(filter, 'u');
+      } catch (err) {
+        throw usageError('CLI_FLAG_VALUE', {
+          flag: 'status',
+          value: filter,
+          reason: `Failed to compile status regexp: ${(err as Error).message}`,
+        });
+      }
+      const all = await api.json<Member[]>(
         'GET',
         `/v1/agent/members${flags.wan === true ? '?wan=1' : ''}`,
         undefined,
         'retrieving members',
       );
+      const statusOf = (m: Member): string => STATUS[m.Status] ?? 'unknown';
+      // As Consul's: servers first, then by name; the partition and segment tags as it shows them.
+      const members = all
+        .filter((m) => statusRe.test(statusOf(m)))
+        .map((m) => ({
+          ...m,
+          Tags: <Record<string, string>>{
+            ...m.Tags,
+            partition: m.Tags.partition || 'default',
+            segment: m.Tags.role === 'consul' ? '<all>' : m.Tags.segment || '<default>',
+          },
+        }))
+        .sort((a, b) => Number(b.Tags.role === 'consul') - Number(a.Tags.role === 'consul') || cmp(a.Name, b.Name));
+      // No member matches: Consul's exit status 2, nothing printed.
+      if (members.length === 0) return 2;
+      if (flags.detailed === true) {
+        const rows = members.map((m) => [
+          m.Name,
+          `${m.Addr}:${m.Port}`,
+          statusOf(m),
+          Object.keys(m.Tags)
+            .sort(cmp)
+            .map((k) => `${k}=${m.Tags[k]}`)
+            .join(','),
+        ]);
+        io.out(`${table([['Node', 'Address', 'Status', 'Tags'], ...rows])}\n`);
+        return 0;
+      }
       const rows = members.map((m) => [
         m.Name,
         `${m.Addr}:${m.Port}`,
-        STATUS[m.Status] ?? 'unknown',
+        statusOf(m),
         m.Tags.role === 'consul' ? 'server' : 'client',
         (m.Tags.build ?? '').split(':')[0] ?? '',
         m.Tags.vsn ?? '',
         m.Tags.dc ?? '',
-        'default',
-        m.Tags.role === 'consul' ? '<all>' : '<default>',
+        m.Tags.partition ?? '',
+        m.Tags.segment ?? '',
       ]);
       io.out(
         `${table([['Node', 'Address', 'Status', 'Type', 'Build', 'Protocol', 'DC', 'Partition', 'Segment'], ...rows])}\n`,
