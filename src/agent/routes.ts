@@ -133,6 +133,7 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
       config: d.running,
       reload: d.reload,
       cluster: role.cluster?.routes,
+      stateIndex: () => store.index,
       stats: () => {
         const transport = d.transportStats();
         return {

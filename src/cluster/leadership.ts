@@ -7,6 +7,14 @@ import type { Logger } from '../core/log.js';
 import { spanText } from '../core/log-gate.js';
 import type { EtcdConnection, EtcdMember } from '../state/etcd/index.js';
 
+/** One voter of the replicated log (an etcd member), as /v1/operator/raft/configuration lists it. */
+export interface RaftServer {
+  readonly id: string;
+  readonly node: string;
+  readonly address: string;
+  readonly leader: boolean;
+}
+
 export interface LeadershipOptions {
   readonly connection: EtcdConnection;
   readonly clock: Clock;
@@ -90,6 +98,17 @@ export class EtcdLeadership {
     const members = await this.members();
     const leader = members.find((m) => m.id === this.leaderId);
     return leader === undefined ? '' : hostPort(leader);
+  }
+
+  /** etcd's members as Consul's raft servers: each one's name, ID and client address, the leader marked. */
+  async raftServers(): Promise<RaftServer[]> {
+    const members = await this.members();
+    return members.map((m) => ({
+      id: m.id,
+      node: m.name,
+      address: hostPort(m),
+      leader: this.known && m.id === this.leaderId,
+    }));
   }
 
   /** Every member's client address as `host:port`. */

@@ -17,7 +17,7 @@ import {
   type EtcdConnectionOptions,
   type EtcdStore,
 } from '../state/etcd/index.js';
-import { EtcdLeadership } from './leadership.js';
+import { EtcdLeadership, type RaftServer } from './leadership.js';
 import { ClusterMembers, type MemberRecord } from './members.js';
 
 export interface ClusterState {
@@ -31,6 +31,7 @@ export interface ClusterState {
     members(): readonly MemberRecord[];
     leader(): Promise<string>;
     peers(): Promise<string[]>;
+    raftServers(): Promise<RaftServer[]>;
   };
   /** Records the HTTP port the agent bound (known only once it listens). */
   listening(port: number): Promise<void>;
@@ -138,6 +139,7 @@ export async function openClusterState(
       members: () => members.list(),
       leader: () => leadership.leader(),
       peers: () => leadership.peers(),
+      raftServers: () => leadership.raftServers(),
     },
     async listening(port) {
       if (port === current.port) return;

@@ -229,7 +229,7 @@ describe('client commands', { timeout: 120_000 }, () => {
     expect((await cli('intention', 'delete', 'team-a/*', 'db')).code).toBe(0);
   });
 
-  it('members, info and reload', async () => {
+  it('members, operator raft list-peers, info and reload', async () => {
     const members = await cli('members');
     expect(members.code).toBe(0);
     expect(members.stdout.split('\n')[0]).toMatch(
@@ -246,6 +246,10 @@ describe('client commands', { timeout: 120_000 }, () => {
     // -status filters by a regular expression; none matching is exit status 2 and no output.
     expect((await cli('members', '-status', '^al')).stdout.split('\n')[1]).toMatch(/ alive /);
     expect(await cli('members', '-status', 'failed')).toMatchObject({ code: 2, stdout: '' });
+    // A lone agent is a raft of one: itself, the leader, at its state's index.
+    const peers = (await cli('operator', 'raft', 'list-peers')).stdout.split('\n');
+    expect(peers[0]).toMatch(/^Node +ID +Address +State +Voter +RaftProtocol +Commit Index +Trails Leader By$/);
+    expect(peers[1]).toMatch(/^\S+ +[0-9a-f-]{36} +127\.0\.0\.1:8300 +leader +true +3 +\d+ +-$/);
     const info = await cli('info');
     expect(info.stdout).toContain('consul:\n\tacl = enabled\n');
     expect(await cli('reload')).toMatchObject({ code: 0, stdout: 'Configuration reload triggered\n' });

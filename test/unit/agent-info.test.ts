@@ -27,6 +27,7 @@ async function get(path: string): Promise<unknown> {
     config: () => config,
     reload: () => Promise.resolve(),
     stats: () => ({}),
+    stateIndex: () => 42,
   });
   const method = routes.find((r) => r.path === path)?.methods.GET as MethodSpec;
   const reply = (await method.handler(request({ path }), everyone, undefined)) as Reply;

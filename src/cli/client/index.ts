@@ -13,6 +13,7 @@ import { intentionCommands } from './intention.js';
 import { kvCommands } from './kv.js';
 import { eventCommands } from './event.js';
 import { maintCommands } from './maint.js';
+import { operatorCommands } from './operator.js';
 import { watchCommands } from './watch.js';
 import { proxyCommands } from './proxy.js';
 import { servicesCommands } from './services.js';
@@ -27,6 +28,7 @@ export const CLIENT_COMMANDS: readonly ClientCommand[] = [
   ...servicesCommands,
   ...eventCommands,
   ...maintCommands,
+  ...operatorCommands,
   ...watchCommands,
   ...agentCommands.filter((c) => c.name !== 'members'),
   ...proxyCommands,

@@ -21,6 +21,8 @@ export interface AgentDeps {
   /** Re-reads the config files and applies what can change (PUT /v1/agent/reload); throws the reason it could not. */
   readonly reload: () => Promise<void>;
   readonly stats: () => Record<string, Record<string, string>>;
+  /** The state store's index (a lone agent's raft LastIndex). */
+  readonly stateIndex: () => number;
   /** Present in cluster mode: members, leader and peers come from etcd instead of this agent alone. */
   readonly cluster?: ClusterView | undefined;
 }
@@ -31,6 +33,15 @@ export interface ClusterView {
   /** The etcd leader's client address (`host:port`), "" when none is known. */
   leader(): Promise<string>;
   peers(): Promise<string[]>;
+  /** etcd's members, the leader marked (/v1/operator/raft/configuration). */
+  raftServers(): Promise<readonly RaftServerView[]>;
+}
+
+export interface RaftServerView {
+  readonly id: string;
+  readonly node: string;
+  readonly address: string;
+  readonly leader: boolean;
 }
 
 export function agentRoutes({
@@ -42,6 +53,7 @@ export function agentRoutes({
   metrics,
   prometheus,
   cluster,
+  stateIndex,
 }: AgentDeps): Route[] {
   const leader = `${info.advertiseAddr}:${SERVER_PORT}`;
   const config = running();
@@ -153,6 +165,35 @@ export function agentRoutes({
             cluster === undefined
               ? jsonReply(leader, req.pretty)
               : cluster.leader().then((l) => jsonReply(l, req.pretty)),
+        },
+      },
+    },
+    {
+      path: '/v1/operator/raft/configuration',
+      methods: {
+        GET: {
+          acl: { resource: 'operator', access: 'read' },
+          handler: async (req) => {
+            // A lone agent is a cluster of one: its own leader. In a cluster, etcd's members are the voters.
+            const servers =
+              cluster === undefined
+                ? [{ id: info.nodeId, node: info.nodeName, address: leader, leader: true, lastIndex: stateIndex() }]
+                : await cluster.raftServers();
+            const body = {
+              Servers: servers.map((s) => ({
+                ID: s.id,
+                Node: s.node,
+                Address: s.address,
+                Leader: s.leader,
+                ProtocolVersion: '3',
+                Voter: true,
+                // etcd does not say how far each member has applied: left out there, not guessed.
+                ...('lastIndex' in s ? { LastIndex: s.lastIndex } : {}),
+              })),
+              Index: 0,
+            };
+            return jsonReply(body, req.pretty);
+          },
         },
       },
     },
