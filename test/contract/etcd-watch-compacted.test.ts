@@ -33,9 +33,18 @@ describe('watches from a compacted revision', () => {
     const threeCancelled = new Promise<void>((done) => (cancelledThree = done));
     const allLive = new Promise<void>((done) => (sawAll = done));
     const froms = [1, 2, last, 3, last + 1, 0];
+    // The watch from 0 starts at etcd's revision when it is created: the write must come after.
+    let connectedLive: () => void = () => {};
+    const liveConnected = new Promise<void>((done) => (connectedLive = done));
+    const live = new Set([last, last + 1, 0]);
+    const connected = new Set<number>();
     for (const from of froms) {
       client.watchRange(Buffer.from('/w/'), Buffer.from('/w0'), from, {
-        connected: () => {},
+        connected: () => {
+          if (!live.has(from)) return;
+          connected.add(from);
+          if (connected.size === live.size) connectedLive();
+        },
         events: (evs) => {
           events.set(from, (events.get(from) ?? 0) + evs.length);
           if (events.size === 3) sawAll();
@@ -48,6 +57,7 @@ describe('watches from a compacted revision', () => {
     }
     // The ones from before the compaction are cancelled; a write then reaches the three left.
     await threeCancelled;
+    await liveConnected;
     await put('/w/after');
     await allLive;
     expect(told.sort()).toEqual(['1 cancelled', '2 cancelled', '3 cancelled']);
