@@ -53,7 +53,7 @@ export function blockingTimeout(waitMs: number, limits: BlockingLimits, random: 
 }
 
 /** The meta headers of a blocking-capable read; the index is never 0 (Consul's clients loop on 0). */
-export function queryMetaHeaders(brand: BrandHeaders, index: number): Header[] {
+export function queryMetaHeaders(brand: BrandHeaders, index: number | bigint): Header[] {
   const leader = brand.leader;
   return [
     [brand.index, String(index > 0 ? index : 1)],

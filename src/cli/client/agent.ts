@@ -1,6 +1,6 @@
 // `members`, `reload`, `info`, and `connect ca get-config|set-config`.
 import { usageError } from '../usage-error.js';
-import { SERVER_FLAGS, fileText, table, type ClientCommand } from './command.js';
+import { SERVER_FLAGS, byBytes, fileText, table, type ClientCommand } from './command.js';
 
 interface Member {
   Name: string;
@@ -11,9 +11,6 @@ interface Member {
 }
 
 const STATUS = ['none', 'alive', 'leaving', 'left', 'failed'];
-
-/** Go's string order (byte order), as sort.Strings. */
-const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 export const agentCommands: ClientCommand[] = [
   {
@@ -59,7 +56,7 @@ export const agentCommands: ClientCommand[] = [
             segment: m.Tags.role === 'consul' ? '<all>' : m.Tags.segment || '<default>',
           },
         }))
-        .sort((a, b) => Number(b.Tags.role === 'consul') - Number(a.Tags.role === 'consul') || cmp(a.Name, b.Name));
+        .sort((a, b) => Number(b.Tags.role === 'consul') - Number(a.Tags.role === 'consul') || byBytes(a.Name, b.Name));
       // No member matches: Consul's exit status 2, nothing printed.
       if (members.length === 0) return 2;
       if (flags.detailed === true) {
@@ -68,7 +65,7 @@ export const agentCommands: ClientCommand[] = [
           `${m.Addr}:${m.Port}`,
           statusOf(m),
           Object.keys(m.Tags)
-            .sort(cmp)
+            .sort(byBytes)
             .map((k) => `${k}=${m.Tags[k]}`)
             .join(','),
         ]);

@@ -1,7 +1,7 @@
 // `catalog datacenters|nodes|services`: Consul's `consul catalog` list commands, same flags, same
 // columns, same "No ... match the given query" line on standard error with exit code 0.
 import { usageError } from '../usage-error.js';
-import { SERVER_FLAGS, table, valueOf, type ClientCommand, type Context } from './command.js';
+import { SERVER_FLAGS, byBytes, table, valueOf, type ClientCommand, type Context } from './command.js';
 import type { FlagSpecs } from './flags.js';
 
 interface CatalogNode {
@@ -32,9 +32,6 @@ const NODE_META: FlagSpecs = {
     doc: 'Metadata to filter nodes with the given `key=value` pairs. May be given more than once.',
   },
 };
-
-/** Go's byte-order string sort (sort.Strings). */
-const byBytes = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The query string of Consul's QueryOptions: `node-meta=k:v` per pair, then the named values. */
 function queryOf(flags: Context['flags'], extra: Readonly<Record<string, string | undefined>>): string {

@@ -89,3 +89,6 @@ export function table(rows: readonly (readonly string[])[]): string {
     .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '))
     .join('\n');
 }
+
+/** Go's byte-order string sort (sort.Strings). */
+export const byBytes = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

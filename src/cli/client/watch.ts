@@ -5,6 +5,7 @@
 // handler fails. An event watch hands on only the events after the last one handed on, as Consul's.
 import { spawn } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
+import { eventIndex } from '../../events/user-event.js';
 import { usageError } from '../usage-error.js';
 import type { ApiClient } from './api.js';
 import { SERVER_FLAGS, type ClientCommand } from './command.js';
@@ -89,14 +90,9 @@ function eventRead(name: string): Read {
   return async (api, index) => {
     const read = await list(api, index);
     const events = read.data as { ID: string }[];
-    const seen = events.findIndex((e) => eventIndex(e.ID) === index);
+    const seen = events.findIndex((e) => String(eventIndex(e.ID)) === index);
     return { index: read.index, data: seen < 0 ? events : events.slice(seen + 1) };
   };
-}
-
-function eventIndex(id: string): string {
-  const hex = id.replaceAll('-', '');
-  return String(BigInt(`0x${hex.slice(0, 16)}`) ^ BigInt(`0x${hex.slice(16, 32)}`));
 }
 
 /** Runs the handler with `data` on its standard input; resolves to its exit status. */

@@ -7,9 +7,15 @@ import type { Identity } from '../../acl/identity.js';
 import type { EventFeed } from '../../events/event-feed.js';
 import { EVENTS_KEPT, EVENTS_TABLE, eventIndex, newUserEvent, type UserEvent } from '../../events/user-event.js';
 import type { StateStore, WriteOp } from '../../state/types.js';
-import { parseBlockingParams, type BlockingLimits, type BlockingQueries, type Parked } from '../blocking.js';
+import {
+  parseBlockingParams,
+  queryMetaHeaders,
+  type BlockingLimits,
+  type BlockingQueries,
+  type Parked,
+} from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
-import { jsonReply, type Header, type Reply } from '../reply.js';
+import { jsonReply, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
 import type { Route } from '../routes.js';
 
@@ -65,12 +71,7 @@ export function eventListRoutes(deps: EventDeps): Route[] {
       index: () => Number(indexOf(readable().events)),
       render: () => {
         const { events, removed } = readable();
-        const leader = brand.leader;
-        const meta: Header[] = [
-          [brand.index, String(indexOf(events))],
-          [brand.knownLeader, leader === undefined || leader.knownLeader ? 'true' : 'false'],
-          [brand.lastContact, leader === undefined ? '0' : String(leader.lastContactMs)],
-        ];
+        const meta = queryMetaHeaders(brand, indexOf(events));
         if (removed) meta.push([brand.resultsFilteredByAcls, 'true']);
         return jsonReply(events, req.pretty, meta);
       },
