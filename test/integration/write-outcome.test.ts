@@ -3,7 +3,11 @@
 // hold etcd's answers. etcd applies a KV PUT and is frozen (SIGSTOP, every member) before its
 // answer comes back: the agent answers 503 "may have been applied", and once etcd runs again the
 // write reads back as applied. With every member stopped before a write is sent, the answer stays
-// `No cluster leader`. Each call counts once; every wait is for an event (a watch event, a log line).
+// `No cluster leader`. Each call counts once; every wait is for an event (a watch event, a log line,
+// the agent's links to the members closed).
+import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KV_TABLE } from '../../src/kv/entries.js';
 import { connectEtcd, type EtcdConnection } from '../../src/state/etcd/index.js';
@@ -13,6 +17,23 @@ import { startAgent, type AgentProcess } from './support/agent-process.js';
 
 const PREFIX = `/svc-outcome-${process.pid}/`;
 const MAY_HAVE = 'The write may have been applied';
+
+const run = promisify(execFile);
+
+/**
+ * Resolves once this host has no open connection to any of `urls` (established, or closed by the
+ * far end and not yet by this one): whoever dialled them has seen each of its links go.
+ */
+async function linksClosed(urls: readonly string[]): Promise<void> {
+  const filter = urls.map((u) => `dport = :${new URL(u).port}`).join(' or ');
+  for (;;) {
+    const { stdout } = await run('ss', ['-tnH', 'state', 'established', 'state', 'close-wait', `( ${filter} )`], {
+      encoding: 'utf8',
+    });
+    if (stdout.trim() === '') return;
+    await sleep(50);
+  }
+}
 
 interface Answer {
   readonly status: number;
@@ -94,8 +115,11 @@ describe('a write through a server agent while etcd hangs', () => {
     expect(await call(agent, 'PUT', '/v1/kv/app/before', 'x')).toEqual({ status: 200, text: 'true' });
     const from = agent.logs.length;
     for (const m of etcd.members) await m.kill();
-    // The agent has seen its links go (its view's watch broke): nothing goes out on a dying one.
+    // The agent has seen its links go (its view's watch broke, and each proxy's link to it is
+    // closed on its side too): nothing goes out on a dying one. A link the agent has not yet seen
+    // close could carry the write, which it then rightly calls unknown (CI once saw that).
     await agent.waitForLog((l) => l.msg === 'etcd watch disconnected; resuming with backoff', from);
+    await linksClosed(proxies.map((p) => p.url));
     expect(await call(agent, 'PUT', '/v1/kv/app/refused', 'x')).toEqual({ status: 503, text: 'No cluster leader' });
   }, 90_000);
 });
