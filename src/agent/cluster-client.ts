@@ -34,6 +34,7 @@ export async function openClusterClientRole(ctx: RoleContext): Promise<Role> {
     },
     registerSelf: () => Promise.resolve(),
     maintainCatalog: () => undefined,
+    sessionLeases: () => undefined,
     openCa: (base, pool) => {
       const ca = openClusterClientCa({ ...parts.caParts(base), keys: pool, serverKnown });
       return Promise.resolve({ ca: ca.ca, keepsLeaves: true, close: () => ca.close() });

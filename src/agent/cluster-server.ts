@@ -6,6 +6,7 @@ import { LivenessReconciler } from '../catalog/liveness.js';
 import { serveSecretRequests, serverSecrets } from '../acl/cluster-secrets.js';
 import { moveSecretsOutOfRows } from '../acl/secret-migration.js';
 import { openClusterServerCa } from '../cluster/cluster-ca.js';
+import { EtcdSessionLeases } from '../cluster/session-leases.js';
 import { serveForwardedWrites } from '../cluster/write-forwarding.js';
 import { forwardedWriteRunner, writeRoutes } from '../http/forward.js';
 import { clusterRoleBase, closeMailboxes, openClusterParts } from './cluster-parts.js';
@@ -31,6 +32,7 @@ export async function openClusterServerRole(ctx: RoleContext): Promise<Role> {
       if (secrets !== undefined) await moveSecretsOutOfRows(store, secrets, { log });
     },
     registerSelf: (register) => register(),
+    sessionLeases: () => new EtcdSessionLeases(cluster.connection()),
     // A node turns critical once its member lease lapsed, and passing when it is back.
     maintainCatalog: (catalog, queries, selfRegistered) => {
       const reconciler = (liveness = new LivenessReconciler({

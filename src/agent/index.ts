@@ -29,6 +29,7 @@ import { openRole } from './choose-role.js';
 import { openConnect, type ConnectParts } from './connect.js';
 import { startListeners, type Listeners } from './listeners.js';
 import { reloader } from './reload.js';
+import { openSessions } from './sessions.js';
 import { agentApi } from './routes.js';
 import type { Agent, AgentOptions } from './types.js';
 
@@ -144,6 +145,8 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     services: () => [...local.state.services()].map((s) => ({ name: s.service, tags: s.tags })),
   });
 
+  const sessions = openSessions(role, { clock, log, nodeName: info.nodeName, selfRegistered });
+
   let listeners: Listeners | undefined;
   let closing: Promise<void> | undefined;
   const reload = reloader({
@@ -169,6 +172,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     ca,
     local,
     events,
+    sessions,
     blocking,
     brand,
     clock,
@@ -215,6 +219,7 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
         listeners?.close();
         blocking.releaseAll();
         events.close();
+        sessions.close();
         await antiEntropy.close();
         await local.close();
         intentions.close();

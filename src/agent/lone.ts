@@ -1,6 +1,7 @@
 // The lone agent: its state in the embedded store (or a store the caller opened), its own CA, and
 // every write its own. It takes requests once its node is in the catalog.
 import { ServerCa } from '../connect/ca/server-ca.js';
+import { LocalLeases } from '../sessions/leases.js';
 import { backendContact } from '../state/backend-health.js';
 import { openEmbeddedStore } from '../state/embedded/index.js';
 import type { StateStore } from '../state/types.js';
@@ -26,6 +27,7 @@ export async function openLoneRole(ctx: RoleContext): Promise<Role> {
     setUpAcl: (writeFirstRows) => writeFirstRows(),
     registerSelf: (register) => register(),
     maintainCatalog: () => undefined,
+    sessionLeases: (expired) => new LocalLeases(ctx.clock, expired),
     openCa: async (base) => {
       const ca = await ServerCa.open(base);
       return { ca, keepsLeaves: false, close: () => ca.close() };

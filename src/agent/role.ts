@@ -14,6 +14,7 @@ import type { LeaderContact } from '../http/brand.js';
 import type { Route } from '../http/route-types.js';
 import type { CompiledRoute } from '../http/routes.js';
 import type { NodeWriter } from '../local/anti-entropy.js';
+import type { SessionLeases } from '../sessions/leases.js';
 import type { StateStore } from '../state/types.js';
 
 export type RoleName = 'lone' | 'cluster server' | 'cluster client';
@@ -57,6 +58,11 @@ export interface Role {
   registerSelf(register: () => Promise<void>): Promise<void>;
   /** Starts what keeps other nodes' health (a server's liveness reconciler) once the agent's own node is in. */
   maintainCatalog(catalog: Catalog, queries: CatalogQueries, selfRegistered: Promise<void>): void;
+  /**
+   * Where TTL sessions' leases live (a lone agent's timers, which end a session through `expired`;
+   * etcd's on a server); undefined on a client agent, whose session writes a server runs.
+   */
+  sessionLeases(expired: (lease: string) => void): SessionLeases | undefined;
   /** Opens the CA as this role holds it. */
   openCa(base: CaBase, pool: PoolSigner, authorizeLeaf: LeafCheck): Promise<RoleCa>;
   /** Who writes the agent's own services and checks into the catalog (docs/decisions.md D26). */

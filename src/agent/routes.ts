@@ -29,10 +29,12 @@ import type { EventFeed } from '../events/event-feed.js';
 import { healthRoutes } from '../http/handlers/health.js';
 import { intentionsRoutes } from '../http/handlers/intentions.js';
 import { kvRoutes } from '../http/handlers/kv.js';
+import { sessionReadRoutes, sessionWriteRoutes } from '../http/handlers/sessions.js';
 import { DEFAULT_RENDER_CACHE_BYTES, RenderCache } from '../http/render-cache.js';
 import type { CompiledRoute } from '../http/routes.js';
 import type { LocalAgent } from '../local/open.js';
 import type { Role } from './role.js';
+import type { SessionParts } from './sessions.js';
 
 export interface ApiDeps {
   readonly role: Role;
@@ -49,6 +51,7 @@ export interface ApiDeps {
   readonly local: LocalAgent;
   /** This agent's user events (/v1/event/list). */
   readonly events: EventFeed;
+  readonly sessions: SessionParts;
   readonly blocking: BlockingQueries;
   readonly brand: BrandHeaders;
   readonly clock: Clock;
@@ -79,7 +82,15 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
   const renders = new RenderCache({ maxBytes: DEFAULT_RENDER_CACHE_BYTES });
   // The routes that change shared state (docs/decisions.md D25).
   const shared = {
-    kv: kvRoutes({ store, blocking, brand, limits, kvMaxValueSize: () => d.running().kvMaxValueSize, random }),
+    kv: kvRoutes({
+      store,
+      blocking,
+      brand,
+      limits,
+      kvMaxValueSize: () => d.running().kvMaxValueSize,
+      random,
+      locks: d.sessions.locks,
+    }),
     ca: connectCaRoutes({ ca: d.ca, blocking, brand, limits, clock, random, metrics }),
     intentions: intentionsRoutes({
       intentions: d.intentions,
@@ -102,9 +113,17 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
     }),
     acl: aclRoutes({ ...d.aclDomain, store, blocking, brand, limits, random }),
     events: eventFireRoutes({ store }),
+    sessions: sessionWriteRoutes({
+      sessions: () => {
+        // A client forwards these writes: only a role that keeps sessions runs them.
+        if (d.sessions.sessions === undefined) throw new Error('session writes run on a server agent');
+        return d.sessions.sessions;
+      },
+    }),
   };
-  role.serveWrites([shared.kv, shared.ca, shared.intentions, shared.catalog, shared.acl, shared.events], (groups) =>
-    buildApi(maxBodyBytes, gate, groups),
+  role.serveWrites(
+    [shared.kv, shared.ca, shared.intentions, shared.catalog, shared.acl, shared.events, shared.sessions],
+    (groups) => buildApi(maxBodyBytes, gate, groups),
   );
   const through = (group: (typeof shared)[keyof typeof shared]) => role.writesThrough(group, defaultToken);
   return buildApi(maxBodyBytes, gate, [
@@ -122,6 +141,8 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
     through(shared.acl),
     through(shared.events),
     eventListRoutes({ store, feed: d.events, blocking, brand, limits, random }),
+    through(shared.sessions),
+    sessionReadRoutes({ store, blocking, brand, limits, random }),
     agentTokenRoutes({ tokens: d.agentTokens, nodeName: d.info.nodeName, log: d.log }),
     agentServiceRoutes({ local: d.local, brand, datacenter: config.datacenter, blocking, limits, random }),
     agentCheckRoutes({ local: d.local, brand }),

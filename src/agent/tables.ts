@@ -13,6 +13,7 @@ import { CA_TABLE, caTableSchema, ROOTS_TABLE, storedRootSchema } from '../conne
 import { INTENTIONS_TABLE, storedIntentionSchema } from '../connect/intentions/model.js';
 import { EVENTS_TABLE, userEventSchema } from '../events/user-event.js';
 import { KV_TABLE, storedKvSchema } from '../kv/entries.js';
+import { KV_LOCKS_TABLE, SESSIONS_TABLE, storedLockSchema, storedSessionSchema } from '../sessions/model.js';
 import type { TableSchema, TableSchemas } from '../state/types.js';
 
 /** KV can be large: in a cluster it stays in etcd and each read goes there (docs/decisions.md D15). */
@@ -28,4 +29,6 @@ export const TABLE_SCHEMAS: TableSchemas = new Map<string, TableSchema>([
   [ROOTS_TABLE, storedRootSchema],
   ...CATALOG_SCHEMAS,
   [EVENTS_TABLE, userEventSchema],
+  [SESSIONS_TABLE, storedSessionSchema],
+  [KV_LOCKS_TABLE, storedLockSchema],
 ]);

@@ -160,8 +160,33 @@ export const ERROR_CATALOGUE = {
   KV_INVALID_SESSION: {
     kind: 'invalid',
     message: 'Invalid session {session:q}',
-    note: 'The agent has no session API, so every lock operation names an unknown session.',
+    note: '`?acquire` names a session that does not exist (never made, destroyed, or its TTL lapsed): create one first.',
   },
+
+  // Sessions (docs/decisions.md#sessions). Consul answers these with 500; they are the caller's to fix.
+  SESSION_MISSING: { kind: 'invalid', message: 'Missing session' },
+  SESSION_NODE_NAME_MISSING: { kind: 'invalid', message: 'Missing node name' },
+  SESSION_INVALID: {
+    kind: 'invalid',
+    message: '{detail}',
+    note: "A session create Consul's Session.Apply refuses: Behavior release or delete, a TTL between 10s and 24h (or none).",
+  },
+  SESSION_NODE_MISSING: {
+    kind: 'invalid',
+    message: 'Missing node registration',
+    note: "A session's node must be in the catalog (by default it is this agent's own).",
+  },
+  SESSION_CHECK_MISSING: {
+    kind: 'invalid',
+    message: "Missing check '{check}' registration",
+    note: "Each of a session's checks must be registered on its node (the default one is the node's serfHealth).",
+  },
+  SESSION_CHECK_CRITICAL: {
+    kind: 'invalid',
+    message: "Check '{check}' is in {status} state",
+    note: 'A session cannot start on a critical check: it would end at once.',
+  },
+  SESSION_NOT_FOUND: { kind: 'not-found', message: "Session id '{id}' not found" },
   KV_VALUE_UNREADABLE: {
     kind: 'internal',
     message: 'value of key {key:q} is unreadable: it is not a KV entry',

@@ -1,6 +1,7 @@
 // KV entries as stored and as Consul's API shows them (docs/decisions.md#kv-api): values kept
 // base64 so the log and snapshots stay JSON; flags are uint64, exact beyond 2^53.
 import { z } from 'zod';
+import type { StoredLock } from '../sessions/model.js';
 import type { Row } from '../state/types.js';
 import { Uint64 } from '../core/go-json.js';
 
@@ -42,17 +43,21 @@ export interface KvEntryJson {
   Key: string;
   Flags: number | Uint64;
   Value: string | null;
+  /** The session holding the key's lock; absent while none does (Go's omitempty). */
+  Session?: string;
   CreateIndex: number;
   ModifyIndex: number;
 }
 
-export function toEntryJson(row: Row<StoredKv>): KvEntryJson {
+/** An entry as Consul shows it, its lock's half from the key's lock row (sessions/model.ts). */
+export function toEntryJson(row: Row<StoredKv>, lock?: StoredLock): KvEntryJson {
   const flags = row.value.Flags;
   return {
-    LockIndex: 0,
+    LockIndex: lock?.LockIndex ?? 0,
     Key: row.key,
     Flags: typeof flags === 'number' ? flags : new Uint64(flags),
     Value: row.value.Value,
+    ...(lock?.Session === undefined ? {} : { Session: lock.Session }),
     CreateIndex: row.createIndex,
     ModifyIndex: row.modifyIndex,
   };

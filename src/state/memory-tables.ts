@@ -116,7 +116,7 @@ export class MemoryTables {
     for (const op of ops) {
       if (op.op === 'set') this.set(op.table, op.key, op.value, index, sink);
       else if (op.op === 'delete') this.deleteKey(this.tables.get(op.table), op.table, op.key, index, now, sink);
-      else this.deletePrefix(op.table, op.prefix, index, now, sink);
+      else if (op.op === 'delete-prefix') this.deletePrefix(op.table, op.prefix, index, now, sink);
     }
     this.index = index;
     return true;

@@ -14,6 +14,8 @@ export interface Row<V = unknown> {
 /**
  * One write command. `ifIndex` is a check-and-set guard: 0 means "only if the key does not
  * exist", N > 0 means "only if the key's ModifyIndex is N" (for delete: the key exists at N).
+ * `check` is a guard alone: the commit applies only if its key is as `ifIndex` says, and it
+ * writes nothing (a lock taken only while its session's row is still there: sessions/locks.ts).
  */
 export type WriteOp =
   | {
@@ -22,9 +24,15 @@ export type WriteOp =
       readonly key: string;
       readonly value: unknown;
       readonly ifIndex?: number;
+      /**
+       * A lease the row goes with: etcd deletes the row when the lease ends (sessions/leases.ts).
+       * The embedded store has no leases and ignores it: there the lease's owner deletes the row.
+       */
+      readonly lease?: string;
     }
   | { readonly op: 'delete'; readonly table: string; readonly key: string; readonly ifIndex?: number }
-  | { readonly op: 'delete-prefix'; readonly table: string; readonly prefix: string };
+  | { readonly op: 'delete-prefix'; readonly table: string; readonly prefix: string }
+  | { readonly op: 'check'; readonly table: string; readonly key: string; readonly ifIndex: number };
 
 export interface CommitResult {
   /** False when a guard failed; then no op of the commit was applied. */
@@ -150,6 +158,12 @@ export interface StateStore {
    * knows it: the revision of the change, which a read must have reached to see it.
    */
   changedAfter(target: RangeTarget, revision: number, fn: (changedAt?: number) => void): () => void;
+
+  /**
+   * Resolves once the local view holds every change up to `index` (at once for the embedded store,
+   * which is its own view): a row read through at a revision, and the view's rows, then agree.
+   */
+  reached(index: number): Promise<void>;
 
   /** Reachability: always connected for the embedded store. */
   readonly health: StoreHealth;

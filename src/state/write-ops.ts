@@ -31,7 +31,12 @@ function checkOp(value: unknown, i: number): void {
   switch (op['op']) {
     case 'set':
     case 'delete':
+    case 'check':
       if (op['op'] === 'set' && !('value' in op)) throw bad(`op ${i} (set) has no JSON value`);
+      if (op['op'] === 'check' && op['ifIndex'] === undefined) throw bad(`op ${i} (check) needs an ifIndex`);
+      if (op['lease'] !== undefined && !(typeof op['lease'] === 'string' && /^[1-9]\d{0,18}$/.test(op['lease']))) {
+        throw bad(`op ${i} has an invalid lease`);
+      }
       if (typeof op['key'] !== 'string') throw bad(`op ${i} needs a string key`);
       if (op['ifIndex'] !== undefined && !(Number.isSafeInteger(op['ifIndex']) && (op['ifIndex'] as number) >= 0)) {
         throw bad(`op ${i} has an invalid ifIndex`);

@@ -8,7 +8,10 @@ import type { Identity } from '../../acl/identity.js';
 import { agentError } from '../../core/errors.js';
 import { parseUint64 } from '../../core/uint.js';
 import { KV_LISTING_MAX_BYTES, KV_TABLE, listKeys, storedKv, toEntryJson, type StoredKv } from '../../kv/entries.js';
-import type { ReadConsistency, Row, StateStore, WriteOp } from '../../state/types.js';
+import { settledWithin } from '../../core/wait.js';
+import { VIEW_CATCH_UP_MS } from '../../core/mailbox.js';
+import type { KvLocks } from '../../sessions/locks.js';
+import type { RangeTarget, ReadConsistency, ReadResult, Row, StateStore } from '../../state/types.js';
 import type { BlockingLimits, BlockingQueries, Parked } from '../blocking.js';
 import { parseBlockingParams, queryMetaHeaders } from '../blocking.js';
 import type { BrandHeaders } from '../brand.js';
@@ -26,13 +29,25 @@ export interface KvDeps {
   /** Read per request: a reload can change it. */
   readonly kvMaxValueSize: () => number;
   readonly random: () => number;
+  readonly locks: KvLocks;
 }
 
 const readKey: AclRequirement = { resource: 'key', access: 'read', name: (req) => req.rest };
 const writeKey: AclRequirement = { resource: 'key', access: 'write', name: (req) => req.rest };
 
 export function kvRoutes(deps: KvDeps): Route[] {
-  const { store, brand } = deps;
+  const { store, brand, locks } = deps;
+  // An entry's lock is in the view while the cluster's KV is read through: a read waits (briefly)
+  // for the view to reach the read's revision, so that an acquire read back shows its Session.
+  const reads = {
+    read: async <V>(target: RangeTarget, consistency: ReadConsistency): Promise<ReadResult<V>> => {
+      const result = await store.read<V>(target, consistency);
+      if (result.revision > store.index) await settledWithin(store.reached(result.revision), VIEW_CATCH_UP_MS);
+      return result;
+    },
+    changedAfter: store.changedAfter.bind(store),
+  };
+  const entry = (row: Row<StoredKv>) => toEntryJson(row, locks.lockOf(row.key));
   const bool = (value: boolean, pretty: boolean): Reply => ({
     status: 200,
     body: pretty ? `${value}\n` : String(value),
@@ -52,7 +67,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
     const params = parseBlockingParams(query, deps.limits, deps.random);
     const consistency = consistencyOf(query);
     const answer = <V>(read: KvRead<V>): Promise<Reply> | Parked =>
-      answerStoreRead<V>(deps.blocking, store, req, params, { ...read, consistency });
+      answerStoreRead<V>(deps.blocking, reads, req, params, { ...read, consistency });
     if (query.has('keys')) return answer(keysRead(req, identity));
     if (query.has('recurse')) return answer(listRead(req, identity));
     return answer(keyRead(req));
@@ -88,7 +103,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
       render({ rows: all, index }) {
         const { rows, meta } = readable(all, identity, index);
         if (rows.length === 0) return { status: 404, headers: meta };
-        return jsonReply(rows.map(toEntryJson), pretty, meta);
+        return jsonReply(rows.map(entry), pretty, meta);
       },
     };
   };
@@ -109,7 +124,7 @@ export function kvRoutes(deps: KvDeps): Route[] {
         if (row === undefined && unreadable?.includes(key) === true) throw agentError('KV_VALUE_UNREADABLE', { key });
         if (row === undefined) return { status: 404, headers: meta };
         if (raw) return rawReply(row.value, meta);
-        return jsonReply([toEntryJson(row)], pretty, meta);
+        return jsonReply([entry(row)], pretty, meta);
       },
     };
   };
@@ -121,18 +136,16 @@ export function kvRoutes(deps: KvDeps): Route[] {
     rejectConflictingFlags(query, ['cas', 'acquire', 'release']);
     const flags = query.has('flags') ? parseUint64(query.get('flags') ?? '', 'KV_BAD_FLAGS') : 0n;
     const cas = query.has('cas') ? parseUint64(query.get('cas') ?? '', 'KV_BAD_CAS') : undefined;
-    rejectSessions(query);
-    const op: WriteOp =
+    const value = storedKv(flags, req.body ?? Buffer.alloc(0));
+    const acquire = query.get('acquire');
+    if (acquire !== undefined) return bool(await locks.acquire(key, acquire, value), req.pretty);
+    const release = query.get('release');
+    if (release !== undefined) return bool(await locks.release(key, release, value), req.pretty);
+    const result = await store.commit([
       cas === undefined
-        ? { op: 'set', table: KV_TABLE, key, value: storedKv(flags, req.body ?? Buffer.alloc(0)) }
-        : {
-            op: 'set',
-            table: KV_TABLE,
-            key,
-            value: storedKv(flags, req.body ?? Buffer.alloc(0)),
-            ifIndex: Number(cas),
-          };
-    const result = await store.commit([op]);
+        ? { op: 'set', table: KV_TABLE, key, value }
+        : { op: 'set', table: KV_TABLE, key, value, ifIndex: Number(cas) },
+    ]);
     return bool(cas === undefined ? true : result.ok, req.pretty);
   };
 
@@ -143,19 +156,18 @@ export function kvRoutes(deps: KvDeps): Route[] {
     if (query.has('recurse')) {
       // Write on the prefix and on every rule beneath it (docs/decisions.md#acl-rules).
       if (!identity.authorizer.keyWritePrefix(key)) throw permissionDenied(identity, 'key', 'write', key);
-      await store.commit([{ op: 'delete-prefix', table: KV_TABLE, prefix: key }]);
+      await locks.deletePrefix(key);
       return bool(true, req.pretty);
     }
     if (key === '') throw agentError('KV_MISSING_KEY');
     if (!query.has('cas')) {
-      await store.commit([{ op: 'delete', table: KV_TABLE, key }]);
+      await locks.deleteKey(key);
       return bool(true, req.pretty);
     }
     const cas = parseUint64(query.get('cas') ?? '', 'KV_BAD_CAS');
     // Consul answers true for a check-and-delete of a key that is already gone.
     if (!(await kvExists(store, key))) return bool(true, req.pretty);
-    const result = await store.commit([{ op: 'delete', table: KV_TABLE, key, ifIndex: Number(cas) }]);
-    return bool(result.ok, req.pretty);
+    return bool(await locks.deleteKey(key, Number(cas)), req.pretty);
   };
 
   return [
@@ -200,13 +212,5 @@ function rawReply(value: StoredKv, headers: readonly Header[]): Reply {
 function rejectConflictingFlags(query: Query, flags: readonly string[]): void {
   if (flags.filter((flag) => query.has(flag)).length > 1) {
     throw agentError('KV_CONFLICTING_FLAGS', { query: query.encode() });
-  }
-}
-
-// The agent has no session API, so no session can exist: lock operations fail as Consul's do
-// for an unknown session.
-function rejectSessions(query: Query): void {
-  for (const flag of ['acquire', 'release']) {
-    if (query.has(flag)) throw agentError('KV_INVALID_SESSION', { session: query.get(flag) ?? '' });
   }
 }

@@ -182,6 +182,8 @@ export interface EtcdConnection {
   grantRequestLease(ttlSeconds: number, deadlineMs: number): Promise<string>;
   /** Ends a request lease at once, deleting its keys. */
   revokeRequestLease(id: string, deadlineMs: number): Promise<void>;
+  /** Keeps a lease alive once (its full TTL again): the seconds it now has, or 0 if it has ended. */
+  renewLease(id: string, deadlineMs: number): Promise<number>;
   /**
    * Puts `key` under a fresh lease of `ttlSeconds`, kept alive until revoked; `lost` is called
    * once if etcd let the lease expire (unreachable longer than the TTL): put it again then.
@@ -248,6 +250,9 @@ class SharedHandle implements EtcdConnection {
   }
   revokeRequestLease(id: string, deadlineMs: number): Promise<void> {
     return this.c.revokeRequestLease(id, deadlineMs);
+  }
+  renewLease(id: string, deadlineMs: number): Promise<number> {
+    return this.c.renewLease(id, deadlineMs);
   }
   putLeased(key: Buffer, value: Buffer, ttlSeconds: number, lost: (err: unknown) => void): EtcdLeasedKey {
     return this.c.putLeased(key, value, ttlSeconds, lost);
@@ -823,6 +828,23 @@ class Etcd3Connection implements EtcdConnection {
 
   async revokeRequestLease(id: string, deadlineMs: number): Promise<void> {
     await this.call(deadlineMs, (deadline) => this.client.leaseClient.leaseRevoke({ ID: id }, { deadline }));
+  }
+
+  /** One keep-alive on a stream of its own (etcd answers each request on it with the lease's TTL). */
+  renewLease(id: string, deadlineMs: number): Promise<number> {
+    return this.call(deadlineMs, async (deadline) => {
+      const stream = await this.client.leaseClient.leaseKeepAlive({ deadline });
+      try {
+        return await new Promise<number>((resolve, reject) => {
+          stream.on('data', (res: { TTL: string | number }) => resolve(Number(res.TTL)));
+          stream.on('error', (err: Error) => reject(castGrpcError(err)));
+          stream.on('end', () => reject(new GRPCUnavailableError('the lease keep-alive stream ended unanswered')));
+          stream.write({ ID: id });
+        });
+      } finally {
+        stream.end();
+      }
+    });
   }
 
   async rangeKeys(

@@ -73,8 +73,6 @@ export interface EtcdStore extends StateStore {
   /** `connected`: whether the last exchange with etcd succeeded (false while the watch is down or commits time out). */
   readonly health: StoreHealth;
   readonly stats: EtcdStoreStats;
-  /** Resolves once the view has applied etcd revision `index` (read-your-writes for a write a server made). */
-  reached(index: number): Promise<void>;
 }
 
 export const DEFAULT_ETCD_PREFIX = '/svc/';

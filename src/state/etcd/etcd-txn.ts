@@ -21,9 +21,15 @@ export function commitTxn(layout: EtcdKeyLayout, ops: readonly WriteOp[], maxTxn
   const compares: EtcdCompare[] = [];
   // The last write wins per key, as when the ops are applied one after another.
   const finalWrite = new Map<string, Buffer | null>();
+  const leases = new Map<string, string>();
   const deletedPrefixes: string[] = [];
   const tables = new Set<string>();
   for (const op of ops) {
+    if (op.op === 'check') {
+      const key = Buffer.from(layout.rowKey(op.table, op.key));
+      compares.push({ key, target: op.ifIndex === 0 ? 'create' : 'mod', equals: op.ifIndex });
+      continue;
+    }
     tables.add(op.table);
     if (op.op === 'delete-prefix') {
       const start = layout.rowKey(op.table, op.prefix);
@@ -36,6 +42,8 @@ export function commitTxn(layout: EtcdKeyLayout, ops: readonly WriteOp[], maxTxn
       compares.push({ key: Buffer.from(key), target: op.ifIndex === 0 ? 'create' : 'mod', equals: op.ifIndex });
     }
     finalWrite.set(key, op.op === 'set' ? Buffer.from(JSON.stringify(op.value)) : null);
+    if (op.op === 'set' && op.lease !== undefined) leases.set(key, op.lease);
+    else leases.delete(key);
   }
 
   const success: EtcdTxnOp[] = [];
@@ -45,7 +53,7 @@ export function commitTxn(layout: EtcdKeyLayout, ops: readonly WriteOp[], maxTxn
     if (value === null) {
       success.push({ op: 'delete', key: k });
     } else {
-      success.push({ op: 'put', key: k, value });
+      success.push({ op: 'put', key: k, value, lease: leases.get(key) });
       puts.push(k);
     }
   }
@@ -71,7 +79,8 @@ export function commitTxn(layout: EtcdKeyLayout, ops: readonly WriteOp[], maxTxn
 
 /** Whether a commit of these ops writes inside the view's range (a mesh table, or only the clock). */
 export function reachesView(layout: EtcdKeyLayout, ops: readonly WriteOp[]): boolean {
-  return ops.length === 0 || ops.some((op) => !layout.isReadThrough(op.table));
+  const writes = ops.filter((op) => op.op !== 'check');
+  return writes.length === 0 || writes.some((op) => !layout.isReadThrough(op.table));
 }
 
 /** Deletes of [prefix, prefixEnd) minus the keys put by the same txn (sorted), as disjoint ranges. */

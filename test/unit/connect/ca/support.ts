@@ -57,6 +57,7 @@ export class FailingStore implements StateStore {
   read: StateStore['read'] = (target, consistency) =>
     this.failing ? Promise.reject(new Error('backend unavailable')) : this.inner.read(target, consistency);
   changedAfter: StateStore['changedAfter'] = (target, revision, fn) => this.inner.changedAfter(target, revision, fn);
+  reached: StateStore['reached'] = (index) => this.inner.reached(index);
   get health(): StateStore['health'] {
     return this.inner.health;
   }
