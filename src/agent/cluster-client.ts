@@ -41,7 +41,7 @@ export async function openClusterClientRole(ctx: RoleContext): Promise<Role> {
     },
     catalogWriter: (catalog, agentToken) =>
       new ForwardedNodeSync(cluster.store, config.datacenter, forwardedCatalogRequests(forward, agentToken)),
-    writesThrough: (group, defaultToken) => forwardingRoutes(group, forward, defaultToken),
+    writesThrough: (group, defaultToken) => forwardingRoutes(group, forward, defaultToken, ctx.info.nodeName),
     serveWrites: () => undefined,
     readyToListen: () => Promise.resolve(),
     closeParts: () => closeMailboxes(parts),

@@ -33,6 +33,8 @@ export interface ForwardedWrite {
   readonly Body?: string;
   /** The asker's one-time X25519 public key: the reply is sealed to it. */
   readonly ReplyKey: string;
+  /** The asking agent's node (RequestHead.originNode); absent from an agent before sessions. */
+  readonly Node?: string;
 }
 
 const forwardedWriteSchema = z.object({
@@ -43,6 +45,7 @@ const forwardedWriteSchema = z.object({
   Namespace: z.string(),
   Body: z.base64().exactOptional(),
   ReplyKey: z.string(),
+  Node: z.string().exactOptional(),
 }) satisfies z.ZodType<ForwardedWrite>;
 
 const forwardedReplySchema = z.object({
@@ -61,9 +64,11 @@ export function forwardingRoutes(
   routes: readonly Route[],
   forward: (write: ForwardedWrite) => Promise<unknown>,
   defaultToken: () => string | undefined,
+  nodeName: string,
 ): Route[] {
   const handler = async (req: ApiRequest): Promise<Reply> =>
     forwardedCall(forward, {
+      Node: nodeName,
       Method: req.method,
       Path: req.head.path,
       Query: req.head.rawQuery,
@@ -119,6 +124,7 @@ export function forwardedWriteRunner(
       authorization: '',
       namespaceHeader: write.Namespace,
       closeConnection: false,
+      originNode: write.Node,
     };
     const reply = await serve({ head, body: write.Body === undefined ? undefined : Buffer.from(write.Body, 'base64') });
     return seal(toForwarded(reply), write.ReplyKey);

@@ -15,6 +15,11 @@ export interface RequestHead {
   readonly namespaceHeader: string;
   /** The client asked for `Connection: close`. */
   readonly closeConnection: boolean;
+  /**
+   * A write a client agent forwarded: that agent's node, what "this agent" means to the handler (a
+   * session's default node), as Consul's client agent fills it in before its RPC. Absent otherwise.
+   */
+  readonly originNode?: string | undefined;
 }
 
 export class ApiRequest {

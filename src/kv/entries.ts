@@ -20,6 +20,11 @@ export interface StoredKv {
   readonly Flags: number | string;
   /** Base64 of the value; null for an empty value (as Go's nil byte slice). */
   readonly Value: string | null;
+  /**
+   * Set when the write also changed the key's lock row, in the same commit (sessions/locks.ts): a
+   * read of the entry then waits for the view to hold that revision, so its lock half agrees.
+   */
+  readonly LockWrite?: true | undefined;
 }
 
 const UINT64_MAX = 2n ** 64n - 1n;
@@ -36,6 +41,7 @@ export const storedKvSchema = z.object({
   // A string, not checked as base64: on a 512 KB value that check costs 5-12 ms per read against
   // JSON.parse's 0.7 ms, and a value that is not base64 harms only its own key's readers.
   Value: z.string().nullable(),
+  LockWrite: z.literal(true).optional(),
 }) satisfies z.ZodType<StoredKv>;
 
 export interface KvEntryJson {

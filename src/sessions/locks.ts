@@ -47,7 +47,7 @@ export class KvLocks {
         };
         ops.push({ op: 'set', table: KV_LOCKS_TABLE, key, value: taken, ifIndex: row?.modifyIndex ?? 0 });
       }
-      ops.push({ op: 'set', table: KV_TABLE, key, value });
+      ops.push({ op: 'set', table: KV_TABLE, key, value: { ...value, LockWrite: true } });
       if ((await this.store.commit(ops)).ok) return true;
     }
     return false;
@@ -61,7 +61,7 @@ export class KvLocks {
       const free: StoredLock = { LockIndex: row.value.LockIndex };
       const ops: WriteOp[] = [
         { op: 'set', table: KV_LOCKS_TABLE, key, value: free, ifIndex: row.modifyIndex },
-        { op: 'set', table: KV_TABLE, key, value },
+        { op: 'set', table: KV_TABLE, key, value: { ...value, LockWrite: true } },
       ];
       if ((await this.store.commit(ops)).ok) return true;
     }
@@ -152,7 +152,15 @@ export class KvLocks {
       },
       ...(entry === undefined
         ? []
-        : [{ op: 'set', table: KV_TABLE, key: row.key, value: entry.value, ifIndex: entry.modifyIndex } as const]),
+        : [
+            {
+              op: 'set',
+              table: KV_TABLE,
+              key: row.key,
+              value: { ...entry.value, LockWrite: true },
+              ifIndex: entry.modifyIndex,
+            } as const,
+          ]),
     ]);
   }
 }

@@ -40,13 +40,17 @@ export class Sessions {
     return this.o.store.list<StoredSession>(SESSIONS_TABLE, '');
   }
 
-  /** The session's node as create would make it (for the caller's session:write check first). */
-  nodeOf(input: SessionInput): string {
-    return input.Node === undefined || input.Node === '' ? this.o.nodeName : input.Node;
+  /**
+   * The session's node as create would make it (for the caller's session:write check first): the
+   * one named, else `askingNode` (the client agent that forwarded the create), else this agent's.
+   */
+  nodeOf(input: SessionInput, askingNode?: string): string {
+    return input.Node === undefined || input.Node === '' ? (askingNode ?? this.o.nodeName) : input.Node;
   }
 
-  async create(input: SessionInput): Promise<string> {
-    const session = newSession(input, this.newId(), { node: this.o.nodeName, nodeCheck: SERF_CHECK_ID });
+  async create(input: SessionInput, askingNode?: string): Promise<string> {
+    const node = this.nodeOf(input, askingNode);
+    const session = newSession(input, this.newId(), { node, nodeCheck: SERF_CHECK_ID });
     this.checkRegistrations(session);
     const ttl = ttlMs(session);
     // Consul ends a TTL session once twice its TTL passed without a renew.

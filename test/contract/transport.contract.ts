@@ -208,7 +208,7 @@ function clientAgentTable(routes: readonly Route[], clock: Clock): CompiledRoute
   serveForwardedWrites(mailbox, forwardedWriteRunner(writes, silentLogger), () => 0, silentLogger);
   const forward = writeForwarder({ mailbox, reached: () => Promise.resolve() });
   return compileRoutes(
-    forwardingRoutes(routes, forward, () => undefined),
+    forwardingRoutes(routes, forward, () => undefined, 'client-node'),
     testGate(),
     MAX_BODY,
   );

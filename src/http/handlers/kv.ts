@@ -37,12 +37,16 @@ const writeKey: AclRequirement = { resource: 'key', access: 'write', name: (req)
 
 export function kvRoutes(deps: KvDeps): Route[] {
   const { store, brand, locks } = deps;
-  // An entry's lock is in the view while the cluster's KV is read through: a read waits (briefly)
-  // for the view to reach the read's revision, so that an acquire read back shows its Session.
+  // An entry's lock is in the view while the cluster's KV is read through: an entry written with
+  // its lock row waits (briefly) for the view to hold that write, so an acquire read back shows its Session.
   const reads = {
     read: async <V>(target: RangeTarget, consistency: ReadConsistency): Promise<ReadResult<V>> => {
       const result = await store.read<V>(target, consistency);
-      if (result.revision > store.index) await settledWithin(store.reached(result.revision), VIEW_CATCH_UP_MS);
+      let lockWrite = 0;
+      for (const row of result.rows) {
+        if ((row.value as StoredKv | null)?.LockWrite === true) lockWrite = Math.max(lockWrite, row.modifyIndex);
+      }
+      if (lockWrite > store.index) await settledWithin(store.reached(lockWrite), VIEW_CATCH_UP_MS);
       return result;
     },
     changedAfter: store.changedAfter.bind(store),

@@ -31,8 +31,10 @@ export function sessionWriteRoutes(deps: { readonly sessions: () => Sessions }):
   const create = async (req: ApiRequest, identity: Identity): Promise<Reply> => {
     const sessions = deps.sessions();
     const input = decodeSessionCreate(req.body);
-    writable(identity, sessions.nodeOf(input));
-    return jsonReply({ ID: await sessions.create(input) }, req.pretty);
+    // The asking agent's node, where a client agent forwarded the create.
+    const own = req.head.originNode;
+    writable(identity, sessions.nodeOf(input, own));
+    return jsonReply({ ID: await sessions.create(input, own) }, req.pretty);
   };
 
   const destroy = async (req: ApiRequest, identity: Identity): Promise<Reply> => {

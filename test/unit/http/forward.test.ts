@@ -24,7 +24,7 @@ const routes: Route[] = [
       PUT: {
         acl: { resource: 'key', access: 'write' },
         handler: (req, identity) => {
-          ran.push(`${identity.accessorId} ${req.rest}`);
+          ran.push(`${identity.accessorId} ${req.rest} from ${req.head.originNode ?? 'here'}`);
           return {
             status: 200,
             body: req.body ?? '',
@@ -48,6 +48,7 @@ const client: CompiledRoute[] = compileRoutes(
     routes.slice(0, 1),
     (write) => server(write),
     () => 'w:key',
+    'client-node',
   ),
   clientGate,
   1024,
@@ -79,7 +80,11 @@ describe('forwarded writes', () => {
     expect(Buffer.from(reply.body as Uint8Array).equals(bytes)).toBe(true);
     // Without a token of its own, the caller acts with the client agent's default token.
     await onClient('PUT', 'app/default', '');
-    expect(ran).toEqual(['accessor-of-w:key app/bin', 'accessor-of-w:key app/default']);
+    // The server knows which agent asked: "this agent" to a handler (a session's default node).
+    expect(ran).toEqual([
+      'accessor-of-w:key app/bin from client-node',
+      'accessor-of-w:key app/default from client-node',
+    ]);
   });
 
   it("are refused by the client's own check first, and reads stay on the client", async () => {
