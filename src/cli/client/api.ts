@@ -116,6 +116,11 @@ export function requestUrl(target: Target, reads: ReadOptions, method: string, p
 }
 
 /** An answer's body as JSON, or CLI_ANSWER_NOT_JSON (the address is not an agent). */
+/** The blocking index an answer carries (either brand's header), '0' when none. */
+export function answerIndex(answer: Pick<Answer, 'headers'>): string {
+  return answer.headers.get('x-consul-index') ?? answer.headers.get('x-svc-index') ?? '0';
+}
+
 export function parseAnswer<T>(answer: Answer, what: string): T {
   try {
     return JSON.parse(answer.text) as T;

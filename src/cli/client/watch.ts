@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
 import { eventIndex } from '../../events/user-event.js';
 import { usageError } from '../usage-error.js';
-import type { ApiClient } from './api.js';
+import { answerIndex, type ApiClient } from './api.js';
 import { SERVER_FLAGS, type ClientCommand } from './command.js';
 
 type Flags = Readonly<Record<string, unknown>>;
@@ -70,17 +70,13 @@ function watchError(detail: string): Error {
   return usageError('CLI_FLAG_VALUE', { flag: 'type', value: '', reason: detail });
 }
 
-function indexOf(headers: Headers): string {
-  return headers.get('x-consul-index') ?? headers.get('x-svc-index') ?? '0';
-}
-
 function blocking(path: string, take: (body: unknown) => unknown, empty: readonly number[] = []): Read {
   return async (api, index) => {
     const sep = path.includes('?') ? '&' : '?';
     const answer = await api.call('GET', index === '' ? path : `${path}${sep}index=${index}`);
-    if (empty.includes(answer.status)) return { index: indexOf(answer.headers), data: take(undefined) };
+    if (empty.includes(answer.status)) return { index: answerIndex(answer), data: take(undefined) };
     if (answer.status !== 200) throw new Error(`Unexpected response code: ${answer.status} (${answer.text.trim()})`);
-    return { index: indexOf(answer.headers), data: take(JSON.parse(answer.text) as unknown) };
+    return { index: answerIndex(answer), data: take(JSON.parse(answer.text) as unknown) };
   };
 }
 
