@@ -43,9 +43,14 @@ module.exports = {
     layer('kv', ['state', 'core'], 'kv/ imports only state/ and core/.'),
     layer('catalog', ['acl', 'state', 'core'], 'catalog/ imports only acl/, state/ and core/.'),
     layer(
+      'sessions',
+      ['catalog', 'kv', 'state', 'core'],
+      'sessions/ (sessions and KV locks) imports only catalog/, kv/, state/ and core/.',
+    ),
+    layer(
       'cluster',
-      ['connect', 'config', 'state', 'core'],
-      'cluster/ (membership, etcd leadership, the CA wired to etcd) imports only connect/, config/, state/ and core/.',
+      ['connect', 'sessions', 'config', 'state', 'core'],
+      'cluster/ (membership, etcd leadership, the CA and session leases wired to etcd) imports only connect/, sessions/, config/, state/ and core/.',
     ),
     layer('loadgen', ['core'], 'loadgen/ (the load generator the loadtest client drives) imports only core/.'),
     {

@@ -56,3 +56,20 @@ export function formatDuration(ms: number): string {
 function trimNumber(n: number): string {
   return String(Number(n.toFixed(9)));
 }
+
+/** Go's time.ParseDuration error for `text` ("time: missing unit in duration \"15\"" and the like). */
+export function durationError(text: string): string {
+  const quoted = JSON.stringify(text);
+  let s = text.replace(/^[-+]/, '');
+  if (s === '') return `time: invalid duration ${quoted}`;
+  while (s !== '') {
+    const number = /^(\d+(?:\.\d*)?|\.\d+)/.exec(s);
+    if (number === null) return `time: invalid duration ${quoted}`;
+    s = s.slice(number[0].length);
+    const unit = /^[^\d.]*/.exec(s)?.[0] ?? '';
+    if (unit === '') return `time: missing unit in duration ${quoted}`;
+    if (!(unit in UNIT_MS)) return `time: unknown unit ${JSON.stringify(unit)} in duration ${quoted}`;
+    s = s.slice(unit.length);
+  }
+  return `time: invalid duration ${quoted}`;
+}

@@ -2,7 +2,7 @@
 // zero value, nested field names match case-insensitively, unknown fields are refused, and every
 // failure is Go's text ("json: cannot unmarshal number into Go struct field ACLToken.Local of
 // type bool") behind the handler's prefix. Shared by the ACL and intention body decoders.
-import { parseDuration } from '../core/duration.js';
+import { durationError, parseDuration } from '../core/duration.js';
 import { agentError, type AgentError } from '../core/errors.js';
 
 const RFC3339 = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/;
@@ -115,7 +115,7 @@ export class GoFields {
     if (typeof value === 'number') return value / 1e6;
     if (typeof value !== 'string') return undefined;
     const ms = parseDuration(value);
-    if (ms === undefined) throw this.fail(`time: invalid duration ${JSON.stringify(value)}`);
+    if (ms === undefined) throw this.fail(durationError(value));
     return ms;
   }
 }

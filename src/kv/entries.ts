@@ -1,7 +1,6 @@
 // KV entries as stored and as Consul's API shows them (docs/decisions.md#kv-api): values kept
 // base64 so the log and snapshots stay JSON; flags are uint64, exact beyond 2^53.
 import { z } from 'zod';
-import type { StoredLock } from '../sessions/model.js';
 import type { Row } from '../state/types.js';
 import { Uint64 } from '../core/go-json.js';
 
@@ -55,8 +54,14 @@ export interface KvEntryJson {
   ModifyIndex: number;
 }
 
-/** An entry as Consul shows it, its lock's half from the key's lock row (sessions/model.ts). */
-export function toEntryJson(row: Row<StoredKv>, lock?: StoredLock): KvEntryJson {
+/** The lock half of an entry: the key's lock row (sessions/model.ts StoredLock). */
+export interface KvLockHalf {
+  readonly LockIndex: number;
+  readonly Session?: string | undefined;
+}
+
+/** An entry as Consul shows it, its lock's half from the key's lock row. */
+export function toEntryJson(row: Row<StoredKv>, lock?: KvLockHalf): KvEntryJson {
   const flags = row.value.Flags;
   return {
     LockIndex: lock?.LockIndex ?? 0,

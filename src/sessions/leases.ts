@@ -30,8 +30,10 @@ export class LocalLeases implements SessionLeases {
   ) {}
 
   grant(ms: number): Promise<string> {
-    // Unique across restarts: a lease adopted after a restart keeps its ID.
-    const id = `${this.clock.now()}${String(this.next++).padStart(6, '0')}`;
+    // Unique across restarts: a lease adopted after a restart keeps its ID. A positive integer of
+    // at most 19 digits, as a row's lease must be (state/write-ops.ts), whatever the clock reads.
+    const now = Math.max(1, Math.floor(this.clock.now()));
+    const id = `${now}${String(this.next++ % 1_000_000).padStart(6, '0')}`;
     this.adopt(id, ms);
     return Promise.resolve(id);
   }

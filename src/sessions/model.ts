@@ -5,7 +5,7 @@
 // every agent's view (the cluster's KV itself is read through).
 import { z } from 'zod';
 import { agentError } from '../core/errors.js';
-import { formatDuration, parseDuration } from '../core/duration.js';
+import { durationError, formatDuration, parseDuration } from '../core/duration.js';
 
 export const SESSIONS_TABLE = 'sessions';
 export const KV_LOCKS_TABLE = 'kv-locks';
@@ -98,7 +98,7 @@ export function newSession(
   if (ttl !== '') {
     const ms = parseDuration(ttl);
     if (ms === undefined)
-      throw agentError('SESSION_INVALID', { detail: `Session TTL '${ttl}' invalid: time: invalid duration "${ttl}"` });
+      throw agentError('SESSION_INVALID', { detail: `Session TTL '${ttl}' invalid: ${durationError(ttl)}` });
     if (ms !== 0 && (ms < SESSION_TTL_MIN_MS || ms > SESSION_TTL_MAX_MS)) {
       throw agentError('SESSION_INVALID', {
         detail: `Invalid Session TTL '${Math.round(ms * 1e6)}', must be between [${formatDuration(SESSION_TTL_MIN_MS)}=${formatDuration(SESSION_TTL_MAX_MS)}]`,

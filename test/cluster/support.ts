@@ -25,14 +25,19 @@ export interface AgentsOptions {
   readonly logLevel?: 'debug' | 'info';
 }
 
-/** One agent of the mesh `options` describe, on `etcd`: a server or a client agent named `name`. */
+/**
+ * One agent of the mesh `options` describe, on `etcd`: a server or a client agent named `name`;
+ * `port`: the HTTP port (one a stopped agent had, so that its callers find it again).
+ */
 export function startClusterAgent(
   etcd: EtcdCluster,
   options: AgentsOptions,
   name: string,
   server: boolean,
+  port?: number,
 ): Promise<AgentProcess> {
   return startAgent({
+    ...(port === undefined ? {} : { port }),
     config: {
       node_name: name,
       ...(options.logLevel === undefined ? {} : { log_level: options.logLevel }),

@@ -1,7 +1,8 @@
 // Runs the StateStore and read path contracts against the etcd store on a real etcd (one member, a fresh prefix
 // per store), then what the contract cannot see: two agents sharing a prefix, an etcd restart, a
-// compaction while one agent was cut off, a hung (SIGSTOP) etcd, etcd's transaction size limit, and
-// read-through tables (KV, docs/decisions.md D15).
+// compaction while one agent was cut off, a hung (SIGSTOP) etcd, etcd's transaction size limit, a
+// row put under a lease (a session's: docs/decisions.md#sessions), and read-through tables (KV,
+// docs/decisions.md D15).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isAgentError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
@@ -170,6 +171,41 @@ describe('etcd store beyond the contract', () => {
       ['apple', 1, false],
     ]);
     expect(store.keyIndex('kv', 'app/a')).toBe(r.index);
+  });
+
+  it("deletes a row put under a lease when the lease is revoked, at one revision in every agent's view", async () => {
+    const prefix = freshPrefix();
+    const a = await openStore(prefix);
+    const b = await openStore(prefix);
+    const raw = connectEtcd({ endpoints: cluster.endpoints });
+    try {
+      const lease = await raw.grantRequestLease(60, 5_000);
+      const put = await a.commit([
+        { op: 'set', table: 'sessions', key: 's', value: { n: 1 }, lease },
+        set('plain', 1, 'sessions'),
+      ]);
+      await b.reached(put.index);
+      expect(b.get('sessions', 's')).toEqual(a.get('sessions', 's'));
+      const onA = watched(a, { table: 'sessions', key: 's' });
+      const onB = watched(b, { table: 'sessions' });
+      await raw.revokeRequestLease(lease, 5_000);
+      await Promise.all([onA.next, onB.next]);
+      for (const store of [a, b]) {
+        expect(store.get('sessions', 's')).toBeUndefined();
+        expect(store.get('sessions', 'plain')?.value).toBe(1);
+        expect(store.keyIndex('sessions', 's')).toBeGreaterThan(put.index);
+      }
+      expect(b.keyIndex('sessions', 's')).toBe(a.keyIndex('sessions', 's'));
+      // A set without the lease takes the row off it: the next revoke leaves it.
+      const again = await raw.grantRequestLease(60, 5_000);
+      await a.commit([{ op: 'set', table: 'sessions', key: 't', value: 1, lease: again }]);
+      await a.commit([set('t', 2, 'sessions')]);
+      await raw.revokeRequestLease(again, 5_000);
+      await settle(a);
+      expect(a.get('sessions', 't')?.value).toBe(2);
+    } finally {
+      raw.close();
+    }
   });
 
   it('refuses a commit larger than one etcd transaction holds, before sending it', async () => {

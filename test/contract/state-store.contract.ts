@@ -1,6 +1,7 @@
 // The StateStore contract: every backend (the embedded store, the etcd store) runs this suite
-// unchanged. It pins health and stats, reads, ordering, guards, atomicity, indexes (deletes
-// included), one-shot watches with deferred delivery, watchCount and close. The read path
+// unchanged. It pins health and stats, reads, ordering, guards (`check` ops included: a lock is
+// taken only while its session's row holds), atomicity, indexes (deletes included), one-shot
+// watches with deferred delivery, watchCount and close. The read path
 // (`read`, `changedAfter`) has its own suite, read-path.contract.ts.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAgentError } from '../../src/core/errors.js';
@@ -21,6 +22,7 @@ const set = (key: string, value: unknown, ifIndex?: number, table = T): WriteOp 
 const del = (key: string, ifIndex?: number, table = T): WriteOp =>
   ifIndex === undefined ? { op: 'delete', table, key } : { op: 'delete', table, key, ifIndex };
 const delPrefix = (prefix: string, table = T): WriteOp => ({ op: 'delete-prefix', table, prefix });
+const check = (key: string, ifIndex: number, table = T): WriteOp => ({ op: 'check', table, key, ifIndex });
 
 export interface ContractOptions {
   /**
@@ -255,6 +257,80 @@ export function describeStateStoreContract(
         expect(r.ok).toBe(true);
         expect(store.get(T, 'a')).toBeUndefined();
         expect(store.get(T, 'b')?.value).toBe(1);
+      });
+    });
+
+    describe('check ops', () => {
+      it('a check that holds lets the commit apply its other ops', async () => {
+        const session = await store.commit([set('s', 1, undefined, OTHER)]);
+        const r = await store.commit([check('s', session.index, OTHER), set('a', 1), set('b', 1, 0)]);
+        expect(r.ok).toBe(true);
+        expect(store.get(T, 'a')).toMatchObject({ value: 1, modifyIndex: r.index });
+        expect(store.get(T, 'b')).toMatchObject({ value: 1, modifyIndex: r.index });
+      });
+
+      it('a check that fails applies nothing of the commit', async () => {
+        const session = await store.commit([set('s', 1, undefined, OTHER), set('a', 1)]);
+        const moved = await store.commit([set('s', 2, undefined, OTHER)]);
+        const r = await store.commit([check('s', session.index, OTHER), set('a', 2), del('a'), set('c', 1)]);
+        expect(r).toMatchObject({ ok: false });
+        expect(r.index).toBeGreaterThan(moved.index);
+        expect(store.list(T, '').map((row) => [row.key, row.value])).toEqual([['a', 1]]);
+        // Nor does one whose key is gone, even at the index it last had.
+        await store.commit([del('s', undefined, OTHER)]);
+        expect((await store.commit([check('s', moved.index, OTHER), set('a', 3)])).ok).toBe(false);
+        expect(store.get(T, 'a')?.value).toBe(1);
+      });
+
+      it('ifIndex 0 checks that the key is absent', async () => {
+        expect((await store.commit([check('lock', 0), set('a', 1)])).ok).toBe(true);
+        await store.commit([set('lock', 1)]);
+        expect((await store.commit([check('lock', 0), set('a', 2)])).ok).toBe(false);
+        expect(store.get(T, 'a')?.value).toBe(1);
+      });
+
+      it('is checked against the state before the commit, as every guard', async () => {
+        const r = await store.commit([set('k', 1), check('k', 0)]);
+        expect(r.ok).toBe(true);
+        expect(store.get(T, 'k')?.value).toBe(1);
+      });
+
+      it('writes nothing: no row, no index of its key or table, no watch woken', async () => {
+        const present = await store.commit([set('present', 1, undefined, OTHER)]);
+        const onKey = watch({ table: OTHER, key: 'present' });
+        const onAbsent = watch({ table: OTHER, key: 'absent' });
+        const onTable = watch({ table: OTHER });
+        const alone = await store.commit([check('present', present.index, OTHER), check('absent', 0, OTHER)]);
+        expect(alone.ok).toBe(true);
+        expect(alone.index).toBeGreaterThan(present.index);
+        const withSet = await store.commit([check('present', present.index, OTHER), set('a', 1)]);
+        expect(withSet.ok).toBe(true);
+        await settle();
+        expect([onKey.calls(), onAbsent.calls(), onTable.calls()]).toEqual([0, 0, 0]);
+        expect(store.list(OTHER, '')).toEqual([
+          { key: 'present', value: 1, createIndex: present.index, modifyIndex: present.index },
+        ]);
+        expect(store.keyIndex(OTHER, 'absent')).toBe(0);
+        expect(store.tableIndex(OTHER)).toBe(present.index);
+      });
+
+      it('refuses a check without ifIndex, and a set under a lease that is no lease ID (STATE_INVALID_OP)', async () => {
+        const before = await store.commit([set('a', 1)]);
+        const refused: unknown[][] = [
+          [{ op: 'check', table: T, key: 'a' }],
+          ...['', 'abc', '0', '-1', '1.5', '012', '12345678901234567890', 7].map((lease) => [
+            { op: 'set', table: T, key: 'a', value: 2, lease },
+          ]),
+        ];
+        for (const ops of refused) {
+          const err: unknown = await store.commit(ops as WriteOp[]).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect(isAgentError(err) ? err.code : err, JSON.stringify(ops)).toBe('STATE_INVALID_OP');
+        }
+        expect(store.index).toBe(before.index);
+        expect(store.get(T, 'a')?.value).toBe(1);
       });
     });
 

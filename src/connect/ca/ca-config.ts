@@ -4,7 +4,7 @@
 // missing key takes its default (Consul decodes the map onto a fresh default config).
 import { caConfigProblems, defaultKeyBits } from '../../config/ca-rules.js';
 import type { CaConfig } from '../../config/types.js';
-import { parseDuration } from '../../core/duration.js';
+import { durationError, parseDuration } from '../../core/duration.js';
 import { agentError, type AgentError } from '../../core/errors.js';
 import { limitJson } from '../../core/size-limits.js';
 import type { CaSettings } from './model.js';
@@ -110,7 +110,7 @@ function durationMs(field: Field, value: unknown): number {
   if (typeof value === 'string') {
     const ms = parseDuration(value);
     if (ms !== undefined) return ms;
-    throw parseError(field, `time: invalid duration ${JSON.stringify(value)}`);
+    throw parseError(field, durationError(value));
   }
   throw parseError(field, `expected a duration, got ${JSON.stringify(value)}`);
 }

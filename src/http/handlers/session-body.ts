@@ -2,6 +2,7 @@
 // FixupLockDelay and FixupChecks): field names match case-insensitively, unknown fields are
 // ignored, an empty body takes every default; LockDelay is nanoseconds or a duration text, either
 // below 1000 counting as seconds; naming Checks or NodeChecks, even empty, drops the serfHealth default.
+import { durationError } from '../../core/duration.js';
 import { lockDelayInput, type ServiceCheckRef, type SessionInput } from '../../sessions/model.js';
 import { GoFields } from '../go-fields.js';
 
@@ -38,13 +39,10 @@ export function decodeSessionCreate(body: Buffer | undefined): SessionInput {
   };
 }
 
-/** The object's fields by lower-case name (the first spelling of each wins, as Go's exact match first). */
+/** The object's fields by lower-case name; of two spellings of one field the later wins, as in Go's decoder. */
 function lowerKeys(value: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-    const lower = key.toLowerCase();
-    if (!(lower in out) || key === lower) out[lower] = v;
-  }
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) out[key.toLowerCase()] = v;
   return out;
 }
 
@@ -52,7 +50,7 @@ function lockDelay(g: GoFields, value: unknown): number | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' && typeof value !== 'string') throw g.typeError(value, 'LockDelay', 'time.Duration');
   const ms = lockDelayInput(value);
-  if (ms === undefined) throw g.fail(`time: invalid duration ${JSON.stringify(value)}`);
+  if (ms === undefined) throw g.fail(durationError(String(value)));
   return ms;
 }
 

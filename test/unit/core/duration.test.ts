@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from '../../../src/core/duration.js';
+import { durationError, formatDuration, parseDuration } from '../../../src/core/duration.js';
 
 describe('parseDuration', () => {
   it.each([
@@ -89,5 +89,18 @@ describe('formatDuration', () => {
     const ms = parseDuration(text);
     expect(ms).toBeDefined();
     expect(formatDuration(ms as number)).toBe(text);
+  });
+});
+
+describe('durationError', () => {
+  it.each([
+    ['15', 'time: missing unit in duration "15"'],
+    ['5x', 'time: unknown unit "x" in duration "5x"'],
+    ['1h5', 'time: missing unit in duration "1h5"'],
+    ['soon', 'time: invalid duration "soon"'],
+    ['', 'time: invalid duration ""'],
+    ['-', 'time: invalid duration "-"'],
+  ])("says what Go's ParseDuration says of %j", (text, said) => {
+    expect(durationError(text)).toBe(said);
   });
 });
