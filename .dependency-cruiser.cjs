@@ -48,6 +48,11 @@ module.exports = {
       'sessions/ (sessions and KV locks) imports only catalog/, kv/, state/ and core/.',
     ),
     layer(
+      'txn',
+      ['sessions', 'kv', 'state', 'core'],
+      'txn/ (transactions) imports only sessions/, kv/, state/ and core/.',
+    ),
+    layer(
       'cluster',
       ['connect', 'sessions', 'config', 'state', 'core'],
       'cluster/ (membership, etcd leadership, the CA and session leases wired to etcd) imports only connect/, sessions/, config/, state/ and core/.',

@@ -30,6 +30,8 @@ import { healthRoutes } from '../http/handlers/health.js';
 import { intentionsRoutes } from '../http/handlers/intentions.js';
 import { kvRoutes } from '../http/handlers/kv.js';
 import { sessionReadRoutes, sessionWriteRoutes } from '../http/handlers/sessions.js';
+import { txnRoutes } from '../http/handlers/txn.js';
+import { KvTxn } from '../txn/kv-txn.js';
 import { DEFAULT_RENDER_CACHE_BYTES, RenderCache } from '../http/render-cache.js';
 import type { CompiledRoute } from '../http/routes.js';
 import type { LocalAgent } from '../local/open.js';
@@ -113,6 +115,7 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
     }),
     acl: aclRoutes({ ...d.aclDomain, store, blocking, brand, limits, random }),
     events: eventFireRoutes({ store }),
+    txn: txnRoutes({ txn: new KvTxn(store, clock), brand, kvMaxValueSize: () => d.running().kvMaxValueSize }),
     sessions: sessionWriteRoutes({
       sessions: () => {
         // A client forwards these writes: only a role that keeps sessions runs them.
@@ -122,12 +125,13 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
     }),
   };
   role.serveWrites(
-    [shared.kv, shared.ca, shared.intentions, shared.catalog, shared.acl, shared.events, shared.sessions],
+    [shared.kv, shared.txn, shared.ca, shared.intentions, shared.catalog, shared.acl, shared.events, shared.sessions],
     (groups) => buildApi(maxBodyBytes, gate, groups),
   );
   const through = (group: (typeof shared)[keyof typeof shared]) => role.writesThrough(group, defaultToken);
   return buildApi(maxBodyBytes, gate, [
     through(shared.kv),
+    through(shared.txn),
     through(shared.ca),
     authorizeRoutes({
       intentions: d.intentions,

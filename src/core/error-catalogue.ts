@@ -163,6 +163,31 @@ export const ERROR_CATALOGUE = {
     note: '`?acquire` names a session that does not exist (never made, destroyed, or its TTL lapsed): create one first.',
   },
 
+  // Transactions (docs/decisions.md#txn): Consul's texts.
+  TXN_BODY_INVALID: { kind: 'invalid', message: 'Failed to parse body: {detail}' },
+  TXN_TOO_MANY_OPS: {
+    kind: 'too-large',
+    message: 'Transaction contains too many operations ({count} > {max})',
+  },
+  TXN_BODY_TOO_LARGE: {
+    kind: 'too-large',
+    message:
+      'Request body({size} bytes) too large, max size: {max} bytes. See https://developer.hashicorp.com/docs/agent/config/config-files#txn_max_req_len.',
+  },
+  TXN_VALUE_TOO_LARGE: {
+    kind: 'too-large',
+    message: 'Value for key {key:q} is too large ({size} > {max} bytes)',
+  },
+  TXN_OP_UNSUPPORTED: {
+    kind: 'invalid',
+    message: 'Transaction operation {op} is not supported: {kinds} operations are',
+    note: 'Only KV operations are served yet; node, service, check and session operations are refused whole.',
+  },
+  TXN_CONFLICT: {
+    kind: 'conflict',
+    message: 'The transaction met a concurrent write {tries} times in a row; nothing was applied: send it again',
+  },
+
   // Sessions (docs/decisions.md#sessions). Consul answers these with 500; they are the caller's to fix.
   SESSION_MISSING: { kind: 'invalid', message: 'Missing session' },
   SESSION_NODE_NAME_MISSING: { kind: 'invalid', message: 'Missing node name' },
