@@ -1,13 +1,21 @@
 // Sessions and locks across a cluster (servers a and b, client c, on a 3-member etcd): a lock taken
 // through one agent is seen held on every agent and refused to another session through another;
+// python3-consul's calls (test/integration/support/python-consul-sessions.py) through the client agent;
 // a TTL session lives in etcd's lease, so it outlives the agent that made it and is renewed through
 // another; left without renewals it ends on every agent at once and its key is free again; a
 // killed agent's sessions (its serfHealth check) end with its membership lease, freeing their keys.
 // The tests run in order: the second restarts agent a, the third kills the client agent.
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess } from '../integration/support/agent-process.js';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { startClusterAgent, startClusterAgents, until, type ClusterAgents } from './support.js';
+
+const run = promisify(execFile);
+const ENSURE = resolve(import.meta.dirname, '../../scripts/ensure-python-consul.sh');
+const PROGRAM = resolve(import.meta.dirname, '../integration/support/python-consul-sessions.py');
 
 interface Entry {
   LockIndex: number;
@@ -61,7 +69,8 @@ async function heldEverywhere(
 describe('sessions and locks across a cluster', () => {
   let etcd: EtcdCluster;
   let cluster: ClusterAgents;
-  const options = { prefix: `/svc-sessions-${process.pid}/` };
+  // python3-consul reads X-Consul-Index.
+  const options = { prefix: `/svc-sessions-${process.pid}/`, headerBrand: 'Consul' };
   const later: AgentProcess[] = [];
 
   beforeAll(async () => {
@@ -96,6 +105,33 @@ describe('sessions and locks across a cluster', () => {
     await call(c, 'PUT', `/v1/session/destroy/${mine}`);
     await call(a, 'PUT', `/v1/session/destroy/${theirs}`);
     await heldEverywhere(cluster.agents, 'job/leader', undefined);
+  });
+
+  it("python3-consul's session and lock calls through the client agent", { timeout: 300_000 }, async () => {
+    const c = cluster.agents[2] as AgentProcess;
+    const python = (await run(ENSURE, [])).stdout.trim();
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(CONSUL|SVC)_/.test(name)));
+    const { stdout } = await run(python, [PROGRAM, String(c.port)], { env });
+    const steps = Object.fromEntries(
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => {
+          const { step, ...result } = JSON.parse(line) as { step: string } & Record<string, unknown>;
+          return [step, result];
+        }),
+    );
+    expect(steps).toEqual({
+      create: { distinct: true, ttl: '10s', lockdelay: 0 },
+      acquire: { a: true, b: false },
+      held: { session: true, lockindex: 1, value: 'a' },
+      renew: { id: true, missing: 'NotFound' },
+      release: { b: false, a: true },
+      handover: { b: true },
+      destroyed: { session: null, lockindex: 2 },
+      ephemeral: { entry: null },
+      list: { names: ['py-a'], node: ['py-a'] },
+    });
   });
 
   it('a TTL session outlives its agent and is renewed through another; unrenewed, it ends everywhere and frees its key', async () => {

@@ -23,6 +23,8 @@ export interface AgentsOptions {
   readonly memberTtl?: string;
   /** The agents' `log_level` (default info); at debug each says why a call failed, for a failure's report. */
   readonly logLevel?: 'debug' | 'info';
+  /** `http_config.header_brand`: 'Consul' for a Consul client library that reads X-Consul-Index. */
+  readonly headerBrand?: string;
 }
 
 /**
@@ -41,6 +43,7 @@ export function startClusterAgent(
     config: {
       node_name: name,
       ...(options.logLevel === undefined ? {} : { log_level: options.logLevel }),
+      ...(options.headerBrand === undefined ? {} : { http_config: { header_brand: options.headerBrand } }),
       cluster: {
         etcd: { prefix: options.prefix, ...(options.auth === undefined ? {} : options.auth) },
         member_ttl: options.memberTtl ?? '3s',

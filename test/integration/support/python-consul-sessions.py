@@ -1,6 +1,7 @@
 # Debian's python3-consul (python-consul 0.7.1) taking a lock as a user's script does: sessions,
 # KV acquire and release, renew, destroy with Behavior delete. Each step prints one JSON line,
-# {"step": ..., ...}, that test/integration/sessions.test.ts asserts.
+# {"step": ..., ...}, that test/integration/sessions.test.ts (one agent) and
+# test/cluster/sessions.test.ts (through a cluster's client agent) assert.
 import json
 import sys
 
