@@ -11,7 +11,7 @@ import type { ClientCommand, Io } from './command.js';
 import { flagHelp, parseFlags, type FlagSpecs } from './flags.js';
 import { intentionCommands } from './intention.js';
 import { kvCommands } from './kv.js';
-import { lockCommands } from './lock.js';
+import { lockCommands } from './lock/command.js';
 import { eventCommands } from './event.js';
 import { maintCommands } from './maint.js';
 import { operatorCommands } from './operator.js';
