@@ -49,8 +49,8 @@ module.exports = {
     ),
     layer(
       'txn',
-      ['sessions', 'kv', 'state', 'core'],
-      'txn/ (transactions) imports only sessions/, kv/, state/ and core/.',
+      ['sessions', 'catalog', 'kv', 'state', 'core'],
+      'txn/ (transactions) imports only sessions/, catalog/, kv/, state/ and core/.',
     ),
     layer(
       'cluster',

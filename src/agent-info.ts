@@ -1,5 +1,6 @@
 // Who this agent is: node, datacenter, addresses and build, as /v1/agent/self, /v1/agent/members
 // and /v1/status report it. The agent is a one-node cluster: its own server and leader.
+import { MEMBER_ALIVE, type MemberStatus } from './catalog/member-status.js';
 import type { MemberRecord } from './cluster/members.js';
 import type { AgentConfig } from './config/types.js';
 import { CONSUL_API_VERSION, VERSION } from './version.js';
@@ -33,11 +34,14 @@ export function agentInfo(config: AgentConfig, nodeId: string, startedAt: Date):
   });
 }
 
-/** What a member entry shows: this agent, or a cluster member read from etcd. */
-export type MemberView = MemberRecord;
+/** What a member entry shows: this agent, or a cluster member read from etcd or departed (src/catalog/member-status.ts). */
+export interface MemberView extends MemberRecord {
+  /** Serf's status: 1 alive, 2 leaving, 3 left, 4 failed. */
+  readonly status: MemberStatus;
+}
 
-/** A lone agent as a member: its own server, at Consul's gossip port. */
-export function selfMember(info: AgentInfo): MemberView {
+/** This agent's member record: a lone agent's own server, at Consul's gossip port (a cluster agent puts its own). */
+export function selfRecord(info: AgentInfo): MemberRecord {
   return {
     name: info.nodeName,
     id: info.nodeId,
@@ -50,6 +54,11 @@ export function selfMember(info: AgentInfo): MemberView {
   };
 }
 
+/** A lone agent as a member: alive. */
+export function selfMember(info: AgentInfo): MemberView {
+  return { ...selfRecord(info), status: MEMBER_ALIVE };
+}
+
 /**
  * Consul's build tag: the version with its metadata, the prerelease, then `:` and the revision, as
  * /v1/agent/self's Stats.build gives them (the Consul API version matched, `svc-agent-<version>`,
@@ -59,9 +68,15 @@ export function buildTag(agentVersion: string): string {
   return `${CONSUL_API_VERSION}+svc-agent-${agentVersion}:`;
 }
 
+/** The build's version alone (what precedes the `:`), as Consul's metadata.Build gives it to the `consul` service. */
+export function buildVersion(agentVersion: string): string {
+  return buildTag(agentVersion).split(':')[0] as string;
+}
+
 /**
- * Consul's member shape (docs/decisions.md#agent-endpoints); Status 1 is "alive"; Tags sorted.
- * Tags.role is Consul's: "consul" for a server, "node" for a client agent.
+ * Consul's member shape (docs/decisions.md#agent-endpoints); Status is serf's (1 alive, 2 leaving,
+ * 3 left, 4 failed: docs/decisions.md#departed-members); Tags sorted. Tags.role is Consul's:
+ * "consul" for a server, "node" for a client agent.
  */
 export function memberJson(member: MemberView): Record<string, unknown> {
   return {
@@ -81,7 +96,7 @@ export function memberJson(member: MemberView): Record<string, unknown> {
       vsn_max: '3',
       vsn_min: '2',
     },
-    Status: 1,
+    Status: member.status,
     ProtocolMin: 1,
     ProtocolMax: 5,
     ProtocolCur: 2,

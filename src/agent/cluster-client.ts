@@ -24,7 +24,8 @@ export async function openClusterClientRole(ctx: RoleContext): Promise<Role> {
   });
   return {
     name: 'cluster client',
-    ...clusterRoleBase(parts),
+    ...clusterRoleBase(parts, ctx),
+    forceLeave: undefined,
     secrets: parts.secretParts === undefined ? undefined : clientSecrets(parts.secretParts.mailbox),
     // The servers make the ACL system's first rows; `initial_management` is a server's key, as in Consul.
     setUpAcl: () => {

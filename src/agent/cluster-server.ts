@@ -1,6 +1,8 @@
 // A cluster's server agent: it shares etcd, keeps the CA key and the token secrets in etcd's
 // private range, answers client agents' signing, secret and write requests with its own ACLs
 // (docs/decisions.md D23, D24, D25), and keeps every node's health from the member list.
+import { buildVersion } from '../agent-info.js';
+import { consulService } from '../catalog/consul-service.js';
 import { selfNodeFields } from '../catalog/self.js';
 import { LivenessReconciler } from '../catalog/liveness.js';
 import { serveSecretRequests, serverSecrets } from '../acl/cluster-secrets.js';
@@ -14,7 +16,7 @@ import type { Role } from './role.js';
 import type { RoleContext } from './role-context.js';
 
 export async function openClusterServerRole(ctx: RoleContext): Promise<Role> {
-  const { log, clock } = ctx;
+  const { log, clock, config } = ctx;
   const parts = await openClusterParts(ctx);
   const { cluster, secretParts } = parts;
   const store = cluster.store;
@@ -22,7 +24,11 @@ export async function openClusterServerRole(ctx: RoleContext): Promise<Role> {
   let liveness: LivenessReconciler | undefined;
   return {
     name: 'cluster server',
-    ...clusterRoleBase(parts),
+    ...clusterRoleBase(parts, ctx),
+    forceLeave: (node, prune) => {
+      if (liveness === undefined) return Promise.reject(new Error('the liveness reconciler is not running yet'));
+      return liveness.forceLeave(node, prune);
+    },
     secrets,
     setUpAcl: async (writeFirstRows, resolve) => {
       if (secretParts !== undefined && secrets !== undefined)
@@ -33,19 +39,25 @@ export async function openClusterServerRole(ctx: RoleContext): Promise<Role> {
     },
     registerSelf: (register) => register(),
     sessionLeases: () => new EtcdSessionLeases(cluster.connection()),
-    // A node turns critical once its member lease lapsed, and passing when it is back.
+    // A node turns critical once its member lease lapsed, and passing when it is back; members
+    // that failed or left are recorded (docs/decisions.md#departed-members).
     maintainCatalog: (catalog, queries, selfRegistered) => {
       const reconciler = (liveness = new LivenessReconciler({
         catalog,
         queries,
+        store,
+        // The live members, and those whose entries went saying they leave (not failed).
         liveMembers: () =>
           new Map(
-            cluster.members
-              .list()
-              .map((m) => [m.name, selfNodeFields({ nodeId: m.id, advertiseAddr: m.address })] as const),
+            [...cluster.members.departing(), ...cluster.members.list()].map(
+              (m) => [m.name, { member: m, node: selfNodeFields({ nodeId: m.id, advertiseAddr: m.address }) }] as const,
+            ),
           ),
+        recordedLeft: (name) => cluster.members.forgetDeparting(name),
+        consulService: (m) => (m.server ? consulService(m.port, buildVersion(m.version)) : undefined),
         clock,
         log,
+        reapAfterMs: config.reconnectTimeoutMs,
       }));
       cluster.members.onChange(() => void reconciler.schedule());
       void selfRegistered.then(() => reconciler.start());

@@ -2,18 +2,19 @@
 // The role (lone, cluster server, cluster client) is chosen once (choose-role.ts); its file wires
 // what differs, and this one what every agent has. No logic lives here.
 import { EventFeed } from '../events/event-feed.js';
-import { agentInfo } from '../agent-info.js';
+import { agentInfo, buildVersion } from '../agent-info.js';
 import { AgentTokens } from '../acl/agent-tokens.js';
 import { createAclDomain } from '../acl/domain.js';
 import { initAclState } from '../acl/init.js';
 import { AclResolver } from '../acl/resolver.js';
 import { Catalog } from '../catalog/catalog.js';
+import { consulService } from '../catalog/consul-service.js';
 import { CatalogQueries } from '../catalog/queries.js';
 import { selfNodeFields } from '../catalog/self.js';
 import type { AgentConfig } from '../config/types.js';
 import { systemClock } from '../core/clock.js';
 import { loggedAtSource } from '../core/errors.js';
-import { silentLogger } from '../core/log.js';
+import { silentLogger, type Logger, type LogTap } from '../core/log.js';
 import { Metrics } from '../core/metrics.js';
 import { tightenDataDir } from '../core/private-files.js';
 import { PrometheusMetrics } from '../core/prometheus.js';
@@ -22,6 +23,7 @@ import { IntentionStore } from '../connect/intentions/store.js';
 import { BlockingQueries } from '../http/blocking.js';
 import { brandHeaders } from '../http/api.js';
 import { errorReply } from '../http/dispatch.js';
+import { LogMonitors } from '../http/handlers/agent-monitor.js';
 import { AntiEntropy } from '../local/anti-entropy.js';
 import { openLocalAgent } from '../local/open.js';
 import { resolveNodeId } from '../node-id.js';
@@ -91,13 +93,16 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   const intentions = new IntentionStore(store, clock);
   const catalog = new Catalog(store, config.datacenter);
   const catalogQueries = new CatalogQueries(store);
-  // The agent's own node, alive, in the catalog (a lone agent waits for it before it listens).
-  const selfRegistered = role
-    .registerSelf(() => catalog.registerSelf(info.nodeName, selfNodeFields(info)).then(() => undefined))
-    .catch((err: unknown) =>
-      // A cause logged where it arose (etcd down, or out of space) is not warned of twice.
-      log[loggedAtSource(err) ? 'info' : 'warn']({ err }, 'the agent could not register its node in the catalog'),
-    );
+  // The agent's own node, alive, in the catalog (a lone agent waits for it before it listens); only
+  // an agent that is a server (a lone one, or a cluster's) registers it, with its `consul` service.
+  const registerOwnNode = (port: number) => () =>
+    catalog
+      .registerSelf(info.nodeName, selfNodeFields(info), consulService(port, buildVersion(info.version)))
+      .then(() => undefined);
+  const couldNotRegister = (err: unknown): void =>
+    // A cause logged where it arose (etcd down, or out of space) is not warned of twice.
+    log[loggedAtSource(err) ? 'info' : 'warn']({ err }, 'the agent could not register its node in the catalog');
+  const selfRegistered = role.registerSelf(registerOwnNode(config.ports.http)).catch(couldNotRegister);
   role.maintainCatalog(catalog, catalogQueries, selfRegistered);
   const authorize = connectAuthorizer({
     intentions,
@@ -146,6 +151,23 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   });
 
   const sessions = openSessions(role, { clock, log, nodeName: info.nodeName, selfRegistered });
+  // createLogger's root is a tap itself (as reload.ts finds its setLevel).
+  const monitors = new LogMonitors(options.logTap ?? ('tap' in log ? (log as Logger & LogTap) : undefined), log);
+
+  // PUT /v1/agent/leave: the node's sync stops first, so that nothing registers it again while the
+  // servers deregister it (docs/decisions.md#departed-members); the caller stops the agent once answered.
+  let leaving: Promise<void> | undefined;
+  const leave = (): Promise<void> =>
+    (leaving ??= (async () => {
+      await antiEntropy.close();
+      await role.leave();
+      log.info({}, 'Graceful leave complete');
+    })().catch((err: unknown) => {
+      leaving = undefined; // a later leave tries again
+      throw err;
+    }));
+  let announceLeft = (): void => undefined;
+  const left = new Promise<void>((resolve) => (announceLeft = resolve));
 
   let listeners: Listeners | undefined;
   let closing: Promise<void> | undefined;
@@ -173,6 +195,10 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     local,
     events,
     sessions,
+    monitors,
+    leave,
+    // After the answer is written (from the promise's callback): the caller then stops the agent.
+    leaveAnswered: () => void setImmediate(announceLeft),
     blocking,
     brand,
     clock,
@@ -206,17 +232,23 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
     get listening() {
       return listeners?.listening;
     },
+    left,
     async listen() {
       if (listeners === undefined) {
         await role.readyToListen(selfRegistered);
         listeners = await startListeners({ config, routes, brand, log, prometheus });
-        await role.listening((listeners.listening.http ?? listeners.listening.https) as number);
+        const port = (listeners.listening.http ?? listeners.listening.https) as number;
+        await role.listening(port);
+        // The `consul` service's port is the one bound.
+        if (port !== config.ports.http)
+          void selfRegistered.then(() => role.registerSelf(registerOwnNode(port))).catch(couldNotRegister);
       }
       return (listeners.listening.http ?? listeners.listening.https) as number;
     },
     close() {
       closing ??= (async () => {
         listeners?.close();
+        monitors.close();
         blocking.releaseAll();
         events.close();
         sessions.close();

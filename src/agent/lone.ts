@@ -1,6 +1,7 @@
 // The lone agent: its state in the embedded store (or a store the caller opened), its own CA, and
 // every write its own. It takes requests once its node is in the catalog.
 import { ServerCa } from '../connect/ca/server-ca.js';
+import { agentError } from '../core/errors.js';
 import { LocalLeases } from '../sessions/leases.js';
 import { backendContact } from '../state/backend-health.js';
 import { openEmbeddedStore } from '../state/embedded/index.js';
@@ -35,6 +36,12 @@ export async function openLoneRole(ctx: RoleContext): Promise<Role> {
     catalogWriter: (catalog) => catalog,
     writesThrough: (group) => group,
     serveWrites: () => undefined,
+    leave: () => Promise.resolve(),
+    // Its only member is itself, alive: a live Consul agent refutes a force-leave of itself.
+    forceLeave: (node) => {
+      if (node === ctx.info.nodeName) return Promise.resolve();
+      return Promise.reject(agentError('AGENT_FORCE_LEAVE_UNKNOWN', { node }));
+    },
     readyToListen: (selfRegistered) => selfRegistered,
     listening: () => Promise.resolve(),
     closeParts: () => undefined,

@@ -71,6 +71,17 @@ export interface Role {
   writesThrough(group: readonly Route[], defaultToken: () => string | undefined): readonly Route[];
   /** A server runs other agents' forwarded writes through these groups, behind its own ACL gate. */
   serveWrites(groups: WriteGroups, compile: (groups: WriteGroups) => CompiledRoute[]): void;
+  /**
+   * Leaves the cluster gracefully (PUT /v1/agent/leave): a cluster agent says so in its member entry
+   * and resolves once the servers deregistered its node (or after a wait); a lone agent has no one to
+   * tell (docs/decisions.md#departed-members). The entry itself goes at closeState().
+   */
+  leave(): Promise<void>;
+  /**
+   * PUT /v1/agent/force-leave where it runs: a server's liveness reconciler, or a lone agent (its
+   * only member is itself); undefined on a client agent, which forwards it to a server.
+   */
+  readonly forceLeave: ((node: string, prune: boolean) => Promise<void>) | undefined;
   /** Resolves when the agent may take requests (a lone agent waits for its node in the catalog). */
   readyToListen(selfRegistered: Promise<void>): Promise<void>;
   /** Records the port the agent bound. */

@@ -1,11 +1,12 @@
 // The agent's route table, built once from its components: the groups that change shared state go
 // through the role (a client forwards their writes, a server also runs other agents'), the rest
 // are served as they are.
-import type { AgentInfo } from '../agent-info.js';
+import { selfMember, type AgentInfo } from '../agent-info.js';
 import type { AgentTokens } from '../acl/agent-tokens.js';
 import type { createAclDomain } from '../acl/domain.js';
 import type { AclResolver } from '../acl/resolver.js';
 import type { Catalog } from '../catalog/catalog.js';
+import { departedMembers, memberStatuses } from '../catalog/member-status.js';
 import type { CatalogQueries } from '../catalog/queries.js';
 import type { AgentConfig } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
@@ -17,7 +18,9 @@ import { aclGate, buildApi } from '../http/api.js';
 import type { BlockingQueries } from '../http/blocking.js';
 import type { BrandHeaders } from '../http/brand.js';
 import { aclRoutes } from '../http/handlers/acl.js';
-import { agentRoutes } from '../http/handlers/agent.js';
+import { agentRoutes, type ClusterView } from '../http/handlers/agent.js';
+import { agentMembershipRoutes, forceLeaveRoutes } from '../http/handlers/agent-membership.js';
+import { agentMonitorRoutes, type LogMonitors } from '../http/handlers/agent-monitor.js';
 import { agentCheckRoutes } from '../http/handlers/agent-checks.js';
 import { agentServiceRoutes } from '../http/handlers/agent-services.js';
 import { agentTokenRoutes } from '../http/handlers/agent-token.js';
@@ -54,6 +57,11 @@ export interface ApiDeps {
   /** This agent's user events (/v1/event/list). */
   readonly events: EventFeed;
   readonly sessions: SessionParts;
+  /** The open GET /v1/agent/monitor streams. */
+  readonly monitors: LogMonitors;
+  /** PUT /v1/agent/leave: leaves the cluster; `leaveAnswered` once answered (the agent then stops). */
+  readonly leave: () => Promise<void>;
+  readonly leaveAnswered: () => void;
   readonly blocking: BlockingQueries;
   readonly brand: BrandHeaders;
   readonly clock: Clock;
@@ -115,7 +123,11 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
     }),
     acl: aclRoutes({ ...d.aclDomain, store, blocking, brand, limits, random }),
     events: eventFireRoutes({ store }),
-    txn: txnRoutes({ txn: new KvTxn(store, clock), brand, kvMaxValueSize: () => d.running().kvMaxValueSize }),
+    txn: txnRoutes({
+      txn: new KvTxn(store, clock, { datacenter: config.datacenter }),
+      brand,
+      kvMaxValueSize: () => d.running().kvMaxValueSize,
+    }),
     sessions: sessionWriteRoutes({
       sessions: () => {
         // A client forwards these writes: only a role that keeps sessions runs them.
@@ -123,11 +135,34 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
         return d.sessions.sessions;
       },
     }),
+    forceLeave: forceLeaveRoutes({
+      forceLeave: (node, prune) => {
+        // A client forwards it: only a role that keeps membership runs it.
+        if (role.forceLeave === undefined) throw new Error('force-leave runs on a server agent');
+        return role.forceLeave(node, prune);
+      },
+    }),
   };
   role.serveWrites(
-    [shared.kv, shared.txn, shared.ca, shared.intentions, shared.catalog, shared.acl, shared.events, shared.sessions],
+    [
+      shared.kv,
+      shared.txn,
+      shared.ca,
+      shared.intentions,
+      shared.catalog,
+      shared.acl,
+      shared.events,
+      shared.sessions,
+      shared.forceLeave,
+    ],
     (groups) => buildApi(maxBodyBytes, gate, groups),
   );
+  // Live members from etcd, departed ones from the servers' rows (docs/decisions.md#departed-members).
+  const cluster = role.cluster?.routes;
+  const clusterView: ClusterView | undefined =
+    cluster === undefined
+      ? undefined
+      : { ...cluster, members: () => memberStatuses(cluster.members(), departedMembers(store)) };
   const through = (group: (typeof shared)[keyof typeof shared]) => role.writesThrough(group, defaultToken);
   return buildApi(maxBodyBytes, gate, [
     through(shared.kv),
@@ -150,6 +185,16 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
     agentTokenRoutes({ tokens: d.agentTokens, nodeName: d.info.nodeName, log: d.log }),
     agentServiceRoutes({ local: d.local, brand, datacenter: config.datacenter, blocking, limits, random }),
     agentCheckRoutes({ local: d.local, brand }),
+    agentMembershipRoutes({
+      info: d.info,
+      leave: d.leave,
+      leaveAnswered: d.leaveAnswered,
+      members: () => clusterView?.members() ?? [selfMember(d.info)],
+      clustered: clusterView !== undefined,
+      log: d.log,
+    }),
+    through(shared.forceLeave),
+    agentMonitorRoutes({ info: d.info, monitors: d.monitors }),
     agentRoutes({
       metrics,
       prometheus: d.prometheus,
@@ -157,7 +202,7 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
       brand,
       config: d.running,
       reload: d.reload,
-      cluster: role.cluster?.routes,
+      cluster: clusterView,
       stateIndex: () => store.index,
       stats: () => {
         const transport = d.transportStats();

@@ -8,6 +8,7 @@ import {
   storedPolicySchema,
   storedTokenSchema,
 } from '../acl/model.js';
+import { departedMemberSchema, MEMBER_STATUS_TABLE } from '../catalog/member-status.js';
 import { CATALOG_SCHEMAS } from '../catalog/model.js';
 import { CA_TABLE, caTableSchema, ROOTS_TABLE, storedRootSchema } from '../connect/ca/model.js';
 import { INTENTIONS_TABLE, storedIntentionSchema } from '../connect/intentions/model.js';
@@ -28,6 +29,7 @@ export const TABLE_SCHEMAS: TableSchemas = new Map<string, TableSchema>([
   [CA_TABLE, caTableSchema],
   [ROOTS_TABLE, storedRootSchema],
   ...CATALOG_SCHEMAS,
+  [MEMBER_STATUS_TABLE, departedMemberSchema],
   [EVENTS_TABLE, userEventSchema],
   [SESSIONS_TABLE, storedSessionSchema],
   [KV_LOCKS_TABLE, storedLockSchema],

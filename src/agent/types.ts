@@ -6,7 +6,7 @@ import type { ClusterState } from '../cluster/open.js';
 import type { ReloadPlan } from '../config/reload.js';
 import type { AgentConfig } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
-import type { Logger } from '../core/log.js';
+import type { Logger, LogTap } from '../core/log.js';
 import type { AuthorizeRequest, AuthorizeResult } from '../connect/authorize.js';
 import type { IntentionStore } from '../connect/intentions/store.js';
 import type { ConnectCa } from '../http/handlers/connect-ca.js';
@@ -26,6 +26,11 @@ export interface AgentOptions {
   readonly acceptStateLoss?: boolean;
   /** Re-reads the config (the CLI: the same files and flags) for a reload without a config given; throws ConfigError. */
   readonly reloadConfig?: () => AgentConfig | Promise<AgentConfig>;
+  /**
+   * The lines GET /v1/agent/monitor streams; by default `log` when it is createLogger's root (a tap
+   * itself). Without one a monitor stays open and empty: another logger is not read back.
+   */
+  readonly logTap?: LogTap;
 }
 
 export interface Agent {
@@ -65,6 +70,11 @@ export interface Agent {
    * nothing and throws CONFIG_RELOAD_FAILED. SIGHUP and PUT /v1/agent/reload call this.
    */
   reload(next?: AgentConfig): Promise<ReloadPlan>;
+  /**
+   * Resolves once PUT /v1/agent/leave was answered: the agent left its cluster (docs/decisions.md#departed-members)
+   * and its owner stops it (close()), as Consul's agent shuts down; the CLI then exits 0.
+   */
+  readonly left: Promise<void>;
   /** Graceful stop: no new connections, parked queries answered, the store flushed and closed. */
   close(): Promise<void>;
 }

@@ -16,6 +16,7 @@ import {
   SERF_CHECK_NAME,
   type CheckStatus,
   type StoredNode,
+  type StoredService,
 } from './model.js';
 import { planNodeWrite, readNodeState, type NodeState } from './node-state.js';
 import {
@@ -98,12 +99,20 @@ export class Catalog {
 
   /**
    * Sets node `name`'s liveness check (`serfHealth`): passing while its agent is a live member,
-   * critical once its membership lapsed. Registers the node with `fields` when it is new.
+   * critical once its membership lapsed. Registers the node with `fields` when it is new. With
+   * `service`, sets it too (a server's `consul` service: consul-service.ts).
    */
-  setLiveness(name: string, status: CheckStatus, output: string, fields?: NodeFields): Promise<WriteResult> {
+  setLiveness(
+    name: string,
+    status: CheckStatus,
+    output: string,
+    fields?: NodeFields,
+    service?: StoredService,
+  ): Promise<WriteResult> {
     return this.write(name, (current) => {
       const node: StoredNode | undefined = fields === undefined ? current.node : nodeRow(name, this.datacenter, fields);
       if (node === undefined) return current;
+      const services = service === undefined ? current.services : new Map(current.services).set(service.ID, service);
       const checks = new Map(current.checks);
       checks.set(SERF_CHECK_ID, {
         Node: name,
@@ -121,13 +130,13 @@ export class Catalog {
         ExposedPort: 0,
         Definition: {},
       });
-      return { node, services: current.services, checks };
+      return { node, services, checks };
     });
   }
 
-  /** This agent's own node, alive: registered with its serfHealth check passing. */
-  registerSelf(name: string, fields: NodeFields): Promise<WriteResult> {
-    return this.setLiveness(name, 'passing', SERF_ALIVE_OUTPUT, fields);
+  /** This agent's own node, alive: registered with its serfHealth check passing (and a server's `consul` service). */
+  registerSelf(name: string, fields: NodeFields, service?: StoredService): Promise<WriteResult> {
+    return this.setLiveness(name, 'passing', SERF_ALIVE_OUTPUT, fields, service);
   }
 
   /** Removes a node and everything on it (a node reaped after its liveness lapsed). */

@@ -2,6 +2,7 @@
 // are written over what it holds now (all of them, or only those that changed locally), and the
 // catalog register and deregister requests that reach that state from a client agent, which
 // writes through a server (docs/decisions.md D26).
+import { CONSUL_SERVICE_ID } from './consul-service.js';
 import { sameRow } from './same.js';
 import { sortedRecord, SERF_CHECK_ID, type StoredCheck, type StoredNode, type StoredService } from './model.js';
 import type { NodeState } from './node-state.js';
@@ -46,8 +47,8 @@ export function nodeRow(name: string, datacenter: string, fields: NodeFields): S
 /**
  * The node's state once `desired` is written over `current`: without a scope, exactly the agent's
  * entries (a full sync, which also removes what the agent does not hold); with one, the scoped
- * entries set or removed and the others kept. The liveness check (`serfHealth`) is the cluster's:
- * always kept as it is.
+ * entries set or removed and the others kept. The liveness check (`serfHealth`) and a server's
+ * `consul` service are the cluster's: kept as they are, unless the agent holds a `consul` of its own.
  */
 export function syncTarget(node: StoredNode, current: NodeState, desired: NodeSync, scope?: SyncScope): NodeState {
   const wanted = new Map(desired.services.map((input) => normalizeService(input)).map((s) => [s.ID, s]));
@@ -57,6 +58,8 @@ export function syncTarget(node: StoredNode, current: NodeState, desired: NodeSy
   const checks = new Map<string, StoredCheck>();
   if (scope === undefined) {
     services = wanted;
+    const consul = current.services.get(CONSUL_SERVICE_ID);
+    if (consul !== undefined && !services.has(CONSUL_SERVICE_ID)) services.set(CONSUL_SERVICE_ID, consul);
     checkIds = wantedChecks.keys();
     const serf = current.checks.get(SERF_CHECK_ID);
     if (serf !== undefined) checks.set(SERF_CHECK_ID, serf);

@@ -133,7 +133,7 @@ export async function runAgent(args: AgentArgs): Promise<number> {
     const stop = (signal: string): void => {
       if (stopping) return;
       stopping = true;
-      log.info({ signal }, 'shutting down');
+      log.info(signal === 'leave' ? { after: 'leave' } : { signal }, 'shutting down');
       const deadline = setTimeout(() => {
         log.error({ deadlineMs: STOP_DEADLINE_MS }, 'graceful stop timed out');
         resolve(1);
@@ -153,5 +153,7 @@ export async function runAgent(args: AgentArgs): Promise<number> {
     };
     stopNow = stop;
     if (requested !== undefined) stop(requested);
+    // PUT /v1/agent/leave answered: the agent left its cluster and stops, as Consul's does (exit 0).
+    void agent.left.then(() => stop('leave'));
   });
 }

@@ -12,6 +12,8 @@ const memberEntrySchema = z.object({
   server: z.boolean(),
   version: z.string(),
   aclsEnabled: z.boolean(),
+  /** Put by an agent that leaves gracefully (PUT /v1/agent/leave, or a graceful stop), just before its entry goes. */
+  leaving: z.boolean().exactOptional(),
 });
 
 export type MemberEntry = z.infer<typeof memberEntrySchema>;

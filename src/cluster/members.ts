@@ -2,7 +2,8 @@
 // lease (kept alive by the client, revoked on a graceful stop, expired by etcd after a crash), and
 // keeps a local map of every record, fed by a read and a watch of the members range. It holds one
 // lease at a time: a lost lease is put again by one loop with backoff and jitter, however many
-// events ask for it, and a lease that is replaced is revoked.
+// events ask for it, and a lease that is replaced is revoked. A leaving agent says so in its record
+// first; members that failed or left are the servers' to record (src/catalog/member-status.ts).
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
 import { backoffDelay, type Backoff } from '../core/backoff.js';
@@ -22,6 +23,11 @@ export interface MemberRecord {
   readonly server: boolean;
   readonly version: string;
   readonly aclsEnabled: boolean;
+  /**
+   * The agent is leaving gracefully: the servers record it left and deregister its node before it
+   * goes (docs/decisions.md#departed-members); /v1/agent/members shows it `leaving`.
+   */
+  readonly leaving?: boolean;
 }
 
 export interface MembersOptions {
@@ -37,6 +43,13 @@ export interface MembersOptions {
 
 /** Deadline of a read of the members range and of a revoke at stop. */
 const CALL_DEADLINE_MS = 2_000;
+/**
+ * How long a graceful stop gives its entry's `leaving` put before it revokes anyway: a few etcd
+ * round trips (milliseconds); with etcd away the put fails at once, or the stop goes on after this.
+ */
+const LEAVING_PUT_MS = 1_000;
+/** Entries that went saying `leaving`, kept until the servers record them left (a bound; each is small). */
+const DEPARTING_KEPT = 256;
 /** Pause before the member list is re-read after etcd failed us. */
 const RETRY_MS = 1_000;
 /**
@@ -54,6 +67,11 @@ export class ClusterMembers {
   private readonly log: Logger;
   private readonly random: () => number;
   private readonly live = new Map<string, MemberRecord>();
+  /**
+   * Entries deleted while they said `leaving`: a server's reconciler may see the delete before it
+   * saw the leave, and must still record the member left, not failed.
+   */
+  private readonly gone = new Map<string, MemberRecord>();
   private readonly badEntries: BadRows;
   private self: MemberRecord | undefined;
   /** The lease that holds this agent's record now; undefined while it is being put again. */
@@ -67,6 +85,7 @@ export class ClusterMembers {
   private readonly changeListeners = new Set<() => void>();
   private readonly timers = new Set<TimerHandle>();
   private closed = false;
+  private closing: Promise<void> | undefined;
 
   constructor(options: MembersOptions) {
     this.connection = options.connection;
@@ -99,6 +118,23 @@ export class ClusterMembers {
     await this.register(self);
   }
 
+  /** Says in this agent's entry that it is leaving (a graceful leave); its entry goes at close(). */
+  async markLeaving(): Promise<void> {
+    const self = this.self;
+    if (self === undefined || this.closed || self.leaving === true) return;
+    await this.register({ ...self, leaving: true });
+  }
+
+  /** Members whose entries went while saying `leaving`, and not back since: departed gracefully. */
+  departing(): MemberRecord[] {
+    return [...this.gone.values()];
+  }
+
+  /** The servers recorded `name` left (src/catalog/member-status.ts): its departing entry is not needed. */
+  forgetDeparting(name: string): void {
+    this.gone.delete(name);
+  }
+
   /** Calls `fn` after each change of the member list (a read, or a watch event). */
   onChange(fn: () => void): void {
     this.changeListeners.add(fn);
@@ -115,9 +151,30 @@ export class ClusterMembers {
     return [...this.live.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  /** Stops watching and removes this agent's record at once. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Stops watching and removes this agent's record at once. A graceful stop is a leave
+   * (docs/decisions.md#departed-members): the record says `leaving` first, so that the servers
+   * record this member left and deregister its node, rather than list it failed.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.leaveAndClose();
+    return this.closing;
+  }
+
+  private async leaveAndClose(): Promise<void> {
+    const self = this.self;
+    if (self !== undefined && self.leaving !== true && this.leased !== undefined) {
+      const put = this.register({ ...self, leaving: true }).catch((err: unknown) => {
+        this.log.debug({ reason: reasonOf(err) }, 'cluster member could not say it leaves; its entry goes anyway');
+      });
+      await new Promise<void>((resolve) => {
+        const timer = this.clock.setTimer(LEAVING_PUT_MS, resolve);
+        void put.then(() => {
+          timer.cancel();
+          resolve();
+        });
+      });
+    }
     this.closed = true;
     for (const t of this.timers) t.cancel();
     this.watch?.cancel();
@@ -183,15 +240,22 @@ export class ClusterMembers {
 
   private async load(): Promise<void> {
     const read = await this.connection.rangePrefix(this.root, CALL_DEADLINE_MS);
+    const before = new Map(this.live);
     this.live.clear();
     for (const kv of read.kvs) this.apply(kv.key, kv.value, kv.modRevision);
+    for (const [name, record] of before) if (!this.live.has(name)) this.departed(name, record);
     this.changed();
     this.watch = this.connection.watchPrefix(this.root, read.revision + 1, {
       connected: () => {},
       events: (events) => {
         for (const ev of events) {
-          if (ev.type === 'delete') this.live.delete(this.nameOf(ev.kv.key));
-          else this.apply(ev.kv.key, ev.kv.value, ev.kv.modRevision);
+          if (ev.type !== 'delete') this.apply(ev.kv.key, ev.kv.value, ev.kv.modRevision);
+          else {
+            const name = this.nameOf(ev.kv.key);
+            const record = this.live.get(name);
+            this.live.delete(name);
+            if (record !== undefined) this.departed(name, record);
+          }
         }
         this.changed();
       },
@@ -218,8 +282,21 @@ export class ClusterMembers {
   /** A bad entry is left out (an earlier good one of that member stays), told once per revision. */
   private apply(key: string, value: Buffer, revision: number): void {
     const read = readMemberEntry(value);
-    if (read.ok) this.live.set(this.nameOf(key), read.entry);
-    else this.badEntries.report(key, revision, read.problem);
+    if (!read.ok) {
+      this.badEntries.report(key, revision, read.problem);
+      return;
+    }
+    const name = this.nameOf(key);
+    this.live.set(name, read.entry);
+    this.gone.delete(name);
+  }
+
+  /** A member whose entry went: kept if it said it was leaving (departing()). */
+  private departed(name: string, record: MemberRecord): void {
+    if (record.leaving !== true) return;
+    this.gone.delete(name);
+    this.gone.set(name, record);
+    if (this.gone.size > DEPARTING_KEPT) this.gone.delete(this.gone.keys().next().value as string);
   }
 
   private nameOf(key: string): string {

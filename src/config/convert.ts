@@ -97,6 +97,7 @@ export function toAgentConfig(
     sidecarPorts: { min: v.ports.sidecar_min_port, max: v.ports.sidecar_max_port },
     checkOutputMaxSize: v.check_output_max_size,
     checkUpdateIntervalMs: v.check_update_interval,
+    reconnectTimeoutMs: v.reconnect_timeout,
     registrations,
   };
 }

@@ -180,6 +180,11 @@ export const CONFIG_SCHEMA = {
     '5m',
     "Shortest time between catalog writes of a check's output that changed without its status; 0s: at once.",
   ).applied('checkUpdateIntervalMs', 'anti-entropy reads it on each check update'),
+  reconnect_timeout: key(
+    duration('positive').refine((ms) => ms >= 8 * 3600_000, 'reconnect_timeout must be >= 8h'),
+    '72h',
+    "How long a failed member (its member lease lapsed) stays listed, its node's serfHealth critical, before server agents remove both; at least 8h, as Consul's.",
+  ).restart('reconnectTimeoutMs'),
   data_dir: optionalKey(
     text(),
     'Directory for persistent state; required unless -dev.',

@@ -115,6 +115,8 @@ export interface AgentConfig {
   readonly checkOutputMaxSize: number;
   /** Consul's check_update_interval: an output-only change of a check reaches the catalog at most this often. */
   readonly checkUpdateIntervalMs: number;
+  /** Consul's reconnect_timeout: a failed member and its node are removed this long after it failed. */
+  readonly reconnectTimeoutMs: number;
   /** The config files' `service(s)` and `check(s)` blocks, as written; src/local/ reads and validates them. */
   readonly registrations: Registrations;
 }

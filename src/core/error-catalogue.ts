@@ -14,7 +14,7 @@ export type ErrorKind =
   | 'too-large' // 413
   | 'unsupported' // 415: Consul's status for a metrics format that is switched off
   | 'rate-limited' // 429
-  | 'not-implemented' // 501: a request framing the agent does not decode
+  | 'not-implemented' // 501: a request framing the agent does not decode; joining a cluster by address
   | 'unavailable' // 503: a backend cannot answer right now
   | 'internal'; // 500: a real fault of ours
 
@@ -111,6 +111,27 @@ export const ERROR_CATALOGUE = {
     message: 'Prometheus is not enabled since its retention time is not positive',
     note: 'GET /v1/agent/metrics?format=prometheus while telemetry.prometheus_retention_time is 0s.',
   },
+  // Membership and the agent's log (docs/decisions.md#departed-members).
+  AGENT_FORCE_LEAVE_UNKNOWN: {
+    kind: 'not-found',
+    message: "agent: No node found with name '{node}'",
+    note: 'PUT /v1/agent/force-leave/<node> naming no member, live or departed, and no agent node in the catalog (Consul answers 500).',
+  },
+  AGENT_JOIN_CLUSTER: {
+    kind: 'not-implemented',
+    logged: true,
+    message:
+      "Failed to join {address}: no member of this cluster has that address, and svc-agent agents join a cluster through etcd, not by address: an agent started with the cluster's cluster.etcd.endpoints (-etcd) is a member",
+    note: 'PUT /v1/agent/join/<address> naming no member: joining another cluster or agent by address is not offered (docs/decisions.md#departed-members). An address of a member answers 200: the agents share one cluster already.',
+  },
+  AGENT_JOIN_ALONE: {
+    kind: 'not-implemented',
+    logged: true,
+    message:
+      'Failed to join {address}: this agent runs alone (no cluster.etcd.endpoints); svc-agent agents share a cluster through etcd: start each with the same cluster.etcd.endpoints (-etcd)',
+    note: 'PUT /v1/agent/join/<address> on an agent without etcd, naming another address than its own.',
+  },
+  AGENT_MONITOR_LOG_LEVEL: { kind: 'invalid', message: 'Unknown log level: {level}' },
   INTERNAL_UNEXPECTED: {
     kind: 'internal',
     logged: true,
@@ -181,7 +202,7 @@ export const ERROR_CATALOGUE = {
   TXN_OP_UNSUPPORTED: {
     kind: 'invalid',
     message: 'Transaction operation {op} is not supported: {kinds} operations are',
-    note: 'Only KV operations are served yet; node, service, check and session operations are refused whole.',
+    note: "An op of none of the served kinds (an Intention op, which Consul's agent does not serve either, or an empty one) is refused whole.",
   },
   TXN_CONFLICT: {
     kind: 'conflict',

@@ -3,7 +3,9 @@
 // library use) or in Consul's text format (`2026-11-24T10:00:00.000Z [INFO]  agent: msg: k=v`),
 // and the level of every logger made from the root changes at once on reload. An error logged
 // under `err` is one line, its message; its stack (and its causes') only at debug and trace, as
-// an operator needs what went wrong and where, and a developer turns the stack on.
+// an operator needs what went wrong and where, and a developer turns the stack on. A tap (GET
+// /v1/agent/monitor) gets the lines of its own level, below the agent's too, as Consul's monitor:
+// while one is open the loggers write at its level and the console and file keep the agent's.
 import { pino, type Logger as PinoLogger } from 'pino';
 import { describeFsError, errorText } from './error-text.js';
 import { formatTextLine } from './log-text.js';
@@ -27,6 +29,25 @@ export type LogFormat = 'text' | 'json';
 export interface RootLogger extends Logger {
   readonly level: LogLevel;
   setLevel(level: LogLevel): void;
+}
+
+/** Every line logged through a root logger, at a level of the reader's choosing (GET /v1/agent/monitor). */
+export interface LogTap {
+  /**
+   * Calls `fn` with each line at `level` or above (pino's JSON text, newline-terminated), whatever
+   * the agent's own level, from inside the call that logged it; returns the remove.
+   */
+  tap(level: LogLevel, fn: (json: string) => void): () => void;
+}
+
+/** pino's number of each level. */
+const LEVEL_RANK: Readonly<Record<LogLevel, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50 };
+const LEVEL_AT = '{"level":"'.length;
+
+/** The rank of a line pino wrote: its first key is `level` (the formatter below), read without parsing the line; `fatal` ranks above error. */
+function lineRank(json: string): number {
+  const name = json.slice(LEVEL_AT, json.indexOf('"', LEVEL_AT));
+  return Object.hasOwn(LEVEL_RANK, name) ? LEVEL_RANK[name as LogLevel] : 60;
 }
 
 /** Paths whose values never reach a log line: ACL secrets and key material. */
@@ -59,11 +80,19 @@ export function createLogger(
   destination: NodeJS.WritableStream = process.stdout,
   format: LogFormat = 'json',
   file?: { write(line: string): void },
-): RootLogger {
+): RootLogger & LogTap {
   const shape = format === 'json' ? (line: string) => line : formatTextLine;
   let fileFailing = false;
+  const family = new Family(level);
   const stream = {
     write(line: string): void {
+      const taps = family.taps;
+      if (taps.length > 0) {
+        const rank = lineRank(line);
+        for (const tap of taps) if (rank >= tap.rank) tap.fn(line);
+        // Written at a tap's level, below the agent's: the console and the file do not show it.
+        if (rank < LEVEL_RANK[family.level]) return;
+      }
       const out = shape(line);
       destination.write(out);
       if (file === undefined) return;
@@ -86,7 +115,6 @@ export function createLogger(
       }
     },
   };
-  const family = new Family(level);
   const base = pino(
     {
       level,
@@ -121,26 +149,61 @@ function stackWithCauses(err: Error): string {
   return text;
 }
 
-/** Every pino logger made from one root, so that a level change reaches the children too. */
+interface Tap {
+  readonly rank: number;
+  readonly fn: (json: string) => void;
+}
+
+/**
+ * Every pino logger made from one root, so that a level change reaches the children too. They
+ * write at the lowest of the agent's level (`level`) and its taps' levels.
+ */
 class Family {
   private readonly members: WeakRef<PinoLogger>[] = [];
+  /** Replaced, not changed, on each add or remove: a write in progress keeps the array it began with. */
+  taps: readonly Tap[] = [];
+  private effective: LogLevel;
 
-  constructor(public level: LogLevel) {}
+  constructor(public level: LogLevel) {
+    this.effective = level;
+  }
 
   add(logger: PinoLogger): PinoLogger {
-    logger.level = this.level;
+    logger.level = this.effective;
     this.members.push(new WeakRef(logger));
     return logger;
   }
 
   setLevel(level: LogLevel): void {
     this.level = level;
+    this.apply();
+  }
+
+  tap(level: LogLevel, fn: (json: string) => void): () => void {
+    const tap: Tap = { rank: LEVEL_RANK[level], fn };
+    this.taps = [...this.taps, tap];
+    this.apply();
+    return () => {
+      if (!this.taps.includes(tap)) return;
+      this.taps = this.taps.filter((t) => t !== tap);
+      this.apply();
+    };
+  }
+
+  private apply(): void {
+    let effective = this.level;
+    for (const tap of this.taps) if (tap.rank < LEVEL_RANK[effective]) effective = rankName(tap.rank);
+    this.effective = effective;
     for (let i = this.members.length - 1; i >= 0; i--) {
       const logger = this.members[i]?.deref();
       if (logger === undefined) this.members.splice(i, 1);
-      else logger.level = level;
+      else logger.level = effective;
     }
   }
+}
+
+function rankName(rank: number): LogLevel {
+  return (Object.keys(LEVEL_RANK) as LogLevel[]).find((name) => LEVEL_RANK[name] === rank) ?? 'info';
 }
 
 class Scoped implements Logger {
@@ -179,7 +242,7 @@ class Scoped implements Logger {
   }
 }
 
-class Root extends Scoped implements RootLogger {
+class Root extends Scoped implements RootLogger, LogTap {
   constructor(family: Family, base: PinoLogger) {
     family.add(base);
     const bindings = { component: 'agent' };
@@ -192,6 +255,10 @@ class Root extends Scoped implements RootLogger {
 
   setLevel(level: LogLevel): void {
     this.family.setLevel(level);
+  }
+
+  tap(level: LogLevel, fn: (json: string) => void): () => void {
+    return this.family.tap(level, fn);
   }
 }
 

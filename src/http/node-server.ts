@@ -16,7 +16,7 @@ import type { Socket } from 'node:net';
 import { noteFramingHeader, resetFraming, type FramingHeaders } from './framing.js';
 import { listenError } from './listen-error.js';
 import { agentError } from '../core/errors.js';
-import { STATUS_LINE, errorTextReply, type Reply } from './reply.js';
+import { STATUS_LINE, errorTextReply, type Reply, type ReplyStream } from './reply.js';
 import type { RequestHead } from './request.js';
 import { matchedRoute, RequestFlow, type TransportIo } from './request-flow.js';
 import type { RequestTrace } from './request-log.js';
@@ -52,6 +52,10 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
 
   const respond = (res: ServerResponse, reply: Reply, close: boolean): void => {
     if (res.headersSent || res.destroyed) return;
+    if (reply.stream !== undefined) {
+      openStream(res, reply, reply.stream, common);
+      return;
+    }
     const body =
       reply.body === undefined ? EMPTY_BODY : typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
     const headers = common.slice();
@@ -197,6 +201,24 @@ export function startNodeServer(options: NodeServerOptions): Promise<HttpServer>
         },
       });
     });
+  });
+}
+
+/**
+ * Opens a streamed body (reply.ts): the head at once, without a length, so Node frames the body as
+ * chunks (HTTP/1.1) or ends it by closing (HTTP/1.0); each write is one chunk. Node drops the body
+ * of an answer to HEAD itself.
+ */
+function openStream(res: ServerResponse, reply: Reply, stream: ReplyStream, common: readonly string[]): void {
+  const headers = common.slice();
+  if (reply.contentType !== undefined) headers.push('Content-Type', reply.contentType);
+  if (reply.headers !== undefined) for (const [name, value] of reply.headers) headers.push(name, value);
+  res.writeHead(reply.status, statusText(reply.status), headers);
+  res.flushHeaders();
+  stream.open({
+    write: (chunk) => res.write(chunk),
+    drained: (fn) => void res.once('drain', fn),
+    end: () => void res.end(),
   });
 }
 

@@ -10,6 +10,29 @@ export interface Reply {
   readonly body?: string | Uint8Array;
   readonly contentType?: string;
   readonly headers?: readonly Header[];
+  /**
+   * A body sent as it comes, chunked, until the stream ends it or the client goes (GET
+   * /v1/agent/monitor); `body` is then unused. Only a reply a handler returns at once streams: one
+   * through a promise is answered 500 (the flow has handed its one hook on the client going to the promise).
+   */
+  readonly stream?: ReplyStream;
+}
+
+/** A streamed body: the transport writes the head, then opens the stream on its socket. */
+export interface ReplyStream {
+  open(sink: StreamSink): void;
+  /** The client went away (or the stream cannot be sent): write nothing more to the sink. */
+  close(): void;
+}
+
+/** The transport's side of a streamed body. */
+export interface StreamSink {
+  /** Sends a chunk; false when the socket holds unsent bytes (a slow reader): wait for `drained`. */
+  write(chunk: string): boolean;
+  /** Calls `fn` once the bytes held are sent. */
+  drained(fn: () => void): void;
+  /** Ends the body (the stream ends: the agent stops). */
+  end(): void;
 }
 
 export const JSON_TYPE = 'application/json';

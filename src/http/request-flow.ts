@@ -250,6 +250,12 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
       return;
     }
     if (!(result instanceof Promise)) {
+      const stream = result.stream;
+      if (stream !== undefined) {
+        // The one hook on the client going, before the transport opens the stream.
+        if (goneHooked) req.onAbort(() => stream.close());
+        else this.io.onGone(handle, () => stream.close());
+      }
       if (inHandler) this.answer(handle, result, false, close, trace);
       else this.answerLate(handle, result, close, trace);
       return;
@@ -257,9 +263,17 @@ export class RequestFlow<H, C extends { readonly byteLength: number }> {
     if (!goneHooked) this.io.onGone(handle, () => req.abort());
     if (held) this.io.holdReads(handle);
     const finish = (reply: Reply): void => {
-      if (req.aborted) return;
+      if (req.aborted) {
+        reply.stream?.close();
+        return;
+      }
       req.aborted = true; // answered: a later abort or second answer is a no-op
       if (held) this.io.release(handle);
+      if (reply.stream !== undefined) {
+        // Its client going could no longer be told to it (reply.ts).
+        reply.stream.close();
+        reply = errorReply(new Error('a streamed reply came through a promise'), this.log, req.head.path);
+      }
       this.answerLate(handle, reply, close, trace);
     };
     result.then(finish, (err: unknown) => finish(errorReply(err, this.log, req.head.path)));

@@ -16,7 +16,7 @@ import { framingProblem, noteFramingHeader, resetFraming, type FramingHeaders } 
 import { bindErrorCode, listenError } from './listen-error.js';
 import type { HttpServer, HttpServerOptions } from './server-types.js';
 import { agentError } from '../core/errors.js';
-import { STATUS_LINE, errorTextReply, type Header, type Reply } from './reply.js';
+import { STATUS_LINE, errorTextReply, type Header, type Reply, type ReplyStream } from './reply.js';
 import type { RequestHead } from './request.js';
 import { RequestFlow, UNMATCHED_ROUTE, type TransportIo } from './request-flow.js';
 import type { RequestTrace } from './request-log.js';
@@ -128,7 +128,8 @@ export function startUwsServer(options: HttpServerOptions): Promise<HttpServer> 
       if (reply.contentType !== undefined) res.writeHeader(CONTENT_TYPE, encodedConstant(reply.contentType));
       if (extra !== undefined) for (const [name, value] of extra) res.writeHeader(encodedConstant(name), value);
     }
-    if (head) endHead(res, reply, close);
+    if (reply.stream !== undefined) openStream(res, reply.stream, head);
+    else if (head) endHead(res, reply, close);
     else res.end(reply.body, close);
   };
   const io: TransportIo<HttpResponse, ArrayBuffer> = {
@@ -295,6 +296,37 @@ function endHead(res: HttpResponse, reply: Reply, close: boolean): void {
   );
   if (close) res.writeHeader(CONNECTION, CLOSE_VALUE);
   res.endWithoutBody();
+}
+
+/**
+ * Opens a streamed body (reply.ts): uWS sends the head with the first chunk and frames each write
+ * as a chunk. Every later write is corked: it comes from a timer, never from a uWS callback. The
+ * flow hooked the client going to the stream's close, after which the response is never touched.
+ */
+function openStream(res: HttpResponse, stream: ReplyStream, head: boolean): void {
+  if (head) {
+    res.endWithoutBody();
+    stream.close();
+    return;
+  }
+  stream.open({
+    write(chunk) {
+      let ok = true;
+      res.cork(() => {
+        ok = res.write(chunk);
+      });
+      return ok;
+    },
+    drained(fn) {
+      res.onWritable(() => {
+        fn();
+        return true;
+      });
+    },
+    end() {
+      res.cork(() => res.end());
+    },
+  });
 }
 
 /**

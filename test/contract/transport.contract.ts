@@ -5,7 +5,9 @@
 // away, the headers every answer carries, keep-alive, pipelined writes (answered or not applied),
 // framing refusals, malformed requests, the ACL gate, and the request trace. Each adapter also runs
 // it serving a client agent's routes, whose writes a server agent runs (src/http/forward.ts), and a
-// request forwarded to a server agent's runner is answered as one sent to the adapter.
+// request forwarded to a server agent's runner is answered as one sent to the adapter. A streamed
+// body (GET /v1/agent/monitor) goes out chunk by chunk and hears of its client going.
+import { Agent as HttpAgent, get as httpGet } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveForwardedWrites, writeForwarder } from '../../src/cluster/write-forwarding.js';
 import { FakeClock, type Clock } from '../../src/core/clock.js';
@@ -14,7 +16,7 @@ import type { Logger } from '../../src/core/log.js';
 import { BlockingQueries, type WatchedRead } from '../../src/http/blocking.js';
 import { errorReply } from '../../src/http/dispatch.js';
 import { OVERSIZE_DRAIN_BYTES } from '../../src/http/framing.js';
-import { textReply, type Header, type Reply } from '../../src/http/reply.js';
+import { textReply, type Header, type Reply, type ReplyStream, type StreamSink } from '../../src/http/reply.js';
 import { forwardedCall, forwardedWriteRunner, forwardingRoutes, writeRoutes } from '../../src/http/forward.js';
 import type { Method } from '../../src/http/route-types.js';
 import {
@@ -92,6 +94,10 @@ class Fixture {
   readonly parkedCalled = new Signal();
   readonly records: { route: string; method: string; status: number }[] = [];
   readonly logs: LogEntry[] = [];
+  /** The sinks of the open /v1/stream replies, and a signal per open and per close. */
+  readonly sinks: StreamSink[] = [];
+  readonly streamOpened = new Signal();
+  readonly streamClosed = new Signal();
 
   constructor(readonly queries: BlockingQueries) {}
 
@@ -170,6 +176,18 @@ class Fixture {
           );
           this.parkedCalled.fire();
           return answer;
+        },
+      }),
+      route('/v1/stream', false, {
+        GET: () => {
+          const stream: ReplyStream = {
+            open: (sink) => {
+              this.sinks.push(sink);
+              this.streamOpened.fire();
+            },
+            close: () => this.streamClosed.fire(),
+          };
+          return { status: 200, contentType: 'text/plain; charset=utf-8', stream };
         },
       }),
       route('/v1/fail', false, {
@@ -629,6 +647,68 @@ export function describeTransportContract(name: string, transport: TransportUnde
         // A round trip after the settled promise's turn: the server is alive and answered nothing for it.
         expect((await once(request('GET', '/v1/echo'))).status).toBe(200);
         expect(fixture.records.filter((r) => r.route === '/v1/late').length).toBe(answered);
+      });
+
+      it('streams a body chunk by chunk until the stream ends it; the connection then serves the next request', async () => {
+        const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+        try {
+          const opened = fixture.streamOpened.next();
+          const chunks: string[] = [];
+          const firstChunk = new Signal();
+          const done = new Promise<{ status: number; type: string | undefined; chunked: string | undefined }>(
+            (resolve, reject) => {
+              const req = httpGet({ port: server.port, host: '127.0.0.1', path: '/v1/stream', agent }, (res) => {
+                res.setEncoding('utf8');
+                res.on('data', (chunk: string) => {
+                  chunks.push(chunk);
+                  firstChunk.fire();
+                });
+                res.on('end', () =>
+                  resolve({
+                    status: res.statusCode ?? 0,
+                    type: res.headers['content-type'],
+                    chunked: res.headers['transfer-encoding'],
+                  }),
+                );
+              });
+              req.on('error', reject);
+            },
+          );
+          await opened;
+          const sink = fixture.sinks.at(-1) as StreamSink;
+          const first = firstChunk.next();
+          expect(sink.write('one\n')).toBe(true);
+          await first;
+          sink.write('two\n');
+          sink.end();
+          expect(await done).toEqual({ status: 200, type: 'text/plain; charset=utf-8', chunked: 'chunked' });
+          expect(chunks.join('')).toBe('one\ntwo\n');
+          const next = await new Promise<string>((resolve, reject) => {
+            httpGet({ port: server.port, host: '127.0.0.1', path: '/v1/echo?name=after', agent }, (res) => {
+              let body = '';
+              res.setEncoding('utf8');
+              res.on('data', (chunk: string) => (body += chunk));
+              res.on('end', () => resolve(body));
+            }).on('error', reject);
+          });
+          expect(next).toBe('hello after');
+        } finally {
+          agent.destroy();
+        }
+      });
+
+      it('tells a stream its client went away, and writes nothing for it after', async () => {
+        const client = await open();
+        const opened = fixture.streamOpened.next();
+        client.send(request('GET', '/v1/stream'));
+        await opened;
+        const sink = fixture.sinks.at(-1) as StreamSink;
+        sink.write('before\n');
+        const closed = fixture.streamClosed.next();
+        client.destroy();
+        await closed;
+        // A round trip after: the server is alive.
+        expect((await once(request('GET', '/v1/echo'))).status).toBe(200);
       });
 
       const SMUGGLED = 'PUT /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nz';

@@ -121,9 +121,10 @@ describe('catalog commands', () => {
   });
 
   it('services prints names sorted; -tags adds the tags; -node and -node-meta narrow', async () => {
-    expect(await cli('services')).toEqual({ code: 0, stdout: 'postgresql\nweb\n', stderr: '' });
+    // `consul`: the agent is a server, with Consul's service on its node.
+    expect(await cli('services')).toEqual({ code: 0, stdout: 'consul\npostgresql\nweb\n', stderr: '' });
     expect((await cli('services', '-tags')).stdout).toBe(
-      ['postgresql      leader', 'web             blue,v1,v2', ''].join('\n'),
+      ['consul          ', 'postgresql      leader', 'web             blue,v1,v2', ''].join('\n'),
     );
     expect((await cli('services', '-node=node-b', '-tags')).stdout).toBe(
       ['postgresql      leader', 'web             blue,v1', ''].join('\n'),
@@ -139,7 +140,7 @@ describe('catalog commands', () => {
     });
     expect(await runCli(['catalog', 'services', '-token', ROOT], anonymous)).toMatchObject({
       code: 0,
-      stdout: 'postgresql\nweb\n',
+      stdout: 'consul\npostgresql\nweb\n',
     });
   });
 

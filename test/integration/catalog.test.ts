@@ -312,7 +312,8 @@ describe('catalog ACLs', () => {
     expect(nodes.headers.get('x-svc-results-filtered-by-acls')).toBe('true');
 
     const all = await asManagement('GET', '/v1/catalog/services');
-    expect(Object.keys(all.json as object)).toEqual(['db', 'web']);
+    // `consul`: the agent is a server, with Consul's service on its node.
+    expect(Object.keys(all.json as object)).toEqual(['consul', 'db', 'web']);
     expect(all.headers.get('x-svc-results-filtered-by-acls')).toBeNull();
   });
 
@@ -332,7 +333,7 @@ describe('catalog ACLs', () => {
     });
     expect(widened.status).toBe(200);
     const services = await dbReader('GET', '/v1/catalog/services');
-    expect(Object.keys(services.json as object)).toEqual(['db', 'web']);
+    expect(Object.keys(services.json as object)).toEqual(['consul', 'db', 'web']);
     expect(services.headers.get('x-svc-results-filtered-by-acls')).toBeNull();
     expect((await dbReader('GET', '/v1/health/service/web?passing')).json).toHaveLength(1);
   });

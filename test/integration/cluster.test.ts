@@ -1,6 +1,7 @@
 // Three agents on one three-member etcd cluster, as real processes: two servers and a client.
 // Intentions and ACL tokens written through one agent reach the others; /v1/agent/members lists
-// every live agent with its role, and a crashed one leaves when its lease expires;
+// every live agent with its role, a crashed one failed once its lease expires and one stopped
+// gracefully left at once (docs/decisions.md#departed-members);
 // /v1/status/{leader,peers} describe etcd; KnownLeader/LastContact follow etcd being hung.
 // Every wait polls for the awaited state; the test timeout is the hang guard.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,6 +63,12 @@ const memberRoles = async (agent: AgentProcess): Promise<Record<string, string>>
   const a = await call(agent, 'GET', '/v1/agent/members');
   expect(a.status).toBe(200);
   return Object.fromEntries((a.body as { Name: string; Tags: { role: string } }[]).map((m) => [m.Name, m.Tags.role]));
+};
+
+/** Each member's Status (serf's: 1 alive, 3 left, 4 failed), by name. */
+const memberStatuses = async (agent: AgentProcess): Promise<Record<string, number>> => {
+  const a = await call(agent, 'GET', '/v1/agent/members');
+  return Object.fromEntries((a.body as { Name: string; Status: number }[]).map((m) => [m.Name, m.Status]));
 };
 
 describe('an agent cluster on etcd', () => {
@@ -152,7 +159,7 @@ describe('an agent cluster on etcd', () => {
     expect(members.find((m) => m.Name === 'agent-b')).toMatchObject({ Addr: '127.0.0.1', Port: b.port });
   });
 
-  it('an agent killed with SIGKILL leaves the member list once its lease expires', async () => {
+  it('an agent killed with SIGKILL is listed failed once its lease expires', async () => {
     const d = await start('agent-d', false);
     await until(
       () => memberRoles(a),
@@ -160,27 +167,28 @@ describe('an agent cluster on etcd', () => {
     );
     await d.stop('SIGKILL');
     await until(
-      () => memberRoles(a),
-      (roles) => !('agent-d' in roles),
+      () => memberStatuses(a),
+      (statuses) => statuses['agent-d'] === 4,
     );
     await until(
-      () => memberRoles(c),
-      (roles) => !('agent-d' in roles),
+      () => memberStatuses(c),
+      (statuses) => statuses['agent-d'] === 4,
     );
   });
 
-  it('an agent stopped gracefully leaves the member list at once', async () => {
+  it('an agent stopped gracefully leaves at once: listed left, its node deregistered', async () => {
     const e = await start('agent-e', false);
     await until(
       () => memberRoles(b),
       (roles) => roles['agent-e'] === 'node',
     );
     expect(await e.stop('SIGTERM'), e.stderr()).toBe(0); // its stderr says why, if it did not exit cleanly
-    // Within the lease TTL: the revoke removed it.
+    // Within the lease TTL: it said it leaves, and the revoke removed its entry.
     await until(
-      () => memberRoles(b),
-      (roles) => !('agent-e' in roles),
+      () => memberStatuses(b),
+      (statuses) => statuses['agent-e'] === 3,
     );
+    expect((await call(b, 'GET', '/v1/catalog/node/agent-e')).body).toBeNull();
   });
 
   it('an embedded client agent (createAgent) is a member and authorizes from the shared intentions', async () => {
@@ -212,9 +220,10 @@ describe('an agent cluster on etcd', () => {
     } finally {
       await lib.close();
     }
+    // Closed, it left.
     await until(
-      () => memberRoles(a),
-      (roles) => !('embedded-1' in roles),
+      () => memberStatuses(a),
+      (statuses) => statuses['embedded-1'] === 3,
     );
   });
 

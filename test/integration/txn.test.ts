@@ -1,7 +1,8 @@
 // PUT /v1/txn's KV verbs on one agent, as the npm `consul` client and Consul's api.Txn send them:
 // results in order (a get after a set in the same transaction sees it), all or nothing (a failed
 // op applies none, read back), every failing op in Errors with its index (409), locks through a
-// session, ?stale reads with the index headers, Consul's limits and texts, and ACLs per op.
+// session, ?stale reads with the index headers, Consul's limits and texts, and ACLs per op. The
+// catalog's verbs are test/integration/txn-catalog.test.ts's.
 import Consul from 'consul';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentProcess } from './support/agent-process.js';
@@ -173,7 +174,9 @@ describe('transactions on one agent', () => {
       body: { Errors: [{ OpIndex: 0, What: 'unknown KV verb "frob"' }] },
     });
     const node = await txn(agent, [{ Node: { Verb: 'get', Node: { Node: 'n' } } }]);
-    expect(node.status).toBe(400);
+    expect(node).toMatchObject({ status: 409, body: { Errors: [{ OpIndex: 0, What: 'node "n" doesn\'t exist' }] } });
+    // An intention op is Consul's pre-1.9 raft entry only: refused whole.
+    expect((await txn(agent, [{ Intention: { Op: 'create' } }])).status).toBe(400);
   });
 
   it('checks each op against the token: a denied one is an error, and nothing applies', async () => {

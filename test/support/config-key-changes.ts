@@ -65,6 +65,7 @@ export function keyChanges(f: ChangeFiles): Readonly<Record<string, KeyChange>> 
     'tls.https.tls_min_version': { value: 'TLSv1_3' },
     check_output_max_size: { value: 100 },
     check_update_interval: { value: '0s' },
+    reconnect_timeout: { value: '24h' },
     data_dir: { value: f.dir },
     log_level: { value: 'debug' },
     log_file: { value: `${f.dir}/agent.log` },

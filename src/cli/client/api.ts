@@ -75,6 +75,40 @@ export class ApiClient {
     });
   }
 
+  /**
+   * A GET whose body is a stream (GET /v1/agent/monitor): `chunk` gets the body's text as it comes.
+   * Resolves 'ended' when the agent ends it, 'stopped' once `signal` aborts; an answer other than
+   * 2xx is CLI_UNEXPECTED_ANSWER with `what`.
+   */
+  stream(path: string, what: string, chunk: (text: string) => void, signal: AbortSignal): Promise<'ended' | 'stopped'> {
+    const url = requestUrl(this.target, this.reads, 'GET', path);
+    const headers: Record<string, string> = {};
+    if (this.target.token !== undefined) headers.authorization = `Bearer ${this.target.token}`;
+    const options: RequestOptions = { method: 'GET', headers, agent: false, signal, ...this.tlsOptions() };
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const failed = (err: unknown): void => {
+        if (signal.aborted) resolve('stopped');
+        else reject(connectError(err, this.target, true));
+      };
+      const req = send(url, options, (res) => {
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status > 299) {
+          void collect(res).then((answer) => reject(unexpectedAnswer(answer, what)), failed);
+          return;
+        }
+        res.setEncoding('utf8');
+        res.on('data', (text: string) => chunk(text));
+        res.on('error', failed);
+        res.on('end', () => resolve(signal.aborted ? 'stopped' : 'ended'));
+        // A body cut off (the agent killed) ends the stream as Consul's reader sees it: ended.
+        res.on('aborted', () => resolve(signal.aborted ? 'stopped' : 'ended'));
+      });
+      req.on('error', failed);
+      req.end();
+    });
+  }
+
   private tlsOptions(): AgentTls {
     const tls = this.target.tls;
     if (tls === undefined) return {};

@@ -14,6 +14,8 @@ import { kvCommands } from './kv.js';
 import { lockCommands } from './lock/command.js';
 import { eventCommands } from './event.js';
 import { maintCommands } from './maint.js';
+import { membershipCommands } from './membership.js';
+import { monitorCommands } from './monitor.js';
 import { operatorCommands } from './operator.js';
 import { watchCommands } from './watch.js';
 import { proxyCommands } from './proxy.js';
@@ -32,6 +34,8 @@ export const CLIENT_COMMANDS: readonly ClientCommand[] = [
   ...operatorCommands,
   ...watchCommands,
   ...lockCommands,
+  ...membershipCommands,
+  ...monitorCommands,
   ...agentCommands.filter((c) => c.name !== 'members'),
   ...proxyCommands,
 ];

@@ -1,8 +1,9 @@
 // The member list on a fake etcd connection: the agent's own record is put under a lease of whole
 // seconds, the list follows the watch (puts and lease expiries), a lost lease is put again, a
-// broken watch is followed by a fresh read, and close revokes the record. Re-registration is one
-// loop with backoff however many lost events and failed attempts arrive (a fake clock drives it),
-// and a replaced lease is revoked.
+// broken watch is followed by a fresh read, and close says the agent leaves, then revokes the
+// record. Re-registration is one loop with backoff however many lost events and failed attempts
+// arrive (a fake clock drives it), and a replaced lease is revoked. An entry that went saying it
+// leaves is kept as departing until the servers recorded it.
 import { describe, expect, it } from 'vitest';
 import { ClusterMembers, type MemberRecord } from '../../../src/cluster/members.js';
 import { FakeClock } from '../../../src/core/clock.js';
@@ -37,6 +38,8 @@ class FakeEtcd {
   reads = 0;
   /** While set, a put fails: its lease is reported lost as well (etcd3 does both when a grant fails). */
   down = false;
+  /** While set, a put is never answered. */
+  hang = false;
   inFlight = 0;
   maxInFlight = 0;
   connection(): EtcdConnection {
@@ -48,6 +51,7 @@ class FakeEtcd {
         this.inFlight++;
         this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
         const failing = this.down;
+        if (this.hang) return { ready: new Promise<void>(() => {}), revoke: () => Promise.resolve() };
         const ready = Promise.resolve().then(() => {
           this.inFlight--;
           if (failing) {
@@ -127,10 +131,45 @@ describe('ClusterMembers', () => {
     expect(etcd.puts.map((p) => p.key)).toEqual(['/svc/members/a', '/svc/members/a']);
   });
 
-  it('revokes its record on close', async () => {
+  it('says it leaves, then revokes its record on close', async () => {
     const { etcd, members } = await setup();
-    await members.close();
-    expect(etcd.revoked).toEqual(['/svc/members/a']);
+    await Promise.all([members.close(), members.close()]);
+    expect(etcd.puts.map((p) => p.lease)).toEqual([1, 2]);
+    expect(etcd.stored.get('/svc/members/a')?.leaving).toBe(true);
+    expect(etcd.revokedLeases).toEqual([1, 2]);
+  });
+
+  it('revokes its record on close when etcd takes no leaving put, after a bounded wait', async () => {
+    const { etcd, clock, members } = await setup();
+    etcd.hang = true;
+    const closed = members.close();
+    await settle();
+    expect(etcd.revokedLeases).toEqual([]);
+    clock.advance(1_000);
+    await closed;
+    expect(etcd.revokedLeases).toEqual([1]);
+  });
+
+  it('keeps an entry that went saying it leaves as departing, until told or the member is back', async () => {
+    const { etcd, members } = await setup();
+    const leaving = { ...record('c'), leaving: true };
+    etcd.listener!.events([{ type: 'put', kv: kv('c', leaving) }], 11);
+    etcd.listener!.events(
+      [
+        { type: 'delete', kv: kv('c', leaving) },
+        { type: 'delete', kv: kv('b', record('b', true)) },
+      ],
+      12,
+    );
+    expect(members.list().map((m) => m.name)).toEqual(['a']);
+    // b went without a word: failed, not departing.
+    expect(members.departing().map((m) => [m.name, m.leaving])).toEqual([['c', true]]);
+    members.forgetDeparting('c');
+    expect(members.departing()).toEqual([]);
+    etcd.listener!.events([{ type: 'put', kv: kv('d', { ...record('d'), leaving: true }) }], 13);
+    etcd.listener!.events([{ type: 'delete', kv: kv('d', record('d')) }], 14);
+    etcd.listener!.events([{ type: 'put', kv: kv('d', record('d')) }], 15);
+    expect(members.departing()).toEqual([]);
   });
 
   it('puts its record again in one loop however many lost events and failed attempts arrive, with backoff', async () => {
@@ -168,6 +207,7 @@ describe('ClusterMembers', () => {
     expect(etcd.revokedLeases).toEqual([2]);
     expect(etcd.stored.get('/svc/members/a')?.port).toBe(9000);
     await members.close();
-    expect(etcd.revokedLeases).toEqual([2, 3]);
+    // The leaving put takes lease 4, which replaces 3; then 4 goes.
+    expect(etcd.revokedLeases).toEqual([2, 3, 4]);
   });
 });

@@ -75,6 +75,7 @@ describe('defaults', () => {
       sidecarPorts: { min: 21000, max: 21255 },
       checkOutputMaxSize: 4096,
       checkUpdateIntervalMs: 300_000,
+      reconnectTimeoutMs: 72 * 3600_000,
       registrations: { services: [], checks: [] },
     });
   });

@@ -30,6 +30,7 @@ describe('config schema', () => {
       'tls.https.tls_min_version',
       'check_output_max_size',
       'check_update_interval',
+      'reconnect_timeout',
       'data_dir',
       'log_level',
       'log_file',

@@ -148,4 +148,47 @@ describe('formatTextLine', () => {
       'T [ERROR] x: failed:\n  error=\n  | a\n  | b\n',
     );
   });
+
+  describe('taps (GET /v1/agent/monitor)', () => {
+    it('hand a tap the lines of its level, below the agent’s too, which the console does not show', () => {
+      const { log, lines } = capture('text');
+      const child = log.child({ component: 'agent.http' });
+      const tapped: string[] = [];
+      const untap = log.tap('debug', (line) => tapped.push(line));
+      expect(child.isLevelEnabled?.('debug')).toBe(true);
+      child.debug({ url: '/v1/kv/a' }, 'Request finished');
+      child.trace({}, 'below the tap');
+      child.info({}, 'shown');
+      expect(tapped.map((l) => JSON.parse(l).msg)).toEqual(['Request finished', 'shown']);
+      expect(JSON.parse(tapped[0] as string)).toMatchObject({ level: 'debug', component: 'agent.http' });
+      expect(lines).toEqual([expect.stringMatching(/\[INFO\] {2}agent\.http: shown\n$/)]);
+      untap();
+      expect(child.isLevelEnabled?.('debug')).toBe(false);
+      child.info({}, 'after');
+      expect(tapped).toHaveLength(2);
+    });
+
+    it('give each tap its own level, and keep the lowest while several are open', () => {
+      const { log, lines } = capture('json');
+      const warns: string[] = [];
+      const traces: string[] = [];
+      const untapWarn = log.tap('warn', (line) => warns.push(line));
+      const untapTrace = log.tap('trace', (line) => traces.push(line));
+      log.trace({}, 't');
+      log.info({}, 'i');
+      log.error({}, 'e');
+      expect(warns.map((l) => JSON.parse(l).msg)).toEqual(['e']);
+      expect(traces.map((l) => JSON.parse(l).msg)).toEqual(['t', 'i', 'e']);
+      expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['i', 'e']);
+      untapTrace();
+      expect(log.isLevelEnabled?.('trace')).toBe(false);
+      // A reload to debug while a tap at warn is open: the agent's own level rules the console.
+      log.setLevel('debug');
+      log.debug({}, 'd');
+      expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['i', 'e', 'd']);
+      untapWarn();
+      untapWarn();
+      expect(log.isLevelEnabled?.('debug')).toBe(true);
+    });
+  });
 });
