@@ -1,5 +1,5 @@
 // The import rules `npm test` enforces (npm run check:imports): no cycle between files, and arrows
-// one way, http → domain (cluster → connect, config, state; connect → acl, config, state; catalog → acl,
+// one way, http → domain (cluster → connect, sessions, catalog, config, state; connect → acl, config, state; catalog → acl,
 // state; acl, kv → state; loadgen → none) → core; workers import src, never the reverse; src never
 // imports bench/ or test/; the composition roots (src/cli/, src/agent/, src/index.ts) may import anything in src, and
 // nothing else in src imports them. In state/, the two backends (embedded/, etcd/) sit on what
@@ -54,8 +54,8 @@ module.exports = {
     ),
     layer(
       'cluster',
-      ['connect', 'sessions', 'config', 'state', 'core'],
-      'cluster/ (membership, etcd leadership, the CA and session leases wired to etcd) imports only connect/, sessions/, config/, state/ and core/.',
+      ['connect', 'sessions', 'catalog', 'config', 'state', 'core'],
+      'cluster/ (membership, etcd leadership, the CA and session leases wired to etcd) imports only connect/, sessions/, catalog/ (the member record it shares with the departed-member rows), config/, state/ and core/.',
     ),
     layer('loadgen', ['core'], 'loadgen/ (the load generator the loadtest client drives) imports only core/.'),
     {

@@ -47,7 +47,8 @@ export interface DepartedMember {
   readonly Member: MemberFields;
 }
 
-const memberFieldsSchema = z.object({
+/** The fields every member record carries; src/cluster/member-entry.ts extends it for live entries. */
+export const memberFieldsSchema = z.object({
   name: z.string().min(1),
   id: z.string(),
   address: z.string(),

@@ -1,17 +1,10 @@
 // A member entry as read from etcd (`<prefix>members/<node>`), checked before it is listed: any
 // agent with etcd credentials can write there, and one bad entry must not fail /v1/agent/members.
 import { z } from 'zod';
+import { memberFieldsSchema } from '../catalog/member-status.js';
 
 /** The schema of members.ts's MemberRecord (members.ts assigns what it parses to one). */
-const memberEntrySchema = z.object({
-  name: z.string().min(1),
-  id: z.string(),
-  address: z.string(),
-  port: z.number().int().min(-1).max(65_535),
-  datacenter: z.string(),
-  server: z.boolean(),
-  version: z.string(),
-  aclsEnabled: z.boolean(),
+const memberEntrySchema = memberFieldsSchema.extend({
   /** Put by an agent that leaves gracefully (PUT /v1/agent/leave, or a graceful stop), just before its entry goes. */
   leaving: z.boolean().exactOptional(),
 });

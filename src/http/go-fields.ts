@@ -1,7 +1,7 @@
 // Typed reads of a decoded JSON body the way Go's encoding/json fills a struct: null leaves the
 // zero value, nested field names match case-insensitively, unknown fields are refused, and every
 // failure is Go's text ("json: cannot unmarshal number into Go struct field ACLToken.Local of
-// type bool") behind the handler's prefix. Shared by the ACL and intention body decoders.
+// type bool") behind the handler's prefix. Shared by the body decoders of src/http/handlers/.
 import { durationError, parseDuration } from '../core/duration.js';
 import { agentError, type AgentError } from '../core/errors.js';
 
@@ -127,4 +127,18 @@ function goValue(value: unknown): string {
   if (typeof value === 'number') return 'number';
   if (typeof value === 'boolean') return 'bool';
   return 'object';
+}
+
+/** The field of `o` named `name`, case-insensitively (an exact match first), as Go's decoder matches it. */
+export function goField(o: Readonly<Record<string, unknown>>, name: string): unknown {
+  if (name in o) return o[name];
+  const lower = name.toLowerCase();
+  for (const key of Object.keys(o)) if (key.toLowerCase() === lower) return o[key];
+  return undefined;
+}
+
+/** `o` with its undefined fields deleted: only what a body set, so the domain fills Consul's defaults. */
+export function definedOnly<T extends object>(o: T): T {
+  for (const key of Object.keys(o) as (keyof T)[]) if (o[key] === undefined) delete o[key];
+  return o;
 }

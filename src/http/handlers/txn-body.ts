@@ -8,20 +8,12 @@ import { formatDuration } from '../../core/duration.js';
 import { agentError } from '../../core/errors.js';
 import { storedKv } from '../../kv/entries.js';
 import type { KvTxnOp, NodeTxnOp, TxnOp } from '../../txn/ops.js';
-import { GoFields } from '../go-fields.js';
+import { definedOnly, goField, GoFields } from '../go-fields.js';
 
 /** Consul's maxTxnOps. */
 export const TXN_MAX_OPS = 128;
 
 type Obj = Readonly<Record<string, unknown>>;
-
-/** The field `name` of `o`, case-insensitively (an exact match first), as Go's decoder matches it. */
-function field(o: Obj, name: string): unknown {
-  if (name in o) return o[name];
-  const lower = name.toLowerCase();
-  for (const key of Object.keys(o)) if (key.toLowerCase() === lower) return o[key];
-  return undefined;
-}
 
 const present = (value: unknown): boolean => value !== undefined && value !== null;
 
@@ -43,41 +35,41 @@ export function decodeTxn(body: Buffer | undefined, maxValue: number): TxnOp[] {
   return parsed.map((item: unknown, at): TxnOp => {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) throw bad(`operation ${at} is not an object`);
     const o = item as Obj;
-    const kind = OP_KINDS.find((k) => present(field(o, k)));
-    const value = kind === undefined ? undefined : field(o, kind);
+    const kind = OP_KINDS.find((k) => present(goField(o, k)));
+    const value = kind === undefined ? undefined : goField(o, kind);
     if (kind === undefined || kind === 'Intention') {
       throw agentError('TXN_OP_UNSUPPORTED', { op: `${at} (${kind ?? 'none'})`, kinds: SERVED });
     }
     if (typeof value !== 'object' || Array.isArray(value)) throw g.typeError(value, kind, `api.${kind}TxnOp`);
     const op = value as Obj;
-    const verb = g.string(field(op, 'Verb'), `${kind}.Verb`) ?? '';
+    const verb = g.string(goField(op, 'Verb'), `${kind}.Verb`) ?? '';
     switch (kind) {
       case 'KV':
         return kvOp(g, op, verb, at, maxValue, bad);
       case 'Node':
-        return { type: 'Node', verb, node: nodeInput(g, object(g, field(op, 'Node'), 'Node.Node', 'api.Node')) };
+        return { type: 'Node', verb, node: nodeInput(g, object(g, goField(op, 'Node'), 'Node.Node', 'api.Node')) };
       case 'Service': {
-        const service = object(g, field(op, 'Service'), 'Service.Service', 'api.AgentService');
+        const service = object(g, goField(op, 'Service'), 'Service.Service', 'api.AgentService');
         return {
           type: 'Service',
           verb,
-          node: g.string(field(op, 'Node'), 'Service.Node') ?? '',
+          node: g.string(goField(op, 'Node'), 'Service.Node') ?? '',
           service: serviceInput(g, service),
-          index: g.int(field(service, 'ModifyIndex'), 'Service.Service.ModifyIndex', 'uint64') ?? 0,
+          index: g.int(goField(service, 'ModifyIndex'), 'Service.Service.ModifyIndex', 'uint64') ?? 0,
         };
       }
       case 'Check': {
-        const check = object(g, field(op, 'Check'), 'Check.Check', 'api.HealthCheck');
+        const check = object(g, goField(op, 'Check'), 'Check.Check', 'api.HealthCheck');
         return {
           type: 'Check',
           verb,
           check: checkInput(g, check),
-          index: g.int(field(check, 'ModifyIndex'), 'Check.Check.ModifyIndex', 'uint64') ?? 0,
+          index: g.int(goField(check, 'ModifyIndex'), 'Check.Check.ModifyIndex', 'uint64') ?? 0,
         };
       }
       case 'Session': {
-        const session = object(g, field(op, 'Session'), 'Session.Session', 'api.SessionEntry');
-        return { type: 'Session', verb, id: g.string(field(session, 'ID'), 'Session.Session.ID') ?? '' };
+        const session = object(g, goField(op, 'Session'), 'Session.Session', 'api.SessionEntry');
+        return { type: 'Session', verb, id: g.string(goField(session, 'ID'), 'Session.Session.ID') ?? '' };
       }
     }
   });
@@ -90,12 +82,6 @@ function object(g: GoFields, value: unknown, path: string, type: string): Obj {
   return value as Obj;
 }
 
-/** Only the fields the op set, so that the catalog fills Consul's defaults for the rest. */
-function defined<T extends object>(o: T): T {
-  for (const key of Object.keys(o) as (keyof T)[]) if (o[key] === undefined) delete o[key];
-  return o;
-}
-
 function kvOp(
   g: GoFields,
   o: Obj,
@@ -105,14 +91,14 @@ function kvOp(
   bad: (detail: string) => Error,
 ): KvTxnOp {
   const uint = (name: string): bigint => {
-    const v = field(o, name);
+    const v = goField(o, name);
     if (!present(v)) return 0n;
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
       throw bad(`operation ${at}: KV.${name} is not a uint64`);
     return BigInt(v);
   };
-  const key = g.string(field(o, 'Key'), 'KV.Key') ?? '';
-  const encoded = g.string(field(o, 'Value'), 'KV.Value') ?? '';
+  const key = g.string(goField(o, 'Key'), 'KV.Key') ?? '';
+  const encoded = g.string(goField(o, 'Value'), 'KV.Value') ?? '';
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(encoded) || encoded.length % 4 === 1) {
     throw bad(`illegal base64 data in the value of operation ${at}`);
   }
@@ -124,7 +110,7 @@ function kvOp(
     key,
     value: storedKv(uint('Flags'), value),
     index: Number(uint('Index')),
-    session: g.string(field(o, 'Session'), 'KV.Session') ?? '',
+    session: g.string(goField(o, 'Session'), 'KV.Session') ?? '',
   };
 }
 
@@ -132,47 +118,50 @@ function kvOp(
 function nodeInput(g: GoFields, o: Obj): NodeTxnOp['node'] {
   const path = (name: string): string => `Node.Node.${name}`;
   return {
-    ID: g.string(field(o, 'ID'), path('ID')) ?? '',
-    Node: g.string(field(o, 'Node'), path('Node')) ?? '',
-    Address: g.string(field(o, 'Address'), path('Address')) ?? '',
-    Datacenter: g.string(field(o, 'Datacenter'), path('Datacenter')) ?? '',
-    TaggedAddresses: g.stringMap(field(o, 'TaggedAddresses'), path('TaggedAddresses')) ?? {},
-    Meta: g.stringMap(field(o, 'Meta'), path('Meta')) ?? {},
-    ModifyIndex: g.int(field(o, 'ModifyIndex'), path('ModifyIndex'), 'uint64') ?? 0,
+    ID: g.string(goField(o, 'ID'), path('ID')) ?? '',
+    Node: g.string(goField(o, 'Node'), path('Node')) ?? '',
+    Address: g.string(goField(o, 'Address'), path('Address')) ?? '',
+    Datacenter: g.string(goField(o, 'Datacenter'), path('Datacenter')) ?? '',
+    TaggedAddresses: g.stringMap(goField(o, 'TaggedAddresses'), path('TaggedAddresses')) ?? {},
+    Meta: g.stringMap(goField(o, 'Meta'), path('Meta')) ?? {},
+    ModifyIndex: g.int(goField(o, 'ModifyIndex'), path('ModifyIndex'), 'uint64') ?? 0,
   };
 }
 
 /** api.AgentService: the fields convertOps keeps (a proxy's destination and local service among its Proxy's). */
 function serviceInput(g: GoFields, o: Obj): ServiceInput {
   const path = (name: string): string => `Service.Service.${name}`;
-  const weights = field(o, 'Weights');
+  const weights = goField(o, 'Weights');
   const w = present(weights) ? object(g, weights, path('Weights'), 'api.AgentWeights') : undefined;
-  const proxy = field(o, 'Proxy');
+  const proxy = goField(o, 'Proxy');
   const p = present(proxy) ? object(g, proxy, path('Proxy'), 'api.AgentServiceConnectProxyConfig') : undefined;
-  return defined<ServiceInput>({
-    ID: g.string(field(o, 'ID'), path('ID')),
-    Service: g.string(field(o, 'Service'), path('Service')),
-    Kind: g.string(field(o, 'Kind'), path('Kind')),
-    Tags: g.strings(field(o, 'Tags'), path('Tags')),
-    Address: g.string(field(o, 'Address'), path('Address')),
-    Meta: g.stringMap(field(o, 'Meta'), path('Meta')),
-    Port: g.int(field(o, 'Port'), path('Port'), 'int'),
+  return definedOnly<ServiceInput>({
+    ID: g.string(goField(o, 'ID'), path('ID')),
+    Service: g.string(goField(o, 'Service'), path('Service')),
+    Kind: g.string(goField(o, 'Kind'), path('Kind')),
+    Tags: g.strings(goField(o, 'Tags'), path('Tags')),
+    Address: g.string(goField(o, 'Address'), path('Address')),
+    Meta: g.stringMap(goField(o, 'Meta'), path('Meta')),
+    Port: g.int(goField(o, 'Port'), path('Port'), 'int'),
     Weights:
       w === undefined
         ? undefined
         : {
-            Passing: g.int(field(w, 'Passing'), path('Weights.Passing'), 'int') ?? 0,
-            Warning: g.int(field(w, 'Warning'), path('Weights.Warning'), 'int') ?? 0,
+            Passing: g.int(goField(w, 'Passing'), path('Weights.Passing'), 'int') ?? 0,
+            Warning: g.int(goField(w, 'Warning'), path('Weights.Warning'), 'int') ?? 0,
           },
-    EnableTagOverride: g.bool(field(o, 'EnableTagOverride'), path('EnableTagOverride')),
+    EnableTagOverride: g.bool(goField(o, 'EnableTagOverride'), path('EnableTagOverride')),
     Proxy:
       p === undefined
         ? undefined
-        : defined({
-            DestinationServiceName: g.string(field(p, 'DestinationServiceName'), path('Proxy.DestinationServiceName')),
-            DestinationServiceID: g.string(field(p, 'DestinationServiceID'), path('Proxy.DestinationServiceID')),
-            LocalServiceAddress: g.string(field(p, 'LocalServiceAddress'), path('Proxy.LocalServiceAddress')),
-            LocalServicePort: g.int(field(p, 'LocalServicePort'), path('Proxy.LocalServicePort'), 'int'),
+        : definedOnly({
+            DestinationServiceName: g.string(
+              goField(p, 'DestinationServiceName'),
+              path('Proxy.DestinationServiceName'),
+            ),
+            DestinationServiceID: g.string(goField(p, 'DestinationServiceID'), path('Proxy.DestinationServiceID')),
+            LocalServiceAddress: g.string(goField(p, 'LocalServiceAddress'), path('Proxy.LocalServiceAddress')),
+            LocalServicePort: g.int(goField(p, 'LocalServicePort'), path('Proxy.LocalServicePort'), 'int'),
           }),
   });
 }
@@ -185,16 +174,16 @@ const DEFINITION_DURATIONS = ['Interval', 'Timeout', 'DeregisterCriticalServiceA
 /** api.HealthCheck: the fields convertOps keeps (not Type, nor the top-level Interval and Timeout). */
 function checkInput(g: GoFields, o: Obj): CheckInput {
   const path = (name: string): string => `Check.Check.${name}`;
-  const d = object(g, field(o, 'Definition'), path('Definition'), 'api.HealthCheckDefinition');
+  const d = object(g, goField(o, 'Definition'), path('Definition'), 'api.HealthCheckDefinition');
   const definition: Record<string, unknown> = {};
   for (const name of DEFINITION_TEXT) {
-    const value = g.string(field(d, name), path(`Definition.${name}`));
+    const value = g.string(goField(d, name), path(`Definition.${name}`));
     if (value !== undefined && value !== '') definition[name] = value;
   }
   for (const name of DEFINITION_BOOL) {
-    if (g.bool(field(d, name), path(`Definition.${name}`)) === true) definition[name] = true;
+    if (g.bool(goField(d, name), path(`Definition.${name}`)) === true) definition[name] = true;
   }
-  const header = field(d, 'Header');
+  const header = goField(d, 'Header');
   if (present(header)) {
     const h = object(g, header, path('Definition.Header'), 'map[string][]string');
     const out: Record<string, string[]> = {};
@@ -203,20 +192,20 @@ function checkInput(g: GoFields, o: Obj): CheckInput {
   }
   // Consul takes Interval (a duration's text or nanoseconds) over IntervalDuration (nanoseconds).
   for (const name of DEFINITION_DURATIONS) {
-    const ms = g.duration(field(d, name)) || g.duration(field(d, `${name}Duration`));
+    const ms = g.duration(goField(d, name)) || g.duration(goField(d, `${name}Duration`));
     if (ms !== undefined && ms !== 0) definition[name] = formatDuration(ms);
   }
-  return defined<CheckInput>({
-    Node: g.string(field(o, 'Node'), path('Node')),
-    CheckID: g.string(field(o, 'CheckID'), path('CheckID')),
-    Name: g.string(field(o, 'Name'), path('Name')),
-    Status: g.string(field(o, 'Status'), path('Status')) as CheckInput['Status'],
-    Notes: g.string(field(o, 'Notes'), path('Notes')),
-    Output: g.string(field(o, 'Output'), path('Output')),
-    ServiceID: g.string(field(o, 'ServiceID'), path('ServiceID')),
-    ServiceName: g.string(field(o, 'ServiceName'), path('ServiceName')),
-    ServiceTags: g.strings(field(o, 'ServiceTags'), path('ServiceTags')),
-    ExposedPort: g.int(field(o, 'ExposedPort'), path('ExposedPort'), 'int'),
+  return definedOnly<CheckInput>({
+    Node: g.string(goField(o, 'Node'), path('Node')),
+    CheckID: g.string(goField(o, 'CheckID'), path('CheckID')),
+    Name: g.string(goField(o, 'Name'), path('Name')),
+    Status: g.string(goField(o, 'Status'), path('Status')) as CheckInput['Status'],
+    Notes: g.string(goField(o, 'Notes'), path('Notes')),
+    Output: g.string(goField(o, 'Output'), path('Output')),
+    ServiceID: g.string(goField(o, 'ServiceID'), path('ServiceID')),
+    ServiceName: g.string(goField(o, 'ServiceName'), path('ServiceName')),
+    ServiceTags: g.strings(goField(o, 'ServiceTags'), path('ServiceTags')),
+    ExposedPort: g.int(goField(o, 'ExposedPort'), path('ExposedPort'), 'int'),
     Definition: definition,
   });
 }
