@@ -1,7 +1,13 @@
-// The npm `consul` client's transaction and event calls on a cluster (servers a and b, client c, on a
-// 3-member etcd), as a user writes them: a transaction sent through any agent is read back through
-// every other; one that fails applies nothing anywhere; an event fired through the client agent
-// reaches each agent's blocking event list, followed with the library's own watch.
+// Client libraries' calls on a cluster (servers a and b, client c, on a 3-member etcd), as a user
+// writes them. The npm `consul` client: a transaction sent through any agent is read back through
+// every other, one that fails applies nothing anywhere; a session and lock taken through the client
+// agent hold on every agent; an event fired through the client agent reaches each agent's blocking
+// event list, followed with the library's own watch. Debian's python3-consul
+// (test/integration/support/python-consul-events.py) fires one and follows it on every agent.
+// python3-consul's session and lock calls on the cluster are in sessions.test.ts.
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
 import Consul from 'consul';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess } from '../integration/support/agent-process.js';
@@ -23,6 +29,9 @@ interface ListedEvent {
 }
 
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
+const run = promisify(execFile);
+const ENSURE = resolve(import.meta.dirname, '../../scripts/ensure-python-consul.sh');
+const PYTHON_EVENTS = resolve(import.meta.dirname, '../integration/support/python-consul-events.py');
 
 function client(agent: AgentProcess): Consul {
   return new Consul({ host: '127.0.0.1', port: agent.port });
@@ -52,14 +61,14 @@ function seenBy(agent: AgentProcess, name: string, id: string): Promise<ListedEv
   });
 }
 
-describe('the npm consul client on a cluster', () => {
+describe('Consul client libraries on a cluster', () => {
   let etcd: EtcdCluster;
   let cluster: ClusterAgents;
 
   beforeAll(async () => {
     etcd = await startEtcdCluster({ size: 3 });
     // The library reads X-Consul-Index.
-    cluster = await startClusterAgents(etcd, { prefix: `/svc-npm-consul-${process.pid}/`, headerBrand: 'Consul' });
+    cluster = await startClusterAgents(etcd, { prefix: `/svc-clients-${process.pid}/`, headerBrand: 'Consul' });
   }, 60_000);
   afterAll(async () => {
     await cluster?.stop();
@@ -114,4 +123,42 @@ describe('the npm consul client on a cluster', () => {
     // Through its watch the library hands on the list as the agent sent it: the payload base64, as Consul's.
     for (const event of seen) expect(event).toMatchObject({ ID: fired.ID, Name: 'deploy', Payload: b64('v2.1') });
   });
+
+  it('npm consul: a session and lock taken through the client agent hold on every agent', async () => {
+    const [a, b, c] = cluster.agents as [AgentProcess, AgentProcess, AgentProcess];
+    const mine = (await client(c).session.create({ name: 'npm-leader', lockdelay: '0s' })).ID;
+    const theirs = (await client(b).session.create({ name: 'npm-other', lockdelay: '0s' })).ID;
+    expect(await client(c).kv.set({ key: 'npm/leader', value: 'c', acquire: mine })).toBe(true);
+    for (const agent of cluster.agents) {
+      expect(await client(agent).kv.get('npm/leader')).toMatchObject({ Session: mine, LockIndex: 1, Value: 'c' });
+      expect(await client(agent).session.info(mine)).toMatchObject({ ID: mine, Name: 'npm-leader' });
+    }
+    // The library hands Consul's `false` body on as undefined; the entry read back is the proof.
+    expect(await client(a).kv.set({ key: 'npm/leader', value: 'b', acquire: theirs })).toBeFalsy();
+    expect(await client(b).kv.get('npm/leader')).toMatchObject({ Session: mine, LockIndex: 1, Value: 'c' });
+    expect(await client(a).kv.set({ key: 'npm/leader', value: 'c', release: mine })).toBe(true);
+    expect(await client(b).kv.set({ key: 'npm/leader', value: 'b', acquire: theirs })).toBe(true);
+    expect(await client(c).kv.get('npm/leader')).toMatchObject({ Session: theirs, LockIndex: 2, Value: 'b' });
+    await client(c).session.destroy(mine);
+    await client(a).session.destroy(theirs);
+    const listed = await client(b).session.list();
+    expect(listed.map((session: { ID: string }) => session.ID)).not.toContain(mine);
+  });
+
+  it(
+    "python3-consul: an event fired through the client agent reaches every agent's blocking list",
+    { timeout: 300_000 },
+    async () => {
+      const python = (await run(ENSURE, [])).stdout.trim();
+      const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(CONSUL|SVC)_/.test(name)));
+      const ports = cluster.agents.map((agent) => String(agent.port));
+      const { stdout } = await run(python, [PYTHON_EVENTS, ports[2]!, ...ports], { env });
+      const seen = stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { port: number; id: string; fired: string; payload: string; node: string });
+      expect(seen.map((e) => e.port)).toEqual(cluster.agents.map((agent) => agent.port));
+      for (const event of seen) expect(event).toMatchObject({ id: event.fired, payload: 'build 42', node: '.*' });
+    },
+  );
 });
