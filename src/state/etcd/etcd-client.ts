@@ -22,6 +22,7 @@ import {
 } from 'etcd3';
 import type { Logger } from '../../core/log.js';
 import { backoffDelay, type Backoff } from '../../core/backoff.js';
+import { KeepAlives } from './keep-alives.js';
 import { shareOneChannel, type ChannelHost, type MemberChannel } from './member-channel.js';
 
 export interface EtcdConnectionOptions {
@@ -758,6 +759,12 @@ function sleep(ms: number): Promise<void> {
 }
 
 class Etcd3Connection implements EtcdConnection {
+  private readonly keepAlives = new KeepAlives({
+    open: () => this.client.leaseClient.leaseKeepAlive(),
+    streamLost: (why, cause) => (cause === undefined ? new GRPCUnavailableError(why) : castGrpcError(cause)),
+    deadlineExceeded: () => new GRPCDeadlineExceededError('the lease keep-alive went unanswered'),
+  });
+
   constructor(
     private readonly client: Etcd3,
     private readonly health: readonly MemberHealth[],
@@ -830,21 +837,9 @@ class Etcd3Connection implements EtcdConnection {
     await this.call(deadlineMs, (deadline) => this.client.leaseClient.leaseRevoke({ ID: id }, { deadline }));
   }
 
-  /** One keep-alive on a stream of its own (etcd answers each request on it with the lease's TTL). */
+  /** One keep-alive on the connection's long-lived keep-alive stream (keep-alives.ts). */
   renewLease(id: string, deadlineMs: number): Promise<number> {
-    return this.call(deadlineMs, async (deadline) => {
-      const stream = await this.client.leaseClient.leaseKeepAlive({ deadline });
-      try {
-        return await new Promise<number>((resolve, reject) => {
-          stream.on('data', (res: { TTL: string | number }) => resolve(Number(res.TTL)));
-          stream.on('error', (err: Error) => reject(castGrpcError(err)));
-          stream.on('end', () => reject(new GRPCUnavailableError('the lease keep-alive stream ended unanswered')));
-          stream.write({ ID: id });
-        });
-      } finally {
-        stream.end();
-      }
-    });
+    return this.call(deadlineMs, (deadline) => this.keepAlives.renew(id, deadline));
   }
 
   async rangeKeys(
@@ -1057,6 +1052,7 @@ class Etcd3Connection implements EtcdConnection {
   }
 
   close(): void {
+    this.keepAlives.close();
     this.client.close();
   }
 }
