@@ -1,5 +1,5 @@
 // Instructions per request over HTTP, counted by callgrind: the agent on uWS answering authorize
-// (one body, and 10,000 distinct bodies over its 10,000 intentions) and KV PUTs (in memory and
+// (one body, and 10,000 distinct bodies over its 10,000 intentions), KV GETs of one entry and KV PUTs (in memory and
 // durable: the write path's guard, docs/decisions.md D18 on held writes), the bare-uWS ceiling
 // answering the same requests (its GET, and its PUT sent the same bodies), and the minimal uWS
 // authorize app (authorize-uws-minimal.ts) sent the same bodies: what the agent's own checks cost. Counts repeat run to
@@ -59,6 +59,14 @@ const ROWS: readonly Row[] = [
     kv: { mode: 'dev', path: KV_PATH },
   },
   {
+    // A held key's entry rendered (its lock row looked up beside it), docs/decisions.md#sessions.
+    id: 'agent KV GET, in memory',
+    server: 'agent',
+    method: 'GET',
+    bodies: 'none',
+    kv: { mode: 'dev', path: KV_PATH },
+  },
+  {
     id: 'agent KV PUT, durable',
     server: 'agent',
     method: 'PUT',
@@ -89,7 +97,12 @@ async function startUnderCallgrind(row: Row, outFile: string): Promise<ServerPro
   if (row.server === 'agent') {
     const wrapped = { command: wrapper, startTimeoutMs: START_TIMEOUT_MS };
     const agent = await startAgent(row.kv?.mode ?? 'dev', [], undefined, wrapped);
-    if (row.kv !== undefined) return agent;
+    if (row.kv !== undefined) {
+      // A GET reads the entry one PUT wrote (a missing key would answer 404).
+      if (row.method === 'GET')
+        await fetch(`http://127.0.0.1:${agent.port}${row.kv.path}`, { method: 'PUT', body: AUTHORIZE_BODY });
+      return agent;
+    }
     try {
       await seedAgent(agent.port);
     } catch (err) {
