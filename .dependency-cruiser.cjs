@@ -53,6 +53,11 @@ module.exports = {
       'txn/ (transactions) imports only sessions/, catalog/, kv/, state/ and core/.',
     ),
     layer(
+      'snapshot',
+      ['sessions', 'state', 'core'],
+      'snapshot/ (the archive format, save and restore) imports only sessions/ (TTL sessions get new leases), state/ and core/.',
+    ),
+    layer(
       'cluster',
       ['connect', 'sessions', 'catalog', 'config', 'state', 'core'],
       'cluster/ (membership, etcd leadership, the CA and session leases wired to etcd) imports only connect/, sessions/, catalog/ (the member record it shares with the departed-member rows), config/, state/ and core/.',
@@ -107,6 +112,11 @@ module.exports = {
       to: { path: '^src/state/etcd/' },
     },
     layer('connect', ['acl', 'config', 'state', 'core'], 'connect/ imports only acl/, config/, state/ and core/.'),
+    layer(
+      'config-entries',
+      ['connect', 'acl', 'state', 'core'],
+      'config-entries/ (/v1/config: the kinds, their validation, the service-intentions view over the intentions table) imports only connect/, acl/, state/ and core/.',
+    ),
     {
       name: 'connect-subfolders-below',
       severity: 'error',

@@ -2,7 +2,8 @@
 // bench/micro/authorize-calls.ts (its harness): N POSTs whose caller presents a token allowed
 // `service:write` on every service. `--row hash` stores the token as a cluster's shared view does
 // (SecretHash only, docs/decisions.md D23); `--row secret` as one machine does; `--row none` turns
-// ACLs off, the floor the token's cost is read against (token minus none: what resolving it costs).
+// ACLs off, the floor the token's cost is read against (token minus none: what resolving it costs);
+// `--row role` is `hash` with the policy linked through a role (src/acl/grants.ts), read against `hash`.
 // `--mode one` sends one body over and over; `--mode distinct` a new body each call (new serials,
 // the warm-up's pairs), as authorize-calls.ts's distinct mode. Run it under callgrind with the cut
 // around the measured calls (the second dump holds them; its total over `--calls` is per call):
@@ -10,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { ACL_POLICIES, ACL_TOKENS } from '../../src/acl/model.js';
+import { ACL_POLICIES, ACL_ROLES, ACL_TOKENS } from '../../src/acl/model.js';
 import { parseRules } from '../../src/acl/rules/parse.js';
 import type { StateStore } from '../../src/state/types.js';
 import { isEntryPoint, runMain } from '../support/main.js';
@@ -20,21 +21,23 @@ import { harness, type HarnessOptions } from './authorize-calls.js';
 const SECRET = '6a1f0c7e-2b5d-4c3a-9e8f-0d1c2b3a4f5e';
 const ACCESSOR = '3c0e5f6a-7b8c-4d9e-8f0a-1b2c3d4e5f60';
 const POLICY = '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a';
+const ROLE = '8e7d6c5b-4a3f-4e2d-9c1b-0a9f8e7d6c5b';
 
-type Row = 'hash' | 'secret' | 'none';
+type Row = 'hash' | 'secret' | 'role' | 'none';
 type Mode = 'one' | 'distinct';
 
-/** The token and its policy, the token's secret kept as `row` says. */
-function tokenAcl(row: 'hash' | 'secret'): NonNullable<HarnessOptions['acl']> {
+/** The token and its policy (through a role for `role`), the token's secret kept as `row` says. */
+function tokenAcl(row: 'hash' | 'secret' | 'role'): NonNullable<HarnessOptions['acl']> {
   const rules = 'service_prefix "" { policy = "write" }';
   const policy = { ID: POLICY, Name: 'writer', Description: '', Rules: rules, Datacenters: null, Hash: 'x' };
   const secret =
-    row === 'hash' ? { SecretHash: createHash('sha256').update(SECRET).digest('base64') } : { SecretID: SECRET };
+    row !== 'secret' ? { SecretHash: createHash('sha256').update(SECRET).digest('base64') } : { SecretID: SECRET };
   const token = {
     AccessorID: ACCESSOR,
     ...secret,
     Description: '',
-    Policies: [{ ID: POLICY }],
+    Policies: row === 'role' ? [] : [{ ID: POLICY }],
+    ...(row === 'role' ? { Roles: [{ ID: ROLE }] } : {}),
     ServiceIdentities: [],
     NodeIdentities: [],
     Local: false,
@@ -45,8 +48,19 @@ function tokenAcl(row: 'hash' | 'secret'): NonNullable<HarnessOptions['acl']> {
   return {
     token: SECRET,
     async seed(store: StateStore) {
+      const role = {
+        ID: ROLE,
+        Name: 'writers',
+        Description: '',
+        Policies: [{ ID: POLICY }],
+        ServiceIdentities: [],
+        NodeIdentities: [],
+        TemplatedPolicies: [],
+        Hash: 'x',
+      };
       await store.commit([
         { op: 'set', table: ACL_POLICIES, key: POLICY, value: { ...policy, Parsed: await parseRules(rules) } },
+        ...(row === 'role' ? [{ op: 'set' as const, table: ACL_ROLES, key: ROLE, value: role }] : []),
         { op: 'set', table: ACL_TOKENS, key: ACCESSOR, value: token },
       ]);
     },
@@ -74,7 +88,8 @@ if (isEntryPoint(import.meta.url)) {
     });
     const row = values.row as Row;
     const mode = values.mode as Mode;
-    if (row !== 'hash' && row !== 'secret' && row !== 'none') throw new Error(`--row wants hash, secret or none`);
+    if (row !== 'hash' && row !== 'secret' && row !== 'role' && row !== 'none')
+      throw new Error(`--row wants hash, secret, role or none`);
     if (mode !== 'one' && mode !== 'distinct') throw new Error(`--mode wants one or distinct`);
     const warmup = Number(values.warmup);
     const calls = Number(values.calls);

@@ -1,8 +1,9 @@
-// The ACL write side as the HTTP layer is handed it: tokens and policies over one store, sharing
-// one WriteLock so that no two ACL writes interleave their checks and commits.
+// The ACL write side as the HTTP layer is handed it: tokens, policies and roles over one store,
+// sharing one WriteLock so that no two ACL writes interleave their checks and commits.
 import type { Clock } from '../core/clock.js';
 import type { StateStore } from '../state/types.js';
 import { AclPolicies } from './policies.js';
+import { AclRoles } from './roles.js';
 import type { TokenSecrets } from './secrets.js';
 import { AclTokens } from './tokens.js';
 import { WriteLock } from './write-lock.js';
@@ -19,6 +20,7 @@ export interface AclDomainOptions {
 export interface AclDomain {
   readonly tokens: AclTokens;
   readonly policies: AclPolicies;
+  readonly roles: AclRoles;
 }
 
 export function createAclDomain(store: StateStore, clock: Clock, options: AclDomainOptions): AclDomain {
@@ -26,5 +28,6 @@ export function createAclDomain(store: StateStore, clock: Clock, options: AclDom
   return {
     tokens: new AclTokens(store, clock, { ...options, lock }),
     policies: new AclPolicies(store, { lock }),
+    roles: new AclRoles(store, { lock }),
   };
 }

@@ -15,6 +15,7 @@ import {
 } from './builtin.js';
 import { ACL_META, ACL_POLICIES, ACL_TOKENS, BOOTSTRAP_KEY, type StoredToken } from './model.js';
 import { SECRETS_IN_ROW, secretHash, tokenSecretHash, type TokenSecrets } from './secrets.js';
+import { hashTemplated } from './templated.js';
 
 export interface AclInitOptions {
   readonly initialManagement: string | undefined;
@@ -88,7 +89,10 @@ export function newToken(
   policies: StoredToken['Policies'],
   createTime: string,
   extra: Partial<
-    Pick<StoredToken, 'ServiceIdentities' | 'NodeIdentities' | 'Local' | 'ExpirationTime' | 'Namespace'>
+    Pick<
+      StoredToken,
+      'ServiceIdentities' | 'NodeIdentities' | 'Roles' | 'TemplatedPolicies' | 'Local' | 'ExpirationTime' | 'Namespace'
+    >
   > = {},
 ): StoredToken {
   const token = {
@@ -98,6 +102,10 @@ export function newToken(
     Policies: policies,
     ServiceIdentities: extra.ServiceIdentities ?? [],
     NodeIdentities: extra.NodeIdentities ?? [],
+    ...(extra.Roles === undefined || extra.Roles.length === 0 ? {} : { Roles: extra.Roles }),
+    ...(extra.TemplatedPolicies === undefined || extra.TemplatedPolicies.length === 0
+      ? {}
+      : { TemplatedPolicies: extra.TemplatedPolicies }),
     Local: extra.Local ?? false,
     ...(extra.ExpirationTime === undefined ? {} : { ExpirationTime: extra.ExpirationTime }),
     CreateTime: createTime,
@@ -114,6 +122,9 @@ export function tokenHash(token: Omit<StoredToken, 'Hash'> | StoredToken): strin
   for (const p of token.Policies) h.update(`policy:${p.ID}`);
   for (const s of token.ServiceIdentities) h.update(`service:${s.ServiceName}:${(s.Datacenters ?? []).join(',')}`);
   for (const n of token.NodeIdentities) h.update(`node:${n.NodeName}:${n.Datacenter}`);
+  // Only tokens that link roles or templated policies hash them: older hashes stay as they were.
+  for (const r of token.Roles ?? []) h.update(`role:${r.ID}`);
+  hashTemplated(h, token.TemplatedPolicies ?? []);
   h.update(`ns:${token.Namespace}`);
   return h.digest('base64');
 }

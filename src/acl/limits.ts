@@ -12,7 +12,7 @@ export const DESCRIPTION_MAX = 512;
 export const DATACENTER_MAX = 64;
 /** A policy's Datacenters. */
 export const POLICY_DATACENTERS_MAX = 64;
-/** A token's policy links, service identities and node identities, each. */
+/** A token's or role's policy links, role links, service identities, node identities and templated policies, each. */
 export const TOKEN_LINKS_MAX = 64;
 /** The Datacenters of one service identity. */
 export const IDENTITY_DATACENTERS_MAX = 16;
@@ -32,6 +32,8 @@ export function limitPolicy(input: PolicyFields): void {
 export interface TokenFields {
   readonly Description?: string | undefined;
   readonly Policies?: readonly unknown[] | undefined;
+  readonly Roles?: readonly unknown[] | undefined;
+  readonly TemplatedPolicies?: readonly { readonly Datacenters?: readonly string[] | undefined }[] | undefined;
   readonly ServiceIdentities?: readonly { readonly Datacenters?: readonly string[] | undefined }[] | undefined;
   readonly NodeIdentities?: readonly { readonly Datacenter?: string | undefined }[] | undefined;
 }
@@ -40,6 +42,12 @@ export interface TokenFields {
 export function limitToken(input: TokenFields): void {
   limitBytes('Description', input.Description, DESCRIPTION_MAX);
   limitEntries('Policies', input.Policies?.length ?? 0, TOKEN_LINKS_MAX);
+  limitEntries('Roles', input.Roles?.length ?? 0, TOKEN_LINKS_MAX);
+  const templated = input.TemplatedPolicies ?? [];
+  limitEntries('TemplatedPolicies', templated.length, TOKEN_LINKS_MAX);
+  templated.forEach((t, i) =>
+    limitStrings(`TemplatedPolicies[${i}].Datacenters`, t.Datacenters, IDENTITY_DATACENTERS_MAX, DATACENTER_MAX),
+  );
   const services = input.ServiceIdentities ?? [];
   limitEntries('ServiceIdentities', services.length, TOKEN_LINKS_MAX);
   services.forEach((s, i) =>
@@ -48,4 +56,9 @@ export function limitToken(input: TokenFields): void {
   const nodes = input.NodeIdentities ?? [];
   limitEntries('NodeIdentities', nodes.length, TOKEN_LINKS_MAX);
   nodes.forEach((n, i) => limitBytes(`NodeIdentities[${i}].Datacenter`, n.Datacenter, DATACENTER_MAX));
+}
+
+/** A role carries what a token does, less role links: the same limits. */
+export function limitRole(input: Omit<TokenFields, 'Roles'>): void {
+  limitToken(input);
 }

@@ -1,12 +1,26 @@
-// The ACL API's JSON in Consul's key order (docs/decisions.md#acl-api), built from stored rows.
-// Tokens store policy IDs only: names are filled in here, and links to policies that no longer
-// exist are left out. `Namespace` (docs/decisions.md D2) sits where Consul Enterprise's embedded
+// The ACL API's JSON in Consul's key order (docs/decisions.md#acl-api, #acl-roles), built from
+// stored rows. Tokens and roles store link IDs only: names are filled in here, and links to
+// policies or roles that no longer exist are left out. `Namespace` (docs/decisions.md D2) sits where Consul Enterprise's embedded
 // EnterpriseMeta puts it: after `Hash` in a token, after `ModifyIndex` in a token list stub.
 import type { Row } from '../state/types.js';
-import { HIDDEN_SECRET, type PolicyLink, type StoredPolicy, type StoredToken } from './model.js';
+import {
+  HIDDEN_SECRET,
+  type PolicyLink,
+  type StoredPolicy,
+  type StoredRole,
+  type StoredTemplatedPolicy,
+  type StoredToken,
+} from './model.js';
+import type { NodeIdentity, ServiceIdentity } from './rules/identities.js';
 
-/** A policy's current name, or undefined when the policy is gone. */
+/** A policy's (or role's) current name, or undefined when it is gone. */
 export type PolicyNameOf = (id: string) => string | undefined;
+
+/** The current names of what a token links. */
+export interface LinkNames {
+  readonly policy: PolicyNameOf;
+  readonly role: PolicyNameOf;
+}
 
 interface PolicyLinkJson {
   readonly ID: string;
@@ -16,34 +30,30 @@ interface PolicyLinkJson {
 /** GET /v1/acl/token/:accessor, and every token write's answer; `secret` undefined shows `<hidden>`. */
 export function tokenJson(
   row: Row<StoredToken>,
-  policyName: PolicyNameOf,
+  names: LinkNames,
   secret: string | undefined,
 ): Record<string, unknown> {
-  return tokenShape(row, policyName, secret, 'after-hash');
+  return tokenShape(row, names, secret, 'after-hash');
 }
 
 /** PUT /v1/acl/bootstrap: the token with a leading `ID` equal to its SecretID. */
-export function bootstrapJson(
-  row: Row<StoredToken>,
-  policyName: PolicyNameOf,
-  secret: string,
-): Record<string, unknown> {
-  return { ID: secret, ...tokenJson(row, policyName, secret) };
+export function bootstrapJson(row: Row<StoredToken>, names: LinkNames, secret: string): Record<string, unknown> {
+  return { ID: secret, ...tokenJson(row, names, secret) };
 }
 
 /** One entry of GET /v1/acl/tokens. */
 export function tokenStubJson(
   row: Row<StoredToken>,
-  policyName: PolicyNameOf,
+  names: LinkNames,
   secret: string | undefined,
 ): Record<string, unknown> {
-  return tokenShape(row, policyName, secret, 'last');
+  return tokenShape(row, names, secret, 'last');
 }
 
 /** The token and its list stub share their fields; only where `Namespace` sits differs. */
 function tokenShape(
   row: Row<StoredToken>,
-  policyName: PolicyNameOf,
+  names: LinkNames,
   secret: string | undefined,
   namespaceAt: 'after-hash' | 'last',
 ): Record<string, unknown> {
@@ -53,8 +63,9 @@ function tokenShape(
     SecretID: secret ?? HIDDEN_SECRET,
     Description: token.Description,
   };
-  addLinks(out, token, policyName);
+  addLinks(out, token, names);
   out.Local = token.Local;
+  if (token.AuthMethod !== undefined) out.AuthMethod = token.AuthMethod;
   if (token.ExpirationTime !== undefined) out.ExpirationTime = goTime(token.ExpirationTime);
   out.CreateTime = goTime(token.CreateTime);
   out.Hash = token.Hash;
@@ -95,20 +106,55 @@ export function policyStubJson(row: Row<StoredPolicy>): Record<string, unknown> 
   };
 }
 
-/** Policies?, ServiceIdentities?, NodeIdentities?: each left out when empty (Go's omitempty). */
-function addLinks(out: Record<string, unknown>, token: StoredToken, policyName: PolicyNameOf): void {
-  const policies = policyLinks(token.Policies, policyName);
+/** Policies?, Roles?, ServiceIdentities?, NodeIdentities?, TemplatedPolicies?: each left out when empty (Go's omitempty). */
+function addLinks(out: Record<string, unknown>, token: StoredToken, names: LinkNames): void {
+  const policies = policyLinks(token.Policies, names.policy);
   if (policies.length > 0) out.Policies = policies;
-  if (token.ServiceIdentities.length > 0) {
-    out.ServiceIdentities = token.ServiceIdentities.map((s) =>
+  const roles = policyLinks(token.Roles ?? [], names.role);
+  if (roles.length > 0) out.Roles = roles;
+  addIdentities(out, token.ServiceIdentities, token.NodeIdentities, token.TemplatedPolicies ?? []);
+}
+
+function addIdentities(
+  out: Record<string, unknown>,
+  services: readonly ServiceIdentity[],
+  nodes: readonly NodeIdentity[],
+  templated: readonly StoredTemplatedPolicy[],
+): void {
+  if (services.length > 0) {
+    out.ServiceIdentities = services.map((s) =>
       s.Datacenters !== undefined && s.Datacenters.length > 0
         ? { ServiceName: s.ServiceName, Datacenters: s.Datacenters }
         : { ServiceName: s.ServiceName },
     );
   }
-  if (token.NodeIdentities.length > 0) {
-    out.NodeIdentities = token.NodeIdentities.map((n) => ({ NodeName: n.NodeName, Datacenter: n.Datacenter }));
+  if (nodes.length > 0) {
+    out.NodeIdentities = nodes.map((n) => ({ NodeName: n.NodeName, Datacenter: n.Datacenter }));
   }
+  if (templated.length > 0) out.TemplatedPolicies = templated.map(templatedJson);
+}
+
+/** Consul's ACLTemplatedPolicy: TemplateID and TemplateName, then `{"name": …}` (its json tag) and Datacenters when set. */
+function templatedJson(tp: StoredTemplatedPolicy): Record<string, unknown> {
+  const out: Record<string, unknown> = { TemplateID: tp.TemplateID, TemplateName: tp.TemplateName };
+  if (tp.TemplateVariables !== undefined) {
+    out.TemplateVariables = tp.TemplateVariables.Name === '' ? {} : { name: tp.TemplateVariables.Name };
+  }
+  if (tp.Datacenters !== undefined && tp.Datacenters.length > 0) out.Datacenters = tp.Datacenters;
+  return out;
+}
+
+/** GET /v1/acl/role/:id, each entry of GET /v1/acl/roles, and every role write's answer (Consul's ACLRole). */
+export function roleJson(row: Row<StoredRole>, policyName: PolicyNameOf): Record<string, unknown> {
+  const role = row.value;
+  const out: Record<string, unknown> = { ID: role.ID, Name: role.Name, Description: role.Description };
+  const policies = policyLinks(role.Policies, policyName);
+  if (policies.length > 0) out.Policies = policies;
+  addIdentities(out, role.ServiceIdentities, role.NodeIdentities, role.TemplatedPolicies);
+  out.Hash = role.Hash;
+  out.CreateIndex = row.createIndex;
+  out.ModifyIndex = row.modifyIndex;
+  return out;
 }
 
 function policyLinks(links: readonly PolicyLink[], policyName: PolicyNameOf): PolicyLinkJson[] {

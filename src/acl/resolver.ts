@@ -1,6 +1,7 @@
 // Token secret → Identity. Compiled authorizers are cached (bounded, lru-cache) and the whole
-// cache is dropped the moment the token or policy table's index moves, so a deleted token or an
-// edited policy takes effect on the very next request. A secret is found by its SHA-256, hashed
+// cache is dropped the moment the token, policy or role table's index moves, so a deleted token or
+// an edited policy or role takes effect on the very next request. What a token's links grant is
+// grants.ts's. A secret is found by its SHA-256, hashed
 // once per cache miss: the rows hold the hash in a cluster (secrets.ts), and a match of a 256-bit
 // digest needs no second compare. A hit hashes nothing: the cache is keyed by the presented secret.
 // While the cluster store is unreachable, the down policy decides (docs/decisions.md, "Cluster:
@@ -12,8 +13,9 @@ import type { StateStore } from '../state/types.js';
 import { allowAllAuthorizer, compileAuthorizer } from './authorizer.js';
 import { ANONYMOUS_ACCESSOR_ID } from './builtin.js';
 import { aclNotFound } from './errors.js';
+import { grantedRules, storeGrantSource, type GrantSource } from './grants.js';
 import { UNRESOLVED_IDENTITY, type Identity } from './identity.js';
-import { ACL_POLICIES, ACL_TOKENS, type StoredPolicy, type StoredToken } from './model.js';
+import { ACL_POLICIES, ACL_ROLES, ACL_TOKENS, type StoredToken } from './model.js';
 import { secretHash, tokenSecretHash } from './secrets.js';
 
 /** Consul's `acl.down_policy` values; see docs/decisions.md, "Cluster: fail-open". */
@@ -29,6 +31,8 @@ export interface ResolverOptions {
   readonly health?: BackendHealth;
   /** Upper bound on cached identities (docs/decisions.md D7: every cache is bounded). */
   readonly maxCached?: number;
+  /** Tokens the agent resolves itself before the store, as Consul's resolveLocallyManagedToken (the agent recovery token). */
+  readonly localTokens?: (secret: string) => Identity | undefined;
 }
 
 interface Cached {
@@ -48,6 +52,8 @@ export class AclResolver {
   private readonly cache: LRUCache<string, Cached>;
   private tokensIndex = -1;
   private policiesIndex = -1;
+  private rolesIndex = -1;
+  private readonly grants: GrantSource;
   private bySecretDigest = new Map<string, StoredToken>();
   private readonly health: BackendHealth;
   /** Set for `allow` and `deny` only: the extend-cache policies keep resolving from the view. */
@@ -59,6 +65,7 @@ export class AclResolver {
     private readonly clock: Clock,
   ) {
     this.cache = new LRUCache({ max: options.maxCached ?? 10_000 });
+    this.grants = storeGrantSource(store);
     this.health = options.health ?? ALWAYS_CONNECTED;
     const down = options.downPolicy ?? 'extend-cache';
     this.downOverride = down === 'allow' || down === 'deny' ? down : undefined;
@@ -76,6 +83,8 @@ export class AclResolver {
   /** The identity a secret acts as; throws `ACL not found` for an unknown or expired token. */
   resolve(secret: string): Identity {
     if (!this.options.enabled) return ACLS_DISABLED_IDENTITY;
+    const local = this.options.localTokens?.(secret);
+    if (local !== undefined) return local;
     if (this.downOverride !== undefined && !this.health.connected) return this.downIdentity(secret);
     this.syncWithStore();
     const cached = this.cache.get(secret);
@@ -117,15 +126,8 @@ export class AclResolver {
   }
 
   private identityOf(token: StoredToken, secret: string): Identity {
-    const policies = [];
-    for (const link of token.Policies) {
-      const policy = this.store.get<StoredPolicy>(ACL_POLICIES, link.ID);
-      if (policy !== undefined) policies.push(policy.value.Parsed);
-    }
     const authorizer = compileAuthorizer({
-      policies,
-      serviceIdentities: token.ServiceIdentities,
-      nodeIdentities: token.NodeIdentities,
+      policies: grantedRules(token, this.grants, this.options.datacenter),
       datacenter: this.options.datacenter,
       defaultPolicy: this.options.defaultPolicy,
     });
@@ -138,11 +140,13 @@ export class AclResolver {
     });
   }
 
-  /** Drops every cached identity when a token or policy changed since the cache was filled. */
+  /** Drops every cached identity when a token, policy or role changed since the cache was filled. */
   private syncWithStore(): void {
     const tokensIndex = this.store.tableIndex(ACL_TOKENS);
     const policiesIndex = this.store.tableIndex(ACL_POLICIES);
-    if (tokensIndex === this.tokensIndex && policiesIndex === this.policiesIndex) return;
+    const rolesIndex = this.store.tableIndex(ACL_ROLES);
+    if (tokensIndex === this.tokensIndex && policiesIndex === this.policiesIndex && rolesIndex === this.rolesIndex)
+      return;
     this.cache.clear();
     if (tokensIndex !== this.tokensIndex) {
       const bySecret = new Map<string, StoredToken>();
@@ -152,6 +156,7 @@ export class AclResolver {
     }
     this.tokensIndex = tokensIndex;
     this.policiesIndex = policiesIndex;
+    this.rolesIndex = rolesIndex;
   }
 
   private findBySecret(secret: string): StoredToken | undefined {

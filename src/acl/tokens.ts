@@ -17,16 +17,21 @@ import { limitToken } from './limits.js';
 import {
   ACL_META,
   ACL_POLICIES,
+  ACL_ROLES,
   ACL_TOKENS,
   BOOTSTRAP_KEY,
   type NodeIdentity,
   type PolicyLink,
+  type RoleLink,
   type ServiceIdentity,
   type StoredPolicy,
+  type StoredRole,
   type StoredToken,
 } from './model.js';
 import { findPolicyByName } from './policies.js';
-import { bootstrapJson, tokenJson, tokenStubJson, type PolicyNameOf } from './render.js';
+import { bootstrapJson, tokenJson, tokenStubJson, type LinkNames, type PolicyNameOf } from './render.js';
+import { findRoleByName } from './roles.js';
+import { normalizeTemplatedPolicies, type TemplatedPolicyInput } from './templated.js';
 import { SECRETS_IN_ROW, secretHash, tokenSecretHash, type TokenSecrets } from './secrets.js';
 import { WriteLock, writeRaced } from './write-lock.js';
 
@@ -44,11 +49,6 @@ export interface ServiceIdentityInput {
 export interface NodeIdentityInput {
   readonly NodeName?: string | undefined;
   readonly Datacenter?: string | undefined;
-}
-
-/** Consul 1.17's templated policy link: the agent refuses any (docs/decisions.md#templated-policies). */
-export interface TemplatedPolicyInput {
-  readonly TemplateName?: string | undefined;
 }
 
 /** A token write's body, decoded. As in Go, an empty string or zero means "not given". */
@@ -140,17 +140,22 @@ export class AclTokens {
   /** The current name of a policy, for filling in links on read. */
   readonly policyName: PolicyNameOf = (id) => this.store.get<StoredPolicy>(ACL_POLICIES, id)?.value.Name;
 
+  /** The current name of a role, for filling in links on read. */
+  readonly roleName: PolicyNameOf = (id) => this.store.get<StoredRole>(ACL_ROLES, id)?.value.Name;
+
+  private readonly names: LinkNames = { policy: this.policyName, role: this.roleName };
+
   /** The token JSON; `revealSecret` is false for a caller without acl:write (`<hidden>`, as when the secret is unknown). */
   view(row: ShownToken, revealSecret: boolean, caller?: SecretCaller): Record<string, unknown> {
-    return tokenJson(row, this.policyName, revealSecret ? this.shownSecret(row, caller) : undefined);
+    return tokenJson(row, this.names, revealSecret ? this.shownSecret(row, caller) : undefined);
   }
 
   stub(row: ShownToken, revealSecret: boolean, caller?: SecretCaller): Record<string, unknown> {
-    return tokenStubJson(row, this.policyName, revealSecret ? this.shownSecret(row, caller) : undefined);
+    return tokenStubJson(row, this.names, revealSecret ? this.shownSecret(row, caller) : undefined);
   }
 
   bootstrapView(token: NewToken): Record<string, unknown> {
-    return bootstrapJson(token, this.policyName, token.secret);
+    return bootstrapJson(token, this.names, token.secret);
   }
 
   private shownSecret(row: ShownToken, caller?: SecretCaller): string | undefined {
@@ -228,16 +233,16 @@ export class AclTokens {
   /** Unexpired tokens, sorted by AccessorID, narrowed by at most one of policy/role/authmethod/service. */
   list(filter: TokenFilter = {}): Row<StoredToken>[] {
     AclTokens.checkFilter(filter);
-    // No role or auth method can exist on this agent, so filtering by one finds nothing.
-    if (filter.role || filter.authMethod) return [];
     const namespace = filter.namespace && filter.namespace !== '*' ? filter.namespace : undefined;
     return this.store.list<StoredToken>(ACL_TOKENS, '').filter((row) => {
       const token = row.value;
       if (this.expired(token)) return false;
       if (namespace !== undefined && token.Namespace !== namespace) return false;
       if (filter.policy && !token.Policies.some((p) => p.ID === filter.policy)) return false;
+      if (filter.role && !(token.Roles ?? []).some((r) => r.ID === filter.role)) return false;
       if (filter.serviceName && !token.ServiceIdentities.some((s) => s.ServiceName === filter.serviceName))
         return false;
+      if (filter.authMethod && token.AuthMethod !== filter.authMethod) return false;
       return true;
     });
   }
@@ -255,6 +260,11 @@ export class AclTokens {
     return this.lock.run(() => this.createLocked(input, namespace));
   }
 
+  /** POST /v1/acl/login's token (src/acl/auth-methods/login.ts): the one write that may set AuthMethod. */
+  createFromLogin(input: TokenInput, namespace: string = DEFAULT_NAMESPACE): Promise<NewToken> {
+    return this.lock.run(() => this.createLocked(input, namespace, true));
+  }
+
   /** PUT /v1/acl/token/:accessor: replaces the token's links and description. */
   update(accessorId: string, input: TokenInput): Promise<Row<StoredToken>> {
     return this.lock.run(async () => {
@@ -268,8 +278,9 @@ export class AclTokens {
         throw agentError('ACL_TOKEN_SECRET_CHANGE');
       }
       if ((input.Local ?? false) !== existing.Local) throw agentError('ACL_TOKEN_LOCAL_CHANGE', { accessorId });
-      // No stored token has an auth method (login is not offered).
-      if (input.AuthMethod) throw agentError('ACL_TOKEN_AUTH_METHOD_CHANGE', { accessorId });
+      if (input.AuthMethod && input.AuthMethod !== existing.AuthMethod) {
+        throw agentError('ACL_TOKEN_AUTH_METHOD_CHANGE', { accessorId });
+      }
       if (input.ExpirationTTL) throw agentError('ACL_TOKEN_EXPIRATION_CHANGE', { accessorId });
       if (input.ExpirationTime !== undefined) {
         if (existing.ExpirationTime === undefined || Date.parse(existing.ExpirationTime) !== input.ExpirationTime) {
@@ -279,16 +290,21 @@ export class AclTokens {
       if (input.Namespace && input.Namespace !== existing.Namespace) {
         throw agentError('ACL_TOKEN_NAMESPACE_CHANGE', { accessorId });
       }
-      const token = this.assemble(input, {
-        accessor: existing.AccessorID,
-        secret:
-          existing.SecretID === undefined ? { SecretHash: tokenSecretHash(existing) } : { SecretID: existing.SecretID },
-        description: input.Description ?? '',
-        local: existing.Local,
-        createTime: existing.CreateTime,
-        expirationTime: existing.ExpirationTime,
-        namespace: existing.Namespace,
-      });
+      const token = withAuthMethod(
+        existing.AuthMethod,
+        this.assemble(input, {
+          accessor: existing.AccessorID,
+          secret:
+            existing.SecretID === undefined
+              ? { SecretHash: tokenSecretHash(existing) }
+              : { SecretID: existing.SecretID },
+          description: input.Description ?? '',
+          local: existing.Local,
+          createTime: existing.CreateTime,
+          expirationTime: existing.ExpirationTime,
+          namespace: existing.Namespace,
+        }),
+      );
       await this.commit([{ op: 'set', table: ACL_TOKENS, key: accessorId, value: token, ifIndex: row.modifyIndex }]);
       return this.stored(accessorId);
     });
@@ -302,10 +318,13 @@ export class AclTokens {
       const source = row.value;
       // Links to deleted policies are not shown on read, so the clone does not carry them either.
       const policies = source.Policies.filter((p) => this.policyName(p.ID) !== undefined);
+      const roles = (source.Roles ?? []).filter((r) => this.roleName(r.ID) !== undefined);
       return this.createLocked(
         {
           Description: description || source.Description,
           Policies: policies,
+          Roles: roles,
+          TemplatedPolicies: source.TemplatedPolicies,
           ServiceIdentities: source.ServiceIdentities,
           NodeIdentities: source.NodeIdentities,
           Local: source.Local,
@@ -332,7 +351,7 @@ export class AclTokens {
     });
   }
 
-  private async createLocked(input: TokenInput, namespace: string): Promise<NewToken> {
+  private async createLocked(input: TokenInput, namespace: string, fromLogin = false): Promise<NewToken> {
     const used = this.usedIds();
     let accessor = input.AccessorID ?? '';
     if (accessor === '') accessor = freshId(used);
@@ -345,16 +364,19 @@ export class AclTokens {
     }
     const now = this.clock.now();
     const expiration = this.expirationAtCreate(input, now);
-    if (input.AuthMethod) throw agentError('ACL_TOKEN_AUTH_METHOD');
-    const token = this.assemble(input, {
-      accessor,
-      secret: this.secretField(secret),
-      description: input.Description ?? '',
-      local: input.Local ?? false,
-      createTime: new Date(now).toISOString(),
-      expirationTime: expiration === undefined ? undefined : new Date(expiration).toISOString(),
-      namespace: input.Namespace || namespace,
-    });
+    if (input.AuthMethod && !fromLogin) throw agentError('ACL_TOKEN_AUTH_METHOD');
+    const token = withAuthMethod(
+      fromLogin ? input.AuthMethod : undefined,
+      this.assemble(input, {
+        accessor,
+        secret: this.secretField(secret),
+        description: input.Description ?? '',
+        local: input.Local ?? false,
+        createTime: new Date(now).toISOString(),
+        expirationTime: expiration === undefined ? undefined : new Date(expiration).toISOString(),
+        namespace: input.Namespace || namespace,
+      }),
+    );
     const result = await this.store.commit([{ op: 'set', table: ACL_TOKENS, key: accessor, value: token, ifIndex: 0 }]);
     if (!result.ok) throw writeRaced();
     await this.keepOrUndo(accessor, secret, result.index, []);
@@ -429,27 +451,43 @@ export class AclTokens {
   ): StoredToken {
     // Our size limits first (docs/decisions.md#size-limits): a long list is refused before it is walked.
     limitToken({ ...input, Description: fields.description });
-    // The agent stores no roles, so any role link names a role that does not exist.
-    for (const link of input.Roles ?? []) {
-      throw link.ID
-        ? agentError('ACL_TOKEN_NO_ROLE_ID', { id: link.ID })
-        : agentError('ACL_TOKEN_NO_ROLE_NAME', { name: link.Name ?? '' });
-    }
+    const roles = this.roleLinks(input.Roles ?? []);
     const policies = this.policyLinks(input.Policies ?? []);
     const services = serviceIdentities(input.ServiceIdentities ?? [], fields.local);
     const nodes = nodeIdentities(input.NodeIdentities ?? []);
-    const templated = input.TemplatedPolicies?.[0];
-    if (templated !== undefined) {
-      throw agentError('ACL_TOKEN_TEMPLATED_POLICIES', { name: templated.TemplateName ?? '' });
-    }
+    const templated = normalizeTemplatedPolicies(input.TemplatedPolicies ?? [], 'token', fields.local);
     if (!isValidNamespace(fields.namespace)) throw agentError('NAMESPACE_INVALID', { name: fields.namespace });
     return newToken(fields.accessor, fields.secret, fields.description, policies, fields.createTime, {
       ServiceIdentities: services,
       NodeIdentities: nodes,
+      ...(roles.length > 0 ? { Roles: roles } : {}),
+      ...(templated.length > 0 ? { TemplatedPolicies: templated } : {}),
       Local: fields.local,
       Namespace: fields.namespace,
       ...(fields.expirationTime === undefined ? {} : { ExpirationTime: fields.expirationTime }),
     });
+  }
+
+  /** Role links by name become links by ID (a role may be renamed later); duplicates go. */
+  private roleLinks(links: readonly LinkInput[]): RoleLink[] {
+    const out: RoleLink[] = [];
+    const seen = new Set<string>();
+    for (const link of links) {
+      let id = link.ID ?? '';
+      if (id === '') {
+        const name = link.Name ?? '';
+        const role = findRoleByName(this.store, name);
+        if (role === undefined) throw agentError('ACL_TOKEN_NO_ROLE_NAME', { name });
+        id = role.value.ID;
+      } else if (this.store.get(ACL_ROLES, id) === undefined) {
+        throw agentError('ACL_TOKEN_NO_ROLE_ID', { id });
+      }
+      if (!seen.has(id)) {
+        seen.add(id);
+        out.push({ ID: id });
+      }
+    }
+    return out;
   }
 
   /** Links by name become links by ID (a policy may be renamed later); duplicates go. */
@@ -509,6 +547,11 @@ export class AclTokens {
     if (row === undefined) throw agentError('ACL_TOKEN_LOST');
     return row;
   }
+}
+
+/** A login token keeps the auth method that made it (its hash covers permissions only, so it is unchanged). */
+function withAuthMethod(authMethod: string | undefined, token: StoredToken): StoredToken {
+  return authMethod ? { ...token, AuthMethod: authMethod } : token;
 }
 
 function inUse(id: string, used: UsedIds): boolean {

@@ -40,8 +40,8 @@ export async function openClusterClientRole(ctx: RoleContext): Promise<Role> {
       const ca = openClusterClientCa({ ...parts.caParts(base), keys: pool, serverKnown });
       return Promise.resolve({ ca: ca.ca, keepsLeaves: true, close: () => ca.close() });
     },
-    catalogWriter: (catalog, agentToken) =>
-      new ForwardedNodeSync(cluster.store, config.datacenter, forwardedCatalogRequests(forward, agentToken)),
+    catalogWriter: (catalog, syncToken) =>
+      new ForwardedNodeSync(cluster.store, config.datacenter, forwardedCatalogRequests(forward, syncToken)),
     writesThrough: (group, defaultToken) => forwardingRoutes(group, forward, defaultToken, ctx.info.nodeName),
     serveWrites: () => undefined,
     readyToListen: () => Promise.resolve(),

@@ -3,7 +3,7 @@
 // what differs, and this one what every agent has. No logic lives here.
 import { EventFeed } from '../events/event-feed.js';
 import { agentInfo, buildVersion } from '../agent-info.js';
-import { AgentTokens } from '../acl/agent-tokens.js';
+import { AgentTokens, openAgentTokenFile } from '../acl/agent-tokens.js';
 import { createAclDomain } from '../acl/domain.js';
 import { initAclState } from '../acl/init.js';
 import { AclResolver } from '../acl/resolver.js';
@@ -65,7 +65,11 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   metrics.gauge('svc.state.index', () => store.index);
   /** The config in force: a reload replaces it, and what reads it per use follows (src/config/reload.ts). */
   let running = config;
-  const agentTokens = new AgentTokens(config.acl.tokens);
+  const tokenFile =
+    config.acl.enableTokenPersistence && config.dataDir !== undefined
+      ? await openAgentTokenFile(config.dataDir, log)
+      : undefined;
+  const agentTokens = new AgentTokens(config.acl.tokens, tokenFile, log);
   const defaultToken = (): string | undefined => agentTokens.defaultToken();
 
   const resolver: AclResolver = new AclResolver(
@@ -76,6 +80,8 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
       downPolicy: config.acl.downPolicy,
       health: store.health,
       datacenter: config.datacenter,
+      localTokens: (secret) =>
+        agentTokens.recoveryIdentity(secret, { nodeName: info.nodeName, datacenter: config.datacenter }),
     },
     clock,
   );
@@ -137,7 +143,9 @@ export async function createAgent(config: AgentConfig, options: AgentOptions = {
   // The agent keeps its services and checks in the catalog (docs/decisions.md D26).
   const antiEntropy = new AntiEntropy({
     state: local.state,
-    writer: role.catalogWriter(catalog, () => agentTokens.agentToken()),
+    writer: role.catalogWriter(catalog, (serviceId) =>
+      agentTokens.serviceSyncToken(serviceId !== undefined && local.state.service(serviceId)?.source === 'config'),
+    ),
     node: selfNodeFields(info),
     clock,
     random,

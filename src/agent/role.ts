@@ -65,8 +65,11 @@ export interface Role {
   sessionLeases(expired: (lease: string) => void): SessionLeases | undefined;
   /** Opens the CA as this role holds it. */
   openCa(base: CaBase, pool: PoolSigner, authorizeLeaf: LeafCheck): Promise<RoleCa>;
-  /** Who writes the agent's own services and checks into the catalog (docs/decisions.md D26). */
-  catalogWriter(catalog: Catalog, agentToken: () => string | undefined): NodeWriter;
+  /**
+   * Who writes the agent's own services and checks into the catalog (docs/decisions.md D26);
+   * `syncToken` is the token a request carries, by the service it registers (none: the node's).
+   */
+  catalogWriter(catalog: Catalog, syncToken: (serviceId?: string) => string | undefined): NodeWriter;
   /** The route group as this role serves it: a client forwards its writes to a server. */
   writesThrough(group: readonly Route[], defaultToken: () => string | undefined): readonly Route[];
   /** A server runs other agents' forwarded writes through these groups, behind its own ACL gate. */

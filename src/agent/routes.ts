@@ -14,10 +14,14 @@ import type { Logger } from '../core/log.js';
 import type { Metrics } from '../core/metrics.js';
 import type { PrometheusMetrics } from '../core/prometheus.js';
 import type { IntentionStore } from '../connect/intentions/store.js';
+import { ConfigEntries } from '../config-entries/entries.js';
 import { aclGate, buildApi } from '../http/api.js';
 import type { BlockingQueries } from '../http/blocking.js';
 import type { BrandHeaders } from '../http/brand.js';
 import { aclRoutes } from '../http/handlers/acl.js';
+import { aclAuthMethodRoutes } from '../http/handlers/acl-auth-methods.js';
+import { aclLoginRoutes } from '../http/handlers/acl-login.js';
+import { createAuthMethodsDomain } from '../acl/auth-methods/domain.js';
 import { agentRoutes, type ClusterView } from '../http/handlers/agent.js';
 import { agentMembershipRoutes, forceLeaveRoutes } from '../http/handlers/agent-membership.js';
 import { agentMonitorRoutes, type LogMonitors } from '../http/handlers/agent-monitor.js';
@@ -30,16 +34,22 @@ import { connectCaRoutes, type ConnectCa } from '../http/handlers/connect-ca.js'
 import { eventFireRoutes, eventListRoutes } from '../http/handlers/events.js';
 import type { EventFeed } from '../events/event-feed.js';
 import { healthRoutes } from '../http/handlers/health.js';
+import { configEntriesRoutes } from '../http/handlers/config-entries.js';
 import { intentionsRoutes } from '../http/handlers/intentions.js';
 import { kvRoutes } from '../http/handlers/kv.js';
 import { sessionReadRoutes, sessionWriteRoutes } from '../http/handlers/sessions.js';
+import { clientSnapshotRoutes, snapshotRoutes } from '../http/handlers/snapshot.js';
+import { Snapshots, storeSnapshots } from '../snapshot/snapshots.js';
 import { txnRoutes } from '../http/handlers/txn.js';
 import { KvTxn } from '../txn/kv-txn.js';
 import { DEFAULT_RENDER_CACHE_BYTES, RenderCache } from '../http/render-cache.js';
-import type { CompiledRoute } from '../http/routes.js';
+import { scopeToDatacenter } from '../http/datacenter.js';
+import type { CompiledRoute, Route } from '../http/routes.js';
 import type { LocalAgent } from '../local/open.js';
 import type { Role } from './role.js';
+import type { StateStore } from '../state/types.js';
 import type { SessionParts } from './sessions.js';
+import { TABLE_SCHEMAS } from './tables.js';
 
 export interface ApiDeps {
   readonly role: Role;
@@ -122,6 +132,7 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
       datacenter: config.datacenter,
     }),
     acl: aclRoutes({ ...d.aclDomain, store, blocking, brand, limits, random }),
+    aclAuth: aclAuthGroup(d, store),
     events: eventFireRoutes({ store }),
     txn: txnRoutes({
       txn: new KvTxn(store, clock, { datacenter: config.datacenter }),
@@ -142,6 +153,14 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
         return role.forceLeave(node, prune);
       },
     }),
+    snapshot: snapshotGroup(d, store),
+    configEntries: configEntriesRoutes({
+      entries: new ConfigEntries(store, d.intentions),
+      blocking,
+      brand,
+      limits,
+      random,
+    }),
   };
   role.serveWrites(
     [
@@ -151,9 +170,12 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
       shared.intentions,
       shared.catalog,
       shared.acl,
+      shared.aclAuth,
       shared.events,
       shared.sessions,
       shared.forceLeave,
+      shared.snapshot,
+      shared.configEntries,
     ],
     (groups) => buildApi(maxBodyBytes, gate, groups),
   );
@@ -164,7 +186,7 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
       ? undefined
       : { ...cluster, members: () => memberStatuses(cluster.members(), departedMembers(store)) };
   const through = (group: (typeof shared)[keyof typeof shared]) => role.writesThrough(group, defaultToken);
-  return buildApi(maxBodyBytes, gate, [
+  const groups: (readonly Route[])[] = [
     through(shared.kv),
     through(shared.txn),
     through(shared.ca),
@@ -175,9 +197,11 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
       metrics,
     }),
     through(shared.intentions),
+    through(shared.configEntries),
     through(shared.catalog),
     healthRoutes({ queries: d.catalogQueries, store, blocking, brand, limits, random, renders }),
     through(shared.acl),
+    through(shared.aclAuth),
     through(shared.events),
     eventListRoutes({ store, feed: d.events, blocking, brand, limits, random }),
     through(shared.sessions),
@@ -194,6 +218,8 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
       log: d.log,
     }),
     through(shared.forceLeave),
+    // A client agent forwards a restore to a server and takes no save (handlers/snapshot.ts).
+    ((routes) => (routes === shared.snapshot ? routes : clientSnapshotRoutes(routes)))(through(shared.snapshot)),
     agentMonitorRoutes({ info: d.info, monitors: d.monitors }),
     agentRoutes({
       metrics,
@@ -214,5 +240,51 @@ export function agentApi(d: ApiDeps): CompiledRoute[] {
         };
       },
     }),
-  ]);
+  ];
+  // ?dc= and ?peer= where Consul reads them (docs/decisions.md#datacenters).
+  return buildApi(
+    maxBodyBytes,
+    gate,
+    groups.map((group) => scopeToDatacenter(group, config.datacenter)),
+  );
+}
+
+/** GET and PUT /v1/snapshot over the role's store; none for a store without snapshots (one a test opened). */
+function snapshotGroup(d: ApiDeps, store: StateStore): Route[] {
+  const snapshots = storeSnapshots(store);
+  if (snapshots === undefined) return [];
+  const service = new Snapshots({
+    store: snapshots,
+    datacenter: d.running().datacenter,
+    agentVersion: d.info.version,
+    schemas: TABLE_SCHEMAS,
+    clock: d.clock,
+    leases: () => d.sessions.leases,
+    log: d.log,
+  });
+  return snapshotRoutes({ snapshots: service, brand: d.brand });
+}
+
+/** Auth methods, binding rules, login and logout (docs/decisions.md#auth-methods): writes go through the role as token writes do. */
+function aclAuthGroup(d: ApiDeps, store: StateStore): Route[] {
+  const config = d.running();
+  const auth = createAuthMethodsDomain(store, d.aclDomain.tokens, {
+    minExpirationTtlMs: config.acl.tokenMinExpirationTtlMs,
+    maxExpirationTtlMs: config.acl.tokenMaxExpirationTtlMs,
+    datacenter: config.datacenter,
+    clock: d.clock,
+  });
+  const { blocking, brand, random } = d;
+  const limits = {
+    get defaultQueryTimeMs() {
+      return d.running().defaultQueryTimeMs;
+    },
+    get maxQueryTimeMs() {
+      return d.running().maxQueryTimeMs;
+    },
+  };
+  return [
+    ...aclAuthMethodRoutes({ methods: auth.methods, rules: auth.rules, store, blocking, brand, limits, random }),
+    ...aclLoginRoutes({ login: auth.login, tokens: d.aclDomain.tokens }),
+  ];
 }

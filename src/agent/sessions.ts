@@ -3,6 +3,7 @@
 // writes and the reaper that ends sessions and frees their keys (docs/decisions.md#sessions).
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/log.js';
+import type { SessionLeases } from '../sessions/leases.js';
 import { KvLocks } from '../sessions/locks.js';
 import { SessionReaper } from '../sessions/reaper.js';
 import { Sessions } from '../sessions/sessions.js';
@@ -12,6 +13,8 @@ export interface SessionParts {
   readonly locks: KvLocks;
   /** Undefined on a client agent: a server runs its session writes. */
   readonly sessions: Sessions | undefined;
+  /** Where TTL sessions' leases live (a restored snapshot's sessions get new ones); undefined on a client agent. */
+  readonly leases: SessionLeases | undefined;
   close(): void;
 }
 
@@ -23,7 +26,7 @@ export function openSessions(
   const locks = new KvLocks(store, o.clock);
   let sessions: Sessions | undefined;
   const leases = role.sessionLeases((lease) => sessions?.leaseExpired(lease));
-  if (leases === undefined) return { locks, sessions: undefined, close: () => undefined };
+  if (leases === undefined) return { locks, sessions: undefined, leases: undefined, close: () => undefined };
   sessions = new Sessions({ store, leases, locks, log: o.log, nodeName: o.nodeName });
   sessions.adoptLeases();
   const reaper = new SessionReaper(store, sessions, locks, o.clock, o.log);
@@ -35,6 +38,7 @@ export function openSessions(
   return {
     locks,
     sessions,
+    leases,
     close() {
       closed = true;
       reaper.close();

@@ -3,13 +3,22 @@
 import {
   ACL_META,
   ACL_POLICIES,
+  ACL_ROLES,
   ACL_TOKENS,
   aclMetaSchema,
   storedPolicySchema,
+  storedRoleSchema,
   storedTokenSchema,
 } from '../acl/model.js';
+import {
+  ACL_AUTH_METHODS,
+  ACL_BINDING_RULES,
+  storedAuthMethodSchema,
+  storedBindingRuleSchema,
+} from '../acl/auth-methods/model.js';
 import { departedMemberSchema, MEMBER_STATUS_TABLE } from '../catalog/member-status.js';
 import { CATALOG_SCHEMAS } from '../catalog/model.js';
+import { CONFIG_ENTRIES_TABLE, storedConfigEntrySchema } from '../config-entries/model.js';
 import { CA_TABLE, caTableSchema, ROOTS_TABLE, storedRootSchema } from '../connect/ca/model.js';
 import { INTENTIONS_TABLE, storedIntentionSchema } from '../connect/intentions/model.js';
 import { EVENTS_TABLE, userEventSchema } from '../events/user-event.js';
@@ -25,7 +34,10 @@ export const TABLE_SCHEMAS: TableSchemas = new Map<string, TableSchema>([
   [INTENTIONS_TABLE, storedIntentionSchema],
   [ACL_TOKENS, storedTokenSchema],
   [ACL_POLICIES, storedPolicySchema],
+  [ACL_ROLES, storedRoleSchema],
   [ACL_META, aclMetaSchema],
+  [ACL_AUTH_METHODS, storedAuthMethodSchema],
+  [ACL_BINDING_RULES, storedBindingRuleSchema],
   [CA_TABLE, caTableSchema],
   [ROOTS_TABLE, storedRootSchema],
   ...CATALOG_SCHEMAS,
@@ -33,4 +45,5 @@ export const TABLE_SCHEMAS: TableSchemas = new Map<string, TableSchema>([
   [EVENTS_TABLE, userEventSchema],
   [SESSIONS_TABLE, storedSessionSchema],
   [KV_LOCKS_TABLE, storedLockSchema],
+  [CONFIG_ENTRIES_TABLE, storedConfigEntrySchema],
 ]);

@@ -285,7 +285,27 @@ export const CONFIG_SCHEMA = {
         secretText(),
         "Token of the agent's own calls: a client agent's catalog sync through a server (docs/decisions.md D26).",
       ).applied('acl.tokens.agent', 'replaces one set through PUT /v1/agent/token/agent'),
+      agent_recovery: optionalKey(
+        secretText(),
+        "Token the agent resolves itself, whatever the cluster store's state: agent:write on this agent's node and node:read (Consul's agent recovery token; docs/decisions.md#agent-token-kinds).",
+      ).applied('acl.tokens.agentRecovery', 'replaces one set through PUT /v1/agent/token/agent_recovery'),
+      replication: optionalKey(
+        secretText(),
+        'Kept and accepted for Consul configs; one datacenter has nothing to replicate (docs/decisions.md#agent-token-kinds).',
+      ).applied('acl.tokens.replication', 'replaces one set through PUT /v1/agent/token/replication'),
+      config_file_service_registration: optionalKey(
+        secretText(),
+        "Token a client agent's sync of the services and checks its config files define carries (else acl.tokens.agent; docs/decisions.md#agent-token-kinds).",
+      ).applied(
+        'acl.tokens.configFileServiceRegistration',
+        'replaces one set through PUT /v1/agent/token/config_file_service_registration',
+      ),
     },
+    enable_token_persistence: key(
+      bool(),
+      false,
+      "Keep the tokens set through PUT /v1/agent/token/<kind> in data_dir/acl-tokens.json (0600): they outlive a restart and a reload, and win over the config's.",
+    ).restart('acl.enableTokenPersistence'),
   },
   http_config: {
     header_brand: key(

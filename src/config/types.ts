@@ -7,6 +7,9 @@ export interface AclTokens {
   readonly initialManagement: string | undefined;
   readonly default: string | undefined;
   readonly agent: string | undefined;
+  readonly agentRecovery: string | undefined;
+  readonly replication: string | undefined;
+  readonly configFileServiceRegistration: string | undefined;
 }
 
 export type AclDownPolicy = 'extend-cache' | 'async-cache' | 'allow' | 'deny';
@@ -17,6 +20,8 @@ export interface AclConfig {
   /** Token resolution while the cluster store is unreachable (docs/decisions.md, "Cluster: fail-open"). */
   readonly downPolicy: AclDownPolicy;
   readonly tokens: AclTokens;
+  /** Tokens set through the API kept in data_dir (docs/decisions.md#agent-token-kinds). */
+  readonly enableTokenPersistence: boolean;
   /** Bounds on a token's ExpirationTTL (Consul: 1m and 24h). */
   readonly tokenMinExpirationTtlMs: number;
   readonly tokenMaxExpirationTtlMs: number;

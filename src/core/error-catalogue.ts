@@ -42,6 +42,16 @@ export const ERROR_CATALOGUE = {
     message: 'Invalid query parameter: "partition" - Partitions are a Consul Enterprise feature',
   },
   PARTITION_NOT_ON_ENDPOINT: { kind: 'invalid', message: 'Cannot use a partition with this endpoint' },
+  DC_NO_PATH: {
+    kind: 'internal',
+    message: 'No path to datacenter',
+    note: "?dc= naming another datacenter than the agent's: an agent serves its own only (docs/decisions.md#datacenters).",
+  },
+  PEERING_UNSUPPORTED: {
+    kind: 'invalid',
+    message: 'peering must be enabled to use this endpoint',
+    note: '?peer= naming a peer: this agent has no cluster peering (docs/decisions.md#datacenters).',
+  },
   MEMBERS_SEGMENT: { kind: 'invalid', message: 'Cannot provide a segment with wan=true' },
   CONNECT_DISABLED: { kind: 'invalid', message: 'Connect must be enabled in order to use this endpoint' },
   HTTP_NOT_API_PATH: {
@@ -288,16 +298,8 @@ export const ERROR_CATALOGUE = {
     kind: 'invalid',
     message: 'ExpirationTime cannot be less than {min} in the future (was {expiresIn})',
   },
-  ACL_TOKEN_NO_ROLE_ID: {
-    kind: 'invalid',
-    message: 'No such ACL role with ID {id:q}',
-    note: 'The agent stores no roles.',
-  },
-  ACL_TOKEN_NO_ROLE_NAME: {
-    kind: 'invalid',
-    message: 'No such ACL role with name {name:q}',
-    note: 'The agent stores no roles.',
-  },
+  ACL_TOKEN_NO_ROLE_ID: { kind: 'invalid', message: 'No such ACL role with ID {id:q}' },
+  ACL_TOKEN_NO_ROLE_NAME: { kind: 'invalid', message: 'No such ACL role with name {name:q}' },
   ACL_TOKEN_NO_POLICY_ID: { kind: 'invalid', message: 'No such ACL policy with ID {id:q}' },
   ACL_TOKEN_NO_POLICY_NAME: { kind: 'invalid', message: 'No such ACL policy with name {name:q}' },
   ACL_TOKEN_SERVICE_IDENTITY_NO_NAME: {
@@ -320,12 +322,6 @@ export const ERROR_CATALOGUE = {
   ACL_TOKEN_NODE_IDENTITY_NO_DC: {
     kind: 'invalid',
     message: 'Node identity is missing the datacenter field on this token',
-  },
-  ACL_TOKEN_TEMPLATED_POLICIES: {
-    kind: 'invalid',
-    message:
-      'Templated policies are not supported: cannot link templated policy {name:q}; link policies, service identities or node identities instead',
-    note: "Consul 1.17's TemplatedPolicies field; an empty or null list is accepted.",
   },
   ACL_TOKEN_NODE_IDENTITY_NAME: {
     kind: 'invalid',
@@ -391,12 +387,120 @@ export const ERROR_CATALOGUE = {
     message: 'Invalid {rule} intentions policy: {name:q} has invalid intentions {intentions:q}',
   },
   ACL_RULES_BAD_LEVEL: { kind: 'invalid', message: 'Invalid {rule} policy: {policy:q}' },
+  // Templated policies (docs/decisions.md#templated-policies); `owner` is token or role.
+  ACL_TEMPLATED_NO_NAME: {
+    kind: 'invalid',
+    message: 'templated policy is missing the template name field on this {owner}',
+  },
+  ACL_TEMPLATED_LOCAL_DCS: {
+    kind: 'invalid',
+    message: 'templated policy {name:q} cannot specify a list of datacenters on a local token',
+  },
+  ACL_TEMPLATED_UNKNOWN: {
+    kind: 'invalid',
+    message: 'templated policy with an invalid templated name: {name} for this {owner}',
+  },
+  ACL_TEMPLATED_INVALID: {
+    kind: 'invalid',
+    message: 'encountered {owner} with invalid templated policy: {detail}',
+    note: "The detail is the JSON-schema's (go-multierror's text) or the service or node name rule's.",
+  },
+  ACL_MISSING_TEMPLATED_NAME: { kind: 'invalid', message: 'Missing templated policy Name' },
+  ACL_TEMPLATED_NAME_INVALID: { kind: 'invalid', message: 'Invalid templated policy Name: {name}' },
+  ACL_TEMPLATED_PREVIEW_INVALID: {
+    kind: 'invalid',
+    message: 'validation error for templated policy: {name}: {detail}',
+  },
+  // Roles (docs/decisions.md#acl-roles).
+  ACL_MISSING_ROLE_ID: { kind: 'invalid', message: 'Missing role ID' },
+  ACL_MISSING_ROLE_NAME: { kind: 'invalid', message: 'Missing role Name' },
+  ACL_ROLE_ID_MISMATCH: { kind: 'invalid', message: 'Role ID in URL and payload do not match' },
+  ACL_ROLE_NO_NAME: { kind: 'invalid', message: 'Invalid Role: no Name is set' },
+  ACL_ROLE_NAME_CHARS: {
+    kind: 'invalid',
+    message: "Invalid Role: invalid Name. Only alphanumeric characters, '-' and '_' are allowed",
+  },
+  ACL_ROLE_ID_NOT_UUID: { kind: 'invalid', message: 'Role ID invalid UUID' },
+  ACL_ROLE_NO_POLICY_NAME: { kind: 'invalid', message: 'No such ACL policy with name {name:q}' },
+  ACL_ROLE_NO_POLICY_ID: {
+    kind: 'invalid',
+    message: 'Failed to apply role upsert request: No such policy with ID: {id}',
+    note: "Consul checks a link by ID when it commits the role (its state store's text).",
+  },
+  ACL_ROLE_SERVICE_IDENTITY_NO_NAME: {
+    kind: 'invalid',
+    message: 'Service identity is missing the service name field on this role',
+  },
+  ACL_ROLE_SERVICE_IDENTITY_NAME: {
+    kind: 'invalid',
+    message: "Service identity {name:q} has an invalid name. Only alphanumeric characters, '-' and '_' are allowed",
+  },
+  ACL_ROLE_NODE_IDENTITY_NO_NAME: {
+    kind: 'invalid',
+    message: 'Node identity is missing the node name field on this role',
+  },
+  ACL_ROLE_NODE_IDENTITY_NO_DC: {
+    kind: 'invalid',
+    message: 'Node identity is missing the datacenter field on this role',
+  },
+  ACL_ROLE_NODE_IDENTITY_NAME: {
+    kind: 'invalid',
+    message: "Node identity has an invalid name. Only alphanumeric characters, '-' and '_' are allowed",
+  },
+  ACL_ROLE_NOT_FOUND: { kind: 'not-found', message: 'cannot find role {id}' },
+  ACL_ROLE_NAME_IN_USE: { kind: 'conflict', message: 'Invalid Role: A Role with Name {name:q} already exists' },
+  ACL_ROLE_RENAME_IN_USE: { kind: 'conflict', message: 'Invalid Role: A role with name {name:q} already exists' },
+  ACL_ROLE_LOST: { kind: 'internal', message: 'Failed to retrieve role after insertion' },
   AGENT_TOKEN_UNKNOWN: {
     kind: 'not-found',
     message: 'Token {name:q} is unknown',
-    note: 'PUT /v1/agent/token/<kind>: this agent keeps the default and agent tokens only (docs/decisions.md D21).',
+    note: "PUT /v1/agent/token/<kind> naming none of Consul 1.17's kinds (docs/decisions.md#agent-token-kinds).",
   },
   ACL_WRITE_RACE: { kind: 'conflict', message: 'ACL state changed while the write was applied; retry the request' },
+
+  // ACL auth methods, binding rules, login and logout (docs/decisions.md#auth-methods).
+  ACL_AUTH_METHOD_INVALID: { kind: 'invalid', message: 'Invalid Auth Method: {detail}' },
+  ACL_AUTH_METHOD_TYPE_IMMUTABLE: { kind: 'invalid', message: 'the Type field of an Auth Method is immutable' },
+  ACL_AUTH_METHOD_TTL_TOO_LONG: { kind: 'invalid', message: 'MaxTokenTTL {ttl} cannot be more than {max}' },
+  ACL_AUTH_METHOD_TTL_TOO_SHORT: { kind: 'invalid', message: 'MaxTokenTTL {ttl} cannot be less than {min}' },
+  ACL_AUTH_METHOD_NAME_MISMATCH: { kind: 'invalid', message: 'AuthMethod Name in URL and payload do not match' },
+  ACL_MISSING_AUTH_METHOD_NAME: { kind: 'invalid', message: 'Missing auth method name' },
+  ACL_AUTH_METHOD_READ_NOT_FOUND: {
+    kind: 'not-found',
+    message: 'Requested auth method does not exist: ACL not found',
+  },
+  ACL_BINDING_RULE_INVALID: { kind: 'invalid', message: 'Invalid Binding Rule: {detail}' },
+  ACL_BINDING_RULE_SELECTOR: { kind: 'invalid', message: 'invalid Binding Rule: Selector is invalid: {detail}' },
+  ACL_BINDING_RULE_ID_NOT_UUID: { kind: 'invalid', message: 'Binding Rule ID invalid UUID' },
+  ACL_BINDING_RULE_NOT_FOUND: { kind: 'not-found', message: 'cannot find binding rule {id}' },
+  ACL_BINDING_RULE_METHOD_IMMUTABLE: {
+    kind: 'invalid',
+    message: 'the AuthMethod field of an Binding Rule is immutable',
+  },
+  ACL_BINDING_RULE_NO_METHOD: { kind: 'invalid', message: 'cannot find auth method with name {name:q}' },
+  ACL_BINDING_RULE_ID_MISMATCH: { kind: 'invalid', message: 'BindingRule ID in URL and payload do not match' },
+  ACL_MISSING_BINDING_RULE_ID: { kind: 'invalid', message: 'Missing binding rule ID' },
+  ACL_BINDING_RULE_READ_NOT_FOUND: {
+    kind: 'not-found',
+    message: 'Requested binding rule does not exist: ACL not found',
+  },
+  ACL_LOGIN_NO_AUTH_METHOD: { kind: 'permission-denied', message: 'ACL not found: auth method {name:q} not found' },
+  ACL_LOGIN_REFUSED: {
+    kind: 'permission-denied',
+    message: '{detail}',
+    note: "A bearer token the auth method refused (signature, time claims, issuer, audience, algorithm, a claim it cannot map, a bound name that comes out invalid), in Consul's words; Consul answers these 500, this agent 403 (docs/decisions.md#auth-methods). No token is made.",
+  },
+  ACL_LOGIN_NO_BINDING: {
+    kind: 'permission-denied',
+    message: 'Permission denied',
+    note: "No binding rule of the auth method matched the login's claims (or what matched names no role or policy): no token is made.",
+  },
+  ACL_LOGOUT_NO_TOKEN: { kind: 'unauthorized', message: 'Supplied token does not exist' },
+  ACL_LOGOUT_NOT_LOGIN: {
+    kind: 'permission-denied',
+    message: 'Permission denied',
+    note: 'POST /v1/acl/logout with a token that no login made.',
+  },
 
   // Intentions.
   INTENTION_INVALID: {
@@ -418,6 +522,30 @@ export const ERROR_CATALOGUE = {
   INTENTION_MATCH_BY: { kind: 'invalid', message: "'by' parameter must be one of 'source' or 'destination'" },
   INTENTION_BAD_NAME: { kind: 'invalid', message: '{what} {input:q} is invalid: {reason}' },
   INTENTION_SOURCE_TYPE: { kind: 'invalid', message: 'unsupported SourceType: {sourceType:q}' },
+  // Config entries (docs/decisions.md#config-entries).
+  CONFIG_ENTRY_DECODE: {
+    kind: 'invalid',
+    message: 'Request decoding failed: {detail}',
+    note: "A body Consul's config entry decoder refuses (no Kind, an unknown kind, a value of the wrong type, a key no field takes), in its words.",
+  },
+  CONFIG_ENTRY_KIND: { kind: 'invalid', message: 'invalid config entry kind: {kind}' },
+  CONFIG_ENTRY_INVALID: {
+    kind: 'invalid',
+    message: '{problems}',
+    note: "What the kind's Normalize or Validate refuses, in Consul's words (Consul answers 500; docs/decisions.md D3).",
+  },
+  CONFIG_ENTRY_NOT_FOUND: { kind: 'not-found', message: 'Config entry not found for {kind:q} / {name:q}' },
+  CONFIG_ENTRY_DELETE_PATH: { kind: 'not-found', message: 'Must provide both a kind and name to delete' },
+  CONFIG_ENTRY_CAS: {
+    kind: 'invalid',
+    message: 'strconv.ParseUint: parsing {value:q}: invalid syntax',
+    note: '`?cas` is not an unsigned integer (Consul answers 500).',
+  },
+  CONFIG_ENTRY_RACE: {
+    kind: 'conflict',
+    message: 'config entry changed by another write while this one was applied; try again',
+    note: 'A write without ?cas lost the race five times in a row to other writes of the same entry.',
+  },
 
   // Catalog and health.
   CONSISTENCY_CONFLICT: { kind: 'invalid', message: 'Cannot specify ?stale with ?consistent, conflicting semantics.' },
@@ -611,6 +739,60 @@ export const ERROR_CATALOGUE = {
     note: 'Cluster: a client agent forwards its writes to a server (docs/decisions.md D25); the request or its answer was malformed.',
   },
 
+  // Snapshots (docs/decisions.md#snapshots). Consul answers a bad archive with 500 and these words.
+  SNAPSHOT_DECOMPRESS: {
+    kind: 'internal',
+    message: 'failed to decompress snapshot: {detail}',
+    note: 'The archive is not gzip, or its compressed bytes are damaged or cut short. Nothing was changed.',
+  },
+  SNAPSHOT_UNREADABLE: {
+    kind: 'internal',
+    message: 'failed to read snapshot file: {detail}',
+    note: 'The archive is damaged (its SHA-256 does not match), cut short, or holds a row its table does not accept. Nothing was changed.',
+  },
+  SNAPSHOT_FOREIGN: {
+    kind: 'internal',
+    message: 'failed to read snapshot file: not a svc-agent snapshot archive',
+    note: 'A Consul snapshot (a raft snapshot in a gzipped tar) or any other file: svc-agent restores only its own archives. Nothing was changed.',
+  },
+  SNAPSHOT_VERSION: {
+    kind: 'internal',
+    message:
+      'failed to read snapshot file: archive format version {version} is not supported (this agent reads version {supported})',
+  },
+  SNAPSHOT_DATACENTER_MISMATCH: {
+    kind: 'internal',
+    message: 'snapshot was taken in datacenter {archive:q}; this agent is in datacenter {agent:q}',
+    note: "An archive is restored only into its own datacenter (its catalog, CA trust domain and tokens are that datacenter's). Nothing was changed.",
+  },
+  SNAPSHOT_BACKEND_MISMATCH: {
+    kind: 'internal',
+    message: 'snapshot was taken from the {archive} store; this agent keeps the {agent} store',
+    note: "A lone agent's archive restores into a lone agent, a cluster's into a cluster (token secrets and CA keys are kept differently). Nothing was changed.",
+  },
+  SNAPSHOT_STALE_RESTORE: { kind: 'internal', message: 'stale not allowed for restore' },
+  SNAPSHOT_SAVE_ON_CLIENT: {
+    kind: 'invalid',
+    message:
+      'snapshot save runs on a server agent: a client agent cannot read the CA keys and token secrets an archive holds',
+  },
+  SNAPSHOT_BODY_TOO_LARGE: {
+    kind: 'too-large',
+    message: 'snapshot archive of {size} bytes is over the {max} bytes an agent takes',
+  },
+  SNAPSHOT_FORWARD_TOO_LARGE: {
+    kind: 'too-large',
+    message:
+      "snapshot archive of {size} bytes is over the {max} bytes a client agent can forward to a server (etcd's request limit): restore it through a server agent",
+  },
+  SNAPSHOT_RESTORE_INCOMPLETE: {
+    kind: 'internal',
+    logged: true,
+    message:
+      'snapshot restore stopped after {done} of {total} etcd transactions: {detail}; the state is part restored: run the restore again',
+    note: 'Cluster: an archive larger than one etcd transaction is restored in steps (docs/decisions.md#snapshots); running the same restore again completes it.',
+  },
+
   // Start-up and command line.
   TLS_FILES_INVALID: {
     kind: 'invalid',
@@ -651,6 +833,21 @@ export const ERROR_CATALOGUE = {
   CLI_MISSING_ARGUMENT: { kind: 'invalid', message: 'Error! Missing {name} argument' },
   CLI_EMPTY_ARGUMENT: { kind: 'invalid', message: 'Error! Empty {name} argument' },
   CLI_TOO_MANY_ARGUMENTS: { kind: 'invalid', message: 'Too many arguments (expected {expected}, got {got})' },
+  CLI_AGENT_TOKEN_ARGUMENTS: {
+    kind: 'invalid',
+    message: 'Error! {detail}',
+    note: "`acl set-agent-token` takes TYPE and TOKEN, in Consul's words (its `MISSING TYPE argument` spelling included).",
+  },
+  CLI_AGENT_TOKEN_TYPE: {
+    kind: 'invalid',
+    message: 'Unknown token type',
+    note: '`acl set-agent-token` TYPE: default, agent, recovery (or master), replication, config_file_service_registration.',
+  },
+  CLI_AGENT_TOKEN_FAILED: {
+    kind: 'internal',
+    message: 'Failed to set ACL token {type:q}: Unexpected response code: {status} ({body})',
+    note: 'The agent refused the token: 401 with ACLs off, 403 for a token without agent:write on its node.',
+  },
   CLI_ENV_INVALID: {
     kind: 'invalid',
     message: 'invalid boolean value {value:q} for {name}: parse error',
@@ -680,6 +877,16 @@ export const ERROR_CATALOGUE = {
     kind: 'unavailable',
     message: 'Error connecting to the agent at {address}: {reason}',
     note: 'No connection to the agent: refused (is it running, on that port?), reset, or a name that does not resolve.',
+  },
+  CLI_SNAPSHOT: {
+    kind: 'invalid',
+    message: '{what}: {detail}',
+    note: '`snapshot save|inspect`: the archive could not be written, or what was read back is not a whole archive (its own error says why).',
+  },
+  CLI_CONFIG_ENTRY_DECODE: {
+    kind: 'invalid',
+    message: 'Failed to decode config entry input: {detail}',
+    note: '`config write`: the file (or standard input) is neither JSON nor HCL, or holds no object.',
   },
   CLI_UNEXPECTED_ANSWER: {
     kind: 'internal',

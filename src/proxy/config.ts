@@ -18,6 +18,8 @@ export interface UpstreamListener {
   readonly localBindAddress: string;
   readonly localBindPort: number;
   readonly connectTimeoutMs: number;
+  /** The upstream's protocol (Config `protocol`, else the central defaults'); the proxy carries bytes either way. */
+  readonly protocol?: string;
 }
 
 export interface ProxyConfig {
@@ -25,6 +27,8 @@ export interface ProxyConfig {
   readonly service: string;
   readonly publicListener: PublicListener | undefined;
   readonly upstreams: readonly UpstreamListener[];
+  /** The service's protocol (Config `protocol`, else the central defaults'); the proxy carries bytes either way. */
+  readonly protocol?: string;
 }
 
 /** Consul's connect/proxy defaults. */
@@ -35,6 +39,7 @@ export const PROXY_DEFAULTS = {
   handshakeTimeoutMs: 10_000,
   upstreamBindAddress: '127.0.0.1',
   upstreamConnectTimeoutMs: 10_000,
+  protocol: 'tcp',
 } as const;
 
 /** The registration of a connect-proxy as /v1/agent/service/:id answers it (the fields the proxy reads). */
@@ -82,7 +87,9 @@ export function configFromRegistration(reg: ProxyRegistration): ProxyConfig {
         localBindAddress: u.LocalBindAddress || PROXY_DEFAULTS.upstreamBindAddress,
         localBindPort: u.LocalBindPort,
         connectTimeoutMs: number(u.Config?.['connect_timeout_ms']) ?? PROXY_DEFAULTS.upstreamConnectTimeoutMs,
+        protocol: text(u.Config?.['protocol']) ?? PROXY_DEFAULTS.protocol,
       })),
+    protocol: text(config['protocol']) ?? PROXY_DEFAULTS.protocol,
   };
 }
 

@@ -201,3 +201,40 @@ export interface StateStore {
   /** Flushes pending writes and releases files. Later commits reject. */
   close(): Promise<void>;
 }
+
+/** One row of a store image (snapshots: src/snapshot/); `lease` only on a row restored under a new lease. */
+export interface ImageRow {
+  readonly table: string;
+  readonly key: string;
+  readonly value: unknown;
+  readonly lease?: string;
+}
+
+/** A value a backend keeps beside its tables, by path: etcd's private range (the CA keys, token secrets). */
+export interface PrivateEntry {
+  readonly path: string;
+  readonly value: unknown;
+}
+
+/** Every shared row, and every private entry, at one point of the store. */
+export interface StoreImage {
+  /** The index (etcd: the revision) the image was taken at. */
+  readonly index: number;
+  /** Sorted by table, then key. */
+  readonly rows: readonly ImageRow[];
+  /** Empty for the embedded store, whose rows hold everything. */
+  readonly privateEntries: readonly PrivateEntry[];
+}
+
+/** What a snapshot asks of a store: an image at one point, and replacing everything with one. */
+export interface StoreSnapshots {
+  /** Which backend took the image: an archive is restored into the same kind only. */
+  readonly backend: StoreStats['backend'];
+  exportImage(): Promise<StoreImage>;
+  /**
+   * Replaces every table (and private entry) with the image's. Restored rows take new indexes,
+   * after every index handed out before, so each blocking query wakes. Resolves to the index at
+   * which the local view holds the restored state.
+   */
+  replaceWith(image: Omit<StoreImage, 'index'>): Promise<number>;
+}

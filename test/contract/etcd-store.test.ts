@@ -3,7 +3,7 @@
 // compaction while one agent was cut off, a hung (SIGSTOP) etcd, etcd's transaction size limit, a
 // row put under a lease (a session's: docs/decisions.md#sessions), and read-through tables (KV,
 // docs/decisions.md D15).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isAgentError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
 import { connectEtcd, type EtcdStore, type EtcdStoreOptions, openEtcdStore } from '../../src/state/etcd/index.js';
@@ -12,6 +12,7 @@ import { startEtcdCluster, type EtcdCluster } from '../support/etcd.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { describeReadPathContract } from './read-path.contract.js';
 import { describeStateStoreContract } from './state-store.contract.js';
+import { describeStoreSnapshotsContract } from './store-snapshots.contract.js';
 
 let cluster: EtcdCluster;
 let prefixes = 0;
@@ -437,5 +438,52 @@ describe("read-through tables (the cluster's KV)", () => {
       raw.close();
     }
     await changed(kv, { table: 'kv', key: 'c' }, first.index).next;
+  });
+});
+
+describe('etcd store snapshots: KV read through, an archive larger than one transaction restored in steps', () => {
+  let store: EtcdStore;
+  beforeEach(async () => {
+    // 8 operations a transaction: 40 rows take several steps (docs/decisions.md#snapshots).
+    store = await openStore(freshPrefix(), { readThroughTables: ['kv'], maxTxnOps: 8 });
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+  describeStoreSnapshotsContract(() => store, ['kv', 'other'], 40);
+
+  it('exports and restores the private range (CA keys, token secrets) with the tables', async () => {
+    const raw = connectEtcd({ endpoints: cluster.endpoints, log: silentLogger });
+    const prefix = freshPrefix();
+    const s = await openStore(prefix, { readThroughTables: ['kv'], maxTxnOps: 8 });
+    const put = (key: string, value: unknown) =>
+      raw.txn(
+        {
+          compares: [],
+          success: [
+            { op: 'put', key: Buffer.from(`${prefix}private/${key}`), value: Buffer.from(JSON.stringify(value)) },
+          ],
+          failure: [],
+        },
+        5_000,
+      );
+    try {
+      await put('ca/keys/r1', { PrivateKey: 'k1' });
+      await put('acl/secrets/a1', { SecretID: 's1' });
+      await s.commit([set('a', 1)]);
+      const image = await s.exportImage();
+      expect(image.privateEntries).toEqual([
+        { path: 'acl/secrets/a1', value: { SecretID: 's1' } },
+        { path: 'ca/keys/r1', value: { PrivateKey: 'k1' } },
+      ]);
+      await put('acl/secrets/a2', { SecretID: 's2' });
+      await put('ca/keys/r1', { PrivateKey: 'changed' });
+      await s.replaceWith(image);
+      const after = await s.exportImage();
+      expect(after.privateEntries).toEqual(image.privateEntries);
+      expect(after.rows).toEqual(image.rows);
+    } finally {
+      raw.close();
+    }
   });
 });

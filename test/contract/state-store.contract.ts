@@ -5,7 +5,8 @@
 // (`read`, `changedAfter`) has its own suite, read-path.contract.ts.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAgentError } from '../../src/core/errors.js';
-import type { StateStore, WatchTarget, WriteOp } from '../../src/state/types.js';
+import type { StateStore, StoreSnapshots, WatchTarget, WriteOp } from '../../src/state/types.js';
+import { describeStoreSnapshotsContract } from './store-snapshots.contract.js';
 
 export interface OpenedStore {
   store: StateStore;
@@ -610,5 +611,8 @@ export function describeStateStoreContract(
         expect(store.list(T, '').length).toBe(10);
       });
     });
+
+    // Export at one point and replace-all (store-snapshots.contract.ts).
+    describeStoreSnapshotsContract(() => store as StateStore & StoreSnapshots);
   });
 }

@@ -160,24 +160,31 @@ describe('tokens', () => {
     );
   });
 
-  it("refuses Consul 1.17's TemplatedPolicies on create and update with a 400 saying so; clone reads only Description", async () => {
+  it("keeps Consul 1.17's TemplatedPolicies on create and update (docs/decisions.md#templated-policies); clone copies the source's, reading only Description", async () => {
     const templated = [{ TemplateName: 'builtin/service', TemplateVariables: { Name: 'web' } }];
-    const refused = answerOf('ACL_TOKEN_TEMPLATED_POLICIES', { name: 'builtin/service' });
-    expect(refused[1]).toMatch(/^Templated policies are not supported/);
-    expect(await failure('PUT', '/v1/acl/token', { body: { Description: 't', TemplatedPolicies: templated } })).toEqual(
-      refused,
-    );
-    const made = await json<{ AccessorID: string }>('PUT', '/v1/acl/token', {
+    const shown = [
+      {
+        TemplateID: '00000000-0000-0000-0000-000000000003',
+        TemplateName: 'builtin/service',
+        TemplateVariables: { name: 'web' },
+      },
+    ];
+    const made = await json<{ AccessorID: string; TemplatedPolicies: unknown }>('PUT', '/v1/acl/token', {
+      body: { Description: 't', TemplatedPolicies: templated },
+    });
+    expect(made.TemplatedPolicies).toEqual(shown);
+    const plain = await json<{ AccessorID: string }>('PUT', '/v1/acl/token', {
       body: { Description: 'plain', TemplatedPolicies: [] },
     });
-    expect(
-      await failure('PUT', `/v1/acl/token/${made.AccessorID}`, { body: { TemplatedPolicies: templated } }),
-    ).toEqual(refused);
-    const clone = await json<Record<string, unknown>>('PUT', `/v1/acl/token/${made.AccessorID}/clone`, {
-      body: { Description: 'copy', TemplatedPolicies: templated },
+    expect(plain).not.toHaveProperty('TemplatedPolicies');
+    const updated = await json<Record<string, unknown>>('PUT', `/v1/acl/token/${plain.AccessorID}`, {
+      body: { TemplatedPolicies: templated },
     });
-    expect(clone).toMatchObject({ Description: 'copy' });
-    expect(clone).not.toHaveProperty('TemplatedPolicies');
+    expect(updated.TemplatedPolicies).toEqual(shown);
+    const clone = await json<Record<string, unknown>>('PUT', `/v1/acl/token/${made.AccessorID}/clone`, {
+      body: { Description: 'copy', TemplatedPolicies: [{ TemplateName: 'builtin/dns' }] },
+    });
+    expect(clone).toMatchObject({ Description: 'copy', TemplatedPolicies: shown });
   });
 
   it('refuses an AccessorID or SecretID in use with 409', async () => {

@@ -30,6 +30,9 @@ const CA_CONFIG_WARNING_PREFIX = 'config reloaded: connect.ca_config only bootst
 /** Applied keys this test checks by plan and log only, and why it cannot watch them at work. */
 const PLAN_AND_LOG_ONLY: Readonly<Record<string, string>> = {
   'acl.tokens.agent': "only a client agent's catalog sync through a server sends it, which needs etcd",
+  'acl.tokens.config_file_service_registration':
+    "only a client agent's sync of config-file services through a server sends it, which needs etcd: test/integration/agent-token-file-registration.test.ts",
+  'acl.tokens.replication': 'kept and read by nothing: one datacenter replicates nothing',
   'connect.leaf_root_change_spread': 'read at a CA root change, to spread leaf renewals at random over it',
   'tls.defaults.ca_file':
     'HTTPS checks verify against it from their next run: test/integration/check-tls.test.ts; client certificates only with verify_incoming, a restart key',
@@ -88,6 +91,11 @@ describe('each key reloads as it declares', () => {
   const observers: Readonly<Record<string, () => Promise<void>>> = {
     log_level: async () => {
       expect(level).toBe('debug');
+    },
+    'acl.tokens.agent_recovery': async () => {
+      // The agent resolves the new recovery secret itself: its own endpoints answer it.
+      const res = await fetch(`${url}/v1/agent/self`, { headers: { 'X-Svc-Token': 'recovery-token' } });
+      expect(res.status).toBe(200);
     },
     'acl.tokens.default': async () => {
       // A write needs the management token; the request carries none.

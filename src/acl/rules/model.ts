@@ -7,6 +7,10 @@ import type { PolicyLevel } from '../types.js';
 export const BLOCK_RULES = [
   'agent',
   'agent_prefix',
+  // Consul 1.17's workload identities: parsed and kept (builtin/workload-identity renders one);
+  // nothing this agent serves asks for them.
+  'identity',
+  'identity_prefix',
   'key',
   'key_prefix',
   'node',

@@ -1,5 +1,6 @@
 // `acl bootstrap`, `acl policy create|list|read|delete`, `acl token create|list|read|delete`,
-// printed as Consul's CLI prints tokens and policies.
+// printed as Consul's CLI prints tokens and policies; `acl role` and `acl templated-policy` are in
+// acl/.
 import { usageError } from '../usage-error.js';
 import type { ApiClient } from './api.js';
 import {
@@ -12,15 +13,27 @@ import {
   type ClientCommand,
   type Context,
 } from './command.js';
+import {
+  LINK_FLAGS,
+  linksText,
+  nodeIdentities,
+  policyLinks,
+  roleLinks,
+  serviceIdentities,
+  templatedPolicies,
+  type Links,
+} from './acl/links.js';
+import { aclRoleCommands } from './acl/roles.js';
+import { aclTemplatedCommands } from './acl/templated.js';
 
-interface Token {
+interface Token extends Links {
   AccessorID: string;
   SecretID: string;
   Description: string;
   Local: boolean;
   CreateTime: string;
   ExpirationTime?: string;
-  Policies?: { ID: string; Name: string }[] | null;
+  Roles?: { ID: string; Name: string }[] | null;
 }
 
 interface Policy {
@@ -40,8 +53,9 @@ function tokenText(t: Token): string {
     ['Create Time', t.CreateTime],
   ];
   if (t.ExpirationTime !== undefined) rows.push(['Expiration Time', t.ExpirationTime]);
-  const policies = t.Policies ?? [];
-  return `${record(rows)}\n${policies.length > 0 ? `Policies:\n${policies.map((p) => `   ${p.ID} - ${p.Name}`).join('\n')}\n` : ''}`;
+  const roles = t.Roles ?? [];
+  const { Policies, ServiceIdentities, NodeIdentities, TemplatedPolicies } = t;
+  return `${record(rows)}\n${linksText({ Policies })}${roles.length > 0 ? `Roles:\n${roles.map((r) => `   ${r.ID} - ${r.Name}\n`).join('')}` : ''}${linksText({ ServiceIdentities, NodeIdentities, TemplatedPolicies })}`;
 }
 
 function policyText(p: Policy, indent = ''): string {
@@ -166,8 +180,9 @@ export const aclCommands: ClientCommand[] = [
     arity: [0, 0],
     flags: {
       description: { kind: 'string', doc: 'A description.' },
-      'policy-id': { kind: 'list', doc: 'A policy by ID; repeatable.' },
-      'policy-name': { kind: 'list', doc: 'A policy by name; repeatable.' },
+      ...LINK_FLAGS,
+      'role-id': { kind: 'list', doc: 'A role by ID; repeatable.' },
+      'role-name': { kind: 'list', doc: 'A role by name; repeatable.' },
       secret: { kind: 'string', doc: 'The SecretID to use instead of a generated one.' },
       local: { kind: 'bool', doc: 'A token local to this datacenter.' },
       'expires-ttl': { kind: 'string', doc: 'How long the token lives (a duration such as 8h).' },
@@ -175,13 +190,13 @@ export const aclCommands: ClientCommand[] = [
     },
     async run({ api, flags, io }) {
       const show = printer(flags, tokenText);
-      const policies = [
-        ...((flags['policy-id'] as readonly string[] | undefined) ?? []).map((ID) => ({ ID })),
-        ...((flags['policy-name'] as readonly string[] | undefined) ?? []).map((Name) => ({ Name })),
-      ];
       const body = {
         Description: typeof flags.description === 'string' ? flags.description : '',
-        Policies: policies,
+        Policies: policyLinks(flags),
+        Roles: roleLinks(flags),
+        ServiceIdentities: serviceIdentities(flags),
+        NodeIdentities: nodeIdentities(flags),
+        TemplatedPolicies: templatedPolicies(flags),
         Local: flags.local === true,
         ...(typeof flags.secret === 'string' ? { SecretID: flags.secret } : {}),
         ...(typeof flags['expires-ttl'] === 'string' ? { ExpirationTTL: flags['expires-ttl'] } : {}),
@@ -240,4 +255,6 @@ export const aclCommands: ClientCommand[] = [
       return 0;
     },
   },
+  ...aclRoleCommands,
+  ...aclTemplatedCommands,
 ];

@@ -4,9 +4,13 @@ import { readFile } from 'node:fs/promises';
 import { isAgentError } from '../../core/errors.js';
 import { usageError } from '../usage-error.js';
 import { aclCommands } from './acl.js';
+import { aclAuthMethodCommands } from './acl-auth-method.js';
+import { loginCommands } from './login.js';
+import { agentTokenCommands } from './agent-token.js';
 import { agentCommands } from './agent.js';
 import { ApiClient, targetFrom } from './api.js';
 import { catalogCommands } from './catalog.js';
+import { configEntryCommands } from './config-entries.js';
 import type { ClientCommand, Io } from './command.js';
 import { flagHelp, parseFlags, type FlagSpecs } from './flags.js';
 import { intentionCommands } from './intention.js';
@@ -20,13 +24,18 @@ import { operatorCommands } from './operator.js';
 import { watchCommands } from './watch.js';
 import { proxyCommands } from './proxy.js';
 import { servicesCommands } from './services.js';
+import { snapshotCommands } from './snapshot.js';
 import { nearestKey } from '../../config/did-you-mean.js';
 
 export const CLIENT_COMMANDS: readonly ClientCommand[] = [
   ...kvCommands,
   ...agentCommands.filter((c) => c.name === 'members'),
   ...aclCommands,
+  ...aclAuthMethodCommands,
+  ...loginCommands,
+  ...agentTokenCommands,
   ...intentionCommands,
+  ...configEntryCommands,
   ...catalogCommands,
   ...servicesCommands,
   ...eventCommands,
@@ -38,6 +47,7 @@ export const CLIENT_COMMANDS: readonly ClientCommand[] = [
   ...monitorCommands,
   ...agentCommands.filter((c) => c.name !== 'members'),
   ...proxyCommands,
+  ...snapshotCommands,
 ];
 
 /** The first words of every client command, for `svc-agent` to know one when it sees it. */

@@ -50,6 +50,11 @@ export interface StoredIntention {
   readonly Permissions?: readonly IntentionPermission[];
   readonly Meta?: Readonly<Record<string, string>>;
   readonly Precedence: number;
+  /**
+   * Where the source stands in its destination's service-intentions entry among those of equal
+   * precedence (the order they were written in); absent on rows written before entries existed.
+   */
+  readonly Order?: number;
 }
 
 const headerPermissionSchema = z.object({
@@ -91,6 +96,7 @@ export const storedIntentionSchema = z.object({
   Permissions: z.array(permissionSchema).exactOptional(),
   Meta: z.record(z.string(), z.string()).exactOptional(),
   Precedence: z.number(),
+  Order: z.number().exactOptional(),
 }) satisfies z.ZodType<StoredIntention>;
 
 /**

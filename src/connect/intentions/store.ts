@@ -12,7 +12,7 @@ import { agentError, type AgentError } from '../../core/errors.js';
 import { generateId } from '../../core/ids.js';
 import type { Row, StateStore, WriteOp } from '../../state/types.js';
 import { buildIntentionIndex, indexedIntention, type IndexedIntention, type IntentionIndex } from './index.js';
-import { INTENTIONS_TABLE, intentionKey, intentionString, type StoredIntention } from './model.js';
+import { destinationPrefix, INTENTIONS_TABLE, intentionKey, intentionString, type StoredIntention } from './model.js';
 import { storedIntention, type IntentionCandidate } from './validate.js';
 
 /** A guarded write lost a race this many times in a row: give up rather than spin. */
@@ -84,12 +84,11 @@ export class IntentionStore {
     let id = generateId();
     while (byId.has(id)) id = generateId();
     const now = this.now();
-    const value = storedIntention(candidate, {
-      ID: id,
-      CreatedAt: now,
-      UpdatedAt: now,
-      Hash: legacyHash(candidate, id),
-    });
+    const value = storedIntention(
+      candidate,
+      { ID: id, CreatedAt: now, UpdatedAt: now, Hash: legacyHash(candidate, id) },
+      this.nextOrder(candidate.DestinationNS, candidate.DestinationName),
+    );
     const result = await this.store.commit([{ op: 'set', table: INTENTIONS_TABLE, key, value, ifIndex: 0 }]);
     if (!result.ok) throw duplicate(this.get(key)?.value ?? value);
     return id;
@@ -105,12 +104,12 @@ export class IntentionStore {
         throw agentError('INTENTION_DESTINATION_FIXED');
       }
       const key = keyOf(candidate);
-      const value = storedIntention(candidate, {
-        ID: id,
-        CreatedAt: old.CreatedAt ?? this.now(),
-        UpdatedAt: this.now(),
-        Hash: legacyHash(candidate, id),
-      });
+      const order = key === entry.key ? old.Order : this.nextOrder(candidate.DestinationNS, candidate.DestinationName);
+      const value = storedIntention(
+        candidate,
+        { ID: id, CreatedAt: old.CreatedAt ?? this.now(), UpdatedAt: this.now(), Hash: legacyHash(candidate, id) },
+        order,
+      );
       const ops: WriteOp[] = [];
       if (key === entry.key) {
         ops.push({ op: 'set', table: INTENTIONS_TABLE, key, value, ifIndex: entry.row.modifyIndex });
@@ -138,11 +137,68 @@ export class IntentionStore {
 
   // ---- by name (config-entry style) ----
 
-  /** PUT /v1/connect/intentions/exact: create or replace the pair; the result has no legacy ID. */
+  /**
+   * PUT /v1/connect/intentions/exact: create or replace the pair; the result has no legacy ID. A
+   * replaced source keeps its place in its destination's entry, a new one goes last.
+   */
   async upsertExact(candidate: IntentionCandidate): Promise<void> {
-    await this.store.commit([
-      { op: 'set', table: INTENTIONS_TABLE, key: keyOf(candidate), value: storedIntention(candidate) },
-    ]);
+    const key = keyOf(candidate);
+    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+      const existing = this.get(key);
+      const order = existing?.value.Order ?? this.nextOrder(candidate.DestinationNS, candidate.DestinationName);
+      const value = storedIntention(candidate, undefined, order);
+      const op: WriteOp = { op: 'set', table: INTENTIONS_TABLE, key, value, ifIndex: existing?.modifyIndex ?? 0 };
+      if ((await this.store.commit([op])).ok) return;
+    }
+    throw raced();
+  }
+
+  // ---- a destination's intentions as one service-intentions config entry ----
+
+  /** The destination's rows (one per source), by key. */
+  destinationRows(destinationNS: string, destinationName: string): Row<StoredIntention>[] {
+    return this.store.list<StoredIntention>(INTENTIONS_TABLE, destinationPrefix(destinationNS, destinationName));
+  }
+
+  /** The index of the last change to the destination's rows (0: never written). */
+  destinationIndex(destinationNS: string, destinationName: string): number {
+    return this.store.prefixIndex(INTENTIONS_TABLE, destinationPrefix(destinationNS, destinationName));
+  }
+
+  /**
+   * Makes the destination's intentions exactly `candidates` (its entry's sources, in order) in one
+   * commit, guarded by every row of `seen` (the rows the caller read) and by the absence of every
+   * new one: false, and nothing written, when any of them changed meanwhile. An empty list deletes
+   * the destination's intentions.
+   */
+  async replaceDestination(
+    destinationNS: string,
+    destinationName: string,
+    candidates: readonly IntentionCandidate[],
+    seen: readonly Row<StoredIntention>[],
+  ): Promise<boolean> {
+    const before = new Map(seen.map((row) => [row.key, row]));
+    const ops: WriteOp[] = [];
+    const kept = new Set<string>();
+    candidates.forEach((candidate, order) => {
+      const key = keyOf(candidate);
+      kept.add(key);
+      const value = storedIntention(candidate, undefined, order);
+      ops.push({ op: 'set', table: INTENTIONS_TABLE, key, value, ifIndex: before.get(key)?.modifyIndex ?? 0 });
+    });
+    for (const row of seen)
+      if (!kept.has(row.key))
+        ops.push({ op: 'delete', table: INTENTIONS_TABLE, key: row.key, ifIndex: row.modifyIndex });
+    if (ops.length === 0) return true;
+    return (await this.store.commit(ops)).ok;
+  }
+
+  /** The place after the destination's last source. */
+  private nextOrder(destinationNS: string, destinationName: string): number {
+    let next = 0;
+    for (const row of this.destinationRows(destinationNS, destinationName))
+      if (row.value.Order !== undefined && row.value.Order >= next) next = row.value.Order + 1;
+    return next;
   }
 
   /** DELETE /v1/connect/intentions/exact: idempotent. */

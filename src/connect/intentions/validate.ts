@@ -235,6 +235,7 @@ export function limitIntention(x: IntentionCandidate): void {
 export function storedIntention(
   x: IntentionCandidate,
   legacy?: { ID: string; CreatedAt: string; UpdatedAt: string; Hash: string },
+  order?: number,
 ): StoredIntention {
   const l7 = x.Permissions.length > 0;
   const base = {
@@ -247,6 +248,7 @@ export function storedIntention(
     ...(l7 ? { Permissions: x.Permissions } : { Action: x.Action as IntentionAction }),
     ...(Object.keys(x.Meta).length > 0 ? { Meta: x.Meta } : {}),
     Precedence: intentionPrecedence(x.SourceNS, x.SourceName, x.DestinationNS, x.DestinationName),
+    ...(order === undefined ? {} : { Order: order }),
   };
   return legacy === undefined ? base : { ...legacy, ...base };
 }

@@ -1,5 +1,6 @@
-// /v1/acl/*: bootstrap, tokens and policies (docs/decisions.md#acl-api). Thin: bodies are decoded
-// by acl-body.ts, the rules live in src/acl (tokens.ts, policies.ts), the shapes in acl/render.ts.
+// /v1/acl/*: bootstrap, tokens and policies (docs/decisions.md#acl-api), with roles and templated
+// policies from acl-roles.ts. Thin: bodies are decoded by acl-body.ts, the rules live in src/acl
+// (tokens.ts, policies.ts, roles.ts), the shapes in acl/render.ts.
 // Every route is `aclApi` (401 `ACL support disabled` while ACLs are off) and declares its ACL
 // requirement; reads are blocking queries with the index headers. In a cluster, a secret shown to a
 // caller with acl:write comes from the servers (acl/secrets.ts) and is kept (it never changes): a
@@ -7,8 +8,9 @@
 // (a blocking query may return early), and a list woken by a token made meanwhile shows `<hidden>`
 // for it until the next read.
 import type { Identity } from '../../acl/identity.js';
-import { ACL_POLICIES, ACL_TOKENS, type StoredToken } from '../../acl/model.js';
+import { ACL_POLICIES, ACL_ROLES, ACL_TOKENS, type StoredToken } from '../../acl/model.js';
 import type { AclPolicies } from '../../acl/policies.js';
+import type { AclRoles } from '../../acl/roles.js';
 import { AclTokens, type TokenFilter } from '../../acl/tokens.js';
 import { agentError } from '../../core/errors.js';
 import { DEFAULT_NAMESPACE } from '../../core/namespace.js';
@@ -20,10 +22,12 @@ import { errorTextReply, jsonReply, type Header, type Reply } from '../reply.js'
 import type { ApiRequest } from '../request.js';
 import type { AclRequirement, Outcome, Permission, Route } from '../routes.js';
 import { decodeBootstrapBody, decodePolicyBody, decodeTokenBody } from './acl-body.js';
+import { aclRoleRoutes } from './acl-roles.js';
 
 export interface AclRouteDeps {
   readonly tokens: AclTokens;
   readonly policies: AclPolicies;
+  readonly roles: AclRoles;
   readonly store: StateStore;
   readonly blocking: BlockingQueries;
   readonly brand: BrandHeaders;
@@ -52,9 +56,9 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
       render: (at) => render(queryMetaHeaders(brand, at)),
     });
 
-  // Token JSON names its policies, so a token read's index covers the policy table too.
-  const tokenIndex = (accessor: string) => (): number =>
-    Math.max(store.keyIndex(ACL_TOKENS, accessor), store.tableIndex(ACL_POLICIES));
+  // Token JSON names its policies and roles, so a token read's index covers their tables too.
+  const linksIndex = (): number => Math.max(store.tableIndex(ACL_POLICIES), store.tableIndex(ACL_ROLES));
+  const tokenIndex = (accessor: string) => (): number => Math.max(store.keyIndex(ACL_TOKENS, accessor), linksIndex());
 
   /** Answers at once with the secrets fetched, or parks as any blocking read when none is missing. */
   const withSecretsFirst = (
@@ -140,7 +144,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     AclTokens.checkFilter(filter);
     const reveal = canSeeSecrets(identity);
     const pretty = req.pretty;
-    const index = (): number => Math.max(store.tableIndex(ACL_TOKENS), store.tableIndex(ACL_POLICIES));
+    const index = (): number => Math.max(store.tableIndex(ACL_TOKENS), linksIndex());
     const render = (meta: Header[]): Reply =>
       jsonReply(
         tokens.list(filter).map((row) => tokens.stub(row, reveal, identity)),
@@ -261,6 +265,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
       methods: { GET: { handler: getPolicyByName, acl: policyByIdAcl(ACL_READ) } },
     },
     { path: '/v1/acl/policies', aclApi: true, methods: { GET: { handler: listPolicies, acl: ACL_READ } } },
+    ...aclRoleRoutes(deps),
   ];
 }
 

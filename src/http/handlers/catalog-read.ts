@@ -121,6 +121,29 @@ export function filterOf(
   return text ? compileFilter(text, fields, maps) : undefined;
 }
 
+/** What `?filter` may name in a NodeService: /v1/catalog/node/:node's Services, node-services' list (as Consul's). */
+const NODE_SERVICE_FIELDS: ReadonlySet<string> = new Set([
+  'Kind',
+  'ID',
+  'Service',
+  'Tags',
+  'Address',
+  'TaggedAddresses',
+  'Meta',
+  'Port',
+  'Weights',
+  'EnableTagOverride',
+  'Proxy',
+  'Connect',
+  'PeerName',
+]);
+const NODE_SERVICE_MAPS: ReadonlySet<string> = new Set(['TaggedAddresses', 'Meta', 'Weights', 'Proxy', 'Connect']);
+
+/** `?filter=` over a node's services (Consul filters the values of its Services map); undefined without one. */
+export function nodeServiceFilterOf(req: ApiRequest): Predicate | undefined {
+  return filterOf(req, NODE_SERVICE_FIELDS, NODE_SERVICE_MAPS);
+}
+
 /** `?node-meta=key:value` (repeatable): every pair must be in the node's Meta. */
 export function nodeMetaOf(req: ApiRequest): ((meta: Readonly<Record<string, string>>) => boolean) | undefined {
   const pairs = new URLSearchParams(req.head.rawQuery).getAll('node-meta');

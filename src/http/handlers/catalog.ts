@@ -24,6 +24,7 @@ import {
   canReadNode,
   canReadService,
   filterOf,
+  nodeServiceFilterOf,
   nodeMetaOf,
   pathName,
   readable,
@@ -162,9 +163,10 @@ export function catalogRoutes(deps: CatalogDeps): Route[] {
     (map: boolean) =>
     (req: ApiRequest, identity: Identity): Reply | Parked => {
       const name = pathName(req, 'node');
+      const predicate = nodeServiceFilterOf(req);
       return answerRead(deps, req, identity, {
         target: { table: CATALOG_INDEX, key: nodeIndexKey(name) },
-        variant: '',
+        variant: variantOf(req, ['filter']),
         answer() {
           const node = queries.node(name);
           if (node === undefined) return { value: map ? null : { Node: null, Services: null }, filtered: false };
@@ -173,7 +175,8 @@ export function catalogRoutes(deps: CatalogDeps): Route[] {
           const { kept, filtered } = readable(queries.nodeServices(name), (row) =>
             canReadService(identity, row.value.Service),
           );
-          const shown = kept.map(nodeServiceJson);
+          const all = kept.map(nodeServiceJson);
+          const shown = predicate === undefined ? all : all.filter(predicate);
           if (!map) return { value: { Node: nodeJson(node), Services: shown }, filtered };
           const byId: Record<string, unknown> = {};
           for (const service of shown.sort((a, b) => compare(a.ID as string, b.ID as string)))

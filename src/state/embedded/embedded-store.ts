@@ -17,6 +17,8 @@ import type {
   RecoveryStats,
   Row,
   StateStore,
+  StoreImage,
+  StoreSnapshots,
   WatchTarget,
   WriteOp,
 } from '../types.js';
@@ -35,6 +37,7 @@ import type { PendingWrite } from './wal-writer.js';
 import { WatchHub } from '../watch-hub.js';
 import { encodeCommitRecord } from './wal-record.js';
 import { canonicalOps } from '../write-ops.js';
+import { imageOf, replaceOps } from './export.js';
 
 export interface EmbeddedStoreOptions {
   /** Directory for `state/` (WAL and snapshot); without it the store lives in memory only. */
@@ -53,7 +56,7 @@ export interface EmbeddedStoreOptions {
   readonly onWalSync?: ((seconds: number) => void) | undefined;
 }
 
-export interface EmbeddedStore extends StateStore {
+export interface EmbeddedStore extends StateStore, StoreSnapshots {
   readonly stats: EmbeddedStoreStats;
   /** Rotates the WAL and writes a snapshot now (disk), or reaps old tombstones (memory). */
   compact(): Promise<void>;
@@ -129,6 +132,7 @@ const SNAPSHOT_RETRY_MS = 30_000;
 
 class EmbeddedStateStore implements EmbeddedStore {
   readonly health: StoreHealth = ALWAYS_CONNECTED;
+  readonly backend = 'embedded';
   private readonly recovery: RecoveryStats;
   private readonly hub: WatchHub;
   private wal: WalWriter<PendingCommit> | undefined;
@@ -263,6 +267,16 @@ class EmbeddedStateStore implements EmbeddedStore {
 
   watchOnce(target: WatchTarget, fn: () => void): () => void {
     return watchView(this.hub, target, fn);
+  }
+
+  /** The view as of the last applied commit (snapshots: export.ts). */
+  exportImage(): Promise<StoreImage> {
+    return Promise.resolve(imageOf(this.tables));
+  }
+
+  /** One commit, through the WAL as any other: all of the image or nothing (export.ts). */
+  async replaceWith(image: Omit<StoreImage, 'index'>): Promise<number> {
+    return (await this.commit(replaceOps(this.tables, image))).index;
   }
 
   async compact(): Promise<void> {

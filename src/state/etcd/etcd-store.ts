@@ -29,6 +29,8 @@ import type {
   ReadResult,
   Row,
   StateStore,
+  StoreImage,
+  StoreSnapshots,
   TableSchemas,
   WatchTarget,
   WriteOp,
@@ -36,6 +38,7 @@ import type {
 import { readView, viewChangedAfter, watchView } from '../view-reads.js';
 import { canonicalOps } from '../write-ops.js';
 import { BadRows, rowProblem } from './row-check.js';
+import { exportEtcd, replaceEtcd, type EtcdSnapshotDeps } from './etcd-snapshot.js';
 
 export interface EtcdStoreOptions {
   readonly etcd: EtcdTarget;
@@ -69,7 +72,7 @@ export interface EtcdStoreOptions {
   readonly badRows?: Counter | undefined;
 }
 
-export interface EtcdStore extends StateStore {
+export interface EtcdStore extends StateStore, StoreSnapshots {
   /** `connected`: whether the last exchange with etcd succeeded (false while the watch is down or commits time out). */
   readonly health: StoreHealth;
   readonly stats: EtcdStoreStats;
@@ -144,6 +147,8 @@ class EtcdStateStore implements EtcdStore {
   private readonly readThrough: EtcdReadThrough | undefined;
   private readonly schemas: TableSchemas;
   private readonly badRows: BadRows;
+  private readonly readThroughTables: readonly string[];
+  readonly backend = 'etcd';
 
   constructor(
     options: EtcdStoreOptions,
@@ -167,6 +172,7 @@ class EtcdStateStore implements EtcdStore {
     this.maxTxnOps = options.maxTxnOps ?? DEFAULT_MAX_TXN_OPS;
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.random = options.random ?? Math.random;
+    this.readThroughTables = options.readThroughTables ?? [];
     if (options.readThroughTables !== undefined && options.readThroughTables.length > 0) {
       this.readThrough = new EtcdReadThrough({
         connection,
@@ -330,6 +336,31 @@ class EtcdStateStore implements EtcdStore {
 
   watchOnce(target: WatchTarget, fn: () => void): () => void {
     return watchView(this.view.hub, target, fn);
+  }
+
+  /** The whole prefix at one revision (snapshots: etcd-snapshot.ts). */
+  exportImage(): Promise<StoreImage> {
+    return exportEtcd(this.snapshotDeps());
+  }
+
+  replaceWith(image: Omit<StoreImage, 'index'>): Promise<number> {
+    if (this.closing !== undefined) return Promise.reject(agentError('STORE_CLOSED'));
+    return replaceEtcd(this.snapshotDeps(), image);
+  }
+
+  private snapshotDeps(): EtcdSnapshotDeps {
+    const tables = this.view.tables;
+    return {
+      connection: this.connection,
+      layout: this.layout,
+      schemas: this.schemas,
+      log: this.log,
+      maxTxnOps: this.maxTxnOps,
+      viewTables: () => tables.capture().tables.map((t) => t.name),
+      viewKeys: (table) => tables.list(table, '').map((row) => row.key),
+      readThroughTables: this.readThroughTables,
+      commit: (ops) => this.commit(ops),
+    };
   }
 
   close(): Promise<void> {

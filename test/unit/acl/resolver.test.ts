@@ -151,3 +151,59 @@ describe('AclResolver', () => {
 function MANAGEMENT_ACCESSOR(): string {
   return resolver.tokenForSecret(MANAGEMENT)!.AccessorID;
 }
+
+describe('AclResolver through roles and templated policies', () => {
+  it("a token holds its role's policies, identities and templated policies; a role edit is in force on the next resolve", async () => {
+    const kv = await domain.policies.create({ Name: 'kv-app', Rules: 'key_prefix "app/" { policy = "write" }' });
+    const role = await domain.roles.upsert('', { Name: 'app', Policies: [{ ID: kv.value.ID }] });
+    const token = await domain.tokens.create({ Roles: [{ ID: role.key }] });
+    const before = resolver.resolve(token.secret);
+    expect(before.authorizer.allowed('key', 'write', 'app/x')).toBe(true);
+    expect(before.authorizer.allowed('service', 'write', 'web')).toBe(false);
+    expect(resolver.resolve(token.secret)).toBe(before);
+
+    await domain.roles.upsert(role.key, {
+      Name: 'app',
+      ServiceIdentities: [{ ServiceName: 'web' }],
+      NodeIdentities: [{ NodeName: 'far', Datacenter: 'dc2' }],
+      TemplatedPolicies: [{ TemplateName: 'builtin/node', TemplateVariables: { Name: 'n1' } }],
+    });
+    const after = resolver.resolve(token.secret);
+    expect(after.authorizer.allowed('key', 'write', 'app/x')).toBe(false);
+    expect(after.authorizer.allowed('service', 'write', 'web-sidecar-proxy')).toBe(true);
+    expect(after.authorizer.allowed('node', 'write', 'n1')).toBe(true);
+    expect(after.authorizer.allowed('node', 'write', 'far')).toBe(false);
+
+    await domain.roles.delete(role.key);
+    expect(resolver.resolve(token.secret).authorizer.allowed('service', 'write', 'web')).toBe(false);
+  });
+
+  it('a role edit reaches a token that links it by name, and not one that does not link it', async () => {
+    const role = await domain.roles.upsert('', { Name: 'ops' });
+    const linked = await domain.tokens.create({ Roles: [{ Name: 'ops' }] });
+    const other = await tokenWith('key_prefix "" { policy = "read" }');
+    resolver.resolve(other.secret);
+    await domain.roles.upsert(role.key, { Name: 'ops', TemplatedPolicies: [{ TemplateName: 'builtin/nomad-server' }] });
+    expect(resolver.resolve(linked.secret).authorizer.allowed('acl', 'write')).toBe(true);
+    expect(resolver.resolve(other.secret).authorizer.allowed('acl', 'write')).toBe(false);
+  });
+
+  it('a templated policy on a token grants what its template grants, in its datacenters only', async () => {
+    const dns = await domain.tokens.create({ TemplatedPolicies: [{ TemplateName: 'builtin/dns' }] });
+    const a = resolver.resolve(dns.secret).authorizer;
+    expect([
+      a.allowed('node', 'read', 'x'),
+      a.allowed('service', 'read', 'x'),
+      a.allowed('query', 'read', 'x'),
+    ]).toEqual([true, true, true]);
+    expect([a.allowed('service', 'write', 'x'), a.allowed('key', 'read', 'x'), a.allowed('acl', 'read')]).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    const elsewhere = await domain.tokens.create({
+      TemplatedPolicies: [{ TemplateName: 'builtin/dns', Datacenters: ['dc2'] }],
+    });
+    expect(resolver.resolve(elsewhere.secret).authorizer.allowed('node', 'read', 'x')).toBe(false);
+  });
+});

@@ -222,20 +222,57 @@ describe('create', () => {
     expect(await agentRejectionOf(tokens.create(input))).toEqual([code, message]);
   });
 
-  it('refuses templated policies (Consul 1.17) on create and update, after the other links; an empty list is no link', async () => {
+  it('keeps templated policies (Consul 1.17) validated, deduplicated, with their TemplateID; checks them after the other links', async () => {
     const { tokens } = await setup();
-    const templated = { TemplatedPolicies: [{ TemplateName: 'builtin/service' }] };
-    const refusal = [
-      'ACL_TOKEN_TEMPLATED_POLICIES',
-      renderMessage('ACL_TOKEN_TEMPLATED_POLICIES', { name: 'builtin/service' }),
-    ];
-    expect(await agentRejectionOf(tokens.create(templated))).toEqual(refusal);
-    expect((await agentRejectionOf(tokens.create({ ...templated, Policies: [{ Name: 'nope' }] })))[0]).toBe(
+    const made = await tokens.create({
+      TemplatedPolicies: [
+        { TemplateName: 'builtin/service', TemplateVariables: { Name: 'web' } },
+        { TemplateName: 'builtin/service', TemplateVariables: { Name: 'web' }, Datacenters: ['dc2'] },
+        { TemplateName: 'builtin/dns' },
+        { TemplateName: 'builtin/dns', TemplateVariables: { Name: 'ignored' } },
+      ],
+    });
+    expect(made.value.TemplatedPolicies).toEqual([
+      {
+        TemplateID: '00000000-0000-0000-0000-000000000003',
+        TemplateName: 'builtin/service',
+        TemplateVariables: { Name: 'web' },
+      },
+      { TemplateID: '00000000-0000-0000-0000-000000000005', TemplateName: 'builtin/dns' },
+    ]);
+    const missing = { TemplatedPolicies: [{ TemplateName: 'builtin/service', TemplateVariables: {} }] };
+    expect(await agentRejectionOf(tokens.create(missing))).toEqual([
+      'ACL_TEMPLATED_INVALID',
+      'encountered token with invalid templated policy: 1 error occurred:\n\t* name is required\n\n',
+    ]);
+    expect((await agentRejectionOf(tokens.create({ ...missing, Policies: [{ Name: 'nope' }] })))[0]).toBe(
       'ACL_TOKEN_NO_POLICY_NAME',
     );
+    expect(await agentRejectionOf(tokens.create({ TemplatedPolicies: [{ TemplateName: 'builtin/nope' }] }))).toEqual([
+      'ACL_TEMPLATED_UNKNOWN',
+      'templated policy with an invalid templated name: builtin/nope for this token',
+    ]);
+    expect(await agentRejectionOf(tokens.create({ TemplatedPolicies: [{}] }))).toEqual([
+      'ACL_TEMPLATED_NO_NAME',
+      'templated policy is missing the template name field on this token',
+    ]);
+    expect(
+      await agentRejectionOf(
+        tokens.create({ Local: true, TemplatedPolicies: [{ TemplateName: 'builtin/dns', Datacenters: ['dc1'] }] }),
+      ),
+    ).toEqual([
+      'ACL_TEMPLATED_LOCAL_DCS',
+      'templated policy "builtin/dns" cannot specify a list of datacenters on a local token',
+    ]);
     await tokens.create({ AccessorID: ID_A, SecretID: ID_B, TemplatedPolicies: [] });
-    expect(await agentRejectionOf(tokens.update(ID_A, templated))).toEqual(refusal);
-    expect(tokens.read(ID_A)?.value.Description).toBe('');
+    expect(await agentRejectionOf(tokens.update(ID_A, missing))).toEqual([
+      'ACL_TEMPLATED_INVALID',
+      renderMessage('ACL_TEMPLATED_INVALID', {
+        owner: 'token',
+        detail: '1 error occurred:\n\t* name is required\n\n',
+      }),
+    ]);
+    expect(tokens.read(ID_A)?.value.TemplatedPolicies).toBeUndefined();
   });
 
   it('refuses an ID already in use as an AccessorID or a SecretID with 409', async () => {

@@ -119,7 +119,6 @@ const IGNORED = [
   'addresses',
   'ports.grpc',
   'ports.dns',
-  'acl.enable_token_persistence',
   'telemetry.disable_hostname',
   'performance',
   'encrypt',
@@ -171,7 +170,13 @@ describe("a Consul agent's config file", () => {
       // bind_addr 0.0.0.0, as Consul: the host's one private IPv4 address is advertised.
       advertiseAddr: '10.0.0.7',
       server: true,
-      acl: { enabled: true, defaultPolicy: 'deny', downPolicy: 'extend-cache', tokens: { initialManagement: SECRET } },
+      acl: {
+        enabled: true,
+        defaultPolicy: 'deny',
+        downPolicy: 'extend-cache',
+        enableTokenPersistence: true,
+        tokens: { initialManagement: SECRET },
+      },
       connect: { enabled: true },
       telemetry: { prometheusRetentionTimeMs: 60_000 },
       tls: {

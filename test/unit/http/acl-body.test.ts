@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBootstrapBody, decodePolicyBody, decodeTokenBody } from '../../../src/http/handlers/acl-body.js';
+import {
+  decodeBootstrapBody,
+  decodePolicyBody,
+  decodePreviewBody,
+  decodeRoleBody,
+  decodeTokenBody,
+} from '../../../src/http/handlers/acl-body.js';
 import { agentErrorOf } from '../../support/errors.js';
 
 const body = (value: unknown): Buffer => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
@@ -92,7 +98,7 @@ describe('decodeTokenBody', () => {
     expect(decodeError(() => decodeTokenBody(body(value)))).toEqual(['BODY_DECODE', message]);
   });
 
-  it("reads Consul 1.17's TemplatedPolicies, so the token write can refuse them by name", () => {
+  it("reads Consul 1.17's TemplatedPolicies: the name, the variables (matched case-insensitively) and Datacenters", () => {
     const input = decodeTokenBody(
       body({
         templatedpolicies: [
@@ -100,7 +106,12 @@ describe('decodeTokenBody', () => {
         ],
       }),
     );
-    expect(input.TemplatedPolicies).toEqual([{ TemplateName: 'builtin/service' }]);
+    expect(input.TemplatedPolicies).toEqual([
+      { TemplateName: 'builtin/service', TemplateVariables: { Name: 'web' }, Datacenters: ['dc1'] },
+    ]);
+    expect(decodeTokenBody(body({ TemplatedPolicies: [{ TemplateName: 'builtin/dns' }] })).TemplatedPolicies).toEqual([
+      { TemplateName: 'builtin/dns', TemplateVariables: undefined, Datacenters: undefined },
+    ]);
     expect(decodeTokenBody(body({ TemplatedPolicies: [] })).TemplatedPolicies).toEqual([]);
     expect(decodeError(() => decodeTokenBody(body({ TemplatedPolicies: 'builtin/service' })))).toEqual([
       'BODY_DECODE',
@@ -154,6 +165,52 @@ describe('decodeBootstrapBody', () => {
     expect(decodeError(() => decodeBootstrapBody(body({ Other: 1 })))).toEqual([
       'BODY_DECODE',
       'Request decoding failed: json: unknown field "Other"',
+    ]);
+  });
+});
+
+describe('decodeRoleBody', () => {
+  it("reads what structs.ACLRole accepts, a role read back included; refuses anything else with Consul's prefix", () => {
+    const input = decodeRoleBody(
+      body({
+        name: 'ops',
+        Description: 'd',
+        Policies: [{ Name: 'p' }],
+        ServiceIdentities: [{ ServiceName: 'web' }],
+        NodeIdentities: [{ NodeName: 'n1', Datacenter: 'dc1' }],
+        TemplatedPolicies: [{ TemplateName: 'builtin/node', TemplateVariables: { Name: 'n2' } }],
+        Hash: 'x',
+        CreateIndex: 4,
+        ModifyIndex: 5,
+      }),
+    );
+    expect(input).toMatchObject({
+      Name: 'ops',
+      Description: 'd',
+      Policies: [{ Name: 'p' }],
+      ServiceIdentities: [{ ServiceName: 'web' }],
+      NodeIdentities: [{ NodeName: 'n1', Datacenter: 'dc1' }],
+      TemplatedPolicies: [{ TemplateName: 'builtin/node', TemplateVariables: { Name: 'n2' } }],
+    });
+    expect(decodeError(() => decodeRoleBody(body({ Roles: [] })))).toEqual([
+      'BODY_DECODE',
+      'Role decoding failed: json: unknown field "Roles"',
+    ]);
+    expect(decodeError(() => decodeRoleBody(body({ Policies: {} })))).toEqual([
+      'BODY_DECODE',
+      'Role decoding failed: json: cannot unmarshal object into Go struct field ACLRole.Policies of type []structs.ACLRolePolicyLink',
+    ]);
+  });
+});
+
+describe('decodePreviewBody', () => {
+  it('reads the name variable in any case; an empty body is no variables', () => {
+    expect(decodePreviewBody(body({ Name: 'api' }))).toEqual({ Name: 'api' });
+    expect(decodePreviewBody(body({ name: 'api' }))).toEqual({ Name: 'api' });
+    expect(decodePreviewBody(undefined)).toEqual({});
+    expect(decodeError(() => decodePreviewBody(body({ Nom: 'x' })))).toEqual([
+      'BODY_DECODE',
+      'Failed to decode request body: json: unknown field "Nom"',
     ]);
   });
 });
