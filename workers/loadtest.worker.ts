@@ -1,13 +1,15 @@
 // One load-generator thread of `svc-agent loadtest` (src/cli/loadtest/cli.ts): its share of the
-// connections (and of the open-loop rate) over the run's schedule, reporting each measured second
-// to the main thread, which merges the threads (src/loadgen/aggregate.ts).
+// connections (and of the open-loop rate) over the run's schedule, the warm-up first, reporting
+// each window of the measured time (src/loadgen/windows.ts) and then the drain to the main thread,
+// which merges the threads (src/loadgen/aggregate.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { HttpChannel, type HttpTarget } from '../src/loadgen/http-channel.js';
 import { Pacer } from '../src/loadgen/pacer.js';
 import { Recorder } from '../src/loadgen/recorder.js';
 import { drive, epochClock, type Channel } from '../src/loadgen/scheduler.js';
-import type { LoadThreadData, LoadThreadTimes } from '../src/loadgen/thread-data.js';
+import type { LoadThreadData, LoadThreadDone, LoadThreadTimes } from '../src/loadgen/thread-data.js';
 import { answered, type Outcome } from '../src/loadgen/types.js';
+import { windowEnds, Windows } from '../src/loadgen/windows.js';
 
 const data = workerData as LoadThreadData;
 const port = parentPort;
@@ -69,45 +71,63 @@ const stages = data.stages;
 // Ready: the main thread sets the schedule once every thread is, so none starts behind it.
 port.postMessage({ type: 'ready' });
 const { warmupFrom, from, until } = await times;
+const totalMs = until - from;
 
-let warmupOk = 0;
-if (from > warmupFrom) {
-  await drive({
-    channels,
-    // The warm-up runs at the first stage's rate.
-    pacer: stages === undefined ? undefined : new Pacer([{ ms: from - warmupFrom, rate: stages[0]?.rate ?? 0 }]),
-    from: warmupFrom,
-    until: from,
-    clock,
-    record: (o) => void (answered(o) && warmupOk++),
-    stopped: () => stopped,
-  });
-}
 const recorder = new Recorder();
-let second = 1;
-// Seconds counted from the schedule's start, so that a stage's seconds are its own.
+const windows = new Windows(recorder, windowEnds(totalMs, stages), (tick) => port.postMessage({ type: 'tick', tick }));
+let warmupOk = 0;
+let lastMs = totalMs;
 let ticker: NodeJS.Timeout | undefined;
+// Each window closes at its end even when no answer comes to close it.
 const nextTick = (): void => {
+  const end = windows.nextEndMs;
+  if (end === undefined) return;
   ticker = setTimeout(
     () => {
-      port.postMessage({ type: 'tick', tick: recorder.tick(second++) });
+      windows.roll(clock.now() - from);
       nextTick();
     },
-    from + second * 1000 - clock.now(),
+    from + end - clock.now(),
   );
 };
+let elu: ReturnType<typeof performance.eventLoopUtilization> | undefined;
+const eluAtStart = setTimeout(() => (elu = performance.eventLoopUtilization()), Math.max(0, from - clock.now()));
 nextTick();
+// One schedule, warm-up then measured time (the warm-up at the first stage's starting rate), so
+// nothing waits between them: an answer belongs to the warm-up or to a window by when it came.
+const warmup = from > warmupFrom && stages !== undefined ? [{ ms: from - warmupFrom, rate: stages[0]?.rate ?? 0 }] : [];
+await clock.sleepUntil(warmupFrom);
 await drive({
   channels,
-  pacer: stages === undefined ? undefined : new Pacer(stages),
-  from,
+  pacer: stages === undefined ? undefined : new Pacer([...warmup, ...stages]),
+  from: warmupFrom,
   until,
   clock,
-  record: (o, us, late, channel) => recorder.record(o, us, late, kindOf(o, channel)),
-  dropped: (n) => recorder.dropped(n),
+  record: (o, us, late, channel) => {
+    const now = clock.now() - from;
+    if (now < 0) {
+      if (answered(o)) warmupOk++;
+      return;
+    }
+    windows.roll(now);
+    lastMs = Math.max(lastMs, now);
+    recorder.record(o, us, late, kindOf(o, channel));
+  },
+  dropped: (n) => {
+    const now = clock.now() - from;
+    if (now < 0) return;
+    windows.roll(now);
+    recorder.dropped(n);
+  },
   stopped: () => stopped,
 });
+// A schedule whose last call was answered before its end still has its last window to close.
+if (!stopped) await clock.sleepUntil(until);
 clearTimeout(ticker);
-port.postMessage({ type: 'tick', tick: recorder.tick(second) });
+clearTimeout(eluAtStart);
+const busy = elu === undefined ? 0 : performance.eventLoopUtilization(elu).utilization;
+if (stopped) windows.cut(clock.now() - from);
+else windows.drain(lastMs);
 for (const c of channels) c.close();
-port.postMessage({ type: 'done', warmupOk, stampedSent });
+const done: LoadThreadDone = { type: 'done', warmupOk, stampedSent, busy };
+port.postMessage(done);

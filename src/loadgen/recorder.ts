@@ -14,6 +14,7 @@ interface OutcomeSecond {
 export class Recorder {
   private second: LatencyHistogram = latencyHistogram();
   private secondOk = 0;
+  private secondAnswered = 0;
   private secondErrors: Record<string, number> = {};
   private secondRequests = 0;
   private secondLate = 0;
@@ -29,6 +30,7 @@ export class Recorder {
     this.secondRequests++;
     if (late) this.secondLate++;
     const ok = answered(outcome);
+    if (ok || ('status' in outcome && !expected)) this.secondAnswered++;
     if (kind !== '' && (ok || expected)) {
       let o = this.secondOutcomes.get(kind);
       if (o === undefined) this.secondOutcomes.set(kind, (o = { requests: 0, histogram: latencyHistogram() }));
@@ -50,15 +52,19 @@ export class Recorder {
     this.secondDropped += count;
   }
 
-  /** Closes second `t` and starts the next. */
-  tick(t: number): ThreadTick {
+  /** Closes window `t` (by default second t: from t-1 s to t s) and starts the next. */
+  tick(t: number, startMs = (t - 1) * 1000, endMs = t * 1000, drain = false): ThreadTick {
     const outcomes: Record<string, OutcomeTick> = {};
     for (const [kind, o] of this.secondOutcomes)
       outcomes[kind] = { requests: o.requests, histogram: o.histogram.encode() };
     const tick = {
       t,
+      startMs,
+      endMs,
+      drain,
       histogram: this.second.encode(),
       requests: this.secondRequests,
+      answered: this.secondAnswered,
       ok: this.secondOk,
       late: this.secondLate,
       dropped: this.secondDropped,
@@ -67,6 +73,7 @@ export class Recorder {
     };
     this.second = latencyHistogram();
     this.secondOk = 0;
+    this.secondAnswered = 0;
     this.secondErrors = {};
     this.secondRequests = 0;
     this.secondLate = 0;

@@ -33,3 +33,11 @@ export interface LoadThreadTimes {
   readonly from: number;
   readonly until: number;
 }
+
+/** A thread's last message: its warm-up's 2xx answers, stamped requests sent, and its event loop's busy share over the measured time (0-1). */
+export interface LoadThreadDone {
+  readonly type: 'done';
+  readonly warmupOk: number;
+  readonly stampedSent: number;
+  readonly busy: number;
+}

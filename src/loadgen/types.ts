@@ -16,10 +16,19 @@ export function answered(outcome: Outcome): boolean {
   return 'status' in outcome && outcome.status >= 200 && outcome.status < 300;
 }
 
+/**
+ * One window of the measured time: a second, cut short where a stage ends or the schedule ends, so
+ * that a stage's windows are its own (src/cli/loadtest/rates.ts turns them into rates).
+ */
 export interface SecondPoint {
-  /** Seconds since the measured part of the run began. */
+  /** The window's number, from 1. */
   readonly t: number;
+  /** Where the window starts and ends, ms since the measured time began. */
+  readonly startMs: number;
+  readonly endMs: number;
   readonly requests: number;
+  /** Calls answered with a status (2xx or an error status; not a 429 the scenario expects): what a rate counts. */
+  readonly answered: number;
   readonly errors: number;
   /** Sent after waiting for a free connection (or well after they fell due). */
   readonly late: number;
@@ -38,9 +47,15 @@ export interface OutcomeTick {
   readonly histogram: string;
 }
 
-/** What a generator thread reports for one second of the measured run. */
+/** What a generator thread reports for one window of the measured run, or for the drain after it. */
 export interface ThreadTick {
   readonly t: number;
+  /** ms since the measured time began; the drain's end is the thread's last answer. */
+  readonly startMs: number;
+  readonly endMs: number;
+  /** Answers that came after the schedule's end (the calls still in flight then), and calls dropped then. */
+  readonly drain: boolean;
+  readonly answered: number;
   /** The second's latency histogram, compressed (histogram.ts). */
   readonly histogram: string;
   readonly requests: number;

@@ -11,6 +11,7 @@ import type { Aggregate } from '../../loadgen/aggregate.js';
 import type { SecondPoint } from '../../loadgen/types.js';
 import { runCompare, compareHelp } from './compare.js';
 import { durationFlag, rateFlag, stagesFlag } from './flag-values.js';
+import { pointRate } from './rates.js';
 import { renderReport } from './report.js';
 import { defaultThreads } from './request-load.js';
 import { ms, resultOf, summaryText, thresholdText } from './result.js';
@@ -47,7 +48,7 @@ const COMMON_FLAGS: FlagSpecs = {
   threads: { kind: 'int', doc: 'Generator threads (default: one per core but one).' },
   stages: {
     kind: 'string',
-    doc: 'Open loop in steps instead of -rate: duration:rate pairs, e.g. 10s:1000,30s:20000,10s:0; the summary gives each step its achieved rate and latency.',
+    doc: 'Open loop in stages instead of -rate: duration:rate (a hold; 0 is a pause) or duration:from-to (a linear ramp), e.g. 10s:1000,30s:1000-20000,10s:0; the summary gives each stage its asked and achieved rate over its own time, and its latency.',
   },
   threshold: {
     kind: 'list',
@@ -55,7 +56,7 @@ const COMMON_FLAGS: FlagSpecs = {
   },
   'find-max': {
     kind: 'bool',
-    doc: 'Raise the rate from -rate (default 100/s), one -duration step at a time, until a -threshold (default p99<100ms, errors<1%) or rate>=0.95*asked fails; reports the highest rate held.',
+    doc: 'Raise the rate from -rate (default 100/s), one -duration step at a time (at least 5s), until a -threshold (default p99<100ms, errors<1%) or rate>=0.95*asked fails on the step; the best rate held is confirmed by a step twice as long, and reported with its figures.',
   },
   hgrm: {
     kind: 'string',
@@ -213,7 +214,8 @@ async function run(
     stop: stop.signal,
     progress: (point: SecondPoint) => {
       const lost = point.dropped > 0 ? `  dropped ${point.dropped.toLocaleString('en-US')}` : '';
-      const line = `[${String(point.t).padStart(3)}s] ${point.requests.toLocaleString('en-US')} ${unit}  p50 ${ms(point.p50Us)} ms  p99 ${ms(point.p99Us)} ms  errors ${point.errors}${lost}`;
+      const at = (Math.round(point.endMs / 100) / 10).toString();
+      const line = `[${at.padStart(4)}s] ${pointRate(point.answered, point).toLocaleString('en-US')} ${unit}  p50 ${ms(point.p50Us)} ms  p99 ${ms(point.p99Us)} ms  errors ${point.errors.toLocaleString('en-US')}${lost}`;
       io.err(io.isTty ? `\r${line}   ` : `${line}\n`);
     },
     say: (line) => io.err(`${io.isTty ? '\r' : ''}loadtest ${name}: ${line}\n`),

@@ -59,7 +59,7 @@ export async function runCompare(argv: readonly string[], io: { out(text: string
 function differences(a: LoadtestResult, b: LoadtestResult): string[] {
   const rateOf = (r: LoadtestResult): string =>
     r.settings.stages !== null && r.settings.stages.length > 1
-      ? `stages ${r.settings.stages.map((s) => `${s.ms / 1000}s:${s.rate}`).join(',')}`
+      ? `stages ${r.settings.stages.map((s) => `${s.ms / 1000}s:${s.rate}${s.to === undefined ? '' : `-${s.to}`}`).join(',')}`
       : r.settings.findMax
         ? 'find-max'
         : r.settings.rate === null
@@ -75,14 +75,22 @@ function differences(a: LoadtestResult, b: LoadtestResult): string[] {
   return pairs.filter(([, x, y]) => x !== y).map(([what, x, y]) => `${what} ${x} vs ${y}`);
 }
 
+/** Why a result file could not be read, in words. */
+const READ_ERRORS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EISDIR: 'a directory, not a result file',
+};
+
 async function readResult(file: string): Promise<LoadtestResult> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
     throw new ClientError(
       'CLI_LOADTEST_COMPARE',
-      `Error reading ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      `cannot read ${file}: ${READ_ERRORS[code ?? ''] ?? code ?? String(err)}`,
     );
   }
   let value: unknown;
@@ -95,8 +103,9 @@ async function readResult(file: string): Promise<LoadtestResult> {
     );
   }
   const schema = (value as { schema?: unknown } | null)?.schema;
-  if (schema === 'svc-agent-loadtest/1') return fromVersion2(fromVersion1(value as Version1));
-  if (schema === 'svc-agent-loadtest/2') return fromVersion2(value as Version2);
+  if (schema === 'svc-agent-loadtest/1') return fromVersion3(fromVersion2(fromVersion1(value as Version1)));
+  if (schema === 'svc-agent-loadtest/2') return fromVersion3(fromVersion2(value as Version2));
+  if (schema === 'svc-agent-loadtest/3') return fromVersion3(value as LoadtestResult);
   if (schema !== RESULT_SCHEMA) {
     throw new ClientError(
       'CLI_LOADTEST_COMPARE',
@@ -151,10 +160,37 @@ function fromVersion2(r: Version2): LoadtestResult {
   } as LoadtestResult;
 }
 
+/**
+ * A version 3 result in version 4's shape: its rates counted up to the last answer (no drain
+ * apart, 0), its series points and stages without their own rates (each second's count as its rate).
+ */
+function fromVersion3(r: LoadtestResult): LoadtestResult {
+  return {
+    ...r,
+    summary: {
+      ...r.summary,
+      answered: r.summary.answered ?? r.summary.ok,
+      asked: r.summary.asked ?? null,
+      drain: r.summary.drain ?? { ms: 0, requests: 0, answered: 0 },
+    },
+    series: r.series.map((p) => ({
+      ...p,
+      startMs: p.startMs ?? (p.t - 1) * 1000,
+      endMs: p.endMs ?? p.t * 1000,
+      answered: p.answered ?? p.requests,
+      achievedRps: p.achievedRps ?? p.requests,
+      askedRps: p.askedRps ?? null,
+    })),
+    thresholds: r.thresholds.map((t) => ({ ...t, unit: t.unit ?? '' })),
+  };
+}
+
+const num = (n: number): string => n.toLocaleString('en-US');
+
 function compareText(a: LoadtestResult, b: LoadtestResult, files: readonly [string, string]): string {
   const msText = (us: number): string => `${ms(us)} ms`;
   const asked = (r: LoadtestResult): string =>
-    r.summary.askedRps === null ? 'none (closed loop)' : `${r.summary.askedRps.toLocaleString('en-US')}/s`;
+    r.summary.askedRps === null ? 'none (closed loop)' : `${num(r.summary.askedRps)}/s`;
   type Row = [string, string, string, number | undefined, number | undefined];
   const latencyRow = (label: string, key: keyof LoadtestResult['summary']['latencyUs']): Row => {
     const [x, y] = [a.summary.latencyUs[key], b.summary.latencyUs[key]];
@@ -165,23 +201,17 @@ function compareText(a: LoadtestResult, b: LoadtestResult, files: readonly [stri
     ['rate asked', asked(a), asked(b), undefined, undefined],
     [
       'achieved',
-      `${a.summary.achievedRps.toLocaleString('en-US')} ${a.unit}`,
-      `${b.summary.achievedRps.toLocaleString('en-US')} ${b.unit}`,
+      `${num(a.summary.achievedRps)} ${a.unit}`,
+      `${num(b.summary.achievedRps)} ${b.unit}`,
       a.summary.achievedRps,
       b.summary.achievedRps,
     ],
-    ['dropped', String(a.summary.dropped), String(b.summary.dropped), undefined, undefined],
+    ['dropped', num(a.summary.dropped), num(b.summary.dropped), undefined, undefined],
     latencyRow('latency p50', 'p50'),
     latencyRow('latency p99', 'p99'),
     latencyRow('latency p99.9', 'p999'),
     latencyRow('latency max', 'max'),
-    [
-      'errors',
-      String(a.summary.requests - a.summary.ok),
-      String(b.summary.requests - b.summary.ok),
-      undefined,
-      undefined,
-    ],
+    ['errors', num(a.summary.requests - a.summary.ok), num(b.summary.requests - b.summary.ok), undefined, undefined],
   ];
   const width = Math.max(12, ...rows.map((r) => r[1].length)) + 2;
   const lines = rows.map(

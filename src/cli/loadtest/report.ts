@@ -3,7 +3,8 @@
 // it opens anywhere without a network. uPlot is read here and nowhere else.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { cpuText, errorsText, ms, rateText, thresholdText, type LoadtestResult } from './result.js';
+import { pointRate } from './rates.js';
+import { errorsText, ms, ms as msText, secondsText, thresholdText, type LoadtestResult } from './result.js';
 
 const require = createRequire(import.meta.url);
 
@@ -56,14 +57,18 @@ export async function renderReport(results: readonly LoadtestResult[], warning?:
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>${styles}
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
-table{border-collapse:collapse;margin:12px 0;width:100%}td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+table{border-collapse:collapse;margin:12px 0}td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top;white-space:nowrap}
+td.n{text-align:right;font-variant-numeric:tabular-nums}.tables{overflow-x:auto}h2.t{font-size:16px;margin:18px 0 0}
 th{background:#f5f5f5}.chart{margin:24px 0}.chart h2{font-size:16px;margin:0 0 6px}.note{color:#666}
 .warning{background:#fde8e8;border:1px solid #d62728;padding:6px 10px;font-weight:bold}
 .keys{display:flex;flex-wrap:wrap;gap:4px 16px;margin:4px 0 0 8px}.key{white-space:nowrap}
 .key i{display:inline-block;width:14px;height:3px;vertical-align:middle;margin-right:6px}
 </style></head><body>
 ${warning === undefined ? '' : `<p class="warning">${escapeHtml(warning)}</p>\n`}<h1>${escapeHtml(title)}</h1>
-${summaryTable(results, names)}
+<div class="tables">${summaryTable(results, names)}
+${settingsTable(results, names)}
+${results.map((r, i) => stagesTable(r, names[i]!)).join('\n')}
+${results.map((r, i) => ladderTable(r, names[i]!)).join('\n')}</div>
 ${charts.map((c) => `<div class="chart" id="${c.id}" data-chart><h2>${escapeHtml(c.title)}</h2></div>`).join('\n')}
 <p class="note">Latencies from HDR histograms (microsecond resolution; in open loop measured from when each request was due). Schema ${escapeHtml(results[0]!.schema)}.</p>
 <script>${script}</script>
@@ -74,44 +79,31 @@ ${charts.map((c) => `<div class="chart" id="${c.id}" data-chart><h2>${escapeHtml
 }
 
 const num = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
-const mean = (xs: readonly number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
 const max = (xs: readonly number[]): number => xs.reduce((a, b) => Math.max(a, b), 0);
-
-/** The rate asked in each second of a run (a stage's rate), for the throughput chart. */
-function askedSeries(r: LoadtestResult): [number, number][] {
-  if (r.summary.askedRps === null) return [];
-  const stages = r.settings.stages ?? [{ ms: r.summary.elapsedMs, rate: r.summary.askedRps }];
-  const points: [number, number][] = [];
-  let at = 0;
-  for (const s of stages) {
-    for (let t = Math.floor(at / 1000) + 1; t <= Math.ceil((at + s.ms) / 1000); t++) points.push([t, s.rate]);
-    at += s.ms;
-  }
-  return points;
-}
 
 function chartsOf(results: readonly LoadtestResult[], names: readonly string[]): Chart[] {
   const each = (pick: (r: LoadtestResult, palette: readonly string[], name: string, i: number) => Series[]): Series[] =>
     results.flatMap((r, i) => pick(r, PALETTES[i % 2]!, names[i]!, i));
   const ms = (us: number): number => us / 1000;
   const markers = results.flatMap((r, i) => r.markers.map((m) => ({ label: `${names[i]}${m.label}`, t: m.t })));
+  // A rate line's legend is the run's figure from the summary (the same windows: rates.ts), and the highest window.
   const perSecond = (
     label: string,
     color: string,
     points: [number, number][],
-    unit: string,
+    overall: string,
     dashed = false,
   ): Series => ({
     label,
     color,
     dashed,
-    legend: `mean ${num(Math.round(mean(points.map((p) => p[1]))))} ${unit}, max ${num(max(points.map((p) => p[1])))}`,
+    legend: `${overall}, max ${num(max(points.map((p) => p[1])))}/s`,
     points,
   });
-  const latencyLine = (label: string, color: string, points: [number, number][]): Series => ({
+  const latencyLine = (label: string, color: string, points: [number, number][], overall: string): Series => ({
     label,
     color,
-    legend: `max ${num(max(points.map((p) => p[1])))} ms`,
+    legend: overall,
     points,
   });
   const charts: Chart[] = [
@@ -127,31 +119,41 @@ function chartsOf(results: readonly LoadtestResult[], names: readonly string[]):
         const outcomes = Object.keys(r.summary.outcomes)
           .filter((k) => k !== 'throttled')
           .sort();
-        const asked = askedSeries(r);
+        const s = r.summary;
         return [
           perSecond(
             `${n}achieved`,
             p[0]!,
-            r.series.map((s) => [s.t, s.requests - (s.outcomes.throttled ?? 0)]),
-            r.unit,
+            r.series.map((w) => [w.t, w.achievedRps]),
+            `${num(s.achievedRps)} ${r.unit} over the run`,
           ),
-          ...(asked.length === 0 ? [] : [perSecond(`${n}asked`, p[2]!, asked, '/s', true)]),
+          ...(s.askedRps === null
+            ? []
+            : [
+                perSecond(
+                  `${n}asked`,
+                  p[2]!,
+                  r.series.map((w) => [w.t, w.askedRps ?? 0]),
+                  `${num(s.askedRps)}/s over the run`,
+                  true,
+                ),
+              ]),
           ...outcomes.map((k, j) =>
             perSecond(
               `${n}${k}`,
               p[4 + (j % 4)]!,
-              r.series.map((s) => [s.t, s.outcomes[k] ?? 0]),
-              '/s',
+              r.series.map((w) => [w.t, pointRate(w.outcomes[k] ?? 0, w)]),
+              `${num(s.outcomes[k]?.rps ?? 0)}/s over the run`,
             ),
           ),
-          ...(r.summary.dropped === 0
+          ...(s.dropped === 0
             ? []
             : [
                 perSecond(
                   `${n}dropped`,
                   p[3]!,
-                  r.series.map((s) => [s.t, s.dropped]),
-                  '/s',
+                  r.series.map((w) => [w.t, pointRate(w.dropped, w)]),
+                  `${num(s.dropped)} in all`,
                 ),
               ]),
         ];
@@ -169,16 +171,19 @@ function chartsOf(results: readonly LoadtestResult[], names: readonly string[]):
           `${n}p50`,
           p[0]!,
           r.series.map((s) => [s.t, ms(s.p50Us)]),
+          `${msText(r.summary.latencyUs.p50)} ms over the run`,
         ),
         latencyLine(
           `${n}p99`,
           p[1]!,
           r.series.map((s) => [s.t, ms(s.p99Us)]),
+          `${msText(r.summary.latencyUs.p99)} ms over the run`,
         ),
         latencyLine(
           `${n}max`,
           p[3]!,
           r.series.map((s) => [s.t, ms(s.maxUs)]),
+          `${msText(r.summary.latencyUs.max)} ms over the run`,
         ),
       ]),
     },
@@ -214,8 +219,8 @@ function chartsOf(results: readonly LoadtestResult[], names: readonly string[]):
         perSecond(
           `${n}errors`,
           p[3]!,
-          r.series.map((s) => [s.t, s.errors]),
-          '/s',
+          r.series.map((w) => [w.t, pointRate(w.errors, w)]),
+          `${num(Object.values(r.summary.errors).reduce((x, y) => x + y, 0))} in all`,
         ),
         ...(r.summary.outcomes.throttled === undefined
           ? []
@@ -223,13 +228,60 @@ function chartsOf(results: readonly LoadtestResult[], names: readonly string[]):
               perSecond(
                 `${n}throttled (429)`,
                 THROTTLED[i % 2]!,
-                r.series.map((s) => [s.t, s.outcomes.throttled ?? 0]),
-                '/s',
+                r.series.map((w) => [w.t, pointRate(w.outcomes.throttled ?? 0, w)]),
+                `${num(r.summary.outcomes.throttled.rps)}/s over the run`,
               ),
             ]),
       ]),
     },
   ];
+  if (results.some((r) => r.findMax !== null)) {
+    const steps = (r: LoadtestResult) => r.findMax?.steps ?? [];
+    charts.push(
+      {
+        id: 'find-max-rates',
+        title: 'Find-max: asked and achieved per step',
+        xLabel: 'step',
+        yLabel: '/s',
+        x: 'ms',
+        yZero: true,
+        markers: [],
+        series: each((r, p, n) => [
+          {
+            label: `${n}asked`,
+            color: p[2]!,
+            dashed: true,
+            legend: r.findMax?.highestHeldRps == null ? 'none held' : `${num(r.findMax.highestHeldRps)}/s confirmed`,
+            points: steps(r).map((s, k) => [k + 1, s.askedRps] as const),
+          },
+          {
+            label: `${n}achieved`,
+            color: p[0]!,
+            legend:
+              r.findMax?.confirmed == null ? 'none confirmed' : `${num(r.findMax.confirmed.achievedRps)}/s confirmed`,
+            points: steps(r).map((s, k) => [k + 1, s.achievedRps] as const),
+          },
+        ]),
+      },
+      {
+        id: 'find-max-p99',
+        title: 'Find-max: p99 latency per step',
+        xLabel: 'step',
+        yLabel: 'ms',
+        x: 'ms',
+        markers: [],
+        series: each((r, p, n) => [
+          {
+            label: `${n}p99`,
+            color: p[1]!,
+            legend:
+              r.findMax?.confirmed == null ? 'none confirmed' : `${num(ms(r.findMax.confirmed.p99Us))} ms confirmed`,
+            points: steps(r).map((s, k) => [k + 1, ms(s.p99Us)] as const),
+          },
+        ]),
+      },
+    );
+  }
   if (results.some((r) => r.propagation.length > 0)) {
     const all = results.flatMap((r) => r.propagation.flatMap((p) => p.samplesMs)).filter((v) => v > 0);
     charts.push({
@@ -259,80 +311,81 @@ function chartsOf(results: readonly LoadtestResult[], names: readonly string[]):
   return charts;
 }
 
+const int = (n: number): string => n.toLocaleString('en-US');
+
+/** The run side by side (or alone): short cells, numbers with separators, a B/A ratio for compare. */
 function summaryTable(results: readonly LoadtestResult[], names: readonly string[]): string {
-  const rows: [string, (r: LoadtestResult) => string, ((r: LoadtestResult) => number) | undefined][] = [
+  type Row = [string, (r: LoadtestResult) => string, ((r: LoadtestResult) => number) | undefined];
+  const rows: Row[] = [
     ['scenario', (r) => r.scenario, undefined],
     ['targets', (r) => r.targets.join(', '), undefined],
     ['started', (r) => r.startedAt ?? '', undefined],
+    ['measured', (r) => secondsText(r.summary.elapsedMs), undefined],
+    ['achieved', (r) => `${int(r.summary.achievedRps)} ${r.unit}`, (r) => r.summary.achievedRps],
+    ['asked', (r) => (r.summary.askedRps === null ? 'none (closed loop)' : `${int(r.summary.askedRps)}/s`), undefined],
+    ['late, dropped', (r) => `${int(r.summary.late)} late, ${int(r.summary.dropped)} dropped`, undefined],
     [
-      'settings',
-      (r) =>
-        Object.entries(r.settings)
-          .filter(([, v]) => v !== null && v !== false)
-          .map(
-            ([k, v]) =>
-              `${k} ${k === 'stages' ? r.settings.stages!.map((s) => `${s.ms / 1000}s:${s.rate}`).join(',') : String(v)}`,
-          )
-          .join(', '),
+      'drain',
+      (r) => `${int(r.summary.drain.requests)} answered in ${int(r.summary.drain.ms)} ms after the end`,
       undefined,
     ],
-    ['rate', rateText, undefined],
-    ['achieved', (r) => `${r.summary.achievedRps.toLocaleString('en-US')} ${r.unit}`, (r) => r.summary.achievedRps],
-    [
-      'asked',
-      (r) => (r.summary.askedRps === null ? 'none (closed loop)' : `${r.summary.askedRps.toLocaleString('en-US')}/s`),
-      undefined,
-    ],
-    [
-      'late, dropped',
-      (r) => `${r.summary.late.toLocaleString('en-US')} late, ${r.summary.dropped.toLocaleString('en-US')} dropped`,
-      undefined,
-    ],
-    ['requests', (r) => r.summary.requests.toLocaleString('en-US'), (r) => r.summary.requests],
+    ['requests', (r) => int(r.summary.requests), (r) => r.summary.requests],
     ['latency p50', (r) => `${ms(r.summary.latencyUs.p50)} ms`, (r) => r.summary.latencyUs.p50],
     ['latency p99', (r) => `${ms(r.summary.latencyUs.p99)} ms`, (r) => r.summary.latencyUs.p99],
     ['latency p99.9', (r) => `${ms(r.summary.latencyUs.p999)} ms`, (r) => r.summary.latencyUs.p999],
     ['latency max', (r) => `${ms(r.summary.latencyUs.max)} ms`, (r) => r.summary.latencyUs.max],
     ['errors', (r) => errorsText(r.summary.errors), undefined],
     ['limited by', (r) => r.limitedBy, undefined],
-    ['client cpu', cpuText, undefined],
-    ['thresholds', (r) => (r.thresholds.length === 0 ? 'none' : r.thresholds.map(thresholdText).join('; ')), undefined],
-    ['generator counted', (r) => (r.crossCheck === null ? 'n/a' : `${r.crossCheck.generatorCounted}`), undefined],
+    [
+      'client cpu',
+      (r) => `${r.client.cpuPct}% of one core (${r.client.machinePct}% of ${r.client.cores} cores)`,
+      undefined,
+    ],
+    ['generator counted', (r) => (r.crossCheck === null ? 'n/a' : int(r.crossCheck.generatorCounted)), undefined],
     [
       'target counted',
       (r) =>
         r.crossCheck === null || r.crossCheck.targetCounted === null
           ? 'n/a'
-          : `${r.crossCheck.targetCounted} (${r.crossCheck.counter}): ${r.crossCheck.agrees ? 'agrees' : 'DIFFERS'}`,
+          : `${int(r.crossCheck.targetCounted)}: ${r.crossCheck.agrees ? 'agrees' : 'DIFFERS'}`,
       undefined,
     ],
   ];
-  const stageCount = Math.max(0, ...results.map((r) => r.stages.length));
-  for (let k = 0; k < stageCount; k++) {
+  const thresholdCount = Math.max(0, ...results.map((r) => r.thresholds.length));
+  for (let k = 0; k < thresholdCount; k++)
     rows.push([
-      `stage ${k + 1}`,
+      `threshold ${k + 1}`,
       (r) => {
-        const s = r.stages[k];
-        if (s === undefined) return '';
-        return `${s.durationMs / 1000}s at ${s.rate.toLocaleString('en-US')}/s: achieved ${s.achievedRps.toLocaleString('en-US')}/s, p50 ${ms(s.latencyUs.p50)} ms, p99 ${ms(s.latencyUs.p99)} ms, dropped ${s.dropped.toLocaleString('en-US')}`;
+        const t = r.thresholds[k];
+        return t === undefined ? '' : thresholdText(t);
       },
       undefined,
     ]);
-  }
   if (results.some((r) => r.findMax !== null)) {
-    rows.push([
-      'highest rate held',
-      (r) => {
-        const f = r.findMax;
-        if (f === null) return '';
-        const steps = f.steps.map(
-          (s) =>
-            `${s.askedRps.toLocaleString('en-US')}/s ${s.held ? 'held' : 'not held'} (achieved ${s.achievedRps.toLocaleString('en-US')}/s)`,
-        );
-        return `${f.highestHeldRps === null ? 'none' : `${f.highestHeldRps.toLocaleString('en-US')}/s`}; criteria ${f.criteria.join(', ')}; steps: ${steps.join('; ')}`;
-      },
-      (r) => r.findMax?.highestHeldRps ?? 0,
-    ]);
+    rows.push(
+      [
+        'highest rate held',
+        (r) => (r.findMax?.highestHeldRps == null ? 'none confirmed' : `${int(r.findMax.highestHeldRps)}/s`),
+        (r) => r.findMax?.highestHeldRps ?? 0,
+      ],
+      [
+        'confirmed by',
+        (r) => {
+          const c = r.findMax?.confirmed;
+          return c == null ? '' : `${secondsText(c.durationMs)}: ${int(c.achievedRps)}/s, p99 ${ms(c.p99Us)} ms`;
+        },
+        undefined,
+      ],
+      [
+        'steps near it',
+        (r) => {
+          const sp = r.findMax?.spread;
+          return sp == null ? '' : `${sp.steps} achieved ${int(sp.lowRps)}-${int(sp.highRps)}/s`;
+        },
+        undefined,
+      ],
+      ['criteria', (r) => r.findMax?.criteria.join(', ') ?? '', undefined],
+    );
   }
   const labels = new Set(results.flatMap((r) => [...r.propagation.map((p) => p.name), ...Object.keys(r.facts)]));
   for (const label of labels) {
@@ -345,11 +398,7 @@ function summaryTable(results: readonly LoadtestResult[], names: readonly string
             ? `seen by none of ${p.missing}`
             : `p50 ${p.ms.p50} ms, p99 ${p.ms.p99} ms, max ${p.ms.max} ms; seen by ${p.seen}${p.missing > 0 ? `, not by ${p.missing}` : ''}${p.staleAfterAck === null ? '' : `; ${p.staleAfterAck} stale after ack`}`;
         const fact = r.facts[label];
-        return fact === undefined || fact === null
-          ? ''
-          : typeof fact === 'number'
-            ? fact.toLocaleString('en-US')
-            : fact;
+        return fact === undefined || fact === null ? '' : typeof fact === 'number' ? int(fact) : fact;
       },
       undefined,
     ]);
@@ -357,17 +406,69 @@ function summaryTable(results: readonly LoadtestResult[], names: readonly string
   const ratio = results.length === 2;
   const head = `<tr><th></th>${names.map((n) => `<th>${escapeHtml(n.replace(/: $/, '') || 'run')}</th>`).join('')}${ratio ? '<th>B / A</th>' : ''}</tr>`;
   const body = rows
-    .map(([label, text, num]) => {
+    .map(([label, text, value]) => {
       const cells = results.map((r) => `<td>${escapeHtml(text(r))}</td>`).join('');
-      const a = num?.(results[0]!);
-      const b = ratio ? num?.(results[1]!) : undefined;
+      const a = value?.(results[0]!);
+      const b = ratio ? value?.(results[1]!) : undefined;
       const ratioCell = ratio
-        ? `<td>${a !== undefined && b !== undefined && a > 0 ? `${(b / a).toFixed(2)}x` : ''}</td>`
+        ? `<td class="n">${a !== undefined && b !== undefined && a > 0 ? `${(b / a).toFixed(2)}x` : ''}</td>`
         : '';
       return `<tr><th>${escapeHtml(label)}</th>${cells}${ratioCell}</tr>`;
     })
     .join('\n');
-  return `<table>${head}\n${body}</table>`;
+  return `<table id="summary">${head}\n${body}</table>`;
+}
+
+/** Each setting on its own row, the runs side by side. */
+function settingsTable(results: readonly LoadtestResult[], names: readonly string[]): string {
+  const valueOf = (r: LoadtestResult, k: string): string => {
+    const v = (r.settings as Record<string, unknown>)[k];
+    if (v === undefined || v === null || v === false) return '';
+    if (k === 'stages')
+      return r.settings
+        .stages!.map((s) => `${s.ms / 1000}s:${s.rate}${s.to === undefined ? '' : `-${s.to}`}`)
+        .join(',');
+    return typeof v === 'number' ? int(v) : Array.isArray(v) ? v.join(', ') : String(v);
+  };
+  const keys = [...new Set(results.flatMap((r) => Object.keys(r.settings)))].filter((k) =>
+    results.some((r) => valueOf(r, k) !== ''),
+  );
+  const head = `<tr><th>setting</th>${names.map((n) => `<th>${escapeHtml(n.replace(/: $/, '') || 'run')}</th>`).join('')}</tr>`;
+  const body = keys
+    .map(
+      (k) =>
+        `<tr><th>${escapeHtml(k)}</th>${results.map((r) => `<td>${escapeHtml(valueOf(r, k))}</td>`).join('')}</tr>`,
+    )
+    .join('\n');
+  return `<table id="settings">${head}\n${body}</table>`;
+}
+
+/** A run's stages, a row each: what it asked and got over its own window (a pause says so). */
+function stagesTable(r: LoadtestResult, name: string): string {
+  if (r.stages.length === 0) return '';
+  const head =
+    '<tr><th>stage</th><th>kind</th><th>for</th><th>asked</th><th>achieved</th><th>p50</th><th>p99</th><th>dropped</th></tr>';
+  const body = r.stages
+    .map(
+      (s, k) =>
+        `<tr><th>${k + 1}</th><td>${s.kind === 'ramp' ? `ramp ${int(s.rate)}-${int(s.to)}/s` : s.kind}</td><td class="n">${secondsText(s.durationMs)}</td><td class="n">${int(s.askedRps)}/s</td><td class="n">${int(s.achievedRps)}/s</td><td class="n">${ms(s.latencyUs.p50)} ms</td><td class="n">${ms(s.latencyUs.p99)} ms</td><td class="n">${int(s.dropped)}</td></tr>`,
+    )
+    .join('\n');
+  return `<h2 class="t">${escapeHtml(name)}stages</h2><table class="stages">${head}\n${body}</table>`;
+}
+
+/** -find-max's ladder, a row per step. */
+function ladderTable(r: LoadtestResult, name: string): string {
+  if (r.findMax === null) return '';
+  const head =
+    '<tr><th>step</th><th>asked</th><th>for</th><th>achieved</th><th>p99</th><th>dropped</th><th>verdict</th></tr>';
+  const body = r.findMax.steps
+    .map(
+      (s, k) =>
+        `<tr><th>${k + 1}</th><td class="n">${int(s.askedRps)}/s</td><td class="n">${secondsText(s.durationMs)}</td><td class="n">${int(s.achievedRps)}/s</td><td class="n">${ms(s.p99Us)} ms</td><td class="n">${int(s.dropped)}</td><td>${s.confirm ? 'confirm: ' : ''}${s.held ? 'held' : `not held (${escapeHtml(s.failed.join(', '))})`}${s.clientBusy ? ', client busy' : ''}</td></tr>`,
+    )
+    .join('\n');
+  return `<h2 class="t">${escapeHtml(name)}find-max steps</h2><table class="ladder">${head}\n${body}</table>`;
 }
 
 function escapeHtml(text: string): string {

@@ -2,12 +2,14 @@
 import { availableParallelism } from 'node:os';
 import type { Aggregate } from '../../loadgen/aggregate.js';
 import type { LatencyHistogram } from '../../loadgen/histogram.js';
+import { endRate, type Stage } from '../../loadgen/pacer.js';
 import type { SecondPoint } from '../../loadgen/types.js';
+import { askedIn, perSecond, pointRate, runRates, spanRates, type Schedule } from './rates.js';
 import type { CommonSettings, Propagation, ScenarioReport } from './scenario.js';
 import { judge, numbersOf } from './thresholds.js';
 
 /** The JSON result's schema name and version (docs/loadtest-result.md). */
-export const RESULT_SCHEMA = 'svc-agent-loadtest/3';
+export const RESULT_SCHEMA = 'svc-agent-loadtest/4';
 
 export interface RunFacts {
   readonly scenario: string;
@@ -45,9 +47,15 @@ export function resultOf(f: RunFacts) {
   // Never more than the machine has: a wall time shorter than the work (a clock step) cannot make 2,946% of 2 cores.
   const cpuPct = Math.min(100 * cores, Math.round(measured.cpuPct));
   const clientBusy = measured.clientBusy ?? measured.cpuPct > 90 * measured.threads;
-  const numbers = numbersOf(measured);
-  const seconds = measured.elapsedMs / 1000;
-  const series = withoutEmptyTail(a.series);
+  const schedule: Schedule = {
+    stages: measured.stages ?? null,
+    threads: measured.threads,
+    askedRps: measured.askedRps,
+  };
+  const numbers = numbersOf({ aggregate: a, ...schedule });
+  const rates = runRates(a, schedule);
+  const span = a.measured();
+  const series = withoutEmptyTail(a.series).map((p) => seriesPoint(p, schedule));
   return {
     schema: RESULT_SCHEMA,
     scenario: f.scenario,
@@ -60,7 +68,7 @@ export function resultOf(f: RunFacts) {
       threads: measured.threads,
       mode: (f.common.stages === undefined ? 'closed' : 'open') as string,
       rate: f.common.rate ?? (null as number | null),
-      stages: (f.common.findMax ? null : (measured.stages ?? null)) as readonly { ms: number; rate: number }[] | null,
+      stages: (f.common.findMax ? null : (measured.stages ?? null)) as readonly Stage[] | null,
       findMax: f.common.findMax,
       durationMs: f.common.measureMs,
       warmupMs: f.common.warmupMs,
@@ -68,23 +76,30 @@ export function resultOf(f: RunFacts) {
     },
     stoppedEarly: f.stoppedEarly,
     summary: {
-      elapsedMs: Math.round(measured.elapsedMs),
+      elapsedMs: Math.round(rates.ms),
       requests: a.requests,
       ok: a.ok,
       errors: Object.fromEntries(a.errors),
-      askedRps: measured.askedRps,
-      achievedRps: numbers.achievedRps,
+      answered: rates.answered,
+      asked: rates.asked === null ? null : Math.round(rates.asked),
+      askedRps: rates.askedRps,
+      achievedRps: rates.achievedRps,
+      drain: rates.drain,
       late: a.late,
       dropped: a.dropped,
       latencyUs: latencyOf(h),
       outcomes: Object.fromEntries(
         [...a.outcomes].map(([kind, o]) => [
           kind,
-          { requests: o.requests, rps: Math.round(o.requests / seconds), latencyUs: latencyOf(o.histogram) },
+          {
+            requests: o.requests,
+            rps: perSecond(span.outcomes[kind] ?? 0, rates.ms),
+            latencyUs: latencyOf(o.histogram),
+          },
         ]),
       ),
     },
-    stages: stagesOf(measured.stages ?? null, a, f.common.findMax),
+    stages: stagesOf(schedule, a, f.common.findMax),
     findMax: measured.findMax ?? null,
     thresholds: f.common.findMax ? [] : f.common.thresholds.map((t) => judge(t, numbers)),
     series,
@@ -92,7 +107,7 @@ export function resultOf(f: RunFacts) {
     propagation: (f.report.propagation ?? []).map(propagationOf),
     markers: f.report.markers ?? [],
     facts: Object.fromEntries(f.report.facts ?? []) as Record<string, number | string | null>,
-    limitedBy: limitOf(a.errors, clientBusy),
+    limitedBy: limitOf(a.errors, clientBusy, rates.achievedRps, rates.askedRps),
     client: {
       cpuPct,
       cores,
@@ -107,20 +122,45 @@ export function resultOf(f: RunFacts) {
   };
 }
 
-/** Each stage's share of the seconds (the last one keeps the answers that came after the end). */
-function stagesOf(stages: readonly { ms: number; rate: number }[] | null, a: Aggregate, findMax: boolean) {
-  if (stages === null || findMax || stages.length < 2) return [];
+/** A window of the series with its rates (rates.ts): achieved, and asked over the same window. */
+function seriesPoint(p: SecondPoint, schedule: Schedule) {
+  const asked = askedIn(schedule, p.startMs, p.endMs);
+  return {
+    ...p,
+    t: Math.round(p.endMs) / 1000,
+    achievedRps: pointRate(p.answered, p),
+    askedRps: asked === null ? null : pointRate(asked, p),
+  };
+}
+
+/** A stage's kind: a hold at one rate, a ramp from one rate to another, or a pause (0/s). */
+function kindOf(s: Stage): 'hold' | 'ramp' | 'pause' {
+  return s.to !== undefined && s.to !== s.rate ? 'ramp' : s.rate === 0 ? 'pause' : 'hold';
+}
+
+/** Each stage's windows: its rates over its scheduled time (rates.ts); the drain is the run's, apart. */
+function stagesOf(schedule: Schedule, a: Aggregate, findMax: boolean) {
+  const stages = schedule.stages;
+  if (stages === null || stages === undefined || findMax) return [];
+  if (stages.length < 2 && !stages.some((s) => kindOf(s) === 'ramp')) return [];
   let at = 0;
-  return stages.map((s, k) => {
-    const from = Math.round(at / 1000);
+  return stages.map((s) => {
+    const from = at;
     at += s.ms;
-    const span = a.span(from, k === stages.length - 1 ? Infinity : Math.round(at / 1000));
+    const span = a.span(from, at);
+    const r = spanRates(span, schedule);
     const l = latencyOf(span.histogram);
     return {
+      kind: kindOf(s),
       rate: s.rate,
+      to: endRate(s),
+      startMs: from,
       durationMs: s.ms,
+      asked: r.asked === null ? 0 : Math.round(r.asked),
+      askedRps: r.askedRps ?? 0,
       requests: span.requests,
-      achievedRps: Math.round((span.requests / s.ms) * 1000),
+      answered: span.answered,
+      achievedRps: r.achievedRps,
       errors: span.errors,
       dropped: span.dropped,
       latencyUs: { p50: l.p50, p99: l.p99, max: l.max },
@@ -152,14 +192,27 @@ function propagationOf(p: Propagation) {
   };
 }
 
-/** What most likely capped the run: the generator's machine (ports, descriptors, CPU) or the target. */
-function limitOf(errors: ReadonlyMap<string, number>, clientBusy: boolean): string {
+/**
+ * What most likely capped the run: the generator's machine (ports, descriptors, CPU), the target
+ * (it served less than asked, or in closed loop as fast as it answered), or nothing (it served what
+ * was asked).
+ */
+function limitOf(
+  errors: ReadonlyMap<string, number>,
+  clientBusy: boolean,
+  achievedRps: number,
+  askedRps: number | null,
+): string {
   if (errors.has('EADDRNOTAVAIL'))
     return 'client ports: the generator ran out of local ports (TIME_WAIT; see ip_local_port_range)';
   if (errors.has('EMFILE') || errors.has('ENFILE')) return "file descriptors: the generator's open-files limit";
   if (clientBusy) return 'the client: the generator kept its threads busy';
+  if (askedRps !== null && achievedRps >= SERVED_ALL * askedRps) return 'nothing: the target served the rate asked';
   return 'the target';
 }
+
+/** Achieved at least this share of asked: the rate asked was served (find-max's own criterion). */
+const SERVED_ALL = 0.95;
 
 /** Microseconds as milliseconds, two decimals. */
 export const ms = (us: number): string => (us / 1000).toFixed(2);
@@ -175,16 +228,53 @@ export function errorsText(errors: Readonly<Record<string, number>>): string {
         .join(', ');
 }
 
-/** The rate line: achieved beside asked, and what was late or dropped. */
+/** The drain: answers after the schedule's end, apart from the rate. */
+function drainText(r: LoadtestResult): string {
+  const d = r.summary.drain;
+  return d.requests === 0 ? '' : `; ${num(d.requests)} answered in the ${num(d.ms)} ms drain after the end`;
+}
+
+/** The rate line: achieved beside asked over the same window, and what was late, dropped or drained. */
 export function rateText(r: LoadtestResult): string {
   const s = r.summary;
   const mode = r.settings.mode === 'wave' ? 'one wave' : `${r.settings.mode} loop`;
-  if (s.askedRps === null) return `${num(s.achievedRps)} ${r.unit} (${mode})`;
-  const short = s.achievedRps < 0.95 * s.askedRps || s.dropped > 0;
-  const lost = `${num(s.dropped)} calls dropped, ${num(s.late)} late`;
+  const over = `over ${secondsText(s.elapsedMs)}`;
+  if (s.askedRps === null) return `${num(s.achievedRps)} ${r.unit} ${over}${drainText(r)} (${mode})`;
+  const short = s.achievedRps < SERVED_ALL * s.askedRps || s.dropped > 0;
+  const lost = `${num(s.dropped)} calls dropped, ${num(s.late)} late${drainText(r)}`;
   return short
-    ? `the target served ${num(s.achievedRps)}/s of the ${num(s.askedRps)}/s asked; ${lost} (${mode})`
-    : `${num(s.achievedRps)} ${r.unit} achieved of ${num(s.askedRps)}/s asked; ${lost} (${mode})`;
+    ? `the target served ${num(s.achievedRps)}/s of the ${num(s.askedRps)}/s asked ${over}; ${lost} (${mode})`
+    : `${num(s.achievedRps)} ${r.unit} achieved of ${num(s.askedRps)}/s asked ${over}; ${lost} (${mode})`;
+}
+
+/** Milliseconds as seconds with one decimal: `5.0 s`. */
+export const secondsText = (msValue: number): string => `${(msValue / 1000).toFixed(1)} s`;
+
+/** A stage's line: what it asked and what it got over its own window; a pause says so. */
+export function stageText(s: LoadtestResult['stages'][number]): string {
+  const head =
+    s.kind === 'pause'
+      ? `${secondsText(s.durationMs)} pause`
+      : s.kind === 'ramp'
+        ? `${secondsText(s.durationMs)} ramp ${num(s.rate)}/s to ${num(s.to)}/s (${num(s.askedRps)}/s asked)`
+        : `${secondsText(s.durationMs)} at ${num(s.askedRps)}/s`;
+  if (s.kind === 'pause') return `${head}: ${num(s.answered)} answers came in (${num(s.achievedRps)}/s)`;
+  return `${head}: achieved ${num(s.achievedRps)}/s, p50 ${ms(s.latencyUs.p50)} ms, p99 ${ms(s.latencyUs.p99)} ms, dropped ${num(s.dropped)}`;
+}
+
+/** A -find-max step's line. */
+export function stepText(s: NonNullable<LoadtestResult['findMax']>['steps'][number]): string {
+  return `${s.confirm ? 'confirm ' : ''}${num(s.askedRps)}/s for ${secondsText(s.durationMs)} ${s.held ? 'held' : `not held (${s.failed.join(', ')})`}: achieved ${num(s.achievedRps)}/s, p99 ${ms(s.p99Us)} ms, dropped ${num(s.dropped)}${s.clientBusy ? ', client busy' : ''}`;
+}
+
+/** -find-max's answer: the confirmed rate with its step's figures and the spread of the steps near it. */
+export function findMaxText(f: NonNullable<LoadtestResult['findMax']>): string {
+  const criteria = `criteria ${f.criteria.join(', ')}`;
+  const client = f.clientLimited ? '; the client was the limit (its threads busy), not the target' : '';
+  if (f.highestHeldRps === null || f.confirmed === null) return `none confirmed (${criteria})${client}`;
+  const c = f.confirmed;
+  const spread = f.spread === null ? '' : `; steps near it achieved ${num(f.spread.lowRps)}-${num(f.spread.highRps)}/s`;
+  return `${num(f.highestHeldRps)}/s (confirmed over ${secondsText(c.durationMs)}: achieved ${num(c.achievedRps)}/s, p99 ${ms(c.p99Us)} ms${spread}; ${criteria})${client}`;
 }
 
 export function cpuText(r: LoadtestResult): string {
@@ -193,7 +283,8 @@ export function cpuText(r: LoadtestResult): string {
 }
 
 export function thresholdText(t: LoadtestResult['thresholds'][number]): string {
-  return `${t.passed ? 'pass' : 'FAIL'} ${t.threshold}${t.actual === null ? '' : ` (was ${t.actual})`}`;
+  const unit = t.unit === '' ? '' : t.unit === '%' || t.unit === '/s' ? t.unit : ` ${t.unit}`;
+  return `${t.passed ? 'pass' : 'FAIL'} ${t.threshold}${t.actual === null ? '' : ` (was ${num(t.actual)}${unit})`}`;
 }
 
 function factText(v: number | string | null): string {
@@ -213,23 +304,12 @@ export function summaryText(r: LoadtestResult): string {
       kind,
       `${num(o.requests)} (${num(o.rps)}/s)  p50 ${ms(o.latencyUs.p50)} ms  p99 ${ms(o.latencyUs.p99)} ms`,
     ]),
-    ...r.stages.map((s, k): [string, string] => [
-      `stage ${k + 1}`,
-      `${s.durationMs / 1000}s at ${num(s.rate)}/s: achieved ${num(s.achievedRps)}/s, p50 ${ms(s.latencyUs.p50)} ms, p99 ${ms(s.latencyUs.p99)} ms, dropped ${num(s.dropped)}`,
-    ]),
+    ...r.stages.map((s, k): [string, string] => [`stage ${k + 1}`, stageText(s)]),
     ...(r.findMax === null
       ? []
       : [
-          [
-            'highest rate held',
-            r.findMax.highestHeldRps === null
-              ? `none (criteria ${r.findMax.criteria.join(', ')})`
-              : `${num(r.findMax.highestHeldRps)}/s (criteria ${r.findMax.criteria.join(', ')})`,
-          ] as [string, string],
-          ...r.findMax.steps.map((s, k): [string, string] => [
-            `step ${k + 1}`,
-            `${num(s.askedRps)}/s ${s.held ? 'held' : `not held (${s.failed.join(', ')})`}: achieved ${num(s.achievedRps)}/s, p99 ${ms(s.p99Us)} ms, dropped ${num(s.dropped)}`,
-          ]),
+          ['highest rate held', findMaxText(r.findMax)] as [string, string],
+          ...r.findMax.steps.map((s, k): [string, string] => [`step ${k + 1}`, stepText(s)]),
         ]),
     ...r.propagation.map((p): [string, string] => [
       p.name,
@@ -251,5 +331,6 @@ export function summaryText(r: LoadtestResult): string {
   ];
   const connections = r.settings.connections === null ? '' : `, ${r.settings.connections} connections`;
   const width = Math.max(17, ...rows.map((row) => row[0].length + 2));
-  return `\n${r.scenario} against ${r.targets.join(', ')}${connections}, ${(r.summary.elapsedMs / 1000).toFixed(1)} s\n${rows.map(([k, v]) => `  ${k.padEnd(width)}${v}`).join('\n')}\n`;
+  const drain = r.summary.drain.ms > 0 ? ` (+ ${num(r.summary.drain.ms)} ms drain)` : '';
+  return `\n${r.scenario} against ${r.targets.join(', ')}${connections}, ${secondsText(r.summary.elapsedMs)}${drain}\n${rows.map(([k, v]) => `  ${k.padEnd(width)}${v}`).join('\n')}\n`;
 }

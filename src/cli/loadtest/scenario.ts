@@ -45,7 +45,7 @@ export interface Measured {
   readonly aggregate: Aggregate;
   /** 2xx answers during the warm-up (the target's counters see those too). */
   readonly warmupOk: number;
-  /** From the start of the measured time to the last answer. */
+  /** The measured time's length: its schedule (cut short by Ctrl-C), or a main-thread tally's. */
   readonly elapsedMs: number;
   /** The generator's time from its threads' start to the last answer (the CPU share's base); default elapsedMs. */
   readonly wallMs?: number;
@@ -56,7 +56,7 @@ export interface Measured {
   readonly clientBusy?: boolean;
   /** Requests sent that carried a send time (kv writes), warm-up included. */
   readonly stampedSent?: number;
-  /** Calls due per second over the measured time (open loop); null for closed loop or a wave. */
+  /** A rate asked without stages (proxies' inbound calls); null otherwise: stages say what was asked (rates.ts). */
   readonly askedRps: number | null;
   /** The open loop's stages, for each one's share of the result; null without -stages or -rate. */
   readonly stages?: readonly Stage[] | null;
@@ -65,6 +65,9 @@ export interface Measured {
 
 export interface FindMaxStep {
   readonly askedRps: number;
+  readonly durationMs: number;
+  /** A step confirming the best rate held (twice as long). */
+  readonly confirm: boolean;
   readonly achievedRps: number;
   readonly p99Us: number;
   readonly errors: number;
@@ -72,12 +75,28 @@ export interface FindMaxStep {
   readonly held: boolean;
   /** The thresholds the step did not hold. */
   readonly failed: readonly string[];
+  /** The generator's threads were busy through the step. */
+  readonly clientBusy: boolean;
 }
 
 export interface FindMax {
-  /** The highest rate asked that held every criterion; null when none did. */
+  /** The rate a confirming step held; null when none did. */
   readonly highestHeldRps: number | null;
   readonly criteria: readonly string[];
+  /** Each search step's length (a confirming step's is twice it), and the shortest the tool runs. */
+  readonly stepMs: number;
+  readonly minStepMs: number;
+  /** The confirming step's figures. */
+  readonly confirmed: {
+    readonly askedRps: number;
+    readonly achievedRps: number;
+    readonly p99Us: number;
+    readonly durationMs: number;
+  } | null;
+  /** The achieved rates of the steps asked near the answer (within 1.25x either way). */
+  readonly spread: { readonly steps: number; readonly lowRps: number; readonly highRps: number } | null;
+  /** A step failed while the generator's threads were busy: the client, not the target, was the limit. */
+  readonly clientLimited: boolean;
   readonly steps: readonly FindMaxStep[];
 }
 

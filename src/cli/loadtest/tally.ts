@@ -8,6 +8,7 @@ export class Tally {
   readonly aggregate = new Aggregate(1);
   private readonly recorder = new Recorder();
   private second = 1;
+  private windowFrom = 0;
   private timer: NodeJS.Timeout | undefined;
   private startedAt = 0;
   private cpuStart = process.cpuUsage();
@@ -28,8 +29,9 @@ export class Tally {
     this.startedAt = performance.now();
     this.eluStart = performance.eventLoopUtilization();
     this.cpuStart = process.cpuUsage();
+    this.windowFrom = 0;
     this.timer = setInterval(() => {
-      const point = this.aggregate.add(this.recorder.tick(this.second++));
+      const point = this.aggregate.add(this.close());
       if (point !== undefined) progress(point);
     }, 1000);
   }
@@ -38,10 +40,18 @@ export class Tally {
     return this.timer !== undefined;
   }
 
+  /** Closes the window open since the last, at its real end (a late timer makes a longer window, not a wrong rate). */
+  private close() {
+    const end = performance.now() - this.startedAt;
+    const tick = this.recorder.tick(this.second++, this.windowFrom, end);
+    this.windowFrom = end;
+    return tick;
+  }
+
   /** Ends the measured time: its length in ms, the process's CPU share, and whether this thread's event loop was the limit. */
   finish(): { elapsedMs: number; cpuPct: number; clientBusy: boolean } {
     clearInterval(this.timer);
-    this.aggregate.add(this.recorder.tick(this.second));
+    this.aggregate.add(this.close());
     this.timer = undefined;
     const elapsedMs = Math.max(1, performance.now() - this.startedAt);
     const cpu = process.cpuUsage(this.cpuStart);

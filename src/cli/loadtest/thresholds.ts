@@ -2,6 +2,7 @@
 // `'errors<0.1%'`, `'rate>=0.95*asked'` (repeatable). A run with one failing exits 2.
 import { ClientError } from '../client/api.js';
 import type { Aggregate } from '../../loadgen/aggregate.js';
+import { spanRates, type Schedule } from './rates.js';
 
 /** The numbers a threshold can name, from a run or one step of -find-max. */
 export interface RunNumbers {
@@ -25,13 +26,17 @@ export interface Threshold {
   /** `rate>=0.95*asked`: value is a share of the rate asked. */
   readonly ofAsked: boolean;
   readonly share: boolean;
+  /** The unit the run's value is given in: the latency's own (`us`, `ms`, `s`), `%`, `/s`, `x asked`, or '' for a count. */
+  readonly unit: string;
 }
 
 export interface ThresholdVerdict {
   readonly threshold: string;
   readonly passed: boolean;
-  /** The run's value, in the threshold's terms (ms, %, req/s, or a count). */
+  /** The run's value, in the threshold's terms (its latency unit, %, /s, a share of asked, or a count). */
   readonly actual: number | null;
+  /** `actual`'s unit, as `Threshold.unit`. */
+  readonly unit: string;
 }
 
 const LATENCIES: Readonly<Record<string, keyof RunNumbers['latencyUs']>> = {
@@ -56,16 +61,19 @@ export function parseThreshold(text: string): Threshold {
   if (!Number.isFinite(n)) return refuse('not a number');
   if (metric in LATENCIES) {
     if (unit === undefined || !(unit in UNIT_US)) return refuse('a latency needs a unit: us, ms or s');
-    return { text, metric, op: op as Op, value: n * (UNIT_US[unit] as number), ofAsked: false, share: false };
+    const us = unit === 'µs' ? 'us' : unit;
+    return { text, metric, op: op as Op, value: n * (UNIT_US[unit] as number), ofAsked: false, share: false, unit: us };
   }
   if (metric === 'errors' || metric === 'dropped') {
     if (unit !== undefined && unit !== '%') return refuse(`${metric} is a count, or a share in %`);
-    return { text, metric, op: op as Op, value: unit === '%' ? n / 100 : n, ofAsked: false, share: unit === '%' };
+    const share = unit === '%';
+    return { text, metric, op: op as Op, value: share ? n / 100 : n, ofAsked: false, share, unit: share ? '%' : '' };
   }
   if (metric === 'rate') {
     if (unit !== undefined && unit !== '*asked' && unit !== '/s')
       return refuse('rate is per second, or a share of the rate asked (0.95*asked)');
-    return { text, metric, op: op as Op, value: n, ofAsked: unit === '*asked', share: false };
+    const ofAsked = unit === '*asked';
+    return { text, metric, op: op as Op, value: n, ofAsked, share: false, unit: ofAsked ? 'x asked' : '/s' };
   }
   return refuse('one of p50, p90, p99, p99.9, max, mean, errors, dropped, rate');
 }
@@ -79,42 +87,51 @@ export function judge(t: Threshold, r: RunNumbers): ThresholdVerdict {
   const latency = LATENCIES[t.metric];
   if (latency !== undefined) {
     const us = r.latencyUs[latency];
-    return { threshold: t.text, passed: r.requests > 0 && holds(us, t.op, t.value), actual: round(us / 1000) };
+    return {
+      threshold: t.text,
+      passed: r.requests > 0 && holds(us, t.op, t.value),
+      actual: round(us / (UNIT_US[t.unit] ?? 1)),
+      unit: t.unit,
+    };
   }
   if (t.metric === 'errors' || t.metric === 'dropped') {
     const count = t.metric === 'errors' ? r.errors : r.dropped;
     // Dropped calls were never sent: their share is of every call due.
     const of = t.metric === 'errors' ? r.requests : r.requests + r.dropped;
     const actual = t.share ? (of === 0 ? 0 : count / of) : count;
-    return { threshold: t.text, passed: holds(actual, t.op, t.value), actual: t.share ? round(actual * 100) : actual };
+    return {
+      threshold: t.text,
+      passed: holds(actual, t.op, t.value),
+      actual: t.share ? round(actual * 100) : actual,
+      unit: t.unit,
+    };
   }
   if (t.ofAsked) {
     // Closed loop asks for no rate: there is nothing to fall short of.
-    if (r.askedRps === null) return { threshold: t.text, passed: true, actual: null };
+    if (r.askedRps === null) return { threshold: t.text, passed: true, actual: null, unit: t.unit };
     return {
       threshold: t.text,
       passed: holds(r.achievedRps, t.op, t.value * r.askedRps),
-      actual: round(r.achievedRps / r.askedRps),
+      actual: r.askedRps === 0 ? null : round(r.achievedRps / r.askedRps),
+      unit: t.unit,
     };
   }
-  return { threshold: t.text, passed: holds(r.achievedRps, t.op, t.value), actual: r.achievedRps };
+  return { threshold: t.text, passed: holds(r.achievedRps, t.op, t.value), actual: r.achievedRps, unit: t.unit };
 }
 
-/** The numbers a threshold names, from a measured run. */
-export function numbersOf(m: {
-  readonly aggregate: Aggregate;
-  readonly elapsedMs: number;
-  readonly askedRps: number | null;
-}): RunNumbers {
-  const h = m.aggregate.total;
+/**
+ * The numbers a threshold names, from a measured run: rates by rates.ts's definition; latencies and
+ * counts of every answer (the drain's too), or with `window` only of those in the scheduled time
+ * (a -find-max step).
+ */
+export function numbersOf(m: { readonly aggregate: Aggregate } & Schedule, window = false): RunNumbers {
+  const a = m.aggregate;
+  const span = a.measured();
+  const h = window ? span.histogram : a.total;
   const pct = (p: number): number => (h.count === 0 ? 0 : h.percentile(p));
+  const rates = spanRates(span, m);
   let errors = 0;
-  // Answered calls: 2xx, and errors that are a status; a refused or reset connection served nothing.
-  let answered = m.aggregate.ok;
-  for (const [kind, n] of m.aggregate.errors) {
-    errors += n;
-    if (/^\d+$/.test(kind)) answered += n;
-  }
+  for (const n of a.errors.values()) errors += n;
   return {
     latencyUs: {
       p50: pct(50),
@@ -124,10 +141,10 @@ export function numbersOf(m: {
       max: h.count === 0 ? 0 : h.max,
       mean: h.count === 0 ? 0 : Math.round(h.mean),
     },
-    requests: m.aggregate.requests,
-    errors,
-    dropped: m.aggregate.dropped,
-    achievedRps: Math.round((answered / m.elapsedMs) * 1000),
-    askedRps: m.askedRps,
+    requests: window ? span.requests : a.requests,
+    errors: window ? span.errors : errors,
+    dropped: window ? span.dropped : a.dropped,
+    achievedRps: rates.achievedRps,
+    askedRps: rates.askedRps,
   };
 }

@@ -1,5 +1,6 @@
 // -threshold: what each condition reads from a run, and the one line that refuses a bad one.
 import { describe, expect, it } from 'vitest';
+import { thresholdText } from '../../../src/cli/loadtest/result.js';
 import { judge, parseThreshold, type RunNumbers } from '../../../src/cli/loadtest/thresholds.js';
 
 const run: RunNumbers = {
@@ -23,16 +24,32 @@ describe('thresholds', () => {
       'rate>=0.95*asked',
       'rate>=800/s',
     ].map((t) => judge(parseThreshold(t), run));
-    expect(verdicts.map((v) => [v.threshold, v.passed, v.actual])).toEqual([
-      ['p99<5ms', false, 6],
-      ['p50<=1200us', true, 1.2],
-      ['max<1s', true, 12],
-      ['errors<0.1%', false, 0.2],
-      ['errors<3', true, 2],
-      ['dropped<50%', false, 50], // of every call due: 1,000 of 2,000
-      ['rate>=0.95*asked', false, 0.45],
-      ['rate>=800/s', true, 900],
+    // Each value in the threshold's own unit, and the unit said.
+    expect(verdicts.map((v) => [v.threshold, v.passed, v.actual, v.unit])).toEqual([
+      ['p99<5ms', false, 6, 'ms'],
+      ['p50<=1200us', true, 1200, 'us'],
+      ['max<1s', true, 0.012, 's'],
+      ['errors<0.1%', false, 0.2, '%'],
+      ['errors<3', true, 2, ''],
+      ['dropped<50%', false, 50, '%'], // of every call due: 1,000 of 2,000
+      ['rate>=0.95*asked', false, 0.45, 'x asked'],
+      ['rate>=800/s', true, 900, '/s'],
     ]);
+    expect(verdicts.map(thresholdText)).toEqual([
+      'FAIL p99<5ms (was 6 ms)',
+      'pass p50<=1200us (was 1,200 us)',
+      'pass max<1s (was 0.012 s)',
+      'FAIL errors<0.1% (was 0.2%)',
+      'pass errors<3 (was 2)',
+      'FAIL dropped<50% (was 50%)',
+      'FAIL rate>=0.95*asked (was 0.45 x asked)',
+      'pass rate>=800/s (was 900/s)',
+    ]);
+  });
+
+  it('a latency under a millisecond keeps its unit: p50<1us was 844 us, not 0.844', () => {
+    const v = judge(parseThreshold('p50<1us'), { ...run, latencyUs: { ...run.latencyUs, p50: 844 } });
+    expect(thresholdText(v)).toBe('FAIL p50<1us (was 844 us)');
   });
 
   it('a closed loop asks no rate: a share of it holds', () => {
@@ -40,6 +57,7 @@ describe('thresholds', () => {
       threshold: 'rate>=0.95*asked',
       passed: true,
       actual: null,
+      unit: 'x asked',
     });
   });
 
