@@ -11,9 +11,15 @@ import { limitRole } from './limits.js';
 import { ACL_POLICIES, ACL_ROLES, type PolicyLink, type StoredPolicy, type StoredRole } from './model.js';
 import { findPolicyByName } from './policies.js';
 import { roleJson } from './render.js';
-import type { NodeIdentity, ServiceIdentity } from './rules/identities.js';
 import { hashTemplated, normalizeTemplatedPolicies, type TemplatedPolicyInput } from './templated.js';
-import type { LinkInput, NodeIdentityInput, ServiceIdentityInput } from './link-inputs.js';
+import {
+  nodeIdentities,
+  serviceIdentities,
+  type IdentityFailure,
+  type LinkInput,
+  type NodeIdentityInput,
+  type ServiceIdentityInput,
+} from './link-inputs.js';
 import { WriteLock, writeRaced } from './write-lock.js';
 
 /** A role write's body, decoded. As in Go, an empty string means "not given". */
@@ -29,8 +35,6 @@ export interface RoleInput {
 
 // Consul's validRoleName.
 const ROLE_NAME = /^[A-Za-z0-9\-_]{1,256}$/;
-const IDENTITY_NAME = /^[a-z0-9](?:[a-z0-9\-_]*[a-z0-9])?$/;
-const IDENTITY_NAME_MAX = 256;
 
 /** The role whose name matches, ignoring case (Consul's name index is lowercased). */
 export function findRoleByName(store: StateStore, name: string): Row<StoredRole> | undefined {
@@ -109,8 +113,8 @@ export class AclRoles {
     // Our size limits (docs/decisions.md#size-limits) after Consul's name checks.
     limitRole(input);
     const policies = this.policyLinks(input.Policies ?? []);
-    const services = roleServiceIdentities(input.ServiceIdentities ?? []);
-    const nodes = roleNodeIdentities(input.NodeIdentities ?? []);
+    const services = serviceIdentities(input.ServiceIdentities ?? [], false, roleIdentityFailure);
+    const nodes = nodeIdentities(input.NodeIdentities ?? [], roleIdentityFailure);
     const templated = normalizeTemplatedPolicies(input.TemplatedPolicies ?? [], 'role', false);
     const description = input.Description ?? '';
     const role: Omit<StoredRole, 'Hash'> = {
@@ -161,45 +165,22 @@ export class AclRoles {
   }
 }
 
-function validIdentityName(name: string): boolean {
-  return name.length <= IDENTITY_NAME_MAX && IDENTITY_NAME.test(name);
-}
-
-/** Validated with the role's texts, then merged by name (datacenters united, sorted), first-seen order. */
-function roleServiceIdentities(list: readonly ServiceIdentityInput[]): ServiceIdentity[] {
-  for (const identity of list) {
-    const name = identity.ServiceName ?? '';
-    if (name === '') throw agentError('ACL_ROLE_SERVICE_IDENTITY_NO_NAME');
-    if (!validIdentityName(name)) throw agentError('ACL_ROLE_SERVICE_IDENTITY_NAME', { name });
+/** Consul's role texts for a bad identity (its token texts are tokens.ts's). */
+const roleIdentityFailure: IdentityFailure = (problem, name) => {
+  switch (problem) {
+    case 'service-no-name':
+      return agentError('ACL_ROLE_SERVICE_IDENTITY_NO_NAME');
+    case 'service-name':
+    case 'service-datacenters-on-local':
+      return agentError('ACL_ROLE_SERVICE_IDENTITY_NAME', { name });
+    case 'node-no-name':
+      return agentError('ACL_ROLE_NODE_IDENTITY_NO_NAME');
+    case 'node-no-datacenter':
+      return agentError('ACL_ROLE_NODE_IDENTITY_NO_DC');
+    case 'node-name':
+      return agentError('ACL_ROLE_NODE_IDENTITY_NAME');
   }
-  const merged = new Map<string, Set<string>>();
-  for (const identity of list) {
-    const name = identity.ServiceName ?? '';
-    const dcs = merged.get(name) ?? new Set<string>();
-    for (const dc of identity.Datacenters ?? []) dcs.add(dc);
-    merged.set(name, dcs);
-  }
-  return [...merged].map(([name, dcs]) =>
-    dcs.size > 0 ? { ServiceName: name, Datacenters: [...dcs].sort() } : { ServiceName: name },
-  );
-}
-
-function roleNodeIdentities(list: readonly NodeIdentityInput[]): NodeIdentity[] {
-  const out: NodeIdentity[] = [];
-  const seen = new Set<string>();
-  for (const identity of list) {
-    const name = identity.NodeName ?? '';
-    const datacenter = identity.Datacenter ?? '';
-    if (name === '') throw agentError('ACL_ROLE_NODE_IDENTITY_NO_NAME');
-    if (datacenter === '') throw agentError('ACL_ROLE_NODE_IDENTITY_NO_DC');
-    if (!validIdentityName(name)) throw agentError('ACL_ROLE_NODE_IDENTITY_NAME');
-    const key = `${name}\u0000${datacenter}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push({ NodeName: name, Datacenter: datacenter });
-  }
-  return out;
-}
+};
 
 /** Over everything a client would notice changing, base64 in JSON (as the token and policy hashes). */
 function roleHash(role: Omit<StoredRole, 'Hash'>): string {

@@ -5,6 +5,7 @@
 // Consul's ACLTemplatedPolicy.ValidateTemplatedPolicy and its token and role writers, texts included.
 import { createHash } from 'node:crypto';
 import { agentError } from '../core/errors.js';
+import { validIdentityName } from './link-inputs.js';
 import type { StoredTemplatedPolicy } from './model.js';
 import type { ParsedRules } from './rules/model.js';
 import { nodeIdentityRules, serviceIdentityRules } from './rules/identities.js';
@@ -129,10 +130,6 @@ export function templateJson(t: TemplateBase): Record<string, unknown> {
   return { TemplateName: t.TemplateName, Schema: t.Schema, Template: t.Template, Description: t.Description };
 }
 
-// Consul's identity-name rule (tokens.ts has the same for identities).
-const IDENTITY_NAME = /^[a-z0-9](?:[a-z0-9\-_]*[a-z0-9])?$/;
-const IDENTITY_NAME_MAX = 256;
-
 /**
  * Consul's ValidateTemplatedPolicy: nothing for a template without a schema; else the JSON-schema
  * errors (go-multierror's text), then the service or node name rule. Undefined when valid.
@@ -146,7 +143,7 @@ export function templateVariablesError(
   if (variables === undefined) return multiError('Invalid type. Expected: object, given: null');
   const name = variables.Name ?? '';
   if (name === '') return multiError('name is required');
-  const validName = name.length <= IDENTITY_NAME_MAX && IDENTITY_NAME.test(name);
+  const validName = validIdentityName(name);
   if (base.TemplateName === 'builtin/service' && !validName) {
     return `service identity ${goQuote(name)} has an invalid name. Only lowercase alphanumeric characters, '-' and '_' are allowed`;
   }

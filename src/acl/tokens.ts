@@ -20,36 +20,26 @@ import {
   ACL_ROLES,
   ACL_TOKENS,
   BOOTSTRAP_KEY,
-  type NodeIdentity,
   type PolicyLink,
   type RoleLink,
-  type ServiceIdentity,
   type StoredPolicy,
   type StoredRole,
   type StoredToken,
 } from './model.js';
 import { findPolicyByName } from './policies.js';
 import { bootstrapJson, tokenJson, tokenStubJson, type LinkNames, type PolicyNameOf } from './render.js';
+import {
+  nodeIdentities,
+  serviceIdentities,
+  type IdentityFailure,
+  type LinkInput,
+  type NodeIdentityInput,
+  type ServiceIdentityInput,
+} from './link-inputs.js';
 import { findRoleByName } from './roles.js';
 import { normalizeTemplatedPolicies, type TemplatedPolicyInput } from './templated.js';
 import { SECRETS_IN_ROW, secretHash, tokenSecretHash, type TokenSecrets } from './secrets.js';
 import { WriteLock, writeRaced } from './write-lock.js';
-
-/** A policy or role link as a client sends it: by ID, or by Name when the ID is empty. */
-export interface LinkInput {
-  readonly ID?: string | undefined;
-  readonly Name?: string | undefined;
-}
-
-export interface ServiceIdentityInput {
-  readonly ServiceName?: string | undefined;
-  readonly Datacenters?: readonly string[] | undefined;
-}
-
-export interface NodeIdentityInput {
-  readonly NodeName?: string | undefined;
-  readonly Datacenter?: string | undefined;
-}
 
 /** A token write's body, decoded. As in Go, an empty string or zero means "not given". */
 export interface TokenInput {
@@ -116,10 +106,6 @@ const SHOWN_SECRETS_MAX = 10_000;
 const UNRECORDED_RECHECK_MS = 10_000;
 
 export const BOOTSTRAP_DESCRIPTION = 'Bootstrap Token (Global Management)';
-
-// Consul's service- and node-identity names: lowercase DNS-ish labels, at most 256 characters.
-const IDENTITY_NAME = /^[a-z0-9](?:[a-z0-9\-_]*[a-z0-9])?$/;
-const IDENTITY_NAME_MAX = 256;
 
 export class AclTokens {
   private readonly lock: WriteLock;
@@ -453,8 +439,8 @@ export class AclTokens {
     limitToken({ ...input, Description: fields.description });
     const roles = this.roleLinks(input.Roles ?? []);
     const policies = this.policyLinks(input.Policies ?? []);
-    const services = serviceIdentities(input.ServiceIdentities ?? [], fields.local);
-    const nodes = nodeIdentities(input.NodeIdentities ?? []);
+    const services = serviceIdentities(input.ServiceIdentities ?? [], fields.local, tokenIdentityFailure);
+    const nodes = nodeIdentities(input.NodeIdentities ?? [], tokenIdentityFailure);
     const templated = normalizeTemplatedPolicies(input.TemplatedPolicies ?? [], 'token', fields.local);
     if (!isValidNamespace(fields.namespace)) throw agentError('NAMESPACE_INVALID', { name: fields.namespace });
     return newToken(fields.accessor, fields.secret, fields.description, policies, fields.createTime, {
@@ -575,47 +561,20 @@ function checkNewId(field: 'AccessorID' | 'SecretID', id: string, used: UsedIds)
   if (inUse(id, used)) throw agentError('ACL_TOKEN_ID_IN_USE', { field });
 }
 
-function validIdentityName(name: string): boolean {
-  return name.length <= IDENTITY_NAME_MAX && IDENTITY_NAME.test(name);
-}
-
-/** Validated, then merged by name (datacenters united and sorted), in first-seen order. */
-function serviceIdentities(list: readonly ServiceIdentityInput[], local: boolean): ServiceIdentity[] {
-  const merged = new Map<string, Set<string>>();
-  for (const identity of list) {
-    const name = identity.ServiceName ?? '';
-    const datacenters = identity.Datacenters ?? [];
-    if (name === '') throw agentError('ACL_TOKEN_SERVICE_IDENTITY_NO_NAME');
-    if (local && datacenters.length > 0) {
-      throw agentError('ACL_TOKEN_SERVICE_IDENTITY_LOCAL_DCS', { name });
-    }
-    if (!validIdentityName(name)) {
-      throw agentError('ACL_TOKEN_SERVICE_IDENTITY_NAME', { name });
-    }
-    const dcs = merged.get(name) ?? new Set<string>();
-    for (const dc of datacenters) dcs.add(dc);
-    merged.set(name, dcs);
+/** Consul's token texts for a bad identity (its role texts are roles.ts's). */
+const tokenIdentityFailure: IdentityFailure = (problem, name) => {
+  switch (problem) {
+    case 'service-no-name':
+      return agentError('ACL_TOKEN_SERVICE_IDENTITY_NO_NAME');
+    case 'service-datacenters-on-local':
+      return agentError('ACL_TOKEN_SERVICE_IDENTITY_LOCAL_DCS', { name });
+    case 'service-name':
+      return agentError('ACL_TOKEN_SERVICE_IDENTITY_NAME', { name });
+    case 'node-no-name':
+      return agentError('ACL_TOKEN_NODE_IDENTITY_NO_NAME');
+    case 'node-no-datacenter':
+      return agentError('ACL_TOKEN_NODE_IDENTITY_NO_DC');
+    case 'node-name':
+      return agentError('ACL_TOKEN_NODE_IDENTITY_NAME');
   }
-  return [...merged].map(([name, dcs]) =>
-    dcs.size > 0 ? { ServiceName: name, Datacenters: [...dcs].sort() } : { ServiceName: name },
-  );
-}
-
-function nodeIdentities(list: readonly NodeIdentityInput[]): NodeIdentity[] {
-  const out: NodeIdentity[] = [];
-  const seen = new Set<string>();
-  for (const identity of list) {
-    const name = identity.NodeName ?? '';
-    const datacenter = identity.Datacenter ?? '';
-    if (name === '') throw agentError('ACL_TOKEN_NODE_IDENTITY_NO_NAME');
-    if (datacenter === '') throw agentError('ACL_TOKEN_NODE_IDENTITY_NO_DC');
-    if (!validIdentityName(name)) {
-      throw agentError('ACL_TOKEN_NODE_IDENTITY_NAME');
-    }
-    const key = `${name}\u0000${datacenter}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push({ NodeName: name, Datacenter: datacenter });
-  }
-  return out;
-}
+};
