@@ -21,6 +21,7 @@ import {
   type GoStruct,
 } from './decode.js';
 import {
+  HTTP_MATCH_FIELDS,
   HTTP_METHODS,
   KIND_FIELD,
   list,
@@ -442,24 +443,7 @@ const ROUTER_FIELDS: readonly Field[] = [
             {
               name: 'HTTP',
               type: pointer([
-                { name: 'PathExact', alias: 'path_exact', type: STRING, omitEmpty: true },
-                { name: 'PathPrefix', alias: 'path_prefix', type: STRING, omitEmpty: true },
-                { name: 'PathRegex', alias: 'path_regex', type: STRING, omitEmpty: true },
-                {
-                  name: 'Header',
-                  type: sliceOf(
-                    struct([
-                      { name: 'Name', type: STRING },
-                      { name: 'Present', type: BOOL, omitEmpty: true },
-                      { name: 'Exact', type: STRING, omitEmpty: true },
-                      { name: 'Prefix', type: STRING, omitEmpty: true },
-                      { name: 'Suffix', type: STRING, omitEmpty: true },
-                      { name: 'Regex', type: STRING, omitEmpty: true },
-                      { name: 'Invert', type: BOOL, omitEmpty: true },
-                    ]),
-                  ),
-                  omitEmpty: true,
-                },
+                ...HTTP_MATCH_FIELDS,
                 {
                   name: 'QueryParam',
                   alias: 'query_param',

@@ -6,20 +6,19 @@ import type { IntentionPermission } from '../connect/intentions/model.js';
 import { intentionPrecedence } from '../connect/intentions/precedence.js';
 import { limitIntention, type IntentionCandidate } from '../connect/intentions/validate.js';
 import {
-  BOOL,
   INT,
   pointer,
   sliceOf,
   STRING,
   STRING_MAP,
   STRINGS,
-  struct,
   TIME,
   goQuote,
   type Field,
   type GoStruct,
 } from './decode.js';
 import {
+  HTTP_MATCH_FIELDS,
   HTTP_METHODS,
   KIND_FIELD,
   list,
@@ -38,27 +37,7 @@ const PERMISSION = pointer([
   { name: 'Action', type: STRING },
   {
     name: 'HTTP',
-    type: pointer([
-      { name: 'PathExact', alias: 'path_exact', type: STRING, omitEmpty: true },
-      { name: 'PathPrefix', alias: 'path_prefix', type: STRING, omitEmpty: true },
-      { name: 'PathRegex', alias: 'path_regex', type: STRING, omitEmpty: true },
-      {
-        name: 'Header',
-        type: sliceOf(
-          struct([
-            { name: 'Name', type: STRING },
-            { name: 'Present', type: BOOL, omitEmpty: true },
-            { name: 'Exact', type: STRING, omitEmpty: true },
-            { name: 'Prefix', type: STRING, omitEmpty: true },
-            { name: 'Suffix', type: STRING, omitEmpty: true },
-            { name: 'Regex', type: STRING, omitEmpty: true },
-            { name: 'Invert', type: BOOL, omitEmpty: true },
-          ]),
-        ),
-        omitEmpty: true,
-      },
-      { name: 'Methods', type: STRINGS, omitEmpty: true },
-    ]),
+    type: pointer([...HTTP_MATCH_FIELDS, { name: 'Methods', type: STRINGS, omitEmpty: true }]),
     omitEmpty: true,
   },
 ]);

@@ -3,7 +3,7 @@
 // (Consul's CanRead and CanWrite). docs/decisions.md#config-entries.
 import type { Access, Resource } from '../acl/types.js';
 import { multiErrorText } from '../connect/intentions/validate.js';
-import { goQuote, type Field, type GoStruct } from './decode.js';
+import { BOOL, goQuote, sliceOf, STRING, struct, type Field, type GoStruct } from './decode.js';
 
 export const SERVICE_DEFAULTS = 'service-defaults';
 export const PROXY_DEFAULTS = 'proxy-defaults';
@@ -94,6 +94,28 @@ export function strings(e: GoStruct, name: string): string[] {
 }
 
 /** Go's net/http method constants: the methods a route or permission may name. */
+/** The path and header matches a router's HTTP match and an intention's HTTP permission share. */
+export const HTTP_MATCH_FIELDS: readonly Field[] = [
+  { name: 'PathExact', alias: 'path_exact', type: STRING, omitEmpty: true },
+  { name: 'PathPrefix', alias: 'path_prefix', type: STRING, omitEmpty: true },
+  { name: 'PathRegex', alias: 'path_regex', type: STRING, omitEmpty: true },
+  {
+    name: 'Header',
+    type: sliceOf(
+      struct([
+        { name: 'Name', type: STRING },
+        { name: 'Present', type: BOOL, omitEmpty: true },
+        { name: 'Exact', type: STRING, omitEmpty: true },
+        { name: 'Prefix', type: STRING, omitEmpty: true },
+        { name: 'Suffix', type: STRING, omitEmpty: true },
+        { name: 'Regex', type: STRING, omitEmpty: true },
+        { name: 'Invert', type: BOOL, omitEmpty: true },
+      ]),
+    ),
+    omitEmpty: true,
+  },
+];
+
 export const HTTP_METHODS: ReadonlySet<string> = new Set([
   'GET',
   'HEAD',
