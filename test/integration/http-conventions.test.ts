@@ -168,7 +168,10 @@ describe('HTTP conventions (brand Svc, translate on)', () => {
 
   it('never shows secrets in agent/self', async () => {
     const text = await (await fetch(`${agent.url}/v1/agent/self`)).text();
-    expect(text).toContain('"Tokens":{"InitialManagement":"hidden","Default":"hidden","Agent":"hidden"}');
+    expect(text).toContain(
+      '"Tokens":{"InitialManagement":"hidden","Default":"hidden","Agent":"hidden","AgentRecovery":"hidden",' +
+        '"Replication":"hidden","ConfigFileServiceRegistration":"hidden"}',
+    );
   });
 
   it('keeps the ?token= value out of the logs', async () => {

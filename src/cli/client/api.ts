@@ -21,7 +21,9 @@ export class ClientError extends AgentError {
 
 export interface Answer {
   readonly status: number;
+  /** The body as UTF-8 text; `bytes` is the body as it came (an archive, a raw KV value). */
   readonly text: string;
+  readonly bytes: Buffer;
   readonly headers: Headers;
 }
 
@@ -172,7 +174,8 @@ function collect(res: IncomingMessage): Promise<Answer> {
       const headers = new Headers();
       for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
         headers.append(res.rawHeaders[i] as string, res.rawHeaders[i + 1] as string);
-      resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString(), headers });
+      const bytes = Buffer.concat(chunks);
+      resolve({ status: res.statusCode ?? 0, text: bytes.toString(), bytes, headers });
     });
   });
 }

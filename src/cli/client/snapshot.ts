@@ -3,8 +3,6 @@
 // reads it back whole, and renames it into place; restore sends the file as it is; inspect prints
 // the archive's metadata and its rows per table in Consul's layout, with Term given as Revision.
 import { chmod, open, readFile, rename, unlink } from 'node:fs/promises';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { agentError } from '../../core/errors.js';
 import { decodeArchive, type Archive } from '../../snapshot/archive.js';
 import type { ApiClient } from './api.js';
@@ -144,40 +142,13 @@ function byteSize(bytes: number): string {
   return `${bytes}B`;
 }
 
-/** GET /v1/snapshot as bytes (the client's `call` reads text), with the index it was taken at. */
+/** GET /v1/snapshot as bytes, with the index it was taken at. */
 async function getArchive(api: ApiClient, stale: boolean): Promise<{ bytes: Buffer; index: string }> {
-  const agent = api.agent;
-  const url = new URL(`${agent.address}/v1/snapshot${stale ? '?stale' : ''}`);
-  const headers: Record<string, string> = {};
-  if (agent.token !== undefined) headers.authorization = `Bearer ${agent.token}`;
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  const res = await new Promise<{ status: number; body: Buffer; headers: Headers }>((resolve, reject) => {
-    const req = send(url, { method: 'GET', headers, agent: false, ...agent.tls }, (r) => {
-      void collect(r).then(resolve, reject);
-    });
-    req.on('error', (err) =>
-      reject(agentError('CLI_SNAPSHOT', { what: 'Error saving snapshot', detail: errText(err) })),
-    );
-    req.end();
+  const answer = await api.call('GET', `/v1/snapshot${stale ? '?stale' : ''}`).catch((err: unknown) => {
+    throw agentError('CLI_SNAPSHOT', { what: 'Error saving snapshot', detail: errText(err) });
   });
-  if (res.status < 200 || res.status > 299) {
-    throw unexpectedAnswer({ status: res.status, text: res.body.toString(), headers: res.headers }, 'saving snapshot');
-  }
-  return { bytes: res.body, index: answerIndex(res) };
-}
-
-function collect(res: IncomingMessage): Promise<{ status: number; body: Buffer; headers: Headers }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (c: Buffer) => chunks.push(c));
-    res.on('error', reject);
-    res.on('end', () => {
-      const headers = new Headers();
-      for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
-        headers.append(res.rawHeaders[i] as string, res.rawHeaders[i + 1] as string);
-      resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), headers });
-    });
-  });
+  if (answer.status < 200 || answer.status > 299) throw unexpectedAnswer(answer, 'saving snapshot');
+  return { bytes: answer.bytes, index: answerIndex(answer) };
 }
 
 /** The archive holds the CA key and token secrets: only its owner may read it. */
