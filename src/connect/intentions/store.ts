@@ -142,15 +142,12 @@ export class IntentionStore {
    * replaced source keeps its place in its destination's entry, a new one goes last.
    */
   async upsertExact(candidate: IntentionCandidate): Promise<void> {
+    // Unguarded, as Consul's: the pair's last write wins. A guard on the view's index failed every
+    // retry on an agent whose view lagged a partition's heal (test/cluster/cluster-partition.test.ts).
     const key = keyOf(candidate);
-    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-      const existing = this.get(key);
-      const order = existing?.value.Order ?? this.nextOrder(candidate.DestinationNS, candidate.DestinationName);
-      const value = storedIntention(candidate, undefined, order);
-      const op: WriteOp = { op: 'set', table: INTENTIONS_TABLE, key, value, ifIndex: existing?.modifyIndex ?? 0 };
-      if ((await this.store.commit([op])).ok) return;
-    }
-    throw raced();
+    const order = this.get(key)?.value.Order ?? this.nextOrder(candidate.DestinationNS, candidate.DestinationName);
+    const value = storedIntention(candidate, undefined, order);
+    await this.store.commit([{ op: 'set', table: INTENTIONS_TABLE, key, value }]);
   }
 
   // ---- a destination's intentions as one service-intentions config entry ----
