@@ -81,6 +81,7 @@ class Decoder {
     path: string,
     skip: readonly string[],
   ): GoStruct {
+    // Each key to its field, not http/go-fields.ts's goField (a field to its key): every key is accounted for.
     const byName = new Map<string, Field>();
     for (const f of fields) {
       byName.set(f.name.toLowerCase(), f);

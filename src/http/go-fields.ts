@@ -129,6 +129,7 @@ function goValue(value: unknown): string {
   return 'object';
 }
 
+// config-entries/decode.ts does not share this: it maps each key to a field (aliases, unused keys), as mapstructure does.
 /** The field of `o` named `name`, case-insensitively (an exact match first), as Go's decoder matches it. */
 export function goField(o: Readonly<Record<string, unknown>>, name: string): unknown {
   if (name in o) return o[name];

@@ -13,36 +13,20 @@ import {
   bindingRuleJson,
 } from '../../acl/auth-methods/model.js';
 import { agentError } from '../../core/errors.js';
-import type { StateStore, WatchTarget } from '../../state/types.js';
-import { parseBlockingParams, queryMetaHeaders, type BlockingLimits, type BlockingQueries } from '../blocking.js';
-import type { BrandHeaders } from '../brand.js';
-import { errorTextReply, jsonReply, type Header, type Reply } from '../reply.js';
+import { jsonReply, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
-import type { AclRequirement, Outcome, Permission, Route } from '../routes.js';
+import type { Outcome, Route } from '../routes.js';
 import { decodeAuthMethodBody, decodeBindingRuleBody } from './acl-auth-methods-body.js';
+import { ACL_READ, ACL_WRITE, aclCrud, notFound, unlessEmpty, type AclCrudDeps } from './acl-crud.js';
 
-export interface AclAuthMethodRouteDeps {
+export interface AclAuthMethodRouteDeps extends AclCrudDeps {
   readonly methods: AclAuthMethods;
   readonly rules: AclBindingRules;
-  readonly store: StateStore;
-  readonly blocking: BlockingQueries;
-  readonly brand: BrandHeaders;
-  readonly limits: BlockingLimits;
-  readonly random: () => number;
 }
 
-const ACL_READ: Permission = Object.freeze({ resource: 'acl', access: 'read' });
-const ACL_WRITE: Permission = Object.freeze({ resource: 'acl', access: 'write' });
-
 export function aclAuthMethodRoutes(deps: AclAuthMethodRouteDeps): Route[] {
-  const { methods, rules, store, brand } = deps;
-
-  const blockingRead = (req: ApiRequest, target: WatchTarget, index: () => number, render: (meta: Header[]) => Reply) =>
-    deps.blocking.answer(req, parseBlockingParams(req.query, deps.limits, deps.random), {
-      target,
-      index,
-      render: (at) => render(queryMetaHeaders(brand, at)),
-    });
+  const { methods, rules } = deps;
+  const crud = aclCrud(deps);
 
   const putMethod = async (req: ApiRequest): Promise<Reply> => {
     const input = decodeAuthMethodBody(req.body);
@@ -52,37 +36,18 @@ export function aclAuthMethodRoutes(deps: AclAuthMethodRouteDeps): Route[] {
     return jsonReply(authMethodJson(row), req.pretty);
   };
 
-  const getMethod = (req: ApiRequest): Outcome => {
-    const name = req.rest;
-    if (name === '') throw agentError('ACL_MISSING_AUTH_METHOD_NAME');
-    const pretty = req.pretty;
-    return blockingRead(
-      req,
-      { table: ACL_AUTH_METHODS, key: name },
-      () => store.keyIndex(ACL_AUTH_METHODS, name),
-      (meta) => {
-        const row = methods.read(name);
-        if (row === undefined) return errorTextReply(agentError('ACL_AUTH_METHOD_READ_NOT_FOUND'), meta);
-        return jsonReply(authMethodJson(row), pretty, meta);
-      },
-    );
-  };
+  const getMethod = crud.readByRest('ACL_MISSING_AUTH_METHOD_NAME', (name) => ({
+    table: ACL_AUTH_METHODS,
+    key: name,
+    find: () => methods.read(name),
+    json: authMethodJson,
+    absent: notFound('ACL_AUTH_METHOD_READ_NOT_FOUND'),
+  }));
 
-  const deleteMethod = async (req: ApiRequest): Promise<Reply> => {
-    if (req.rest === '') throw agentError('ACL_MISSING_AUTH_METHOD_NAME');
-    await methods.delete(req.rest);
-    return jsonReply(true, req.pretty);
-  };
+  const deleteMethod = crud.deleteByRest('ACL_MISSING_AUTH_METHOD_NAME', (name) => methods.delete(name));
 
-  const listMethods = (req: ApiRequest): Outcome => {
-    const pretty = req.pretty;
-    return blockingRead(
-      req,
-      { table: ACL_AUTH_METHODS },
-      () => store.tableIndex(ACL_AUTH_METHODS),
-      (meta) => jsonReply(methods.list().map(authMethodStubJson), pretty, meta),
-    );
-  };
+  const listMethods = (req: ApiRequest): Outcome =>
+    crud.list(req, ACL_AUTH_METHODS, () => methods.list().map(authMethodStubJson));
 
   const putRule = async (req: ApiRequest): Promise<Reply> => {
     const input = decodeBindingRuleBody(req.body);
@@ -92,44 +57,20 @@ export function aclAuthMethodRoutes(deps: AclAuthMethodRouteDeps): Route[] {
     return jsonReply(bindingRuleJson(row), req.pretty);
   };
 
-  const getRule = (req: ApiRequest): Outcome => {
-    const id = req.rest;
-    if (id === '') throw agentError('ACL_MISSING_BINDING_RULE_ID');
-    const pretty = req.pretty;
-    return blockingRead(
-      req,
-      { table: ACL_BINDING_RULES, key: id },
-      () => store.keyIndex(ACL_BINDING_RULES, id),
-      (meta) => {
-        const row = rules.read(id);
-        if (row === undefined) return errorTextReply(agentError('ACL_BINDING_RULE_READ_NOT_FOUND'), meta);
-        return jsonReply(bindingRuleJson(row), pretty, meta);
-      },
-    );
-  };
+  const getRule = crud.readByRest('ACL_MISSING_BINDING_RULE_ID', (id) => ({
+    table: ACL_BINDING_RULES,
+    key: id,
+    find: () => rules.read(id),
+    json: bindingRuleJson,
+    absent: notFound('ACL_BINDING_RULE_READ_NOT_FOUND'),
+  }));
 
-  const deleteRule = async (req: ApiRequest): Promise<Reply> => {
-    if (req.rest === '') throw agentError('ACL_MISSING_BINDING_RULE_ID');
-    await rules.delete(req.rest);
-    return jsonReply(true, req.pretty);
-  };
+  const deleteRule = crud.deleteByRest('ACL_MISSING_BINDING_RULE_ID', (id) => rules.delete(id));
 
   const listRules = (req: ApiRequest): Outcome => {
     const authMethod = req.query.get('authmethod') ?? '';
-    const pretty = req.pretty;
-    return blockingRead(
-      req,
-      { table: ACL_BINDING_RULES },
-      () => store.tableIndex(ACL_BINDING_RULES),
-      (meta) => jsonReply(rules.list(authMethod).map(bindingRuleJson), pretty, meta),
-    );
+    return crud.list(req, ACL_BINDING_RULES, () => rules.list(authMethod).map(bindingRuleJson));
   };
-
-  // A request Consul answers 400 before looking at the token (a missing name or ID) asks for nothing here either.
-  const named =
-    (permission: Permission) =>
-    (req: ApiRequest): AclRequirement =>
-      req.rest === '' ? 'none' : permission;
 
   return [
     { path: '/v1/acl/auth-method', aclApi: true, methods: { PUT: { handler: putMethod, acl: ACL_WRITE } } },
@@ -138,9 +79,9 @@ export function aclAuthMethodRoutes(deps: AclAuthMethodRouteDeps): Route[] {
       prefix: true,
       aclApi: true,
       methods: {
-        GET: { handler: getMethod, acl: named(ACL_READ) },
+        GET: { handler: getMethod, acl: unlessEmpty(ACL_READ) },
         PUT: { handler: putMethod, acl: ACL_WRITE },
-        DELETE: { handler: deleteMethod, acl: named(ACL_WRITE) },
+        DELETE: { handler: deleteMethod, acl: unlessEmpty(ACL_WRITE) },
       },
     },
     { path: '/v1/acl/auth-methods', aclApi: true, methods: { GET: { handler: listMethods, acl: ACL_READ } } },
@@ -150,9 +91,9 @@ export function aclAuthMethodRoutes(deps: AclAuthMethodRouteDeps): Route[] {
       prefix: true,
       aclApi: true,
       methods: {
-        GET: { handler: getRule, acl: named(ACL_READ) },
+        GET: { handler: getRule, acl: unlessEmpty(ACL_READ) },
         PUT: { handler: putRule, acl: ACL_WRITE },
-        DELETE: { handler: deleteRule, acl: named(ACL_WRITE) },
+        DELETE: { handler: deleteRule, acl: unlessEmpty(ACL_WRITE) },
       },
     },
     { path: '/v1/acl/binding-rules', aclApi: true, methods: { GET: { handler: listRules, acl: ACL_READ } } },

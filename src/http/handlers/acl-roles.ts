@@ -3,7 +3,7 @@
 // route is `aclApi` (401 while ACLs are off) and declares Consul's ACL requirement; role reads are
 // blocking queries with the index headers. A role that is not there is a 404 with no body, as
 // Consul's handler writes it.
-import { ACL_POLICIES, ACL_ROLES } from '../../acl/model.js';
+import { ACL_POLICIES, ACL_ROLES, type StoredRole } from '../../acl/model.js';
 import { policyHash } from '../../acl/policies.js';
 import type { AclRoles } from '../../acl/roles.js';
 import {
@@ -14,63 +14,42 @@ import {
   templateVariablesError,
 } from '../../acl/templated.js';
 import { agentError } from '../../core/errors.js';
-import type { StateStore, WatchTarget } from '../../state/types.js';
-import { parseBlockingParams, queryMetaHeaders, type BlockingLimits, type BlockingQueries } from '../blocking.js';
-import type { BrandHeaders } from '../brand.js';
+import type { Row } from '../../state/types.js';
 import { jsonReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
-import type { AclRequirement, Outcome, Permission, Route } from '../routes.js';
+import type { Outcome, Route } from '../routes.js';
 import { decodePreviewBody, decodeRoleBody } from './acl-body.js';
+import { ACL_READ, ACL_WRITE, aclCrud, unlessEmpty, type AclCrudDeps, type RowRead } from './acl-crud.js';
 
-export interface AclRoleRouteDeps {
+export interface AclRoleRouteDeps extends AclCrudDeps {
   readonly roles: AclRoles;
-  readonly store: StateStore;
-  readonly blocking: BlockingQueries;
-  readonly brand: BrandHeaders;
-  readonly limits: BlockingLimits;
-  readonly random: () => number;
 }
 
-const ACL_READ: Permission = Object.freeze({ resource: 'acl', access: 'read' });
-const ACL_WRITE: Permission = Object.freeze({ resource: 'acl', access: 'write' });
-
 export function aclRoleRoutes(deps: AclRoleRouteDeps): Route[] {
-  const { roles, store, brand } = deps;
-
-  const blockingRead = (req: ApiRequest, target: WatchTarget, index: () => number, render: (meta: Header[]) => Reply) =>
-    deps.blocking.answer(req, parseBlockingParams(req.query, deps.limits, deps.random), {
-      target,
-      index,
-      render: (at) => render(queryMetaHeaders(brand, at)),
-    });
+  const { roles, store } = deps;
+  const crud = aclCrud(deps);
 
   // Role JSON names its policies, so a role read's index covers the policy table too.
   const rolesIndex = (): number => Math.max(store.tableIndex(ACL_ROLES), store.tableIndex(ACL_POLICIES));
 
-  const readRole = (req: ApiRequest, target: WatchTarget, find: () => ReturnType<AclRoles['read']>): Outcome => {
-    const pretty = req.pretty;
-    return blockingRead(req, target, rolesIndex, (meta) => {
-      const row = find();
-      return row === undefined ? { status: 404, headers: meta } : jsonReply(roles.view(row), pretty, meta);
-    });
-  };
+  /** A role that is not there: 404 with no body, as Consul's handler writes it. */
+  const role = (find: () => Row<StoredRole> | undefined, key?: string): RowRead<Row<StoredRole>> => ({
+    table: ACL_ROLES,
+    key,
+    index: rolesIndex,
+    find,
+    json: (row) => roles.view(row),
+    absent: (meta: Header[]): Reply => ({ status: 404, headers: meta }),
+  });
 
   const createRole = async (req: ApiRequest): Promise<Reply> => {
     const row = await roles.upsert('', decodeRoleBody(req.body));
     return jsonReply(roles.view(row), req.pretty);
   };
 
-  const getRole = (req: ApiRequest): Outcome => {
-    const id = req.rest;
-    if (id === '') throw agentError('ACL_MISSING_ROLE_ID');
-    return readRole(req, { table: ACL_ROLES, key: id }, () => roles.read(id));
-  };
+  const getRole = crud.readByRest('ACL_MISSING_ROLE_ID', (id) => role(() => roles.read(id), id));
 
-  const getRoleByName = (req: ApiRequest): Outcome => {
-    const name = req.rest;
-    if (name === '') throw agentError('ACL_MISSING_ROLE_NAME');
-    return readRole(req, { table: ACL_ROLES }, () => roles.readByName(name));
-  };
+  const getRoleByName = crud.readByRest('ACL_MISSING_ROLE_NAME', (name) => role(() => roles.readByName(name)));
 
   const putRole = async (req: ApiRequest): Promise<Reply> => {
     // An empty ID in the URL and the body creates, as in Consul.
@@ -78,22 +57,11 @@ export function aclRoleRoutes(deps: AclRoleRouteDeps): Route[] {
     return jsonReply(roles.view(row), req.pretty);
   };
 
-  const deleteRole = async (req: ApiRequest): Promise<Reply> => {
-    if (req.rest === '') throw agentError('ACL_MISSING_ROLE_ID');
-    await roles.delete(req.rest);
-    return jsonReply(true, req.pretty);
-  };
+  const deleteRole = crud.deleteByRest('ACL_MISSING_ROLE_ID', (id) => roles.delete(id));
 
   const listRoles = (req: ApiRequest): Outcome => {
     const policy = req.query.get('policy');
-    const pretty = req.pretty;
-    return blockingRead(req, { table: ACL_ROLES }, rolesIndex, (meta) =>
-      jsonReply(
-        roles.list(policy).map((row) => roles.view(row)),
-        pretty,
-        meta,
-      ),
-    );
+    return crud.list(req, ACL_ROLES, () => roles.list(policy).map((row) => roles.view(row)), rolesIndex);
   };
 
   const listTemplated = (req: ApiRequest): Reply => {
@@ -129,12 +97,6 @@ export function aclRoleRoutes(deps: AclRoleRouteDeps): Route[] {
       req.pretty,
     );
   };
-
-  // Requests Consul answers before looking at the token (a missing ID or name) ask for nothing.
-  const unlessEmpty =
-    (permission: Permission) =>
-    (req: ApiRequest): AclRequirement =>
-      req.rest === '' ? 'none' : permission;
 
   return [
     { path: '/v1/acl/role', aclApi: true, methods: { PUT: { handler: createRole, acl: ACL_WRITE } } },

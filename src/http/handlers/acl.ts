@@ -1,6 +1,7 @@
 // /v1/acl/*: bootstrap, tokens and policies (docs/decisions.md#acl-api), with roles and templated
-// policies from acl-roles.ts. Thin: bodies are decoded by acl-body.ts, the rules live in src/acl
-// (tokens.ts, policies.ts, roles.ts), the shapes in acl/render.ts.
+// policies from acl-roles.ts. Thin: bodies are decoded by acl-body.ts, the reads and deletes the
+// ACL resources share are acl-crud.ts's, the rules live in src/acl (tokens.ts, policies.ts,
+// roles.ts), the shapes in acl/render.ts.
 // Every route is `aclApi` (401 `ACL support disabled` while ACLs are off) and declares its ACL
 // requirement; reads are blocking queries with the index headers. In a cluster, a secret shown to a
 // caller with acl:write comes from the servers (acl/secrets.ts) and is kept (it never changes): a
@@ -8,35 +9,27 @@
 // (a blocking query may return early), and a list woken by a token made meanwhile shows `<hidden>`
 // for it until the next read.
 import type { Identity } from '../../acl/identity.js';
-import { ACL_POLICIES, ACL_ROLES, ACL_TOKENS, type StoredToken } from '../../acl/model.js';
+import { ACL_POLICIES, ACL_ROLES, ACL_TOKENS, type StoredPolicy, type StoredToken } from '../../acl/model.js';
 import type { AclPolicies } from '../../acl/policies.js';
 import type { AclRoles } from '../../acl/roles.js';
 import { AclTokens, type TokenFilter } from '../../acl/tokens.js';
 import { agentError } from '../../core/errors.js';
 import { DEFAULT_NAMESPACE } from '../../core/namespace.js';
-import type { Row, StateStore, WatchTarget } from '../../state/types.js';
-import { parseBlockingParams, queryMetaHeaders, type BlockingLimits, type BlockingQueries } from '../blocking.js';
-import type { BrandHeaders } from '../brand.js';
+import type { Row } from '../../state/types.js';
+import { queryMetaHeaders } from '../blocking.js';
 import { requestNamespace as namespaceOf } from '../namespace.js';
 import { errorTextReply, jsonReply, type Header, type Reply } from '../reply.js';
 import type { ApiRequest } from '../request.js';
-import type { AclRequirement, Outcome, Permission, Route } from '../routes.js';
+import type { AclRequirement, Outcome, Route } from '../routes.js';
 import { decodeBootstrapBody, decodePolicyBody, decodeTokenBody } from './acl-body.js';
+import { ACL_READ, ACL_WRITE, aclCrud, notFound, unlessEmpty, type AclCrudDeps } from './acl-crud.js';
 import { aclRoleRoutes } from './acl-roles.js';
 
-export interface AclRouteDeps {
+export interface AclRouteDeps extends AclCrudDeps {
   readonly tokens: AclTokens;
   readonly policies: AclPolicies;
   readonly roles: AclRoles;
-  readonly store: StateStore;
-  readonly blocking: BlockingQueries;
-  readonly brand: BrandHeaders;
-  readonly limits: BlockingLimits;
-  readonly random: () => number;
 }
-
-const ACL_READ: Permission = Object.freeze({ resource: 'acl', access: 'read' });
-const ACL_WRITE: Permission = Object.freeze({ resource: 'acl', access: 'write' });
 
 const CLONE_SUFFIX = '/clone';
 
@@ -48,13 +41,7 @@ const canSeeSecrets = (identity: Identity): boolean => identity.authorizer.allow
 
 export function aclRoutes(deps: AclRouteDeps): Route[] {
   const { tokens, policies, store, brand } = deps;
-
-  const blockingRead = (req: ApiRequest, target: WatchTarget, index: () => number, render: (meta: Header[]) => Reply) =>
-    deps.blocking.answer(req, parseBlockingParams(req.query, deps.limits, deps.random), {
-      target,
-      index,
-      render: (at) => render(queryMetaHeaders(brand, at)),
-    });
+  const crud = aclCrud(deps);
 
   // Token JSON names its policies and roles, so a token read's index covers their tables too.
   const linksIndex = (): number => Math.max(store.tableIndex(ACL_POLICIES), store.tableIndex(ACL_ROLES));
@@ -86,7 +73,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
       return jsonReply(tokens.view(row, reveal, identity), pretty, meta);
     };
     if (now) return render(queryMetaHeaders(brand, index()));
-    return blockingRead(req, { table: ACL_TOKENS, key: accessor }, index, render);
+    return crud.blockingRead(req, { table: ACL_TOKENS, key: accessor }, index, render);
   };
 
   const bootstrap = async (req: ApiRequest): Promise<Reply> => {
@@ -152,7 +139,7 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
         meta,
       );
     const read = (now: boolean): Outcome =>
-      now ? render(queryMetaHeaders(brand, index())) : blockingRead(req, { table: ACL_TOKENS }, index, render);
+      now ? render(queryMetaHeaders(brand, index())) : crud.blockingRead(req, { table: ACL_TOKENS }, index, render);
     return reveal ? withSecretsFirst(tokens.list(filter), identity, read) : read(false);
   };
 
@@ -161,38 +148,25 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     return jsonReply(policies.view(row), req.pretty);
   };
 
-  const getPolicy = (req: ApiRequest): Outcome => {
-    const id = req.rest;
-    if (id === '') throw agentError('ACL_MISSING_POLICY_ID');
-    const pretty = req.pretty;
-    return blockingRead(
-      req,
-      { table: ACL_POLICIES, key: id },
-      () => store.keyIndex(ACL_POLICIES, id),
-      (meta) => {
-        const row = policies.read(id);
-        if (row === undefined) return errorTextReply(agentError('ACL_POLICY_READ_NOT_FOUND'), meta);
-        return jsonReply(policies.view(row), pretty, meta);
-      },
-    );
-  };
+  const policyJson = (row: Row<StoredPolicy>): unknown => policies.view(row);
+  const getPolicy = crud.readByRest('ACL_MISSING_POLICY_ID', (id) => ({
+    table: ACL_POLICIES,
+    key: id,
+    find: () => policies.read(id),
+    json: policyJson,
+    absent: notFound('ACL_POLICY_READ_NOT_FOUND'),
+  }));
 
-  const getPolicyByName = (req: ApiRequest): Outcome => {
-    if (req.rest === '') throw agentError('ACL_MISSING_POLICY_NAME');
+  const getPolicyByName = crud.readByRest('ACL_MISSING_POLICY_NAME', (rest) => {
     // Consul unescapes the name once more, so a name with a '/' can be sent as %2F.
-    const name = queryUnescape(req.rest);
-    const pretty = req.pretty;
-    return blockingRead(
-      req,
-      { table: ACL_POLICIES },
-      () => store.tableIndex(ACL_POLICIES),
-      (meta) => {
-        const row = policies.readByName(name);
-        if (row === undefined) return errorTextReply(agentError('ACL_POLICY_READ_NOT_FOUND'), meta);
-        return jsonReply(policies.view(row), pretty, meta);
-      },
-    );
-  };
+    const name = queryUnescape(rest);
+    return {
+      table: ACL_POLICIES,
+      find: () => policies.readByName(name),
+      json: policyJson,
+      absent: notFound('ACL_POLICY_READ_NOT_FOUND'),
+    };
+  });
 
   const putPolicy = async (req: ApiRequest): Promise<Reply> => {
     // An empty ID in the URL and the body creates, as in Consul.
@@ -200,26 +174,10 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
     return jsonReply(policies.view(row), req.pretty);
   };
 
-  const deletePolicy = async (req: ApiRequest): Promise<Reply> => {
-    if (req.rest === '') throw agentError('ACL_MISSING_POLICY_ID');
-    await policies.delete(req.rest);
-    return jsonReply(true, req.pretty);
-  };
+  const deletePolicy = crud.deleteByRest('ACL_MISSING_POLICY_ID', (id) => policies.delete(id));
 
-  const listPolicies = (req: ApiRequest): Outcome => {
-    const pretty = req.pretty;
-    return blockingRead(
-      req,
-      { table: ACL_POLICIES },
-      () => store.tableIndex(ACL_POLICIES),
-      (meta) =>
-        jsonReply(
-          policies.list().map((row) => policies.stub(row)),
-          pretty,
-          meta,
-        ),
-    );
-  };
+  const listPolicies = (req: ApiRequest): Outcome =>
+    crud.list(req, ACL_POLICIES, () => policies.list().map((row) => policies.stub(row)));
 
   // Requests Consul answers before looking at the token (a missing ID, the 405 of `self`) ask
   // for nothing here either.
@@ -228,10 +186,6 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
   const tokenWriteAcl = (req: ApiRequest): AclRequirement => (req.rest === 'self' ? 'none' : ACL_WRITE);
   const tokenDeleteAcl = (req: ApiRequest): AclRequirement =>
     req.rest === 'self' || req.rest === '' ? 'none' : ACL_WRITE;
-  const policyByIdAcl =
-    (permission: Permission) =>
-    (req: ApiRequest): AclRequirement =>
-      req.rest === '' ? 'none' : permission;
 
   return [
     { path: '/v1/acl/bootstrap', aclApi: true, methods: { PUT: { handler: bootstrap, acl: 'none' } } },
@@ -253,16 +207,16 @@ export function aclRoutes(deps: AclRouteDeps): Route[] {
       prefix: true,
       aclApi: true,
       methods: {
-        GET: { handler: getPolicy, acl: policyByIdAcl(ACL_READ) },
+        GET: { handler: getPolicy, acl: unlessEmpty(ACL_READ) },
         PUT: { handler: putPolicy, acl: ACL_WRITE },
-        DELETE: { handler: deletePolicy, acl: policyByIdAcl(ACL_WRITE) },
+        DELETE: { handler: deletePolicy, acl: unlessEmpty(ACL_WRITE) },
       },
     },
     {
       path: '/v1/acl/policy/name/',
       prefix: true,
       aclApi: true,
-      methods: { GET: { handler: getPolicyByName, acl: policyByIdAcl(ACL_READ) } },
+      methods: { GET: { handler: getPolicyByName, acl: unlessEmpty(ACL_READ) } },
     },
     { path: '/v1/acl/policies', aclApi: true, methods: { GET: { handler: listPolicies, acl: ACL_READ } } },
     ...aclRoleRoutes(deps),
