@@ -2,7 +2,9 @@
 // 10,000 intentions, on the embedded store (a data directory: the restore is one WAL commit) and
 // on the etcd store (one etcd member, KV read through: the restore goes in steps of at most
 // --max-txn-ops). Below HTTP, in this process: src/snapshot/snapshots.ts over each store, as the
-// agent runs it. For each: seconds, the archive's size, and this process's RSS: the peak sampled
+// agent runs it. For each: seconds, this process's CPU seconds (user + system: etcd's own work is
+// not in them, and a noisy host moves them less than the wall clock), the archive's size, and this
+// process's RSS: the peak sampled
 // every 10 ms during the step (synchronous work such as gzip can hide a peak between samples) and
 // the process's lifetime peak after it (getrusage maxrss).
 // Run: node dist/bench/sizing/snapshot.js [--kv 100000] [--intentions 10000] [--only embedded,etcd]
@@ -33,6 +35,7 @@ interface Figures {
   readonly backend: string;
   readonly step: string;
   readonly seconds: number;
+  readonly cpuSeconds: number;
   readonly archiveBytes: number;
   readonly sampledPeakRssMb: number;
   readonly lifetimePeakRssMb: number;
@@ -74,17 +77,25 @@ async function fill(store: StateStore, kvRows: number, intentions: number): Prom
 
 async function measured<T>(
   run: () => Promise<T>,
-): Promise<{ value: T; seconds: number; peakMb: number; lifetimeMb: number }> {
+): Promise<{ value: T; seconds: number; cpuSeconds: number; peakMb: number; lifetimeMb: number }> {
   let peak = process.memoryUsage.rss();
   const timer = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage.rss());
   }, RSS_SAMPLE_MS);
   const start = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
   try {
     const value = await run();
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    const used = process.cpuUsage(cpu);
     peak = Math.max(peak, process.memoryUsage.rss());
-    return { value, seconds, peakMb: peak / 2 ** 20, lifetimeMb: process.resourceUsage().maxRSS / 1024 };
+    return {
+      value,
+      seconds,
+      cpuSeconds: (used.user + used.system) / 1e6,
+      peakMb: peak / 2 ** 20,
+      lifetimeMb: process.resourceUsage().maxRSS / 1024,
+    };
   } finally {
     clearInterval(timer);
   }
@@ -119,6 +130,7 @@ async function benchStore(
       backend,
       step: 'save',
       seconds: save.seconds,
+      cpuSeconds: save.cpuSeconds,
       archiveBytes: size,
       sampledPeakRssMb: save.peakMb,
       lifetimePeakRssMb: save.lifetimeMb,
@@ -127,6 +139,7 @@ async function benchStore(
       backend,
       step: 'restore',
       seconds: restore.seconds,
+      cpuSeconds: restore.cpuSeconds,
       archiveBytes: size,
       sampledPeakRssMb: restore.peakMb,
       lifetimePeakRssMb: restore.lifetimeMb,
@@ -171,11 +184,12 @@ export async function runSnapshotBench(argv: readonly string[] = []): Promise<vo
   }
   process.stdout.write(
     `snapshot save and restore: ${kvRows} KV rows, ${intentions} intentions\n${formatTable(
-      ['backend', 'step', 'seconds', 'archive MB', 'peak RSS MB (sampled)', 'peak RSS MB (process)'],
+      ['backend', 'step', 'seconds', 'CPU seconds', 'archive MB', 'peak RSS MB (sampled)', 'peak RSS MB (process)'],
       rows.map((r) => [
         r.backend,
         r.step,
         round(r.seconds),
+        round(r.cpuSeconds),
         round(r.archiveBytes / 2 ** 20),
         round(r.sampledPeakRssMb),
         round(r.lifetimePeakRssMb),

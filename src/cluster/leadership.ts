@@ -19,7 +19,9 @@ export interface LeadershipOptions {
   readonly connection: EtcdConnection;
   readonly clock: Clock;
   readonly log: Logger;
-  /** Pause between probes (default 500 ms). */
+  /** In [0, 1): each pause's jitter (PROBE_JITTER). */
+  readonly random: () => number;
+  /** Pause between probes (default 500 ms), each within ±PROBE_JITTER of it. */
   readonly intervalMs?: number | undefined;
   /** Deadline of one probe (default 600 ms). */
   readonly deadlineMs?: number | undefined;
@@ -31,8 +33,8 @@ export interface LeadershipOptions {
 }
 
 /**
- * The leader counts as lost once probes have failed for longer than one probe cycle plus two
- * deadlines (1.7 s by default) since the last good answer, and at least twice. A probe that
+ * The leader counts as lost once probes have failed for longer than one probe cycle (its longest,
+ * jitter included) plus two deadlines (1.75 s by default) since the last good answer, and at least twice. A probe that
  * reaches a dead or hung member is tried on another by the client within its deadline; a failed
  * probe (every member down, or none knows a leader) is asked again after RETRY_PAUSE_MS.
  */
@@ -40,6 +42,12 @@ const MIN_FAILURES_BEFORE_LOST = 2;
 const RETRY_PAUSE_MS = 50;
 const DEFAULT_INTERVAL_MS = 500;
 const DEFAULT_DEADLINE_MS = 600;
+/**
+ * Each pause between probes is the interval ±10 %, drawn afresh: agents started together (a host
+ * restarted, a join wave: docs/scale.md) would otherwise probe etcd in lockstep, every one in the
+ * same few milliseconds of each interval, for as long as they run. The mean rate stays 1/interval.
+ */
+const PROBE_JITTER = 0.1;
 const NOSPACE_REMEDY =
   ': its space quota is spent and it takes no writes until it is compacted, defragmented and the alarm ' +
   'disarmed (etcdctl compact, etcdctl defrag, etcdctl alarm disarm; README, "etcd\'s space quota")';
@@ -48,6 +56,7 @@ export class EtcdLeadership {
   private readonly connection: EtcdConnection;
   private readonly clock: Clock;
   private readonly log: Logger;
+  private readonly random: () => number;
   private readonly intervalMs: number;
   private readonly deadlineMs: number;
   private timer: TimerHandle | undefined;
@@ -65,6 +74,7 @@ export class EtcdLeadership {
     this.connection = options.connection;
     this.clock = options.clock;
     this.log = options.log;
+    this.random = options.random;
     this.intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
     this.deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
     this.lastOk = options.lastContact ?? this.clock.now();
@@ -143,8 +153,13 @@ export class EtcdLeadership {
     }
     if (this.closed) return;
     // After a failure, ask again soon: the next call may reach another member.
-    const wait = this.failures > 0 && this.known ? RETRY_PAUSE_MS : this.intervalMs;
+    const wait = this.failures > 0 && this.known ? RETRY_PAUSE_MS : this.pause();
     this.timer = this.clock.setTimer(wait, () => void this.probe());
+  }
+
+  /** The pause before the next probe: the interval ±PROBE_JITTER. */
+  private pause(): number {
+    return this.intervalMs * (1 + PROBE_JITTER * (2 * this.random() - 1));
   }
 
   private noteAlarms(alarms: readonly string[]): void {
@@ -171,8 +186,9 @@ export class EtcdLeadership {
   private failed(err: unknown): void {
     this.failures++;
     const silentMs = this.clock.now() - this.lastOk;
-    if (this.failures < MIN_FAILURES_BEFORE_LOST || silentMs < this.intervalMs + 2 * this.deadlineMs || !this.known)
-      return;
+    // The longest cycle: a jittered pause at its longest.
+    const cycleMs = this.intervalMs * (1 + PROBE_JITTER);
+    if (this.failures < MIN_FAILURES_BEFORE_LOST || silentMs < cycleMs + 2 * this.deadlineMs || !this.known) return;
     this.known = false;
     this.log.warn({ err: err ?? null }, 'etcd has no reachable leader; serving from the local view');
   }

@@ -97,6 +97,7 @@ export async function openClusterState(
     connection,
     clock: deps.clock,
     log,
+    random: deps.random,
     intervalMs: config.cluster.leaderProbeIntervalMs,
     lastContact,
   });

@@ -789,8 +789,13 @@ export const ERROR_CATALOGUE = {
     kind: 'internal',
     logged: true,
     message:
-      'snapshot restore stopped after {done} of {total} etcd transactions: {detail}; the state is part restored: run the restore again',
-    note: 'Cluster: an archive larger than one etcd transaction is restored in steps (docs/decisions.md#snapshots); running the same restore again completes it.',
+      'snapshot restore stopped after {done} of {total} etcd transactions: {detail}; readers keep the state before it and writes are refused until a restore completes: run the restore again',
+    note: 'Cluster: an archive larger than one etcd transaction is restored in steps under a fence (docs/decisions.md#snapshots); running a restore again completes it.',
+  },
+  STATE_RESTORE_IN_PROGRESS: {
+    kind: 'unavailable',
+    message: 'snapshot restore in progress: {detail}',
+    note: 'Cluster: a restore in steps is under way, or stopped part way and not yet run again (docs/decisions.md#snapshots): writes are refused, and a KV read whose state from before it etcd has compacted away.',
   },
 
   // Start-up and command line.

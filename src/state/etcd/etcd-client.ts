@@ -16,6 +16,8 @@ import {
   GRPCUnavailableError,
   isRecoverableError,
   type IKeyValue,
+  type IRangeRequest,
+  type IRangeResponse,
   type IRequestOp,
   type Lease,
   type Watcher,
@@ -57,6 +59,24 @@ export interface EtcdRangeOptions {
    */
   readonly maxBytes?: number;
   readonly keyRootBytes?: number;
+  /** Read at this revision (one etcd still holds: it answers until it compacts it away); else the current one. */
+  readonly revision?: number;
+  /**
+   * A key read in one transaction with the first page, so at the range's revision (a snapshot
+   * restore's fence: etcd-snapshot.ts); the result's `guard`.
+   */
+  readonly guard?: Buffer;
+  /**
+   * Each page's rows as they come, instead of in the result (whose `kvs` then stays empty): a
+   * caller that keeps less than the rows holds one page at a time.
+   */
+  readonly onPage?: (kvs: readonly EtcdKeyValue[]) => void;
+  /**
+   * Rows a page holds at most (default RANGE_PAGE_MAX_ROWS), its bytes still bounded: etcd counts
+   * every key left in the range for each page, so a whole prefix read in small pages costs etcd
+   * the square of its keys (a snapshot's 110,000 rows in pages of 1,000: seconds).
+   */
+  readonly pageRows?: number;
 }
 
 /** A range held more than its `maxBytes` (EtcdRangeOptions). */
@@ -71,6 +91,8 @@ export interface EtcdRangeResult {
   /** The store revision the whole range was read at. */
   readonly revision: number;
   readonly kvs: EtcdKeyValue[];
+  /** The `guard` key at that revision, when asked for and present (EtcdRangeOptions). */
+  readonly guard?: EtcdKeyValue;
 }
 
 export interface EtcdCompare {
@@ -852,43 +874,90 @@ class Etcd3Connection implements EtcdConnection {
     const keysOnly = options.keysOnly === true;
     const request = { range_end: end, serializable: options.serializable === true, keys_only: keysOnly };
     const until = Date.now() + deadlineMs;
-    let limit = keysOnly ? RANGE_PAGE_MAX_ROWS : FIRST_PAGE_ROWS;
+    const maxRows = options.pageRows ?? RANGE_PAGE_MAX_ROWS;
+    let limit = keysOnly ? maxRows : FIRST_PAGE_ROWS;
     let counted = 0;
     let from = start;
-    let revision = 0;
+    let revision = options.revision ?? 0;
+    let guard: EtcdKeyValue | undefined;
+    let guarded = options.guard === undefined;
+    /** The last page's rows, handed to onPage while etcd reads the next. */
+    let pending: EtcdKeyValue[] | undefined;
     for (;;) {
       const page = { ...request, key: from, limit, ...(revision === 0 ? {} : { revision }) };
       const left = Math.max(1, until - Date.now());
-      const res = await this.call(left, (deadline) =>
-        this.client.kv.range(page, { deadline }).catch((err: unknown) => {
+      const read = (deadline: number): Promise<GuardedRange> =>
+        guarded ? this.client.kv.range(page, { deadline }) : this.guardedRange(options.guard as Buffer, page, deadline);
+      const call = this.call(left, (deadline) =>
+        read(deadline).catch((err: unknown) => {
           // Over the receive limit: no other member would answer smaller, so read it again smaller here.
           if (overReceiveLimit(err)) return err;
           throw err;
         }),
       );
+      if (pending !== undefined) {
+        const rows = pending;
+        pending = undefined;
+        try {
+          options.onPage?.(rows);
+        } catch (err) {
+          call.catch(() => {});
+          throw err;
+        }
+      }
+      const res = await call;
       if (res instanceof Error) {
         if (limit === 1) throw oneLine(new Error(`a row at ${from.toString('utf8')}: ${res.message}`), this.log);
         limit = smallerPage(limit, res);
         continue;
       }
       if (revision === 0) revision = Number(res.header.revision);
+      if (!guarded) {
+        guarded = true;
+        guard = res.guard === undefined ? undefined : keyValue(res.guard);
+      }
       let bytes = 0;
+      const into = options.onPage === undefined ? kvs : [];
       for (const kv of res.kvs) {
-        kvs.push(keyValue(kv));
+        into.push(keyValue(kv));
         bytes += kv.key.length + kv.value.length;
       }
+      if (options.onPage !== undefined) pending = into;
       if (options.maxBytes !== undefined) {
         counted += bytes - res.kvs.length * (options.keyRootBytes ?? 0);
         if (counted > options.maxBytes) throw new EtcdRangeTooLarge(options.maxBytes);
       }
       const last = res.kvs[res.kvs.length - 1];
-      if (!res.more || last === undefined) return { revision, kvs };
+      if (!res.more || last === undefined) {
+        if (pending !== undefined) options.onPage?.(pending);
+        return guard === undefined ? { revision, kvs } : { revision, kvs, guard };
+      }
       from = Buffer.concat([last.key, Buffer.from([0])]);
       // The next page's rows from this one's size: a run of large rows shrinks pages at once, and
       // small rows after it grow them back in one page.
       const perRow = bytes / res.kvs.length + ROW_OVERHEAD_BYTES;
-      limit = Math.max(1, Math.min(RANGE_PAGE_MAX_ROWS, Math.floor(RANGE_PAGE_BYTES / perRow)));
+      limit = Math.max(1, Math.min(maxRows, Math.floor(RANGE_PAGE_BYTES / perRow)));
     }
+  }
+
+  /** One page and the guard key in one read-only transaction: both at one revision, in one round trip. */
+  private async guardedRange(guard: Buffer, page: IRangeRequest, deadline: number): Promise<GuardedRange> {
+    const at = page.revision === undefined ? {} : { revision: page.revision };
+    const res = await this.client.kv.txn(
+      {
+        compare: [],
+        success: [
+          { request_range: { key: guard, serializable: page.serializable === true, ...at } },
+          { request_range: page },
+        ],
+        failure: [],
+      },
+      { deadline },
+    );
+    const [read, rows] = res.responses;
+    if (read === undefined || rows === undefined) throw new Error('etcd answered a guarded range without its reads');
+    const found = read.response_range.kvs[0];
+    return { ...rows.response_range, header: res.header, ...(found === undefined ? {} : { guard: found }) };
   }
 
   async txn(txn: EtcdTxn, deadlineMs: number): Promise<EtcdTxnResult> {
@@ -1136,6 +1205,9 @@ function requestOp(op: EtcdTxnOp): IRequestOp {
     return { request_put: { key: op.key, value: op.value, ...(op.lease === undefined ? {} : { lease: op.lease }) } };
   return { request_delete_range: op.end === undefined ? { key: op.key } : { key: op.key, range_end: op.end } };
 }
+
+/** A range page, and the guard key read with it (EtcdRangeOptions.guard). */
+type GuardedRange = IRangeResponse & { readonly guard?: IKeyValue };
 
 function keyValue(kv: IKeyValue): EtcdKeyValue {
   return {

@@ -8,6 +8,8 @@
 // that fails its table's schema is left out of the rows and named in `unreadable`, so that one bad
 // value never fails a listing (row-check.ts). A listing is read in pages bounded in bytes
 // (etcd-client.ts), keys only when asked (etcd sends no values), and stops once past its limit.
+// Each read's first page comes with a snapshot restore's fence, at the same revision: while it is
+// up, the rows are read at the revision before it (etcd-snapshot.ts).
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import { agentError, type AgentError } from '../../core/errors.js';
 import { backoffDelay, type Backoff } from '../../core/backoff.js';
@@ -16,6 +18,7 @@ import { EtcdRangeTooLarge, prefixEnd } from './etcd-client.js';
 import type { EtcdKeyLayout } from './etcd-keys.js';
 import type { RangeTarget, ReadConsistency, ReadResult, Row, TableSchemas } from '../types.js';
 import { decodeRow, type BadRows } from './row-check.js';
+import { BEFORE_RESTORE_COMPACTED, compacted, restoreFenceKey } from './etcd-snapshot.js';
 
 export interface EtcdReadThroughOptions {
   readonly connection: EtcdConnection;
@@ -37,7 +40,12 @@ export class EtcdReadThrough {
   /** Watches etcd has created and not yet ended: a write lands on them at once (metrics, benches). */
   liveWatches = 0;
 
-  constructor(private readonly options: EtcdReadThroughOptions) {}
+  /** A snapshot restore's fence, read with every read's first page. */
+  private readonly fence: Buffer;
+
+  constructor(private readonly options: EtcdReadThroughOptions) {
+    this.fence = Buffer.from(restoreFenceKey(options.layout));
+  }
 
   has(table: string): boolean {
     return this.options.layout.isReadThrough(table);
@@ -57,9 +65,18 @@ export class EtcdReadThrough {
     };
     let result;
     try {
-      result = await connection.rangeKeys(start, end, this.options.readTimeoutMs, options);
+      result = await connection.rangeKeys(start, end, this.options.readTimeoutMs, { ...options, guard: this.fence });
+      if (result.guard !== undefined) {
+        // A snapshot restore is under way: its steps are seen all at once, with its last (etcd-snapshot.ts).
+        const at = { ...options, revision: result.guard.createRevision - 1 };
+        result = {
+          revision: result.revision,
+          kvs: (await connection.rangeKeys(start, end, this.options.readTimeoutMs, at)).kvs,
+        };
+      }
     } catch (err) {
       if (err instanceof EtcdRangeTooLarge) throw agentError('STATE_LISTING_TOO_LARGE', { max: err.maxBytes });
+      if (compacted(err)) throw agentError('STATE_RESTORE_IN_PROGRESS', { detail: BEFORE_RESTORE_COMPACTED });
       throw this.options.failure(err);
     }
     this.options.contact();

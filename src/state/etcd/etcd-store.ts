@@ -11,7 +11,7 @@ import { systemClock } from '../../core/clock.js';
 import { agentError, type AgentError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { Counter } from '../../core/metrics.js';
-import type { EtcdConnection, EtcdTarget, EtcdTxn, EtcdWatch } from './etcd-client.js';
+import type { EtcdConnection, EtcdRangeResult, EtcdTarget, EtcdTxn, EtcdWatch } from './etcd-client.js';
 import { openConnection } from './etcd-client.js';
 import { etcdError } from './etcd-errors.js';
 import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from '../../core/backoff.js';
@@ -38,7 +38,13 @@ import type {
 import { readView, viewChangedAfter, watchView } from '../view-reads.js';
 import { canonicalOps } from '../write-ops.js';
 import { BadRows, rowProblem } from './row-check.js';
-import { exportEtcd, replaceEtcd, type EtcdSnapshotDeps } from './etcd-snapshot.js';
+import {
+  exportEtcd,
+  readBeforeFence,
+  replaceEtcd,
+  RESTORE_REFUSES_WRITES,
+  type EtcdSnapshotDeps,
+} from './etcd-snapshot.js';
 
 export interface EtcdStoreOptions {
   readonly etcd: EtcdTarget;
@@ -194,15 +200,17 @@ class EtcdStateStore implements EtcdStore {
     // A key whose value in etcd is bad keeps the value last kept on disk (row-check.ts).
     const kept = await this.viewFile?.load().catch(() => undefined);
     if (kept !== undefined) this.view.rememberKept(kept.image);
-    let read;
+    let seen;
     try {
-      read = await this.connection.rangeKeys(this.layout.viewStart, this.layout.viewEnd, this.readTimeoutMs);
+      seen = await this.readView();
     } catch (err) {
       const failure = this.failure(err);
       if (failure.code === 'STATE_NO_LEADER' && (await this.startFromDisk())) return;
       throw failure;
     }
+    const read = seen.read;
     this.view.load(read);
+    if (seen.fenced) this.view.holdUntilFenceDown();
     this.contact();
     this.startWatch(read.revision + 1);
     this.viewFile?.startSaving();
@@ -296,6 +304,9 @@ class EtcdStateStore implements EtcdStore {
 
   commit(ops: readonly WriteOp[]): Promise<CommitResult> {
     if (this.closing !== undefined) return Promise.reject(agentError('STORE_CLOSED'));
+    // Its view would not show it until the restore's last step (etcd-snapshot.ts).
+    if (this.view.restoring)
+      return Promise.reject(agentError('STATE_RESTORE_IN_PROGRESS', { detail: RESTORE_REFUSES_WRITES }));
     let txn: EtcdTxn;
     let rows: CommitRows;
     let viewed: boolean;
@@ -357,9 +368,9 @@ class EtcdStateStore implements EtcdStore {
       log: this.log,
       maxTxnOps: this.maxTxnOps,
       viewTables: () => tables.capture().tables.map((t) => t.name),
-      viewKeys: (table) => tables.list(table, '').map((row) => row.key),
+      viewRow: (table, key) => tables.get(table, key),
       readThroughTables: this.readThroughTables,
-      commit: (ops) => this.commit(ops),
+      reached: (revision) => this.view.reached(revision),
     };
   }
 
@@ -460,9 +471,9 @@ class EtcdStateStore implements EtcdStore {
 
   private async resync(): Promise<void> {
     if (this.closed) return;
-    let read;
+    let seen;
     try {
-      read = await this.connection.rangeKeys(this.layout.viewStart, this.layout.viewEnd, this.readTimeoutMs);
+      seen = await this.readView();
     } catch (err) {
       this.lost(err, 'etcd resync read failed; retrying with backoff');
       this.retry(() => void this.resync());
@@ -470,10 +481,18 @@ class EtcdStateStore implements EtcdStore {
     }
     if (this.closed) return;
     this.resyncs++;
+    const read = seen.read;
     this.view.load(read);
+    if (seen.fenced) this.view.holdUntilFenceDown();
     this.contact();
     this.log.info({ revision: read.revision, keys: read.kvs.length }, 'etcd state view re-read');
     this.startWatch(read.revision + 1);
+  }
+
+  /** The view's range as readers are to see it: before a snapshot restore under way (etcd-snapshot.ts). */
+  private async readView(): Promise<{ read: EtcdRangeResult; fenced: boolean }> {
+    const read = await this.connection.rangeKeys(this.layout.viewStart, this.layout.viewEnd, this.readTimeoutMs);
+    return readBeforeFence(this.connection, this.layout, read, this.readTimeoutMs, this.log);
   }
 
   private retry(fn: () => void): void {

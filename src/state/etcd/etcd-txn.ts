@@ -4,7 +4,9 @@
 // key so that it takes a revision like any other commit. A commit of read-through tables only (KV)
 // writes nothing inside the view's range, its failed guard included: it reaches no agent's view
 // (docs/decisions.md D15). One difference from the embedded store follows: a key deleted and set
-// again by one commit keeps its createIndex (one put in etcd).
+// again by one commit keeps its createIndex (one put in etcd). A mesh table's marker is written only
+// by a commit that deletes in it: a view needs the marker only for deletes it never saw, and every
+// marker put is one more event to every agent (docs/decisions.md#table-markers-on-deletes).
 import { agentError } from '../../core/errors.js';
 import type { WriteOp } from '../types.js';
 import type { EtcdCompare, EtcdTxn, EtcdTxnOp } from './etcd-client.js';
@@ -24,6 +26,9 @@ export function commitTxn(layout: EtcdKeyLayout, ops: readonly WriteOp[], maxTxn
   const leases = new Map<string, string>();
   const deletedPrefixes: string[] = [];
   const tables = new Set<string>();
+  /** The table of each key written, and the tables a prefix delete covers: where deletes land. */
+  const tableOf = new Map<string, string>();
+  const deletesIn = new Set<string>();
   for (const op of ops) {
     if (op.op === 'check') {
       const key = Buffer.from(layout.rowKey(op.table, op.key));
@@ -32,6 +37,7 @@ export function commitTxn(layout: EtcdKeyLayout, ops: readonly WriteOp[], maxTxn
     }
     tables.add(op.table);
     if (op.op === 'delete-prefix') {
+      deletesIn.add(op.table);
       const start = layout.rowKey(op.table, op.prefix);
       for (const key of finalWrite.keys()) if (key.startsWith(start)) finalWrite.set(key, null);
       deletedPrefixes.push(start);
@@ -42,6 +48,7 @@ export function commitTxn(layout: EtcdKeyLayout, ops: readonly WriteOp[], maxTxn
       compares.push({ key: Buffer.from(key), target: op.ifIndex === 0 ? 'create' : 'mod', equals: op.ifIndex });
     }
     finalWrite.set(key, op.op === 'set' ? Buffer.from(JSON.stringify(op.value)) : null);
+    tableOf.set(key, op.table);
     if (op.op === 'set' && op.lease !== undefined) leases.set(key, op.lease);
     else leases.delete(key);
   }
@@ -52,6 +59,7 @@ export function commitTxn(layout: EtcdKeyLayout, ops: readonly WriteOp[], maxTxn
     const k = Buffer.from(key);
     if (value === null) {
       success.push({ op: 'delete', key: k });
+      deletesIn.add(tableOf.get(key) as string);
     } else {
       success.push({ op: 'put', key: k, value, lease: leases.get(key) });
       puts.push(k);
@@ -59,12 +67,12 @@ export function commitTxn(layout: EtcdKeyLayout, ops: readonly WriteOp[], maxTxn
   }
   puts.sort(Buffer.compare);
   for (const prefix of deletedPrefixes) success.push(...rangeDeletesAround(Buffer.from(prefix), puts));
-  const markers: EtcdTxnOp[] = [...tables].map((table) => ({
-    op: 'put',
-    key: Buffer.from(layout.tableKey(table)),
-    value: EMPTY,
-  }));
-  success.push(...markers);
+  const marker = (table: string): EtcdTxnOp => ({ op: 'put', key: Buffer.from(layout.tableKey(table)), value: EMPTY });
+  // A read-through table's marker, outside the view's range, is written by every commit (the failed
+  // guard's revision below); a mesh table's only with a delete in it. A commit that writes a mesh
+  // table without one puts a row of it, which takes the revision.
+  const markers = [...tables].map(marker);
+  success.push(...[...tables].filter((t) => layout.isReadThrough(t) || deletesIn.has(t)).map(marker));
   const clock: EtcdTxnOp = { op: 'put', key: Buffer.from(layout.clock), value: EMPTY };
   if (tables.size === 0) success.push(clock);
   // A failed guard takes a revision too: by the clock in the view, or by the read-through markers outside it.

@@ -4,7 +4,8 @@
 // whose rows changed wake up. Revisions only move forward. Every value is checked against its
 // table's schema on the way in (row-check.ts): a bad one is left out, and a key whose value turns
 // bad keeps its last good value with the bad revision's indexes, so that a guarded write can
-// replace it and no index goes back.
+// replace it and no index goes back. While a snapshot restore's fence is up, the watch's events are
+// held back and applied together with its removal (etcd-snapshot.ts).
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/log.js';
 import type { EtcdKeyValue, EtcdRangeResult, EtcdWatchEvent } from './etcd-client.js';
@@ -13,7 +14,8 @@ import { MemoryTables } from '../memory-tables.js';
 import type { TableImage, Tombstone, ViewImage } from '../memory-tables.js';
 import type { Row, TableSchemas, WriteOp } from '../types.js';
 import { WatchHub } from '../watch-hub.js';
-import { decodeRow, rowProblem, type BadRows } from './row-check.js';
+import { rowProblem, RowDecoder, type BadRows } from './row-check.js';
+import { restoreFenceKey } from './etcd-snapshot.js';
 
 interface Waiter {
   readonly revision: number;
@@ -34,6 +36,13 @@ export class EtcdView {
   private nextReapAt: number;
   /** The view last kept on disk, until the first full read: where a key read bad finds its last good value. */
   private lastKept: Map<string, Row> | undefined;
+  /**
+   * Events held back while a snapshot restore's fence is up (from its put), applied together with
+   * its delete, so that readers see the old state or the restored one, never a mix (etcd-snapshot.ts).
+   */
+  private held: EtcdWatchEvent[] | undefined;
+  private readonly fenceKey: string;
+  private readonly decoder: RowDecoder;
 
   constructor(
     private readonly layout: EtcdKeyLayout,
@@ -45,6 +54,13 @@ export class EtcdView {
   ) {
     this.hub = new WatchHub(log);
     this.nextReapAt = clock.now() + tombstoneTtlMs;
+    this.fenceKey = restoreFenceKey(layout);
+    this.decoder = new RowDecoder(schemas);
+  }
+
+  /** Whether a snapshot restore's fence is up: the view holds its steps back until the last. */
+  get restoring(): boolean {
+    return this.held !== undefined;
   }
 
   /** Resolves once the view has applied `revision` (read-your-writes for the store's own commits). */
@@ -66,8 +82,9 @@ export class EtcdView {
   }
 
   /** One watch response: events in revision order, or none (a progress notification at `headerRevision`). */
-  applyEvents(events: readonly EtcdWatchEvent[], headerRevision: number): void {
+  applyEvents(all: readonly EtcdWatchEvent[], headerRevision: number): void {
     const now = this.clock.now();
+    const events = this.held === undefined && !all.some((e) => e.kv.key === this.fenceKey) ? all : this.holdBack(all);
     let i = 0;
     while (i < events.length) {
       const revision = (events[i] as EtcdWatchEvent).kv.modRevision;
@@ -81,15 +98,41 @@ export class EtcdView {
       this.tables.apply(revision, ops, now, this.hub);
       if (revision > this.revision) this.revision = revision;
     }
-    if (events.length === 0 && headerRevision > this.revision) this.revision = headerRevision;
+    if (all.length === 0 && this.held === undefined && headerRevision > this.revision) this.revision = headerRevision;
     this.hub.flush();
     this.maybeReap(now);
     this.releaseReached();
   }
 
+  /** The events to apply now: none from a fence's put on, then every one held with its delete. */
+  private holdBack(events: readonly EtcdWatchEvent[]): readonly EtcdWatchEvent[] {
+    const ready: EtcdWatchEvent[] = [];
+    for (const event of events) {
+      const fence = event.kv.key === this.fenceKey;
+      if (this.held === undefined) {
+        if (fence && event.type === 'put') this.held = [event];
+        else ready.push(event);
+        continue;
+      }
+      this.held.push(event);
+      if (fence && event.type === 'delete') {
+        for (const e of this.held) ready.push(e);
+        this.held = undefined;
+      }
+    }
+    return ready;
+  }
+
+  /** A full read found the fence up with the state before it gone: hold every event back until it goes. */
+  holdUntilFenceDown(): void {
+    this.held ??= [];
+  }
+
   /** Replaces the view with a full read, waking the watchers of every row that differs. */
   load(read: EtcdRangeResult): void {
     const now = this.clock.now();
+    // The watch after a full read starts past it: events held before are sent again, the fence's put with them.
+    this.held = undefined;
     const fresh = new Map<string, Map<string, Row>>();
     const floors = new Map<string, number>();
     let top = 0;
@@ -181,7 +224,7 @@ export class EtcdView {
 
   /** The row's value, or undefined when it is bad and the view holds no earlier value of the key (then it stays out). */
   private decode(kv: EtcdKeyValue, table: string, key: string): { json: unknown } | undefined {
-    const checked = decodeRow(this.schemas, table, key, kv.value);
+    const checked = this.decoder.decode(table, key, kv.value);
     if (checked.ok) return { json: checked.value };
     this.badRows.report(kv.key, kv.modRevision, checked.problem);
     const last = this.tables.get(table, key) ?? this.lastKept?.get(kv.key);

@@ -2,7 +2,8 @@
 // client may reach another member); failures for longer than a probe cycle and two deadlines mean
 // no known leader, and a member that answers in between keeps it known; LastContact counts
 // from the last good answer; leader and peers come from the member list as host:port; etcd's
-// alarms are logged once as they are raised and once as they clear.
+// alarms are logged once as they are raised and once as they clear; each pause between probes is the
+// interval ±10 %, drawn from the injected random source.
 import { describe, expect, it } from 'vitest';
 import { EtcdLeadership } from '../../../src/cluster/leadership.js';
 import { FakeClock } from '../../../src/core/clock.js';
@@ -29,13 +30,15 @@ class FakeEtcd {
 
 const settle = () => new Promise((r) => setImmediate(r));
 
-async function setup(log: Logger = silentLogger) {
+/** `random` 0.5: every pause exactly the interval (the jitter's middle). */
+async function setup(log: Logger = silentLogger, random: () => number = () => 0.5) {
   const etcd = new FakeEtcd();
   const clock = new FakeClock(1_000_000);
   const leadership = new EtcdLeadership({
     connection: etcd.connection(),
     clock,
     log,
+    random,
     intervalMs: 500,
     deadlineMs: 600,
   });
@@ -52,11 +55,12 @@ describe('EtcdLeadership', () => {
     leadership.close();
   });
 
-  it('loses the leader once probes have failed for a cycle and two deadlines, and counts LastContact from the last answer', async () => {
+  it('loses the leader once probes have failed for its longest cycle and two deadlines, and counts LastContact from the last answer', async () => {
     const { etcd, clock, leadership } = await setup();
     etcd.answer = () => Promise.reject(new Error('deadline exceeded'));
-    // The last answer was at 1,000,000; failures from 1,000,500 on are retried every 50 ms.
-    for (let t = 500; t < 1_700; t += 50) {
+    // The last answer was at 1,000,000; failures from 1,000,500 on are retried every 50 ms; lost at
+    // 550 ms (the interval and its jitter) + 2 x 600 ms.
+    for (let t = 500; t < 1_750; t += 50) {
       clock.advance(t === 500 ? 500 : 50);
       await settle();
       expect(leadership.knownLeader, `at +${t} ms`).toBe(true);
@@ -68,7 +72,7 @@ describe('EtcdLeadership', () => {
     clock.advance(500);
     await settle();
     expect(etcd.probes).toBe(probes + 1); // lost: back to one probe per interval
-    expect(leadership.lastContactMs).toBe(2_200);
+    expect(leadership.lastContactMs).toBe(2_250);
     expect(await leadership.leader()).toBe('');
     expect(await leadership.peers()).toEqual(['127.0.0.1:2379', '127.0.0.2:2379']); // the last list etcd gave
 
@@ -101,7 +105,7 @@ describe('EtcdLeadership', () => {
     etcd.answer = () => Promise.resolve({ memberId: '1', leaderId: '0', alarms: [] });
     clock.advance(500);
     await settle();
-    for (let t = 550; t <= 1_700; t += 50) {
+    for (let t = 550; t <= 1_750; t += 50) {
       clock.advance(50);
       await settle();
     }
@@ -117,6 +121,7 @@ describe('EtcdLeadership', () => {
       connection: etcd.connection(),
       clock,
       log: silentLogger,
+      random: () => 0.5,
       intervalMs: 500,
       deadlineMs: 600,
       lastContact: 940_000,
@@ -162,6 +167,36 @@ describe('EtcdLeadership', () => {
     ]);
     expect(leadership.knownLeader).toBe(true); // an alarm is no lost leader
     leadership.close();
+  });
+
+  it('spreads its probes ±10 % around the interval, each pause drawn afresh, so agents started together drift apart', async () => {
+    const draws = [0, 0.999_999, 0.25];
+    let drawn = 0;
+    const { etcd, clock, leadership } = await setup(silentLogger, () => draws[drawn++ % draws.length] as number);
+    /** Advances to `ms` after the last probe and says whether the next one went out by then. */
+    const probedBy = async (ms: number): Promise<boolean> => {
+      const before = etcd.probes;
+      clock.advance(ms);
+      await settle();
+      return etcd.probes > before;
+    };
+    // The first pause drew 0: 450 ms, not before.
+    expect(await probedBy(449)).toBe(false);
+    expect(await probedBy(1)).toBe(true);
+    // Then ~1: 550 ms.
+    expect(await probedBy(549)).toBe(false);
+    expect(await probedBy(1)).toBe(true);
+    // Then 0.25: 475 ms.
+    expect(await probedBy(474)).toBe(false);
+    expect(await probedBy(1)).toBe(true);
+    // Two agents started in the same instant, with different draws, probe apart from the next interval on.
+    const a = await setup(silentLogger, () => 0.1);
+    const b = await setup(silentLogger, () => 0.9);
+    a.clock.advance(500);
+    b.clock.advance(500);
+    await settle();
+    expect([a.etcd.probes, b.etcd.probes]).toEqual([2, 1]);
+    for (const l of [leadership, a.leadership, b.leadership]) l.close();
   });
 
   it('stops probing once closed', async () => {

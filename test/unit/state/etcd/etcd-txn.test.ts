@@ -1,10 +1,12 @@
 // The etcd transaction a commit becomes: guards as compares, the last write per key, deletes of a
-// prefix split around keys the same commit puts, the clock key on failure, and the size limit.
+// prefix split around keys the same commit puts, a table's marker only with a delete in it, the
+// clock key on failure, and the size limit.
 import { describe, expect, it } from 'vitest';
 import { isAgentError } from '../../../../src/core/errors.js';
 import type { EtcdTxnOp } from '../../../../src/state/etcd/etcd-client.js';
 import { EtcdKeyLayout } from '../../../../src/state/etcd/etcd-keys.js';
 import { commitTxn } from '../../../../src/state/etcd/etcd-txn.js';
+import type { WriteOp } from '../../../../src/state/types.js';
 
 const layout = new EtcdKeyLayout('/p/');
 
@@ -41,12 +43,34 @@ describe('commitTxn', () => {
       { op: 'set', table: 'other', key: 'c', value: true },
       { op: 'delete', table: 'other', key: 'c' },
     ]);
+    // `kv` ends with no delete (b is put again): no marker; `other` deletes c: its marker moves.
     expect(show(txn.success)).toEqual([
       'put /p/data/kv/a={"n":2}',
       'put /p/data/kv/b="x"',
       'del /p/data/other/c',
-      'put /p/meta/tables/kv=',
       'put /p/meta/tables/other=',
+    ]);
+  });
+
+  it("moves a table's marker only with a delete in it: a commit of puts is one event per row at every view", () => {
+    const puts = commitTxn(layout, [
+      { op: 'set', table: 'catalog-services', key: 'n/s', value: 1 },
+      { op: 'set', table: 'catalog-index', key: 's/s', value: true },
+    ]);
+    expect(show(puts.success)).toEqual(['put /p/data/catalog-services/n/s=1', 'put /p/data/catalog-index/s/s=true']);
+    expect(show(puts.failure)).toEqual(['put /p/meta/clock=']);
+    // A delete of a key not there still takes a revision: by the marker.
+    const deletes = commitTxn(layout, [
+      { op: 'delete', table: 'catalog-services', key: 'n/gone' },
+      { op: 'set', table: 'catalog-index', key: 's/s', value: true },
+      { op: 'delete-prefix', table: 'catalog-checks', prefix: 'n/' },
+    ]);
+    expect(show(deletes.success)).toEqual([
+      'del /p/data/catalog-services/n/gone',
+      'put /p/data/catalog-index/s/s=true',
+      'del ["/p/data/catalog-checks/n/", "/p/data/catalog-checks/n0")',
+      'put /p/meta/tables/catalog-services=',
+      'put /p/meta/tables/catalog-checks=',
     ]);
   });
 
@@ -75,7 +99,11 @@ describe('commitTxn', () => {
   });
 
   it('refuses a commit that needs more operations than one etcd txn holds', () => {
-    const ops = Array.from({ length: 4 }, (_, i) => ({ op: 'set' as const, table: 'kv', key: `k${i}`, value: i }));
+    // Three puts, a delete and its table's marker: five operations.
+    const ops: WriteOp[] = [
+      ...Array.from({ length: 3 }, (_, i) => ({ op: 'set' as const, table: 'kv', key: `k${i}`, value: i })),
+      { op: 'delete', table: 'kv', key: 'gone' },
+    ];
     expect(commitTxn(layout, ops, 5).success).toHaveLength(5);
     let err: unknown;
     try {

@@ -1,6 +1,7 @@
 // Each table's row schema (declared beside its row type) takes the rows the agent writes and
 // refuses the bad values a client agent's etcd credentials can write (docs/cluster-security.md#bad-rows);
-// BadRows tells of each bad revision of a key once.
+// BadRows tells of each bad revision of a key once; RowDecoder takes a table's scalar (the catalog's
+// index rows' `true`) again unparsed, and parses and checks everything else each time.
 import { describe, expect, it } from 'vitest';
 import { globalManagementPolicy } from '../../../../src/acl/builtin.js';
 import { newToken } from '../../../../src/acl/init.js';
@@ -18,8 +19,10 @@ import { normalizeIntention, storedIntention } from '../../../../src/connect/int
 import { silentLogger } from '../../../../src/core/log.js';
 import { Counter } from '../../../../src/core/metrics.js';
 import { storedKv, storedKvSchema } from '../../../../src/kv/entries.js';
-import { BadRows, decodeRow, rowProblem } from '../../../../src/state/etcd/row-check.js';
-import type { TableSchema } from '../../../../src/state/types.js';
+import { CATALOG_INDEX, CATALOG_SERVICES, storedServiceSchema } from '../../../../src/catalog/model.js';
+import { BadRows, decodeRow, RowDecoder, rowProblem } from '../../../../src/state/etcd/row-check.js';
+import type { TableSchema, TableSchemas } from '../../../../src/state/types.js';
+import { z } from 'zod';
 
 const ok = (schema: TableSchema, value: unknown, key = 'k'): string | undefined => rowProblem(schema, key, value);
 
@@ -205,5 +208,56 @@ describe('BadRows', () => {
     bad.report('/svc/data/t/k', 6, 'p');
     bad.report('/svc/data/t/other', 6, 'p');
     expect(bad.count).toBe(3);
+  });
+});
+
+describe('RowDecoder', () => {
+  const schemas: TableSchemas = new Map<string, TableSchema>([
+    [CATALOG_INDEX, z.literal(true)],
+    [CATALOG_SERVICES, storedServiceSchema],
+    ['by-key', { byKey: { yes: z.literal(true), no: z.literal(false) } }],
+  ]);
+  const bytes = (text: string): Buffer => Buffer.from(text);
+
+  it("takes a table's scalar again without parsing it, and still refuses a bad value after a good one", () => {
+    const decoder = new RowDecoder(schemas);
+    const first = decoder.decode(CATALOG_INDEX, 's/web', bytes('true'));
+    expect(first).toEqual({ ok: true, value: true });
+    // The same bytes (another buffer) answer the same result, unparsed.
+    expect(decoder.decode(CATALOG_INDEX, 'n/node', bytes('true'))).toBe(first);
+    for (const bad of ['false', 'tru', '"true"', 'True']) {
+      expect(decoder.decode(CATALOG_INDEX, 's/web', bytes(bad)), bad).toMatchObject({ ok: false });
+    }
+    expect(decoder.decode(CATALOG_INDEX, 's/web', bytes('true'))).toEqual({ ok: true, value: true });
+  });
+
+  it('parses and checks every object, so no two rows share one', () => {
+    const decoder = new RowDecoder(schemas);
+    const service = {
+      Kind: '',
+      ID: 'web',
+      Service: 'web',
+      Tags: [],
+      Address: '',
+      Meta: {},
+      Port: 80,
+      Weights: { Passing: 1, Warning: 1 },
+      EnableTagOverride: false,
+      Proxy: {},
+      Connect: {},
+    };
+    const a = decoder.decode(CATALOG_SERVICES, 'n/web', bytes(JSON.stringify(service)));
+    const b = decoder.decode(CATALOG_SERVICES, 'm/web', bytes(JSON.stringify(service)));
+    expect(a).toEqual({ ok: true, value: service });
+    expect(a.ok && b.ok && a.value !== b.value).toBe(true);
+    expect(decoder.decode(CATALOG_SERVICES, 'n/web', bytes(JSON.stringify({ ...service, Port: 'x' })))).toMatchObject({
+      ok: false,
+    });
+  });
+
+  it('checks a table checked by key every time: the same bytes may be good under one key and bad under another', () => {
+    const decoder = new RowDecoder(schemas);
+    expect(decoder.decode('by-key', 'yes', bytes('true'))).toEqual({ ok: true, value: true });
+    expect(decoder.decode('by-key', 'no', bytes('true'))).toMatchObject({ ok: false });
   });
 });
