@@ -102,11 +102,20 @@ async function startWithRetries(spec: InstanceSpec, name: string): Promise<Agent
     } catch (err) {
       if (attempt >= START_ATTEMPTS) throw err;
       startRetries++;
-      lastStartError = err instanceof Error ? err.message : String(err);
+      lastStartError = causes(err);
       process.stderr.write(`scale host: ${name} failed to start (attempt ${attempt}): ${lastStartError}\n`);
       await new Promise((r) => setTimeout(r, START_RETRY_MS * attempt));
     }
   }
+}
+
+/** The error and its causes in one line: `No cluster leader` alone does not say which etcd call failed, or how. */
+function causes(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err; e !== undefined && parts.length < 4; e = (e as { cause?: unknown }).cause) {
+    parts.push(e instanceof Error ? e.message : String(e));
+  }
+  return parts.join(' <- ');
 }
 
 function stats(): HostStats {
